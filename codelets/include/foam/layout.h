@@ -1,0 +1,158 @@
+/* foam-ipu on-tile data layouts: the ONE definition of every byte that crosses
+ * between the host, the exchange and the codelets.
+ *
+ * Plain C with fixed-width types so that C++ codelets (IPU and host builds) and
+ * Rust (through bindgen, partition/src/layout.rs) read the same bytes. Half-precision
+ * fields are stored as IEEE binary16 bit patterns in uint16_t, because C has no
+ * half type; codelets convert with foam/half.h.
+ *
+ * Every struct is 4-byte aligned and a multiple of 4 bytes: the IPU exchange moves
+ * 4-byte words, and vectors of these structs travel as unsigned-char tensors.
+ */
+#ifndef FOAM_LAYOUT_H
+#define FOAM_LAYOUT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define FOAM_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define FOAM_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+
+/* ---- limits and markers ------------------------------------------------- */
+
+/* A shard addresses [local | halo] cells with 16-bit indices. */
+#define FOAM_MAX_SHARD_ENTRIES 65535u
+/* Destination shard of an empty buffer slot: routers compact valid rays to the
+ * head of a buffer and mark the first free slot (the "invalid tail") with it. */
+#define FOAM_INVALID_SHARD 0xFFFFu
+/* Destination cell of a finished ray: the destination shard owns its pixel's
+ * framebuffer slice and writes the pixel instead of marching. */
+#define FOAM_FINISHED_CELL 0xFFFFu
+/* A ray stops after this many cells, as the original renderer does. */
+#define FOAM_MAX_CELL_STEPS 1024u
+/* "FOAM" read as a little-endian uint32. */
+#define FOAM_SHARD_MAGIC 0x4D414F46u
+
+/* ---- scene shard (one per tracer tile) ---------------------------------- */
+
+/* A Voronoi cell owned by this shard. DC colour only: SH does not fit a tile. */
+typedef struct foam_cell {
+  float x, y, z;    /* site */
+  float density;    /* activated sigma */
+  uint8_t r, g, b;  /* DC colour as stored in scene.ply (value / 255) */
+  uint8_t pad;
+  uint32_t adj_end; /* exclusive end of this cell's slice of the shard adjacency */
+} foam_cell;
+FOAM_STATIC_ASSERT(sizeof(foam_cell) == 24, "foam_cell is 24 bytes");
+
+/* A neighbour across the shard boundary: enough to build the shared face and to
+ * address the ray to the cell's owner. */
+typedef struct foam_halo {
+  float x, y, z;  /* site */
+  uint16_t shard; /* owning shard */
+  uint16_t cell;  /* local index in the owning shard */
+} foam_halo;
+FOAM_STATIC_ASSERT(sizeof(foam_halo) == 16, "foam_halo is 16 bytes");
+
+/* The shard blob a tracer tile holds:
+ *   foam_shard_header | foam_cell[n_local] | foam_halo[n_halo] | uint16_t adjacency[n_adj] | pad to 4
+ * Adjacency entries index [local | halo]: i < n_local is local cell i, otherwise
+ * halo record i - n_local. Offsets are bytes from the start of the blob. */
+typedef struct foam_shard_header {
+  uint32_t magic;    /* FOAM_SHARD_MAGIC */
+  uint16_t shard_id;
+  uint16_t depth;    /* k-d tree depth: shard ids have this many bits */
+  uint32_t n_local;
+  uint32_t n_halo;
+  uint32_t n_adj;
+  uint32_t cells_offset;
+  uint32_t halo_offset;
+  uint32_t adj_offset;
+  uint32_t total_bytes; /* whole blob, padded to a multiple of 4 */
+  uint32_t reserved;
+} foam_shard_header;
+FOAM_STATIC_ASSERT(sizeof(foam_shard_header) == 40, "foam_shard_header is 40 bytes");
+
+/* ---- camera (broadcast to every tile, changed only between drained frames) -- */
+
+typedef struct foam_camera {
+  float c2w[12];        /* row-major 3x4 [R | origin], OpenCV axes (x right, y down, z forward) */
+  float fx, fy, cx, cy; /* pinhole intrinsics in pixels; pixel centres at +0.5 */
+  uint32_t width, height;
+  float t_stop;         /* a ray stops once transmittance T <= t_stop */
+  uint16_t start_shard; /* shard and local cell holding the site nearest the camera */
+  uint16_t start_cell;
+  uint32_t slice_pixels; /* framebuffer slice length: pixel p lives on tracer p / slice_pixels */
+  uint32_t frame;        /* frame number, for sanity checks */
+} foam_camera;
+FOAM_STATIC_ASSERT(sizeof(foam_camera) == 88, "foam_camera is 88 bytes");
+
+/* ---- framebuffer slice ---------------------------------------------------- */
+
+/* One pixel of a tracer's framebuffer slice. `writes` counts how many finished
+ * rays landed here: a complete frame has exactly one per pixel. */
+typedef struct foam_pixel {
+  float r, g, b;     /* composited colour, not yet over a background */
+  float opacity;     /* 1 - T */
+  float depth;       /* 50% transmittance quantile distance, -1 if never reached */
+  uint16_t router_hops, tracer_hops; /* filled when hop counting is on */
+  uint32_t writes;
+} foam_pixel;
+FOAM_STATIC_ASSERT(sizeof(foam_pixel) == 28, "foam_pixel is 28 bytes");
+
+/* ---- ray payloads (paper Tab. 1) -------------------------------------------
+ * All three layouts start with the destination, so routers read one uint16_t at
+ * offset 0 and move `ray bytes` without knowing the layout. Origins and
+ * directions are rebuilt on the tile from foam_camera and the pixel (x, y). */
+
+typedef struct foam_ray_dest {
+  uint16_t shard; /* destination tracer, or FOAM_INVALID_SHARD for an empty slot */
+  uint16_t cell;  /* local cell to enter, or FOAM_FINISHED_CELL */
+} foam_ray_dest;
+FOAM_STATIC_ASSERT(sizeof(foam_ray_dest) == 4, "foam_ray_dest is 4 bytes");
+
+/* Default: t, T and colour in fp32. */
+typedef struct foam_ray_fp32 {
+  foam_ray_dest dest;
+  uint16_t x, y;
+  float t, T;
+  float r, g, b;
+} foam_ray_fp32;
+FOAM_STATIC_ASSERT(sizeof(foam_ray_fp32) == 28, "fp32 payload is 28 bytes");
+
+/* Mixed: t and T in half, colour in fp32. */
+typedef struct foam_ray_mixed {
+  foam_ray_dest dest;
+  uint16_t x, y;
+  uint16_t t, T; /* half */
+  float r, g, b;
+} foam_ray_mixed;
+FOAM_STATIC_ASSERT(sizeof(foam_ray_mixed) == 24, "mixed payload is 24 bytes");
+
+/* All half + depth: the 2-byte pad needed for 4-byte exchange carries depth. */
+typedef struct foam_ray_half {
+  foam_ray_dest dest;
+  uint16_t x, y;
+  uint16_t t, T;    /* half */
+  uint16_t r, g, b; /* half */
+  uint16_t depth;   /* half; 50% quantile depth, negative if not reached yet */
+} foam_ray_half;
+FOAM_STATIC_ASSERT(sizeof(foam_ray_half) == 20, "half payload is 20 bytes");
+
+/* Appended to every payload only when hop statistics are requested, so the
+ * default payload stays 20 bytes. */
+typedef struct foam_ray_hops {
+  uint16_t router; /* router tiles visited */
+  uint16_t tracer; /* tracer tiles visited */
+} foam_ray_hops;
+FOAM_STATIC_ASSERT(sizeof(foam_ray_hops) == 4, "hop counters are 4 bytes");
+
+typedef enum foam_layout {
+  FOAM_LAYOUT_FP32 = 0,
+  FOAM_LAYOUT_MIXED = 1,
+  FOAM_LAYOUT_HALF = 2
+} foam_layout;
+
+#endif /* FOAM_LAYOUT_H */

@@ -1,0 +1,1 @@
+//! Balanced k-d tree sharding, halo and adjacency packing, SRAM footprint.

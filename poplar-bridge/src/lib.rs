@@ -1,0 +1,1 @@
+//! Rust side of the cxx bridge to the Poplar graph builder and host runtime.
