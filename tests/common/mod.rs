@@ -1,0 +1,41 @@
+//! Helpers shared by the end-to-end tests. Each test binary includes this with
+//! `mod common;`, so not every helper is used by every binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The built `foam-ipu` binary.
+pub fn foam_ipu() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_foam-ipu"))
+}
+
+/// Runs `foam-ipu ARGS` and returns its output (does not check the status).
+pub fn run(args: &[&str]) -> Output {
+    foam_ipu().args(args).output().expect("foam-ipu runs")
+}
+
+/// Asserts a failed run with a one-line error on stderr and no panic; returns stderr.
+pub fn expect_error(args: &[&str]) -> String {
+    let out = run(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "expected failure for {args:?}, stderr: {err}");
+    assert!(!err.contains("panicked"), "panic for {args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "error should be one line for {args:?}: {err}");
+    err
+}
+
+/// The Python interpreter with the oracle packages (plyfile, numpy, scipy, scikit-image).
+/// `scripts/test` sets FOAM_PYTHON; without it the repo's `.venv` is used. Never skips:
+/// a missing oracle is a failed test, so CI cannot pass without running the comparison.
+pub fn python() -> Command {
+    let py = std::env::var_os("FOAM_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python")
+    });
+    assert!(py.exists(), "no Python oracle at {}: run scripts/test (it creates .venv)", py.display());
+    Command::new(py)
+}
+
+pub fn repo_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
