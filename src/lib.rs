@@ -1,4 +1,5 @@
 //! foam-ipu: render trained Radiant Foam scenes on the Graphcore IPU, or on the
 //! project's host runtime of the Poplar API where no IPU is present.
 
+pub mod cmd;
 pub mod scene;

@@ -1,4 +1,6 @@
 use clap::{Parser, Subcommand};
+#[allow(unused_imports)]
+use foam_ipu::cmd;
 
 #[derive(Parser)]
 #[command(name = "foam-ipu", version, about = "Render Radiant Foam scenes on the Graphcore IPU")]
@@ -7,6 +9,7 @@ struct Cli {
     cmd: Cmd,
 }
 
+// One variant per subcommand; each module in `cmd` owns its Args and run().
 #[derive(Subcommand)]
 enum Cmd {}
 
@@ -14,6 +17,7 @@ fn main() {
     let cli = Cli::parse();
     let result: anyhow::Result<()> = match cli.cmd {};
     if let Err(e) = result {
+        // One line: the chain of causes joined by ": ".
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }

@@ -1,0 +1,1 @@
+//! One module per CLI subcommand: its clap `Args` and its `run`.
