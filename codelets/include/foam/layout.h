@@ -113,10 +113,21 @@ typedef struct foam_ray_dest {
 } foam_ray_dest;
 FOAM_STATIC_ASSERT(sizeof(foam_ray_dest) == 4, "foam_ray_dest is 4 bytes");
 
+/* The pixel and the ray's cell-step count share one word, because the 20-byte
+ * payload has no room for a separate counter and the original renderer stops a
+ * ray after FOAM_MAX_CELL_STEPS cells in total, across every shard it visits:
+ *   bits 0..10 pixel column, bits 11..21 pixel row, bits 22..31 cells marched.
+ * Hence images are at most 2048 x 2048 (the framebuffer of larger ones does not
+ * fit the tracer tiles anyway). */
+#define FOAM_PX_BITS 11u
+#define FOAM_MAX_IMAGE_SIDE (1u << FOAM_PX_BITS)
+#define FOAM_PX_MASK (FOAM_MAX_IMAGE_SIDE - 1u)
+#define FOAM_STEPS_SHIFT (2u * FOAM_PX_BITS)
+
 /* Default: t, T and colour in fp32. */
 typedef struct foam_ray_fp32 {
   foam_ray_dest dest;
-  uint16_t x, y;
+  uint32_t px; /* column | row << 11 | steps << 22 */
   float t, T;
   float r, g, b;
 } foam_ray_fp32;
@@ -125,7 +136,7 @@ FOAM_STATIC_ASSERT(sizeof(foam_ray_fp32) == 28, "fp32 payload is 28 bytes");
 /* Mixed: t and T in half, colour in fp32. */
 typedef struct foam_ray_mixed {
   foam_ray_dest dest;
-  uint16_t x, y;
+  uint32_t px;
   uint16_t t, T; /* half */
   float r, g, b;
 } foam_ray_mixed;
@@ -134,7 +145,7 @@ FOAM_STATIC_ASSERT(sizeof(foam_ray_mixed) == 24, "mixed payload is 24 bytes");
 /* All half + depth: the 2-byte pad needed for 4-byte exchange carries depth. */
 typedef struct foam_ray_half {
   foam_ray_dest dest;
-  uint16_t x, y;
+  uint32_t px;
   uint16_t t, T;    /* half */
   uint16_t r, g, b; /* half */
   uint16_t depth;   /* half; 50% quantile depth, negative if not reached yet */
@@ -154,5 +165,67 @@ typedef enum foam_layout {
   FOAM_LAYOUT_MIXED = 1,
   FOAM_LAYOUT_HALF = 2
 } foam_layout;
+
+/* ---- links between tiles ----------------------------------------------------
+ * Every tree edge (child <-> parent, and root <-> generator) has one buffer per
+ * direction: the sender fills its outbox during compute, the exchange copies it
+ * whole onto the receiver's inbox. A buffer is
+ *   foam_link_header | capacity x ray stride
+ * with rays packed at the head and the slot after the last one marked with
+ * FOAM_INVALID_SHARD (when not full). Back-pressure is credit based: `credit`
+ * tells the receiver how many rays it may send back over the same edge in its
+ * next compute step; a sender never exceeds it, so no ray is ever dropped. */
+typedef struct foam_link_header {
+  uint32_t count;    /* rays in this buffer */
+  uint32_t credit;   /* rays the receiver may send back next step */
+  uint32_t finished; /* upward links: pixels finished so far in the sender's subtree */
+  uint32_t pending;  /* rays waiting at the sender (demand; statistics) */
+} foam_link_header;
+FOAM_STATIC_ASSERT(sizeof(foam_link_header) == 16, "foam_link_header is 16 bytes");
+
+/* Sizes of a role's buffers and queues, fixed when the graph is built. */
+typedef struct foam_params {
+  uint32_t layout;       /* foam_layout */
+  uint32_t ray_bytes;    /* payload stride: 28/24/20, +4 with hop counters */
+  uint32_t hops;         /* 1 when foam_ray_hops follows each payload */
+  uint32_t link_capacity;  /* rays per link buffer */
+  uint32_t queue_capacity; /* rays per router queue / tracer pending store / generator spill */
+  uint32_t shard;        /* tracer: its shard id; router: subtree prefix; generator: 0 */
+  uint32_t level_shift;  /* router: shard-id bits below its children (child = (id >> shift) & (fanout-1)) */
+  uint32_t fanout;       /* router: number of children (2 or 4) */
+  uint32_t subtree_shift; /* router: a shard is in the subtree iff (id >> subtree_shift) == shard */
+  /* generator */
+  uint32_t max_in_flight; /* never more rays injected and unfinished than this */
+  uint32_t batch_kind;    /* 0 rows, 1 columns */
+  uint32_t batch_lines;   /* rows or columns per batch */
+  uint32_t drain_iters;   /* idle iterations after each batch */
+  uint32_t reserved[3];
+} foam_params;
+FOAM_STATIC_ASSERT(sizeof(foam_params) == 64, "foam_params is 64 bytes");
+
+/* Cumulative counters every role keeps for statistics (read once per frame). */
+typedef struct foam_tile_stats {
+  uint32_t rays_in;       /* tracer: rays marched (tracer hops); router: rays forwarded (router hops) */
+  uint32_t cell_steps;    /* tracer: cells marched */
+  uint32_t pixels;        /* tracer: pixels written into its slice */
+  uint32_t peak_queue;    /* highest occupancy of its queues/pending store */
+  uint32_t overflow;      /* rays that found no room: must stay 0 (credits forbid it) */
+  uint32_t misrouted;     /* rays delivered to the wrong tile: must stay 0 */
+  uint32_t iterations;    /* compute steps seen */
+  uint32_t reserved;
+} foam_tile_stats;
+FOAM_STATIC_ASSERT(sizeof(foam_tile_stats) == 32, "foam_tile_stats is 32 bytes");
+
+/* Host-visible progress of the frame, kept on the generator tile. */
+typedef struct foam_frame_status {
+  uint32_t injected;  /* primary rays emitted */
+  uint32_t finished;  /* pixels finished, as summed up the router tree */
+  uint32_t spilled;   /* rays held in the generator's spill store now */
+  uint32_t iterations;
+  uint32_t total;     /* pixels in the frame */
+  uint32_t overflow;
+  uint32_t reserved[2];
+} foam_frame_status;
+FOAM_STATIC_ASSERT(sizeof(foam_frame_status) == 32, "foam_frame_status is 32 bytes");
 
 #endif /* FOAM_LAYOUT_H */
