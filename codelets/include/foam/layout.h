@@ -228,4 +228,59 @@ typedef struct foam_frame_status {
 } foam_frame_status;
 FOAM_STATIC_ASSERT(sizeof(foam_frame_status) == 32, "foam_frame_status is 32 bytes");
 
+/* ---- per-role control state (codelet-private meaning, host allocates and zeroes) -- */
+
+#define FOAM_WORKERS 6
+#define FOAM_MAX_FANOUT 4
+/* Router ray categories: DOWN to child c (0..3), TURN to child c (4..7), UP (8). */
+#define FOAM_CAT_DOWN 0
+#define FOAM_CAT_TURN 4
+#define FOAM_CAT_UP 8
+#define FOAM_CATS 9
+
+/* A router's control block. RouterCount fills `counts` (one row per worker, so
+ * workers write disjoint words); RouterPlan turns them into ranks and lane/queue
+ * offsets; RouterForward moves every ray by its rank. Queues are double-buffered
+ * (parity) so that forwarding never overwrites a ray not yet read. */
+typedef struct foam_router_ctl {
+  uint32_t parity;         /* queue half that holds the current rays */
+  uint32_t up_count, down_count;         /* rays queued now */
+  uint32_t src_up_count, src_down_count; /* rays in the halves being drained this step */
+  uint32_t granted[FOAM_MAX_FANOUT + 1]; /* credit given last step per lane, still outstanding */
+  uint32_t counts[FOAM_WORKERS][FOAM_CATS];
+  uint32_t base[FOAM_WORKERS][FOAM_CATS]; /* rank of each worker's first ray per category */
+  uint32_t send[FOAM_CATS];               /* ranks below this leave on their own lane */
+  uint32_t escape[FOAM_MAX_FANOUT];       /* blocked turns sent up instead */
+  uint32_t lane_off[FOAM_CATS];           /* lane slot of rank 0 */
+  uint32_t esc_off[FOAM_MAX_FANOUT];      /* parent-lane slot of the first escaped turn */
+  uint32_t stay_off[FOAM_CATS];           /* queue slot of the first staying rank */
+  uint32_t rr;                            /* child that gets leftover credit first */
+  uint32_t reserved[2];
+} foam_router_ctl;
+FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 624, "foam_router_ctl is 624 bytes");
+
+/* Per-worker counters of a tracer, written by TracerMarch (one row per worker). */
+#define FOAM_TW_MARCHED 0
+#define FOAM_TW_STEPS 1
+#define FOAM_TW_PIXELS 2
+#define FOAM_TW_MISROUTED 3
+typedef struct foam_tracer_ctl {
+  uint32_t pending;   /* rays waiting in the pending store for upward credit */
+  uint32_t granted;   /* credit given to the parent last step, still outstanding */
+  uint32_t overflow;
+  uint32_t reserved;
+  uint32_t work[FOAM_WORKERS][4];
+} foam_tracer_ctl;
+FOAM_STATIC_ASSERT(sizeof(foam_tracer_ctl) == 112, "foam_tracer_ctl is 112 bytes");
+
+typedef struct foam_generator_ctl {
+  uint32_t next;       /* next pixel in scan order */
+  uint32_t batch_left; /* primary rays left in the current batch */
+  uint32_t drain_left; /* idle iterations left before the next batch */
+  uint32_t spill;      /* rays in the spill store */
+  uint32_t granted;    /* credit given to the root last step */
+  uint32_t reserved[3];
+} foam_generator_ctl;
+FOAM_STATIC_ASSERT(sizeof(foam_generator_ctl) == 32, "foam_generator_ctl is 32 bytes");
+
 #endif /* FOAM_LAYOUT_H */

@@ -1,0 +1,135 @@
+// The generator tile (paper §4.6) sits above the root router. It injects primary
+// rays in scan-ordered batches as far as the root's credit and the in-flight cap
+// allow, and it is the root's spill store: rays the root sends up are kept here and
+// re-injected first. The cap never exceeds the spill capacity, so the root can
+// always send up — the guarantee the routers' deadlock freedom rests on.
+#include <poplar/Vertex.hpp>
+
+#include <string.h>
+
+#include "foam/layout.h"
+#include "foam/ray.h"
+
+using namespace poplar;
+
+using Bytes = Vector<unsigned char, VectorLayout::SPAN, 4>;
+using Words = Vector<unsigned, VectorLayout::SPAN, 4>;
+
+namespace {
+template <typename T, typename V> T load(const V &v, unsigned offset = 0) {
+  T x;
+  memcpy(&x, &v[offset], sizeof x);
+  return x;
+}
+}  // namespace
+
+class Generator : public Vertex {
+public:
+  Input<Bytes> params;
+  Input<Bytes> camera;
+  Input<Bytes> inbox;
+  InOut<Bytes> outbox;
+  InOut<Bytes> spill;
+  InOut<Words> ctl;
+  InOut<Bytes> status;
+  InOut<Bytes> stats;
+
+  bool compute() {
+    const foam_params p = load<foam_params>(params);
+    const foam_camera cam = load<foam_camera>(camera);
+    const foam_link_header in = load<foam_link_header>(inbox);
+    foam_generator_ctl c = load<foam_generator_ctl>(ctl);
+    foam_frame_status fs = load<foam_frame_status>(status);
+    foam_tile_stats st = load<foam_tile_stats>(stats);
+    const unsigned stride = p.ray_bytes, cap = p.link_capacity;
+    const uint32_t total = cam.width * cam.height;
+    unsigned char *store = &spill[0];
+    unsigned char *out = &outbox[0] + sizeof(foam_link_header);
+
+    // Take what the root sent up (its credit guaranteed the room).
+    const unsigned char *arrivals = &inbox[0] + sizeof(foam_link_header);
+    for (unsigned i = 0; i < in.count; ++i) {
+      const unsigned char *src = arrivals + (size_t)i * stride;
+      if (foam_slot_shard(src) == FOAM_INVALID_SHARD) continue;
+      if (c.spill < p.queue_capacity) memcpy(store + (size_t)c.spill++ * stride, src, stride);
+      else st.overflow++;
+    }
+
+    const uint32_t limit = in.credit < cap ? in.credit : cap;
+    uint32_t sent = 0;
+    // Spilled rays first: they are the oldest.
+    uint32_t respill = c.spill < limit ? c.spill : limit;
+    memcpy(out, store, (size_t)respill * stride);
+    sent = respill;
+    memmove(store, store + (size_t)respill * stride, (size_t)(c.spill - respill) * stride);
+    c.spill -= respill;
+    st.rays_in += in.count;
+
+    // New primary rays, one batch at a time, with optional idle windows between.
+    const uint32_t inFlight = fs.injected - in.finished;
+    uint32_t room = inFlight < p.max_in_flight ? p.max_in_flight - inFlight : 0;
+    if (c.batch_left == 0 && c.next < total) {
+      if (c.drain_left > 0) {
+        c.drain_left--;
+      } else {
+        uint32_t lines = p.batch_kind == 0 ? cam.width : cam.height;
+        uint32_t batch = p.batch_lines * lines;
+        c.batch_left = total - c.next < batch ? total - c.next : batch;
+        c.drain_left = p.drain_iters;
+      }
+    }
+    uint32_t emit = c.batch_left;
+    if (emit > limit - sent) emit = limit - sent;
+    if (emit > room) emit = room;
+    for (uint32_t i = 0; i < emit; ++i, ++c.next) {
+      uint32_t x, y;
+      if (p.batch_kind == 0) {
+        x = c.next % cam.width;
+        y = c.next / cam.width;
+      } else {
+        x = c.next / cam.height;
+        y = c.next % cam.height;
+      }
+      foam_ray r;
+      r.shard = cam.start_shard;
+      r.cell = cam.start_cell;
+      r.px = foam_px_make(x, y, 0);
+      r.t = 0.0f;
+      r.T = 1.0f;
+      r.r = r.g = r.b = 0.0f;
+      r.depth = -1.0f;
+      r.router_hops = r.tracer_hops = 0;
+      foam_ray_store(out + (size_t)sent++ * stride, p.layout, p.hops, &r);
+    }
+    c.batch_left -= emit;
+    fs.injected += emit;
+    if (sent < cap) foam_slot_invalidate(out + (size_t)sent * stride);
+
+    uint32_t reserved = c.spill + c.granted;
+    uint32_t grant = reserved < p.queue_capacity ? p.queue_capacity - reserved : 0;
+    if (grant > cap) grant = cap;
+    foam_link_header h;
+    h.count = sent;
+    h.credit = grant;
+    h.finished = 0;
+    h.pending = c.spill;
+    memcpy(&outbox[0], &h, sizeof h);
+    c.granted = grant;
+
+    fs.finished = in.finished;
+    fs.spilled = c.spill;
+    fs.iterations++;
+    fs.total = total;
+    fs.overflow = st.overflow;
+    if (c.spill > st.peak_queue) st.peak_queue = c.spill;
+    st.iterations++;
+    memcpy(&ctl[0], &c, sizeof c);
+    memcpy(&status[0], &fs, sizeof fs);
+    memcpy(&stats[0], &st, sizeof st);
+    return true;
+  }
+};
+
+#ifndef __IPU__
+FOAM_HOST_VERTEX(Generator, params, camera, inbox, outbox, spill, ctl, status, stats)
+#endif

@@ -1,0 +1,82 @@
+/* IEEE binary16 <-> float for payload fields stored as uint16_t bit patterns.
+ * On the IPU the hardware converts; elsewhere a portable round-to-nearest-even
+ * conversion gives the same bits, so host and device agree on every payload. */
+#ifndef FOAM_HALF_H
+#define FOAM_HALF_H
+
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __IPU__
+#include <ipu_builtins.h>
+#endif
+
+static inline float foam_h2f(uint16_t h) {
+#ifdef __IPU__
+  half v;
+  memcpy(&v, &h, 2);
+  return (float)v;
+#else
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1Fu;
+  uint32_t man = h & 0x3FFu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else { /* subnormal: renormalise */
+      exp = 127 - 15 + 1;
+      while ((man & 0x400u) == 0) {
+        man <<= 1;
+        exp--;
+      }
+      man &= 0x3FFu;
+      bits = sign | (exp << 23) | (man << 13);
+    }
+  } else if (exp == 0x1F) {
+    bits = sign | 0x7F800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+#endif
+}
+
+static inline uint16_t foam_f2h(float f) {
+#ifdef __IPU__
+  half v = (half)f;
+  uint16_t h;
+  memcpy(&h, &v, 2);
+  return h;
+#else
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t absx = x & 0x7FFFFFFFu;
+  if (absx >= 0x7F800000u) { /* inf or nan */
+    return (uint16_t)(sign | 0x7C00u | (absx > 0x7F800000u ? 0x200u : 0u));
+  }
+  if (absx >= 0x477FF000u) { /* rounds to >= 65520: overflow to inf */
+    return (uint16_t)(sign | 0x7C00u);
+  }
+  if (absx < 0x38800000u) { /* below the smallest normal half: subnormal or zero */
+    if (absx < 0x33000000u) return (uint16_t)sign; /* < 2^-25 rounds to zero */
+    uint32_t e = absx >> 23;
+    uint32_t m = (absx & 0x7FFFFFu) | 0x800000u;
+    uint32_t shift = 126u - e; /* 14 + (113 - e) - 1 ... aligns to 2^-24 units */
+    uint32_t r = m >> shift;
+    uint32_t rem = m & ((1u << shift) - 1u);
+    uint32_t halfway = 1u << (shift - 1u);
+    if (rem > halfway || (rem == halfway && (r & 1u))) r++;
+    return (uint16_t)(sign | r);
+  }
+  uint32_t r = ((absx >> 13) - ((127u - 15u) << 10));
+  uint32_t rem = absx & 0x1FFFu;
+  if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) r++;
+  return (uint16_t)(sign | r);
+#endif
+}
+
+#endif /* FOAM_HALF_H */

@@ -1,0 +1,154 @@
+/* Marching a ray through the cells of one shard with the rules of the original
+ * Radiant Foam tracer (shared/reference/radfoam.md), DC colour only. Used by the
+ * Tracer codelet; plain C++ so host tests can call it too. */
+#ifndef FOAM_MARCH_H
+#define FOAM_MARCH_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "foam/layout.h"
+#include "foam/ray.h"
+
+/* Cells with density at or below this contribute nothing (as the original). */
+#define FOAM_MIN_DENSITY 1e-6f
+/* Depth is reported where transmittance falls below this quantile. */
+#define FOAM_DEPTH_QUANTILE 0.5f
+
+typedef struct foam_vec3 {
+  float x, y, z;
+} foam_vec3;
+
+static inline float foam_dot(foam_vec3 a, foam_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+
+/* Origin and unit direction of the ray through pixel (x, y)'s centre. */
+static inline void foam_camera_ray(const foam_camera *cam, uint32_t x, uint32_t y, foam_vec3 *o,
+                                   foam_vec3 *d) {
+  float u = ((float)x + 0.5f - cam->cx) / cam->fx;
+  float v = ((float)y + 0.5f - cam->cy) / cam->fy;
+  const float *m = cam->c2w;
+  foam_vec3 w = {m[0] * u + m[1] * v + m[2], m[4] * u + m[5] * v + m[6], m[8] * u + m[9] * v + m[10]};
+  float inv = 1.0f / sqrtf(foam_dot(w, w));
+  d->x = w.x * inv;
+  d->y = w.y * inv;
+  d->z = w.z * inv;
+  o->x = m[3];
+  o->y = m[7];
+  o->z = m[11];
+}
+
+/* Read-only view of a packed shard blob (layout.h). */
+typedef struct foam_shard_view {
+  foam_shard_header h;
+  const unsigned char *cells;
+  const unsigned char *halo;
+  const unsigned char *adj;
+} foam_shard_view;
+
+static inline void foam_shard_open(const unsigned char *blob, foam_shard_view *s) {
+  memcpy(&s->h, blob, sizeof s->h);
+  s->cells = blob + s->h.cells_offset;
+  s->halo = blob + s->h.halo_offset;
+  s->adj = blob + s->h.adj_offset;
+}
+
+static inline foam_cell foam_shard_cell(const foam_shard_view *s, uint32_t i) {
+  foam_cell c;
+  memcpy(&c, s->cells + (size_t)i * sizeof(foam_cell), sizeof c);
+  return c;
+}
+
+/* Site of an adjacency entry: a local cell or a halo record. */
+static inline foam_vec3 foam_shard_site(const foam_shard_view *s, uint32_t n) {
+  float xyz[3];
+  if (n < s->h.n_local)
+    memcpy(xyz, s->cells + (size_t)n * sizeof(foam_cell), sizeof xyz);
+  else
+    memcpy(xyz, s->halo + (size_t)(n - s->h.n_local) * sizeof(foam_halo), sizeof xyz);
+  foam_vec3 v = {xyz[0], xyz[1], xyz[2]};
+  return v;
+}
+
+typedef enum foam_march_end {
+  FOAM_MARCH_LEFT_SHARD = 0, /* ray->shard / ray->cell name the neighbour to enter */
+  FOAM_MARCH_FINISHED = 1    /* opaque enough, out of the scene, or out of steps */
+} foam_march_end;
+
+/* Marches `ray` from its current local cell until it finishes or crosses into a
+ * halo cell. Accumulates colour, transmittance, depth and the step count in `ray`.
+ * `cells_marched` receives the number of cells visited on this tile. */
+static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, foam_vec3 d,
+                                        float t_stop, foam_ray *ray, uint32_t *cells_marched) {
+  uint32_t c = ray->cell;
+  uint32_t steps = foam_px_steps(ray->px);
+  uint32_t marched = 0;
+  float t0 = ray->t;
+  float T = ray->T;
+  foam_march_end end = FOAM_MARCH_FINISHED;
+  for (;;) {
+    foam_cell cell = foam_shard_cell(s, c);
+    foam_vec3 p = {cell.x, cell.y, cell.z};
+    uint32_t begin = c == 0 ? 0u : foam_shard_cell(s, c - 1).adj_end;
+    float best_t = INFINITY;
+    uint32_t best = 0xFFFFFFFFu;
+    for (uint32_t k = begin; k < cell.adj_end; ++k) {
+      uint16_t n;
+      memcpy(&n, s->adj + (size_t)k * 2, 2);
+      foam_vec3 q = foam_shard_site(s, n);
+      foam_vec3 nrm = {q.x - p.x, q.y - p.y, q.z - p.z};
+      float dp = foam_dot(nrm, d);
+      if (dp > 0.0f) {
+        foam_vec3 mid = {0.5f * (p.x + q.x) - o.x, 0.5f * (p.y + q.y) - o.y, 0.5f * (p.z + q.z) - o.z};
+        float t = foam_dot(mid, nrm) / dp;
+        if (t < best_t) {
+          best_t = t;
+          best = n;
+        }
+      }
+    }
+    marched++;
+    if (best == 0xFFFFFFFFu) { /* hull cell: the last, infinite segment is not composited */
+      steps++;
+      end = FOAM_MARCH_FINISHED;
+      break;
+    }
+    float delta = best_t - t0;
+    if (delta < 0.0f) delta = 0.0f;
+    float sigma = cell.density;
+    if (sigma > FOAM_MIN_DENSITY) {
+      float alpha = 1.0f - expf(-sigma * delta);
+      float T_next = T * (1.0f - alpha);
+      if (ray->depth < 0.0f && T > FOAM_DEPTH_QUANTILE && T_next <= FOAM_DEPTH_QUANTILE)
+        ray->depth = t0 + logf(T / FOAM_DEPTH_QUANTILE) / sigma;
+      float w = T * alpha;
+      ray->r += w * ((float)cell.r * (1.0f / 255.0f));
+      ray->g += w * ((float)cell.g * (1.0f / 255.0f));
+      ray->b += w * ((float)cell.b * (1.0f / 255.0f));
+      T = T_next;
+    }
+    if (best_t > t0) t0 = best_t;
+    steps++;
+    if (T <= t_stop || steps >= FOAM_MAX_CELL_STEPS) {
+      end = FOAM_MARCH_FINISHED;
+      break;
+    }
+    if (best < s->h.n_local) {
+      c = best;
+      continue;
+    }
+    foam_halo h;
+    memcpy(&h, s->halo + (size_t)(best - s->h.n_local) * sizeof(foam_halo), sizeof h);
+    ray->shard = h.shard;
+    ray->cell = h.cell;
+    end = FOAM_MARCH_LEFT_SHARD;
+    break;
+  }
+  ray->t = t0;
+  ray->T = T;
+  ray->px = foam_px_make(foam_px_x(ray->px), foam_px_y(ray->px), steps < FOAM_MAX_CELL_STEPS ? steps : FOAM_MAX_CELL_STEPS - 1u);
+  *cells_marched = marched;
+  return end;
+}
+
+#endif /* FOAM_MARCH_H */

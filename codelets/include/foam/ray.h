@@ -1,0 +1,109 @@
+/* A ray in working precision, and its load/store for the three payload layouts of
+ * layout.h. Codelets and host tests move payloads only through these two functions,
+ * so the byte layout has exactly one reader and one writer. */
+#ifndef FOAM_RAY_H
+#define FOAM_RAY_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "foam/half.h"
+#include "foam/layout.h"
+
+typedef struct foam_ray {
+  uint16_t shard, cell;
+  uint32_t px;   /* column | row << 11 | steps << 22 */
+  float t, T;
+  float r, g, b;
+  float depth;   /* < 0 until the 50% quantile is crossed (half layout only keeps it) */
+  uint16_t router_hops, tracer_hops;
+} foam_ray;
+
+static inline uint32_t foam_px_x(uint32_t px) { return px & FOAM_PX_MASK; }
+static inline uint32_t foam_px_y(uint32_t px) { return (px >> FOAM_PX_BITS) & FOAM_PX_MASK; }
+static inline uint32_t foam_px_steps(uint32_t px) { return px >> FOAM_STEPS_SHIFT; }
+static inline uint32_t foam_px_make(uint32_t x, uint32_t y, uint32_t steps) {
+  return x | (y << FOAM_PX_BITS) | (steps << FOAM_STEPS_SHIFT);
+}
+
+/* Destination shard of the slot: the only field routers look at. */
+static inline uint16_t foam_slot_shard(const unsigned char *slot) {
+  uint16_t s;
+  memcpy(&s, slot, 2);
+  return s;
+}
+static inline void foam_slot_invalidate(unsigned char *slot) {
+  uint16_t s = FOAM_INVALID_SHARD;
+  memcpy(slot, &s, 2);
+}
+
+static inline void foam_ray_load(const unsigned char *p, uint32_t layout, uint32_t hops, foam_ray *r) {
+  r->depth = -1.0f;
+  if (layout == FOAM_LAYOUT_FP32) {
+    foam_ray_fp32 v;
+    memcpy(&v, p, sizeof v);
+    r->shard = v.dest.shard; r->cell = v.dest.cell; r->px = v.px;
+    r->t = v.t; r->T = v.T; r->r = v.r; r->g = v.g; r->b = v.b;
+    p += sizeof v;
+  } else if (layout == FOAM_LAYOUT_MIXED) {
+    foam_ray_mixed v;
+    memcpy(&v, p, sizeof v);
+    r->shard = v.dest.shard; r->cell = v.dest.cell; r->px = v.px;
+    r->t = foam_h2f(v.t); r->T = foam_h2f(v.T); r->r = v.r; r->g = v.g; r->b = v.b;
+    p += sizeof v;
+  } else {
+    foam_ray_half v;
+    memcpy(&v, p, sizeof v);
+    r->shard = v.dest.shard; r->cell = v.dest.cell; r->px = v.px;
+    r->t = foam_h2f(v.t); r->T = foam_h2f(v.T);
+    r->r = foam_h2f(v.r); r->g = foam_h2f(v.g); r->b = foam_h2f(v.b);
+    r->depth = foam_h2f(v.depth);
+    p += sizeof v;
+  }
+  if (hops) {
+    foam_ray_hops h;
+    memcpy(&h, p, sizeof h);
+    r->router_hops = h.router; r->tracer_hops = h.tracer;
+  } else {
+    r->router_hops = 0; r->tracer_hops = 0;
+  }
+}
+
+static inline void foam_ray_store(unsigned char *p, uint32_t layout, uint32_t hops, const foam_ray *r) {
+  if (layout == FOAM_LAYOUT_FP32) {
+    foam_ray_fp32 v;
+    v.dest.shard = r->shard; v.dest.cell = r->cell; v.px = r->px;
+    v.t = r->t; v.T = r->T; v.r = r->r; v.g = r->g; v.b = r->b;
+    memcpy(p, &v, sizeof v);
+    p += sizeof v;
+  } else if (layout == FOAM_LAYOUT_MIXED) {
+    foam_ray_mixed v;
+    v.dest.shard = r->shard; v.dest.cell = r->cell; v.px = r->px;
+    v.t = foam_f2h(r->t); v.T = foam_f2h(r->T); v.r = r->r; v.g = r->g; v.b = r->b;
+    memcpy(p, &v, sizeof v);
+    p += sizeof v;
+  } else {
+    foam_ray_half v;
+    v.dest.shard = r->shard; v.dest.cell = r->cell; v.px = r->px;
+    v.t = foam_f2h(r->t); v.T = foam_f2h(r->T);
+    v.r = foam_f2h(r->r); v.g = foam_f2h(r->g); v.b = foam_f2h(r->b);
+    v.depth = foam_f2h(r->depth);
+    memcpy(p, &v, sizeof v);
+    p += sizeof v;
+  }
+  if (hops) {
+    foam_ray_hops h;
+    h.router = r->router_hops; h.tracer = r->tracer_hops;
+    memcpy(p, &h, sizeof h);
+  }
+}
+
+/* Payload bytes for a layout, with or without hop counters. */
+static inline uint32_t foam_ray_bytes(uint32_t layout, uint32_t hops) {
+  uint32_t base = layout == FOAM_LAYOUT_FP32 ? (uint32_t)sizeof(foam_ray_fp32)
+                : layout == FOAM_LAYOUT_MIXED ? (uint32_t)sizeof(foam_ray_mixed)
+                : (uint32_t)sizeof(foam_ray_half);
+  return base + (hops ? (uint32_t)sizeof(foam_ray_hops) : 0u);
+}
+
+#endif /* FOAM_RAY_H */

@@ -1,0 +1,301 @@
+// Router tiles of the quadtree overlay (paper §4.3): every step each router moves
+// the rays of its five inboxes (up to four children and the parent) and of its two
+// queues onto its five outboxes, in three compute sets — count, plan, forward — so
+// that workers write disjoint ranges without atomics, locks or barriers.
+//
+// Deadlock freedom: rays arriving from the parent only go down; rays arriving from
+// a child go down into a sibling subtree ("turn") or up. A turn that finds its child
+// lane out of credit may go up instead ("escape"), so the upward path never waits
+// on a downward one; at the root the generator's spill store, sized for every ray in
+// flight, always takes what goes up. Credits bound every queue, so nothing drops.
+#include <poplar/Vertex.hpp>
+
+#include <stddef.h>
+#include <string.h>
+
+#include "foam/layout.h"
+#include "foam/ray.h"
+
+using namespace poplar;
+
+using Bytes = Vector<unsigned char, VectorLayout::SPAN, 4>;
+using Words = Vector<unsigned, VectorLayout::SPAN, 4>;
+
+namespace {
+
+template <typename T, typename V> T load(const V &v, unsigned offset = 0) {
+  T x;
+  memcpy(&x, &v[offset], sizeof x);
+  return x;
+}
+
+inline unsigned linkBytes(const foam_params &p) {
+  return (unsigned)sizeof(foam_link_header) + p.link_capacity * p.ray_bytes;
+}
+
+// Category of a ray (FOAM_CAT_*), or -1 for an empty slot.
+inline int classify(const foam_params &p, uint16_t shard, bool fromParent) {
+  if (shard == FOAM_INVALID_SHARD) return -1;
+  bool inSubtree = ((uint32_t)shard >> p.subtree_shift) == p.shard;
+  if (!inSubtree) return FOAM_CAT_UP;
+  int child = (int)(((uint32_t)shard >> p.level_shift) & (p.fanout - 1));
+  return (fromParent ? FOAM_CAT_DOWN : FOAM_CAT_TURN) + child;
+}
+
+// The sources of a step in a fixed order, shared by RouterCount and RouterForward
+// so that both see every ray with the same rank: the down queue and the parent
+// inbox (rays travelling down), then the up queue and the child inboxes.
+struct Sources {
+  const unsigned char *ptr[2 + 1 + FOAM_MAX_FANOUT];
+  unsigned count[2 + 1 + FOAM_MAX_FANOUT];
+  bool fromParent[2 + 1 + FOAM_MAX_FANOUT];
+  unsigned n;
+};
+
+inline Sources sources(const foam_params &p, const unsigned char *inboxes, const unsigned char *queues,
+                       unsigned parity, unsigned upCount, unsigned downCount) {
+  Sources s;
+  const unsigned stride = p.ray_bytes, q = p.queue_capacity, lb = linkBytes(p);
+  const unsigned char *upHalf = queues + (size_t)parity * q * stride;
+  const unsigned char *downHalf = queues + (size_t)(2 + parity) * q * stride;
+  s.n = 0;
+  s.ptr[s.n] = downHalf; s.count[s.n] = downCount; s.fromParent[s.n++] = true;
+  const unsigned char *parentIn = inboxes + (size_t)p.fanout * lb;
+  s.ptr[s.n] = parentIn + sizeof(foam_link_header);
+  s.count[s.n] = load<foam_link_header>(parentIn).count;
+  s.fromParent[s.n++] = true;
+  s.ptr[s.n] = upHalf; s.count[s.n] = upCount; s.fromParent[s.n++] = false;
+  for (unsigned c = 0; c < p.fanout; ++c) {
+    const unsigned char *in = inboxes + (size_t)c * lb;
+    s.ptr[s.n] = in + sizeof(foam_link_header);
+    s.count[s.n] = load<foam_link_header>(in).count;
+    s.fromParent[s.n++] = false;
+  }
+  return s;
+}
+
+}  // namespace
+
+// Phase 1: each worker counts, per category, the rays of its slice of every source.
+class RouterCount : public MultiVertex {
+public:
+  Input<Bytes> params;
+  Input<Bytes> inboxes;
+  Input<Bytes> queues;
+  InOut<Words> ctl;  // writes only counts[workerId]
+
+  bool compute(unsigned workerId) {
+    const foam_params p = load<foam_params>(params);
+    const foam_router_ctl c = load<foam_router_ctl>(ctl);
+    const Sources s = sources(p, &inboxes[0], &queues[0], c.parity, c.up_count, c.down_count);
+    const unsigned workers = numWorkers();
+    uint32_t counts[FOAM_CATS] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (unsigned k = 0; k < s.n; ++k) {
+      unsigned begin = s.count[k] * workerId / workers, end = s.count[k] * (workerId + 1) / workers;
+      for (unsigned i = begin; i < end; ++i) {
+        int cat = classify(p, foam_slot_shard(s.ptr[k] + (size_t)i * p.ray_bytes), s.fromParent[k]);
+        if (cat >= 0) counts[cat]++;
+      }
+    }
+    memcpy(&ctl[0] + offsetof(foam_router_ctl, counts) / 4 + workerId * FOAM_CATS, counts, sizeof counts);
+    return true;
+  }
+};
+
+// Phase 2 (one worker): ranks, what leaves on which lane within the receivers'
+// credits, where the rest waits, and the credits this router grants for next step.
+class RouterPlan : public Vertex {
+public:
+  Input<Bytes> params;
+  Input<Bytes> inboxes;
+  InOut<Bytes> outboxes;
+  InOut<Words> ctl;
+  InOut<Bytes> stats;
+
+  bool compute() {
+    const foam_params p = load<foam_params>(params);
+    foam_router_ctl c = load<foam_router_ctl>(ctl);
+    const unsigned f = p.fanout, cap = p.link_capacity, q = p.queue_capacity, lb = linkBytes(p);
+    foam_link_header in[FOAM_MAX_FANOUT + 1];
+    for (unsigned l = 0; l <= f; ++l) in[l] = load<foam_link_header>(inboxes, l * lb);
+
+    uint32_t total[FOAM_CATS];
+    for (unsigned k = 0; k < FOAM_CATS; ++k) {
+      total[k] = 0;
+      for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
+        c.base[w][k] = total[k];
+        total[k] += c.counts[w][k];
+      }
+      c.send[k] = 0;
+      c.lane_off[k] = 0;
+      c.stay_off[k] = 0;
+    }
+    auto minu = [](uint32_t a, uint32_t b) { return a < b ? a : b; };
+
+    uint32_t laneCount[FOAM_MAX_FANOUT + 1] = {0, 0, 0, 0, 0};
+    for (unsigned ch = 0; ch < f; ++ch) {
+      uint32_t credit = minu(in[ch].credit, cap);
+      c.send[FOAM_CAT_DOWN + ch] = minu(total[FOAM_CAT_DOWN + ch], credit);
+      credit -= c.send[FOAM_CAT_DOWN + ch];
+      c.send[FOAM_CAT_TURN + ch] = minu(total[FOAM_CAT_TURN + ch], credit);
+      c.lane_off[FOAM_CAT_DOWN + ch] = 0;
+      c.lane_off[FOAM_CAT_TURN + ch] = c.send[FOAM_CAT_DOWN + ch];
+      laneCount[ch] = c.send[FOAM_CAT_DOWN + ch] + c.send[FOAM_CAT_TURN + ch];
+    }
+    uint32_t up = minu(in[f].credit, cap);
+    c.send[FOAM_CAT_UP] = minu(total[FOAM_CAT_UP], up);
+    up -= c.send[FOAM_CAT_UP];
+    uint32_t off = c.send[FOAM_CAT_UP];
+    for (unsigned ch = 0; ch < FOAM_MAX_FANOUT; ++ch) {
+      uint32_t blocked = ch < f ? total[FOAM_CAT_TURN + ch] - c.send[FOAM_CAT_TURN + ch] : 0;
+      c.escape[ch] = minu(blocked, up);
+      up -= c.escape[ch];
+      c.esc_off[ch] = off;
+      off += c.escape[ch];
+    }
+    laneCount[f] = off;
+
+    uint32_t down = 0;
+    for (unsigned ch = 0; ch < f; ++ch) {
+      c.stay_off[FOAM_CAT_DOWN + ch] = down;
+      down += total[FOAM_CAT_DOWN + ch] - c.send[FOAM_CAT_DOWN + ch];
+    }
+    uint32_t upq = 0;
+    c.stay_off[FOAM_CAT_UP] = upq;
+    upq += total[FOAM_CAT_UP] - c.send[FOAM_CAT_UP];
+    for (unsigned ch = 0; ch < f; ++ch) {
+      c.stay_off[FOAM_CAT_TURN + ch] = upq;
+      upq += total[FOAM_CAT_TURN + ch] - c.send[FOAM_CAT_TURN + ch] - c.escape[ch];
+    }
+
+    foam_tile_stats st = load<foam_tile_stats>(stats);
+    if (upq > q) st.overflow += upq - q;  // credits make this impossible
+    if (down > q) st.overflow += down - q;
+
+    c.src_up_count = c.up_count;
+    c.src_down_count = c.down_count;
+    c.up_count = upq;
+    c.down_count = down;
+    c.parity ^= 1u;
+
+    // Credits for next step. Rays granted last step arrive after this exchange,
+    // so they are reserved as if already queued.
+    uint32_t reservedUp = upq;
+    for (unsigned ch = 0; ch < f; ++ch) reservedUp += c.granted[ch];
+    uint32_t availUp = reservedUp < q ? q - reservedUp : 0;
+    uint32_t grant[FOAM_MAX_FANOUT + 1] = {0, 0, 0, 0, 0};
+    uint32_t share = availUp / f;
+    for (unsigned ch = 0; ch < f; ++ch) {
+      grant[ch] = minu(share, cap);
+      availUp -= grant[ch];
+    }
+    for (unsigned i = 0; i < f && availUp > 0; ++i) {  // leftover, rotating for fairness
+      unsigned ch = (c.rr + i) % f;
+      uint32_t extra = minu(cap - grant[ch], availUp);
+      grant[ch] += extra;
+      availUp -= extra;
+    }
+    c.rr = (c.rr + 1) % f;
+    uint32_t reservedDown = down + c.granted[f];
+    grant[f] = minu(reservedDown < q ? q - reservedDown : 0, cap);
+
+    uint32_t finished = 0;
+    for (unsigned ch = 0; ch < f; ++ch) finished += in[ch].finished;
+    for (unsigned l = 0; l <= f; ++l) {
+      foam_link_header h;
+      h.count = laneCount[l];
+      h.credit = grant[l];
+      h.finished = l == f ? finished : 0;
+      h.pending = l == f ? upq : down;
+      unsigned char *box = &outboxes[0] + (size_t)l * lb;
+      memcpy(box, &h, sizeof h);
+      if (laneCount[l] < cap) foam_slot_invalidate(box + sizeof h + (size_t)laneCount[l] * p.ray_bytes);
+      c.granted[l] = grant[l];
+    }
+    memcpy(&ctl[0], &c, sizeof c);
+
+    uint32_t moved = 0;
+    for (unsigned l = 0; l <= f; ++l) moved += laneCount[l];
+    st.rays_in += moved;
+    if (upq + down > st.peak_queue) st.peak_queue = upq + down;
+    st.iterations++;
+    memcpy(&stats[0], &st, sizeof st);
+    return true;
+  }
+};
+
+// Phase 3: each worker walks its slices in the same order as RouterCount and puts
+// every ray where its rank says: a lane slot or a slot in the other queue half.
+class RouterForward : public MultiVertex {
+public:
+  Input<Bytes> params;
+  Input<Bytes> inboxes;
+  InOut<Bytes> queues;
+  InOut<Bytes> outboxes;
+  Input<Words> ctl;
+
+  bool compute(unsigned workerId) {
+    const foam_params p = load<foam_params>(params);
+    const foam_router_ctl c = load<foam_router_ctl>(ctl);
+    const unsigned stride = p.ray_bytes, q = p.queue_capacity, lb = linkBytes(p), f = p.fanout;
+    const unsigned srcParity = c.parity ^ 1u;
+    unsigned char *qs = &queues[0];
+    const Sources s = sources(p, &inboxes[0], qs, srcParity, c.src_up_count, c.src_down_count);
+    unsigned char *upDst = qs + (size_t)c.parity * q * stride;
+    unsigned char *downDst = qs + (size_t)(2 + c.parity) * q * stride;
+    unsigned char *boxes = &outboxes[0];
+    auto lane = [&](unsigned l, uint32_t slot) {
+      return boxes + (size_t)l * lb + sizeof(foam_link_header) + (size_t)slot * stride;
+    };
+    // A queue slot, or null past the capacity (never with correct credits).
+    auto stay = [&](unsigned char *half, uint32_t slot) -> unsigned char * {
+      return slot < q ? half + (size_t)slot * stride : nullptr;
+    };
+    uint32_t rank[FOAM_CATS];
+    for (unsigned k = 0; k < FOAM_CATS; ++k) rank[k] = c.base[workerId][k];
+    const unsigned workers = numWorkers();
+
+    for (unsigned k = 0; k < s.n; ++k) {
+      unsigned begin = s.count[k] * workerId / workers, end = s.count[k] * (workerId + 1) / workers;
+      for (unsigned i = begin; i < end; ++i) {
+        const unsigned char *src = s.ptr[k] + (size_t)i * stride;
+        int cat = classify(p, foam_slot_shard(src), s.fromParent[k]);
+        if (cat < 0) continue;
+        uint32_t r = rank[cat]++;
+        unsigned char *dst;
+        bool leaves = true;
+        if (cat == FOAM_CAT_UP) {
+          if (r < c.send[cat]) dst = lane(f, r);
+          else { dst = stay(upDst, c.stay_off[cat] + r - c.send[cat]); leaves = false; }
+        } else if (cat < FOAM_CAT_TURN) {
+          unsigned ch = (unsigned)cat - FOAM_CAT_DOWN;
+          if (r < c.send[cat]) dst = lane(ch, c.lane_off[cat] + r);
+          else { dst = stay(downDst, c.stay_off[cat] + r - c.send[cat]); leaves = false; }
+        } else {
+          unsigned ch = (unsigned)cat - FOAM_CAT_TURN;
+          if (r < c.send[cat]) dst = lane(ch, c.lane_off[cat] + r);
+          else if (r < c.send[cat] + c.escape[ch]) dst = lane(f, c.esc_off[ch] + r - c.send[cat]);
+          else {
+            dst = stay(upDst, c.stay_off[cat] + r - c.send[cat] - c.escape[ch]);
+            leaves = false;
+          }
+        }
+        if (!dst) continue;  // over capacity: RouterPlan counted it as overflow
+        memcpy(dst, src, stride);
+        if (leaves && p.hops) {  // one more router visited
+          foam_ray_hops h;
+          memcpy(&h, dst + stride - sizeof h, sizeof h);
+          h.router++;
+          memcpy(dst + stride - sizeof h, &h, sizeof h);
+        }
+      }
+    }
+    return true;
+  }
+};
+
+#ifndef __IPU__
+FOAM_HOST_VERTEX(RouterCount, params, inboxes, queues, ctl)
+FOAM_HOST_VERTEX(RouterPlan, params, inboxes, outboxes, ctl, stats)
+FOAM_HOST_VERTEX(RouterForward, params, inboxes, queues, outboxes, ctl)
+#endif

@@ -1,0 +1,206 @@
+#include "render_graph.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include <poplar/ArrayRef.hpp>
+
+#include "foam/layout.h"
+
+namespace foam {
+namespace {
+
+using poplar::ComputeSet;
+using poplar::Graph;
+using poplar::Tensor;
+using poplar::UNSIGNED_CHAR;
+using poplar::UNSIGNED_INT;
+namespace program = poplar::program;
+
+// The tensors one node owns, all mapped to its tile.
+struct NodeTensors {
+  Tensor params, inboxes, outboxes, ctl, stats;
+  Tensor shard, camera, pending, pixels;  // tracers
+  Tensor queues;                          // routers
+  Tensor spill, status;                   // generator
+};
+
+Tensor bytes(Graph &g, unsigned tile, std::size_t n, const std::string &name) {
+  Tensor t = g.addVariable(UNSIGNED_CHAR, {n}, name);
+  g.setTileMapping(t, tile);
+  return t;
+}
+
+Tensor words(Graph &g, unsigned tile, std::size_t n, const std::string &name) {
+  Tensor t = g.addVariable(UNSIGNED_INT, {n}, name);
+  g.setTileMapping(t, tile);
+  return t;
+}
+
+Tensor constBytes(Graph &g, unsigned tile, const uint8_t *data, std::size_t n, const std::string &name) {
+  Tensor t = g.addConstant<unsigned char>(UNSIGNED_CHAR, {n}, poplar::ArrayRef<unsigned char>(data, n), name);
+  g.setTileMapping(t, tile);
+  return t;
+}
+
+std::string nodeName(const NodeSpec &n, std::size_t i) {
+  const char *role = n.role == Role::Tracer ? "tracer" : n.role == Role::Router ? "router" : "generator";
+  return std::string(role) + std::to_string(i) + "@" + std::to_string(n.tile);
+}
+
+}  // namespace
+
+std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec) {
+  for (const auto &file : spec.codeletFiles) g.addCodelets(file, poplar::CodeletFileType::Auto, spec.codeletFlags);
+
+  const std::size_t link = sizeof(foam_link_header) + (std::size_t)spec.linkCapacity * spec.rayBytes;
+  std::vector<NodeTensors> t(spec.nodes.size());
+  int generator = -1;
+
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+    const NodeSpec &n = spec.nodes[i];
+    const std::string name = nodeName(n, i);
+    if (n.params.size() != sizeof(foam_params)) throw std::invalid_argument(name + ": params must be a foam_params");
+    foam_params p;
+    std::memcpy(&p, n.params.data(), sizeof p);
+    NodeTensors &x = t[i];
+    x.params = constBytes(g, n.tile, n.params.data(), n.params.size(), name + "/params");
+    x.stats = bytes(g, n.tile, sizeof(foam_tile_stats), name + "/stats");
+    switch (n.role) {
+    case Role::Tracer:
+      if (n.shardOffset + n.shardBytes > spec.shardBytes.size())
+        throw std::invalid_argument(name + ": shard blob out of range");
+      x.shard = constBytes(g, n.tile, spec.shardBytes.data() + n.shardOffset, n.shardBytes, name + "/shard");
+      x.camera = bytes(g, n.tile, sizeof(foam_camera), name + "/camera");
+      x.inboxes = bytes(g, n.tile, link, name + "/inbox");
+      x.outboxes = bytes(g, n.tile, link, name + "/outbox");
+      x.pending = bytes(g, n.tile, (std::size_t)p.queue_capacity * spec.rayBytes, name + "/pending");
+      x.ctl = words(g, n.tile, sizeof(foam_tracer_ctl) / 4, name + "/ctl");
+      x.pixels = bytes(g, n.tile, (std::size_t)spec.slicePixels * sizeof(foam_pixel), name + "/pixels");
+      break;
+    case Role::Router:
+      if (n.fanout < 2 || n.fanout > FOAM_MAX_FANOUT) throw std::invalid_argument(name + ": fanout must be 2..4");
+      x.inboxes = bytes(g, n.tile, link * (n.fanout + 1), name + "/inboxes");
+      x.outboxes = bytes(g, n.tile, link * (n.fanout + 1), name + "/outboxes");
+      x.queues = bytes(g, n.tile, (std::size_t)4 * p.queue_capacity * spec.rayBytes, name + "/queues");
+      x.ctl = words(g, n.tile, sizeof(foam_router_ctl) / 4, name + "/ctl");
+      break;
+    case Role::Generator:
+      if (generator >= 0) throw std::invalid_argument("more than one generator");
+      generator = (int)i;
+      x.camera = bytes(g, n.tile, sizeof(foam_camera), name + "/camera");
+      x.inboxes = bytes(g, n.tile, link, name + "/inbox");
+      x.outboxes = bytes(g, n.tile, link, name + "/outbox");
+      x.spill = bytes(g, n.tile, (std::size_t)p.queue_capacity * spec.rayBytes, name + "/spill");
+      x.ctl = words(g, n.tile, sizeof(foam_generator_ctl) / 4, name + "/ctl");
+      x.status = bytes(g, n.tile, sizeof(foam_frame_status), name + "/status");
+      break;
+    }
+  }
+  if (generator < 0) throw std::invalid_argument("the plan has no generator");
+
+  ComputeSet step1 = g.addComputeSet("step/march+count+generate");
+  ComputeSet step2 = g.addComputeSet("step/send+plan");
+  ComputeSet step3 = g.addComputeSet("step/forward");
+  ComputeSet reset = g.addComputeSet("frame/reset");
+  auto zero = [&](const Tensor &tensor, unsigned tile) {
+    auto v = g.addVertex(reset, "ZeroBytes", {{"data", tensor}});
+    g.setTileMapping(v, tile);
+  };
+  auto zeroWords = [&](const Tensor &tensor, unsigned tile) {
+    // ZeroBytes works on bytes; word tensors are zeroed through a byte view of the
+    // same shape on the same tile, so they get their own small vertex instead.
+    auto v = g.addVertex(reset, "ZeroWords", {{"data", tensor}});
+    g.setTileMapping(v, tile);
+  };
+
+  std::vector<Tensor> exSrc, exDst, camDst, pixelSlices, statsAll;
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+    const NodeSpec &n = spec.nodes[i];
+    NodeTensors &x = t[i];
+    const unsigned tile = n.tile;
+    statsAll.push_back(x.stats);
+    switch (n.role) {
+    case Role::Tracer: {
+      auto march = g.addVertex(step1, "TracerMarch",
+                               {{"shard", x.shard}, {"camera", x.camera}, {"params", x.params},
+                                {"inbox", x.inboxes}, {"pixels", x.pixels}, {"ctl", x.ctl}});
+      g.setTileMapping(march, tile);
+      auto send = g.addVertex(step2, "TracerSend",
+                              {{"params", x.params}, {"inbox", x.inboxes}, {"outbox", x.outboxes},
+                               {"pending", x.pending}, {"ctl", x.ctl}, {"stats", x.stats}});
+      g.setTileMapping(send, tile);
+      camDst.push_back(x.camera);
+      pixelSlices.push_back(x.pixels);
+      for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.pixels, &x.stats}) zero(*z, tile);
+      zeroWords(x.ctl, tile);
+      break;
+    }
+    case Role::Router: {
+      auto count = g.addVertex(step1, "RouterCount",
+                               {{"params", x.params}, {"inboxes", x.inboxes}, {"queues", x.queues}, {"ctl", x.ctl}});
+      g.setTileMapping(count, tile);
+      auto plan = g.addVertex(step2, "RouterPlan",
+                              {{"params", x.params}, {"inboxes", x.inboxes}, {"outboxes", x.outboxes},
+                               {"ctl", x.ctl}, {"stats", x.stats}});
+      g.setTileMapping(plan, tile);
+      auto fwd = g.addVertex(step3, "RouterForward",
+                             {{"params", x.params}, {"inboxes", x.inboxes}, {"queues", x.queues},
+                              {"outboxes", x.outboxes}, {"ctl", x.ctl}});
+      g.setTileMapping(fwd, tile);
+      for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.stats}) zero(*z, tile);
+      zeroWords(x.ctl, tile);
+      break;
+    }
+    case Role::Generator: {
+      auto gen = g.addVertex(step1, "Generator",
+                             {{"params", x.params}, {"camera", x.camera}, {"inbox", x.inboxes},
+                              {"outbox", x.outboxes}, {"spill", x.spill}, {"ctl", x.ctl},
+                              {"status", x.status}, {"stats", x.stats}});
+      g.setTileMapping(gen, tile);
+      for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.status, &x.stats}) zero(*z, tile);
+      zeroWords(x.ctl, tile);
+      break;
+    }
+    }
+    // Each node's upward link: its outbox (or its parent-lane outbox) to the
+    // parent's lane inbox, and the parent's lane outbox back down.
+    if (n.parent >= 0) {
+      const NodeSpec &pn = spec.nodes[(std::size_t)n.parent];
+      NodeTensors &px = t[(std::size_t)n.parent];
+      if (n.lane >= pn.fanout) throw std::invalid_argument(nodeName(n, i) + ": lane beyond its parent's fanout");
+      Tensor up = n.role == Role::Router ? x.outboxes.slice(link * n.fanout, link * (n.fanout + 1)) : x.outboxes;
+      Tensor upIn = n.role == Role::Router ? x.inboxes.slice(link * n.fanout, link * (n.fanout + 1)) : x.inboxes;
+      Tensor parentOut = pn.role == Role::Router ? px.outboxes.slice(link * n.lane, link * (n.lane + 1)) : px.outboxes;
+      Tensor parentIn = pn.role == Role::Router ? px.inboxes.slice(link * n.lane, link * (n.lane + 1)) : px.inboxes;
+      exSrc.push_back(up);
+      exDst.push_back(parentIn);
+      exSrc.push_back(parentOut);
+      exDst.push_back(upIn);
+    }
+  }
+
+  // One merged exchange for every link (paper §4.8), one broadcast for the camera.
+  Tensor cam = t[(std::size_t)generator].camera;
+  program::Sequence frameStart;
+  frameStart.add(program::Copy(poplar::concat(std::vector<Tensor>(camDst.size(), cam)), poplar::concat(camDst)));
+  frameStart.add(program::Execute(reset));
+  program::Sequence body;
+  body.add(program::Execute(step1));
+  body.add(program::Execute(step2));
+  body.add(program::Execute(step3));
+  body.add(program::Copy(poplar::concat(exSrc), poplar::concat(exDst)));
+  program::Repeat steps(spec.rc, body);
+
+  g.createHostWrite(kCameraHandle, cam);
+  g.createHostRead(kStatusHandle, t[(std::size_t)generator].status);
+  g.createHostRead(kPixelsHandle, poplar::concat(pixelSlices));
+  g.createHostRead(kStatsHandle, poplar::concat(statsAll));
+
+  std::vector<program::Program> progs(kNumPrograms);
+  progs[kFrameStart] = frameStart;
+  progs[kSteps] = steps;
+  return progs;
+}
+
+}  // namespace foam

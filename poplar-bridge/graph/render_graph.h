@@ -1,0 +1,52 @@
+// The render graph of the paper (§4.8), built through the Poplar API only, so the
+// same code runs on an IPU and on the host runtime. The topology (which tile plays
+// which role, who is whose parent) comes from the Rust device plan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <poplar/Graph.hpp>
+#include <poplar/Program.hpp>
+
+namespace foam {
+
+enum class Role : uint8_t { Tracer = 0, Router = 1, Generator = 2 };
+
+struct NodeSpec {
+  Role role;
+  unsigned tile;
+  int parent;       // index into RenderSpec::nodes; -1 for the generator
+  unsigned lane;    // which of the parent's child lanes this node is on
+  unsigned fanout;  // children (routers: 2 or 4; generator: 1; tracers: 0)
+  std::vector<uint8_t> params;  // foam_params bytes
+  std::size_t shardOffset = 0;  // tracers: blob within RenderSpec::shardBytes
+  std::size_t shardBytes = 0;
+};
+
+struct RenderSpec {
+  std::vector<NodeSpec> nodes;
+  std::vector<uint8_t> shardBytes;
+  unsigned rayBytes = 20;
+  unsigned linkCapacity = 256;
+  unsigned slicePixels = 0;
+  unsigned rc = 20;
+  std::vector<std::string> codeletFiles;
+  std::string codeletFlags;
+};
+
+// Host stream handles the frame loop uses.
+inline constexpr const char *kCameraHandle = "camera";
+inline constexpr const char *kStatusHandle = "status";
+inline constexpr const char *kPixelsHandle = "pixels";
+inline constexpr const char *kStatsHandle = "stats";
+
+// Programs, by index in the returned vector.
+enum Program : unsigned { kFrameStart = 0, kSteps = 1, kNumPrograms = 2 };
+
+// Builds tensors, vertices, compute sets and copies; returns the programs.
+std::vector<poplar::program::Program> buildRenderGraph(poplar::Graph &graph, const RenderSpec &spec);
+
+}  // namespace foam

@@ -1,0 +1,215 @@
+//! Tile roles: tracers at the leaves, a quadtree of routers over the shard-id
+//! bits, and the generator above the root (paper §4.1, §4.3).
+//!
+//! Shard ids are k-d tree paths (first split = most significant bit), so grouping
+//! ids by their high bits puts spatial neighbours under the same routers. Routers
+//! take two bits (four children) per level; with an odd depth the root takes the
+//! last bit alone and has two children.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Tracer,
+    Router,
+    Generator,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    pub role: Role,
+    pub tile: u32,
+    /// Index of the parent node; `None` only for the generator.
+    pub parent: Option<usize>,
+    /// This node's lane among its parent's children.
+    pub lane: u32,
+    /// Children: 4 or 2 for routers, 1 for the generator, 0 for tracers.
+    pub fanout: u32,
+    /// Shard-id bits below this node's subtree: a shard `s` is inside iff
+    /// `s >> subtree_shift == prefix`.
+    pub subtree_shift: u32,
+    pub prefix: u32,
+    /// Routers: shard-id bits below their children (`child = (s >> level_shift) & (fanout-1)`).
+    pub level_shift: u32,
+    /// Router level above the tracers (1 = parents of tracers); 0 for tracers.
+    pub level: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct Tree {
+    pub depth: u32,
+    pub nodes: Vec<Node>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TreeError {
+    #[error("{shards} shards need k-d depth 1..=16 (a power of two from 2 to 65,536)")]
+    BadDepth { shards: u64 },
+    #[error("{needed} tiles needed ({tracers} tracers, {routers} routers, 1 generator) but the target has {available}")]
+    TooManyTiles { needed: u64, tracers: u64, routers: u64, available: u32 },
+}
+
+impl Tree {
+    /// The tree for `2^depth` shards; tracer `s` is on tile `s`, routers follow
+    /// level by level from the bottom, the generator takes the next tile.
+    pub fn new(depth: u32, tiles_available: u32) -> Result<Tree, TreeError> {
+        if !(1..=16).contains(&depth) {
+            return Err(TreeError::BadDepth { shards: 1u64 << depth.min(63) });
+        }
+        let tracers = 1u32 << depth;
+        let mut nodes: Vec<Node> = (0..tracers)
+            .map(|s| Node {
+                role: Role::Tracer,
+                tile: s,
+                parent: None,
+                lane: 0,
+                fanout: 0,
+                subtree_shift: 0,
+                prefix: s,
+                level_shift: 0,
+                level: 0,
+            })
+            .collect();
+        let mut level: Vec<usize> = (0..tracers as usize).collect();
+        let mut shift = 0;
+        let mut lvl = 0;
+        while shift < depth {
+            let bits = if depth - shift >= 2 { 2 } else { 1 };
+            let fanout = 1u32 << bits;
+            lvl += 1;
+            let mut next = Vec::with_capacity(level.len() / fanout as usize);
+            for group in level.chunks(fanout as usize) {
+                let id = nodes.len();
+                let prefix = nodes[group[0]].prefix >> bits;
+                nodes.push(Node {
+                    role: Role::Router,
+                    tile: id as u32,
+                    parent: None,
+                    lane: 0,
+                    fanout,
+                    subtree_shift: shift + bits,
+                    prefix,
+                    level_shift: shift,
+                    level: lvl,
+                });
+                for &c in group {
+                    nodes[c].parent = Some(id);
+                    nodes[c].lane = nodes[c].prefix & (fanout - 1);
+                }
+                next.push(id);
+            }
+            level = next;
+            shift += bits;
+        }
+        let root = level[0];
+        let gen = nodes.len();
+        nodes.push(Node {
+            role: Role::Generator,
+            tile: gen as u32,
+            parent: None,
+            lane: 0,
+            fanout: 1,
+            subtree_shift: depth,
+            prefix: 0,
+            level_shift: depth,
+            level: lvl + 1,
+        });
+        nodes[root].parent = Some(gen);
+        nodes[root].lane = 0;
+        let needed = nodes.len() as u64;
+        if needed > tiles_available as u64 {
+            return Err(TreeError::TooManyTiles {
+                needed,
+                tracers: tracers as u64,
+                routers: needed - tracers as u64 - 1,
+                available: tiles_available,
+            });
+        }
+        Ok(Tree { depth, nodes })
+    }
+
+    pub fn tracers(&self) -> usize {
+        1usize << self.depth
+    }
+
+    pub fn routers(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.iter().filter(|n| n.role == Role::Router)
+    }
+
+    pub fn generator(&self) -> usize {
+        self.nodes.len() - 1
+    }
+
+    pub fn root(&self) -> usize {
+        self.nodes.len() - 2
+    }
+
+    /// Router hops on the tree path between two tracers (up to the lowest common
+    /// router and down again): the minimum a ray pays to move between shards.
+    pub fn path_hops(&self, a: u32, b: u32) -> u32 {
+        let mut x = a as usize;
+        let mut y = b as usize;
+        let mut hops = 0;
+        while x != y {
+            x = self.nodes[x].parent.expect("tracers have parents");
+            y = self.nodes[y].parent.expect("tracers have parents");
+            hops += 2;
+        }
+        hops.saturating_sub(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_tree_has_341_routers_in_five_levels() {
+        let t = Tree::new(10, 1472).unwrap();
+        let per_level: Vec<usize> = (1..=5).map(|l| t.routers().filter(|n| n.level == l).count()).collect();
+        assert_eq!(per_level, vec![256, 64, 16, 4, 1]);
+        assert_eq!(t.nodes.len(), 1024 + 341 + 1);
+        assert!(t.routers().all(|n| n.fanout == 4));
+    }
+
+    #[test]
+    fn odd_depth_root_has_two_children() {
+        let t = Tree::new(5, 1472).unwrap();
+        let root = &t.nodes[t.root()];
+        assert_eq!((root.fanout, root.subtree_shift, root.prefix), (2, 5, 0));
+        assert_eq!(t.routers().count(), 8 + 2 + 1);
+        let t1 = Tree::new(1, 16).unwrap();
+        assert_eq!(t1.nodes[t1.root()].fanout, 2);
+        assert_eq!(t1.nodes.len(), 4);
+    }
+
+    #[test]
+    fn every_shard_routes_down_from_the_root_to_its_tracer() {
+        for depth in 1..=8 {
+            let t = Tree::new(depth, 1 << 20).unwrap();
+            for s in 0..(1u32 << depth) {
+                let mut at = t.root();
+                while t.nodes[at].role == Role::Router {
+                    let n = &t.nodes[at];
+                    assert_eq!(s >> n.subtree_shift, n.prefix);
+                    let lane = (s >> n.level_shift) & (n.fanout - 1);
+                    at = t.nodes.iter().position(|c| c.parent == Some(at) && c.lane == lane).unwrap();
+                }
+                assert_eq!(t.nodes[at].tile, s);
+            }
+        }
+    }
+
+    #[test]
+    fn siblings_share_the_first_router() {
+        let t = Tree::new(10, 1472).unwrap();
+        assert_eq!(t.path_hops(0, 1), 1);
+        assert_eq!(t.path_hops(0, 4), 3);
+        assert_eq!(t.path_hops(0, 1023), 9);
+    }
+
+    #[test]
+    fn too_many_tiles_is_an_error() {
+        let e = Tree::new(11, 1472).unwrap_err();
+        assert!(e.to_string().contains("the target has 1472"), "{e}");
+        assert!(Tree::new(0, 1472).is_err());
+    }
+}
