@@ -370,6 +370,24 @@ std::string badHostBuffer() {
   return "no error";
 }
 
+std::string halfBits() {
+  const float vs[] = {1.0f + 1.0f / 2048.0f, 1.0f + 3.0f / 2048.0f, 65519.0f, 65520.0f, 1.0f / 33554432.0f,
+                      1.5f / 33554432.0f, 1.0f / 16777216.0f, 1.0f / 16384.0f, -0.0f, 0.1f, -65504.0f};
+  std::vector<unsigned> bits;
+  for (float f : vs)
+    bits.push_back(poplar_host::half(f).bits);
+  const std::uint16_t back[] = {0x3555, 0x0001, 0x7bff, 0xfc00};
+  std::vector<float> fs;
+  for (auto b : back)
+    fs.push_back(poplar_host::half::fromBits(b));
+  std::ostringstream o;
+  o.precision(9);
+  o << "bits=" << join(bits) << ";floats=";
+  for (std::size_t i = 0; i < fs.size(); ++i)
+    o << (i ? "," : "") << fs[i];
+  return o.str();
+}
+
 std::string deviceManager() {
   auto dm = DeviceManager::createDeviceManager();
   const auto hw = dm.getDevices(TargetType::IPU, 1);
@@ -407,6 +425,7 @@ rust::String run_scenario(rust::Str name, unsigned threads) {
       {"wrong_type_field", wrongTypeField},
       {"bad_host_buffer", badHostBuffer},
       {"device_manager", deviceManager},
+      {"half_bits", halfBits},
   };
   auto it = scenarios.find(std::string(name));
   if (it == scenarios.end())
