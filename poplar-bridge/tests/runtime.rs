@@ -194,3 +194,33 @@ fn codelets_must_be_compiled_in_and_added() {
 fn host_buffer_size_must_match() {
     assert_mentions(&err("bad_host_buffer"), &["'x'", "12 bytes", "16"]);
 }
+
+/// Runs under the environment set by `foam_threads_environment_variable` (ignored otherwise).
+#[test]
+#[ignore]
+fn engine_under_env() {
+    match run("reduction", 0) {
+        Ok(s) => println!("RESULT {}", field(&s, "total_bits")),
+        Err(e) => println!("ERROR {e}"),
+    }
+}
+
+#[test]
+fn foam_threads_environment_variable() {
+    let under = |v: &str| {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--ignored", "--exact", "engine_under_env", "--nocapture", "--test-threads=1"])
+            .env("FOAM_THREADS", v)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        // libtest may print "test engine_under_env ... " on the same line first.
+        let at = text.find("RESULT").or_else(|| text.find("ERROR")).unwrap_or(text.len());
+        text[at..].lines().next().unwrap_or("").to_string()
+    };
+    let want = format!("RESULT {}", expected_reduction_bits());
+    assert_eq!(under("1"), want);
+    assert_eq!(under("4"), want);
+    let e = under("zero");
+    assert!(e.contains("FOAM_THREADS must be a positive integer, got 'zero'"), "{e}");
+}
