@@ -1,1 +1,302 @@
-//! Rust side of the cxx bridge to the Poplar graph builder and host runtime.
+//! Rust side of the cxx bridge to the Poplar graph builder and the host runtime.
+//!
+//! A [`Session`] builds a graph from numbered handles (tensors, compute sets, vertices,
+//! programs), compiles it into an engine on a device, runs programs, moves host tensors
+//! and reports counters and per-tile memory. Every C++ error (a Poplar exception naming
+//! the tile, tensor or vertex) comes back as [`Error`].
+
+#[cxx::bridge(namespace = "foam_bridge")]
+mod ffi {
+    /// Execution counters since compile (or the last reset).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    struct Counters {
+        /// Execute programs run (BSP compute steps).
+        compute_steps: u64,
+        /// Vertex compute() calls (a MultiVertex counts once).
+        vertex_runs: u64,
+        /// Tensor-to-tensor Copy programs run.
+        copies: u64,
+        /// Copy bytes whose source and destination tiles differ.
+        bytes_exchanged: u64,
+        /// Copy bytes that stay on their tile.
+        bytes_copied_on_tile: u64,
+        /// Engine::run, readTensor and writeTensor calls.
+        host_calls: u64,
+        /// Sum over Executes of the busiest tile's setPerfEstimate cycles.
+        estimated_cycles: u64,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum MemoryKind {
+        Tensor,
+        VertexState,
+        Code,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct TileMemory {
+        tile: u32,
+        tensor_bytes: u64,
+        vertex_state_bytes: u64,
+        code_bytes: u64,
+    }
+
+    /// One contributor to a tile's memory: a tensor (by debug name) or a vertex type's
+    /// state or code.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    struct MemoryItem {
+        tile: u32,
+        kind: MemoryKind,
+        name: String,
+        bytes: u64,
+    }
+
+    /// Per-tile memory: tiles that hold anything, ascending; items largest first per tile.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    struct MemoryReport {
+        num_tiles: u32,
+        bytes_per_tile: u64,
+        tiles: Vec<TileMemory>,
+        items: Vec<MemoryItem>,
+    }
+
+    unsafe extern "C++" {
+        include!("poplar-bridge/bridge/session.h");
+
+        type Session;
+
+        fn new_session(num_ipus: u32, tiles_per_ipu: u32) -> Result<UniquePtr<Session>>;
+        /// The codelet bundle path for Graph::addCodelets (host: "foam_codelets.gp").
+        fn codelets_gp() -> String;
+
+        fn add_codelets(self: Pin<&mut Session>, path: &str) -> Result<()>;
+        fn add_variable(self: Pin<&mut Session>, ty: &str, shape: &[usize], name: &str) -> Result<u32>;
+        fn set_initial_bytes(self: Pin<&mut Session>, t: u32, bytes: &[u8]) -> Result<()>;
+        fn slice(self: Pin<&mut Session>, t: u32, begin: usize, end: usize, dim: u32) -> Result<u32>;
+        fn index(self: Pin<&mut Session>, t: u32, i: usize) -> Result<u32>;
+        fn reshape(self: Pin<&mut Session>, t: u32, shape: &[usize]) -> Result<u32>;
+        fn concat(self: Pin<&mut Session>, ts: &[u32], dim: u32) -> Result<u32>;
+        fn num_elements(self: &Session, t: u32) -> Result<usize>;
+        fn set_tile_mapping(self: Pin<&mut Session>, t: u32, tile: u32) -> Result<()>;
+        fn add_compute_set(self: Pin<&mut Session>, name: &str) -> Result<u32>;
+        fn add_vertex(self: Pin<&mut Session>, cs: u32, ty: &str, tile: u32) -> Result<u32>;
+        fn connect(self: Pin<&mut Session>, v: u32, field: &str, t: u32) -> Result<()>;
+        fn set_field_u32(self: Pin<&mut Session>, v: u32, field: &str, value: u32) -> Result<()>;
+        fn set_field_i32(self: Pin<&mut Session>, v: u32, field: &str, value: i32) -> Result<()>;
+        fn set_field_f32(self: Pin<&mut Session>, v: u32, field: &str, value: f32) -> Result<()>;
+        fn set_perf_estimate(self: Pin<&mut Session>, v: u32, cycles: u64) -> Result<()>;
+        fn create_host_write(self: Pin<&mut Session>, handle: &str, t: u32) -> Result<()>;
+        fn create_host_read(self: Pin<&mut Session>, handle: &str, t: u32) -> Result<()>;
+
+        fn prog_execute(self: Pin<&mut Session>, cs: u32) -> Result<u32>;
+        fn prog_copy(self: Pin<&mut Session>, src: u32, dst: u32) -> Result<u32>;
+        fn prog_sequence(self: Pin<&mut Session>, progs: &[u32]) -> Result<u32>;
+        fn prog_repeat(self: Pin<&mut Session>, count: u32, body: u32) -> Result<u32>;
+        fn prog_repeat_while_true(self: Pin<&mut Session>, cond: u32, predicate: u32, body: u32) -> Result<u32>;
+        fn prog_sync(self: Pin<&mut Session>) -> Result<u32>;
+
+        fn graph_memory_report(self: &Session) -> Result<MemoryReport>;
+        fn compile(self: Pin<&mut Session>, progs: &[u32]) -> Result<()>;
+        fn run(self: Pin<&mut Session>, prog: u32) -> Result<()>;
+        fn write_tensor(self: Pin<&mut Session>, handle: &str, bytes: &[u8]) -> Result<()>;
+        fn read_tensor(self: Pin<&mut Session>, handle: &str, bytes: &mut [u8]) -> Result<()>;
+        fn counters(self: &Session) -> Result<Counters>;
+        fn reset_counters(self: Pin<&mut Session>) -> Result<()>;
+        fn memory_report(self: &Session) -> Result<MemoryReport>;
+        fn num_tiles(self: &Session) -> u32;
+        fn bytes_per_tile(self: &Session) -> u32;
+    }
+}
+
+#[cfg(feature = "selftest")]
+pub mod selftest;
+
+pub use ffi::{Counters, MemoryItem, MemoryKind, MemoryReport, TileMemory};
+
+/// An error raised by the graph builder, the runtime or the SDK, with its message.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Error(pub String);
+
+impl From<cxx::Exception> for Error {
+    fn from(e: cxx::Exception) -> Self {
+        Error(e.what().to_string())
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+macro_rules! handle {
+    ($($(#[$m:meta])* $name:ident),*) => {$(
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub struct $name(pub u32);
+    )*};
+}
+handle!(
+    /// A tensor view in a session.
+    Tensor,
+    /// A compute set.
+    ComputeSet,
+    /// A vertex.
+    Vertex,
+    /// A control program.
+    Program
+);
+
+/// Poplar element types, by their Poplar names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElemType {
+    Bool,
+    Char,
+    UnsignedChar,
+    Short,
+    UnsignedShort,
+    Half,
+    Int,
+    UnsignedInt,
+    Float,
+}
+
+impl ElemType {
+    fn name(self) -> &'static str {
+        match self {
+            ElemType::Bool => "BOOL",
+            ElemType::Char => "CHAR",
+            ElemType::UnsignedChar => "UNSIGNED_CHAR",
+            ElemType::Short => "SHORT",
+            ElemType::UnsignedShort => "UNSIGNED_SHORT",
+            ElemType::Half => "HALF",
+            ElemType::Int => "INT",
+            ElemType::UnsignedInt => "UNSIGNED_INT",
+            ElemType::Float => "FLOAT",
+        }
+    }
+}
+
+/// A graph under construction, then the engine compiled from it.
+pub struct Session(cxx::UniquePtr<ffi::Session>);
+
+/// The codelet bundle to pass to [`Session::add_codelets`] (or `Graph::addCodelets` in C++).
+pub fn codelets_gp() -> String {
+    ffi::codelets_gp()
+}
+
+impl Session {
+    /// A Mk2 target with `num_ipus` IPUs of `tiles_per_ipu` tiles (1472 on hardware).
+    pub fn new(num_ipus: u32, tiles_per_ipu: u32) -> Result<Self> {
+        Ok(Session(ffi::new_session(num_ipus, tiles_per_ipu)?))
+    }
+    fn p(&mut self) -> std::pin::Pin<&mut ffi::Session> {
+        self.0.pin_mut()
+    }
+    pub fn num_tiles(&self) -> u32 {
+        self.0.num_tiles()
+    }
+    pub fn bytes_per_tile(&self) -> u32 {
+        self.0.bytes_per_tile()
+    }
+    pub fn add_codelets(&mut self, path: &str) -> Result<()> {
+        Ok(self.p().add_codelets(path)?)
+    }
+    pub fn add_variable(&mut self, ty: ElemType, shape: &[usize], name: &str) -> Result<Tensor> {
+        Ok(Tensor(self.p().add_variable(ty.name(), shape, name)?))
+    }
+    /// Initial contents as raw little-endian element bytes (HALF: binary16 bit patterns).
+    pub fn set_initial_bytes(&mut self, t: Tensor, bytes: &[u8]) -> Result<()> {
+        Ok(self.p().set_initial_bytes(t.0, bytes)?)
+    }
+    pub fn slice(&mut self, t: Tensor, begin: usize, end: usize, dim: u32) -> Result<Tensor> {
+        Ok(Tensor(self.p().slice(t.0, begin, end, dim)?))
+    }
+    pub fn index(&mut self, t: Tensor, i: usize) -> Result<Tensor> {
+        Ok(Tensor(self.p().index(t.0, i)?))
+    }
+    pub fn reshape(&mut self, t: Tensor, shape: &[usize]) -> Result<Tensor> {
+        Ok(Tensor(self.p().reshape(t.0, shape)?))
+    }
+    pub fn concat(&mut self, ts: &[Tensor], dim: u32) -> Result<Tensor> {
+        let ids: Vec<u32> = ts.iter().map(|t| t.0).collect();
+        Ok(Tensor(self.p().concat(&ids, dim)?))
+    }
+    pub fn num_elements(&self, t: Tensor) -> Result<usize> {
+        Ok(self.0.num_elements(t.0)?)
+    }
+    pub fn set_tile_mapping(&mut self, t: Tensor, tile: u32) -> Result<()> {
+        Ok(self.p().set_tile_mapping(t.0, tile)?)
+    }
+    pub fn add_compute_set(&mut self, name: &str) -> Result<ComputeSet> {
+        Ok(ComputeSet(self.p().add_compute_set(name)?))
+    }
+    /// Adds a vertex of a registered codelet type and maps it to `tile`.
+    pub fn add_vertex(&mut self, cs: ComputeSet, ty: &str, tile: u32) -> Result<Vertex> {
+        Ok(Vertex(self.p().add_vertex(cs.0, ty, tile)?))
+    }
+    pub fn connect(&mut self, v: Vertex, field: &str, t: Tensor) -> Result<()> {
+        Ok(self.p().connect(v.0, field, t.0)?)
+    }
+    pub fn set_field_u32(&mut self, v: Vertex, field: &str, value: u32) -> Result<()> {
+        Ok(self.p().set_field_u32(v.0, field, value)?)
+    }
+    pub fn set_field_i32(&mut self, v: Vertex, field: &str, value: i32) -> Result<()> {
+        Ok(self.p().set_field_i32(v.0, field, value)?)
+    }
+    pub fn set_field_f32(&mut self, v: Vertex, field: &str, value: f32) -> Result<()> {
+        Ok(self.p().set_field_f32(v.0, field, value)?)
+    }
+    pub fn set_perf_estimate(&mut self, v: Vertex, cycles: u64) -> Result<()> {
+        Ok(self.p().set_perf_estimate(v.0, cycles)?)
+    }
+    pub fn create_host_write(&mut self, handle: &str, t: Tensor) -> Result<()> {
+        Ok(self.p().create_host_write(handle, t.0)?)
+    }
+    pub fn create_host_read(&mut self, handle: &str, t: Tensor) -> Result<()> {
+        Ok(self.p().create_host_read(handle, t.0)?)
+    }
+    pub fn execute(&mut self, cs: ComputeSet) -> Result<Program> {
+        Ok(Program(self.p().prog_execute(cs.0)?))
+    }
+    pub fn copy(&mut self, src: Tensor, dst: Tensor) -> Result<Program> {
+        Ok(Program(self.p().prog_copy(src.0, dst.0)?))
+    }
+    pub fn sequence(&mut self, progs: &[Program]) -> Result<Program> {
+        let ids: Vec<u32> = progs.iter().map(|p| p.0).collect();
+        Ok(Program(self.p().prog_sequence(&ids)?))
+    }
+    pub fn repeat(&mut self, count: u32, body: Program) -> Result<Program> {
+        Ok(Program(self.p().prog_repeat(count, body.0)?))
+    }
+    pub fn repeat_while_true(&mut self, cond: Program, predicate: Tensor, body: Program) -> Result<Program> {
+        Ok(Program(self.p().prog_repeat_while_true(cond.0, predicate.0, body.0)?))
+    }
+    pub fn sync(&mut self) -> Result<Program> {
+        Ok(Program(self.p().prog_sync()?))
+    }
+    /// The per-tile memory the graph would use, also when it is over budget.
+    pub fn graph_memory_report(&self) -> Result<MemoryReport> {
+        Ok(self.0.graph_memory_report()?)
+    }
+    /// Builds the engine with `progs` (run index = position) and loads it on a device.
+    pub fn compile(&mut self, progs: &[Program]) -> Result<()> {
+        let ids: Vec<u32> = progs.iter().map(|p| p.0).collect();
+        Ok(self.p().compile(&ids)?)
+    }
+    pub fn run(&mut self, prog: u32) -> Result<()> {
+        Ok(self.p().run(prog)?)
+    }
+    pub fn write_tensor(&mut self, handle: &str, bytes: &[u8]) -> Result<()> {
+        Ok(self.p().write_tensor(handle, bytes)?)
+    }
+    pub fn read_tensor(&mut self, handle: &str, bytes: &mut [u8]) -> Result<()> {
+        Ok(self.p().read_tensor(handle, bytes)?)
+    }
+    pub fn counters(&self) -> Result<Counters> {
+        Ok(self.0.counters()?)
+    }
+    pub fn reset_counters(&mut self) -> Result<()> {
+        Ok(self.p().reset_counters()?)
+    }
+    pub fn memory_report(&self) -> Result<MemoryReport> {
+        Ok(self.0.memory_report()?)
+    }
+}

@@ -1,0 +1,135 @@
+//! Builds the C++ side: the cxx bridge, the graph builder (graph/*.cpp) and either
+//! the host runtime with host-compiled codelets (default) or, with feature `poplar`,
+//! links the Poplar SDK and compiles the codelets with popc.
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn cpp_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn main() {
+    let crate_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let root = crate_dir.parent().unwrap().to_path_buf();
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let codelets_dir = root.join("codelets");
+    let test_codelets_dir = crate_dir.join("tests/codelets");
+    let sdk = env::var_os("CARGO_FEATURE_POPLAR").is_some();
+    let selftest = env::var_os("CARGO_FEATURE_SELFTEST").is_some();
+
+    for p in ["build.rs", "src", "bridge", "graph", "host", "include", "tests/codelets", "tests/cpp"] {
+        println!("cargo:rerun-if-changed={}", crate_dir.join(p).display());
+    }
+    println!("cargo:rerun-if-changed={}", codelets_dir.display());
+    println!("cargo:rerun-if-env-changed=POPLAR_SDK_ENABLED");
+
+    let mut bridges = vec!["src/lib.rs"];
+    if selftest {
+        bridges.push("src/selftest.rs");
+    }
+    let mut b = cxx_build::bridges(bridges);
+    b.std("c++17")
+        .opt_level(2)
+        .flag("-Wall")
+        .flag("-Wextra")
+        .flag("-Wdouble-promotion")
+        .include(codelets_dir.join("include"));
+    for f in cpp_files(&crate_dir.join("bridge")).into_iter().chain(cpp_files(&crate_dir.join("graph"))) {
+        b.file(f);
+    }
+
+    let mut codelets = cpp_files(&codelets_dir);
+    if selftest {
+        codelets.extend(cpp_files(&test_codelets_dir));
+    }
+
+    if sdk {
+        let Some(sdk_root) = env::var_os("POPLAR_SDK_ENABLED").map(PathBuf::from) else {
+            panic!(
+                "feature `poplar` needs the Poplar SDK: source the SDK's enable.sh so that \
+                 POPLAR_SDK_ENABLED names its root (no SDK exists on this machine; build without \
+                 the feature to use the host runtime)"
+            );
+        };
+        let popc = sdk_root.join("bin/popc");
+        if !sdk_root.join("include/poplar/Graph.hpp").exists() || !popc.exists() {
+            panic!(
+                "POPLAR_SDK_ENABLED={} does not look like a Poplar SDK (no include/poplar/Graph.hpp or bin/popc)",
+                sdk_root.display()
+            );
+        }
+        let gp = out.join("foam_codelets.gp");
+        let mut cmd = Command::new(&popc);
+        cmd.args(["-O3", "--target=ipu2", "-I"]).arg(codelets_dir.join("include"));
+        cmd.args(&codelets).arg("-o").arg(&gp);
+        let st = cmd.status().unwrap_or_else(|e| panic!("cannot run {}: {e}", popc.display()));
+        if !st.success() {
+            panic!("popc failed ({st}) compiling {} codelet sources", codelets.len());
+        }
+        b.include(sdk_root.join("include"))
+            .define("FOAM_POPLAR_SDK", None)
+            .define("FOAM_CODELETS_GP", format!("\"{}\"", gp.display()).as_str());
+        println!("cargo:rustc-link-search=native={}", sdk_root.join("lib").display());
+        println!("cargo:rustc-link-lib=poplar");
+        println!("cargo:rustc-env=FOAM_CODELETS_GP={}", gp.display());
+    } else {
+        b.include(crate_dir.join("include"))
+            .define("FOAM_CODELETS_GP", "\"foam_codelets.gp\"");
+        println!("cargo:rustc-env=FOAM_CODELETS_GP=foam_codelets.gp");
+        for f in cpp_files(&crate_dir.join("host")) {
+            b.file(f);
+        }
+        if selftest {
+            b.include(crate_dir.join("tests/cpp"));
+            for f in cpp_files(&crate_dir.join("tests/cpp")) {
+                b.file(f);
+            }
+        }
+        // Each codelet is compiled through a wrapper that adds a link anchor; the
+        // generated manifest references every anchor, so the linker keeps every
+        // codelet's FOAM_HOST_VERTEX registration, and lists the sources for addCodelets.
+        let units = out.join("codelet_units");
+        fs::create_dir_all(&units).unwrap();
+        let mut manifest = String::from("#include <string>\n#include <vector>\n");
+        let mut body = String::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, c) in codelets.iter().enumerate() {
+            let base = c.file_name().unwrap().to_string_lossy().into_owned();
+            if !seen.insert(base.clone()) {
+                panic!("two codelet sources are named {base}: codelet basenames must be unique");
+            }
+            let anchor = format!("foam_codelet_unit_{i}");
+            let wrapper = units.join(format!("{i}_{base}"));
+            let text = format!(
+                "#include \"{}\"\nextern \"C\" int {anchor}() {{ return 1; }}\n",
+                c.display()
+            );
+            if fs::read_to_string(&wrapper).ok().as_deref() != Some(text.as_str()) {
+                fs::write(&wrapper, text).unwrap();
+            }
+            b.file(&wrapper);
+            writeln!(manifest, "extern \"C\" int {anchor}();").unwrap();
+            writeln!(body, "  if ({anchor}()) files.push_back(\"{base}\");").unwrap();
+        }
+        manifest.push_str("void foam_codelet_manifest(std::vector<std::string> &files) {\n");
+        manifest.push_str(&body);
+        manifest.push_str("  (void)files;\n}\n");
+        let mpath = out.join("codelet_manifest.cpp");
+        if fs::read_to_string(&mpath).ok().as_deref() != Some(manifest.as_str()) {
+            fs::write(&mpath, manifest).unwrap();
+        }
+        b.file(&mpath);
+    }
+    b.compile("poplar_bridge_cpp");
+}

@@ -1,0 +1,41 @@
+// Host runtime of the Poplar API subset: poplar::Engine. Construction checks the graph
+// against the IPU's rules (every tensor mapped, per-tile memory, vertex fields on the
+// vertex's tile, copy sizes) and lays out tile memory; run() executes a program.
+#ifndef POPLAR_ENGINE_HPP
+#define POPLAR_ENGINE_HPP
+#include <memory>
+#include <poplar/ArrayRef.hpp>
+#include <poplar/Device.hpp>
+#include <poplar/Graph.hpp>
+#include <poplar/OptionFlags.hpp>
+#include <poplar/Program.hpp>
+#include <poplar/StringRef.hpp>
+#include <string>
+
+namespace poplar_host {
+struct EngineImpl;
+}
+
+namespace poplar {
+
+class Engine {
+public:
+  Engine(Graph &&graph, ArrayRef<program::Program> progs, const OptionFlags &opts = {});
+  Engine(Graph &&graph, const program::Program &prog, const OptionFlags &opts = {});
+  Engine(Engine &&) noexcept;
+  Engine &operator=(Engine &&) noexcept;
+  ~Engine();
+
+  void load(const Device &device);
+  void run(unsigned prog = 0, const std::string &debugName = "");
+  void writeTensor(StringRef handle, const void *buf, const void *bufEnd);
+  void readTensor(StringRef handle, void *buf, void *bufEnd);
+
+  poplar_host::EngineImpl &hostImpl() const { return *impl_; } // host runtime only
+
+private:
+  std::unique_ptr<poplar_host::EngineImpl> impl_;
+};
+
+} // namespace poplar
+#endif

@@ -1,0 +1,436 @@
+// C++ graph code against the Poplar API, run on the host runtime by tests/runtime.rs.
+// Each scenario returns a summary the Rust test checks, or throws (the error under test).
+#include "poplar-bridge/tests/cpp/scenarios.h"
+#include <functional>
+#include <map>
+#include <poplar/DeviceManager.hpp>
+#include <poplar/Engine.hpp>
+#include <poplar/Graph.hpp>
+#include <poplar/HalfFloat.hpp>
+#include <poplar/IPUModel.hpp>
+#include <poplar/Program.hpp>
+#include <poplar_host/Report.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace poplar;
+using namespace poplar::program;
+
+namespace foam_selftest {
+namespace {
+
+unsigned gThreads = 0;
+
+Device device(unsigned tiles) {
+  IPUModel model("ipu2");
+  model.tilesPerIPU = tiles;
+  Device d = model.createDevice();
+  d.attach();
+  return d;
+}
+
+Graph graph(unsigned tiles) {
+  Graph g(Target::createIPUTarget(1, tiles, "ipu2"));
+  g.addCodelets("runtime_test_codelets.cpp");
+  return g;
+}
+
+Engine load(Graph &&g, std::vector<Program> progs, unsigned tiles) {
+  Engine e(std::move(g), progs);
+  if (gThreads)
+    poplar_host::setThreads(e, gThreads);
+  e.load(device(tiles));
+  return e;
+}
+
+template <typename T> std::string join(const std::vector<T> &v) {
+  std::ostringstream o;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    o << (i ? "," : "") << v[i];
+  return o.str();
+}
+
+std::string counters(const Engine &e) {
+  const auto c = poplar_host::counters(e);
+  std::ostringstream o;
+  o << "steps=" << c.computeSteps << ";vertex_runs=" << c.vertexRuns << ";copies=" << c.copies
+    << ";exchanged=" << c.bytesExchanged << ";host_calls=" << c.hostCalls << ";cycles=" << c.estimatedCycles;
+  return o.str();
+}
+
+// N tiles each hold a 4-word token; every step each tile's vertex updates the token it
+// holds, then one merged Copy passes every token to the next tile (a rotation: sources
+// and destinations coincide, so the exchange must read all before writing any).
+std::string tokenRing(bool viaBuffers) {
+  const unsigned N = 8, R = 5;
+  Graph g = graph(N);
+  Tensor tok = g.addVariable(UNSIGNED_INT, {N, 4}, "tokens");
+  Tensor in = g.addVariable(UNSIGNED_INT, {N, 4}, "inbox");
+  ComputeSet cs = g.addComputeSet("step");
+  for (unsigned t = 0; t < N; ++t) {
+    g.setTileMapping(tok[t], t);
+    g.setTileMapping(in[t], t);
+    VertexRef v = g.addVertex(cs, "TestTokenStep", {{"token", tok[t]}});
+    g.setInitialValue(v["tileId"], t);
+    g.setTileMapping(v, t);
+    g.setPerfEstimate(v, 100 + t);
+  }
+  std::vector<unsigned> init(N * 4);
+  for (unsigned t = 0; t < N; ++t)
+    init[t * 4 + 3] = 1000 + t; // token identity
+  g.setInitialValue<unsigned>(tok, init);
+  std::vector<Tensor> from, to;
+  for (unsigned t = 0; t < N; ++t) {
+    from.push_back(tok[t]);
+    to.push_back((viaBuffers ? in : tok)[(t + 1) % N]);
+  }
+  Sequence step({Execute(cs), Copy(concat(from), concat(to))});
+  if (viaBuffers)
+    step.add(Copy(in, tok));
+  g.createHostRead("tokens", tok);
+  Engine e = load(std::move(g), {Repeat(R, step)}, N);
+  e.run(0);
+  std::vector<unsigned> out(N * 4);
+  e.readTensor("tokens", out.data(), out.data() + out.size());
+  return "tokens=" + join(out) + ";" + counters(e);
+}
+
+// T tiles of floats summed by MultiVertex workers over disjoint ranges, partials gathered
+// to tile 0 by one Copy, summed there in index order.
+std::string reduction() {
+  const unsigned T = 12, n = 997, W = 6;
+  Graph g = graph(T);
+  Tensor data = g.addVariable(FLOAT, {T, n}, "data");
+  Tensor partials = g.addVariable(FLOAT, {T, W}, "partials");
+  Tensor gathered = g.addVariable(FLOAT, {T * W}, "gathered");
+  Tensor total = g.addVariable(FLOAT, {}, "total");
+  g.setTileMapping(gathered, 0);
+  g.setTileMapping(total, 0);
+  ComputeSet cs1 = g.addComputeSet("partial"), cs2 = g.addComputeSet("sum");
+  std::vector<float> init(T * n);
+  std::uint32_t x = 12345;
+  for (auto &f : init) {
+    x = x * 1664525u + 1013904223u;
+    f = static_cast<float>(x >> 8) * (1.0f / 16777216.0f) - 0.25f;
+  }
+  g.setInitialValue<float>(data, init);
+  for (unsigned t = 0; t < T; ++t) {
+    g.setTileMapping(data[t], t);
+    g.setTileMapping(partials[t], t);
+    VertexRef v = g.addVertex(cs1, "TestPartialSum", {{"in", data[t]}, {"partials", partials[t]}});
+    g.setTileMapping(v, t);
+  }
+  VertexRef s = g.addVertex(cs2, "TestSum");
+  g.connect(s["in"], gathered);
+  g.connect(s["out"], total);
+  g.setTileMapping(s, 0);
+  g.createHostRead("total", total);
+  Engine e = load(std::move(g), {Sequence({Execute(cs1), Copy(partials.flatten(), gathered), Execute(cs2)})}, T);
+  e.run(0);
+  float r = 0;
+  e.readTensor("total", &r, &r + 1);
+  std::uint32_t bits;
+  std::memcpy(&bits, &r, 4);
+  std::ostringstream o;
+  o << "total_bits=" << bits << ";" << counters(e);
+  return o.str();
+}
+
+std::string workerOrder() {
+  Graph g = graph(1);
+  Tensor seen = g.addVariable(UNSIGNED_INT, {6}, "seen");
+  g.setTileMapping(seen, 0);
+  ComputeSet cs = g.addComputeSet("order");
+  g.setTileMapping(g.addVertex(cs, "TestWorkerOrder", {{"seen", seen}}), 0);
+  g.createHostRead("seen", seen);
+  Engine e = load(std::move(g), {Execute(cs)}, 1);
+  e.run(0);
+  std::vector<unsigned> out(6);
+  e.readTensor("seen", out.data(), out.data() + 6);
+  return "seen=" + join(out);
+}
+
+// RepeatWhileTrue whose predicate a vertex computes on tile 1.
+std::string repeatWhile() {
+  Graph g = graph(2);
+  Tensor counter = g.addVariable(UNSIGNED_INT, {1}, "counter");
+  Tensor limit = g.addConstant<unsigned>(UNSIGNED_INT, {1}, 7u, "limit");
+  Tensor more = g.addVariable(BOOL, {}, "more");
+  Tensor bodyRuns = g.addVariable(UNSIGNED_INT, {}, "bodyRuns");
+  for (const Tensor &t : {counter, limit, more})
+    g.setTileMapping(t, 1);
+  g.setTileMapping(bodyRuns, 0);
+  ComputeSet cond = g.addComputeSet("cond"), body = g.addComputeSet("body");
+  VertexRef c = g.addVertex(cond, "TestCountBelow", {{"counter", counter[0]}, {"limit", limit[0]}, {"more", more}});
+  g.setTileMapping(c, 1);
+  g.setTileMapping(g.addVertex(body, "TestIncrement", {{"x", bodyRuns}}), 0);
+  g.createHostRead("counter", counter);
+  g.createHostRead("bodyRuns", bodyRuns);
+  Engine e = load(std::move(g), {RepeatWhileTrue(Execute(cond), more, Execute(body))}, 2);
+  e.run(0);
+  unsigned cnt = 0, runs = 0;
+  e.readTensor("counter", &cnt, &cnt + 1);
+  e.readTensor("bodyRuns", &runs, &runs + 1);
+  return "counter=" + std::to_string(cnt) + ";body_runs=" + std::to_string(runs) + ";" + counters(e);
+}
+
+// Host write then read through views that span three tiles.
+std::string hostRoundTrip() {
+  Graph g = graph(3);
+  Tensor a = g.addVariable(INT, {3, 5}, "a");
+  for (unsigned t = 0; t < 3; ++t)
+    g.setTileMapping(a[t], t);
+  Tensor col = a.slice(1, 3, 1); // 3x2, three regions on three tiles
+  g.createHostWrite("a_in", a);
+  g.createHostRead("a_out", a);
+  g.createHostRead("cols", col);
+  Engine e = load(std::move(g), {Sequence()}, 3);
+  std::vector<int> in(15);
+  for (int i = 0; i < 15; ++i)
+    in[i] = i * i - 40;
+  e.writeTensor("a_in", in.data(), in.data() + in.size());
+  std::vector<int> out(15), cols(6);
+  e.readTensor("a_out", out.data(), out.data() + out.size());
+  e.readTensor("cols", cols.data(), cols.data() + cols.size());
+  return "out=" + join(out) + ";cols=" + join(cols) + ";" + counters(e);
+}
+
+// Views: slice along a later dimension, concat along it, reshape, flatten, operator[].
+std::string views() {
+  Graph g = graph(1);
+  Tensor x = g.addVariable(UNSIGNED_INT, {3, 4}, "x");
+  g.setTileMapping(x, 0);
+  std::vector<unsigned> init(12);
+  for (unsigned i = 0; i < 12; ++i)
+    init[i] = i;
+  g.setInitialValue<unsigned>(x, init);
+  std::map<std::string, Tensor> vs = {
+      {"slice_dim1", x.slice(1, 3, 1)},
+      {"concat_dim1", concat(x.slice(0, 1, 1), x.slice(3, 4, 1), 1)},
+      {"row2", x[2]},
+      {"reshape_row1", x.reshape({4, 3})[1]},
+      {"flat_slice", x.flatten().slice(5, 7)},
+      {"concat_dim0", concat({x[2], x[0]})},
+  };
+  for (const auto &kv : vs)
+    g.createHostRead(kv.first, kv.second);
+  Engine e = load(std::move(g), {Sequence()}, 1);
+  std::string r;
+  for (const auto &kv : vs) {
+    std::vector<unsigned> out(kv.second.numElements());
+    e.readTensor(kv.first, out.data(), out.data() + out.size());
+    r += kv.first + "=" + join(out) + ";";
+  }
+  return r;
+}
+
+std::string halfScale() {
+  Graph g = graph(1);
+  Tensor h = g.addVariable(HALF, {5}, "h");
+  g.setTileMapping(h, 0);
+  g.setInitialValue<float>(h, std::vector<float>{1.0f, 3.0f, 65504.0f, 0.1f, -2.5f});
+  ComputeSet cs = g.addComputeSet("scale");
+  VertexRef v = g.addVertex(cs, "TestHalfScale", {{"v", h}});
+  g.setInitialValue(v["scale"], 0.5f);
+  g.setTileMapping(v, 0);
+  g.createHostRead("h", h);
+  Engine e = load(std::move(g), {Execute(cs)}, 1);
+  e.run(0);
+  std::vector<std::uint16_t> raw(5);
+  e.readTensor("h", raw.data(), raw.data() + 5);
+  std::vector<float> out(5);
+  copyDeviceHalfToFloat(Target::createIPUTarget(1, "ipu2"), raw.data(), out.data(), 5);
+  return "half=" + join(out);
+}
+
+// ---- rule violations: each throws the error under test -------------------------------
+
+std::string overBudget() {
+  Graph g = graph(4);
+  Tensor ok = g.addVariable(UNSIGNED_CHAR, {1000}, "small");
+  Tensor big = g.addVariable(UNSIGNED_CHAR, {700000}, "big_buffer");
+  g.setTileMapping(ok, 0);
+  g.setTileMapping(big, 3);
+  Engine e = load(std::move(g), {Sequence()}, 4);
+  return "no error";
+}
+
+std::string foreignField() {
+  Graph g = graph(3);
+  Tensor seen = g.addVariable(UNSIGNED_INT, {6}, "far_away");
+  g.setTileMapping(seen, 2);
+  ComputeSet cs = g.addComputeSet("order");
+  g.setTileMapping(g.addVertex(cs, "TestWorkerOrder", {{"seen", seen}}), 1);
+  Engine e = load(std::move(g), {Execute(cs)}, 3);
+  return "no error";
+}
+
+std::string unmapped() {
+  Graph g = graph(2);
+  Tensor a = g.addVariable(FLOAT, {10}, "half_mapped");
+  g.setTileMapping(a.slice(0, 4), 0);
+  Engine e = load(std::move(g), {Sequence()}, 2);
+  return "no error";
+}
+
+std::string copyMismatch() {
+  Graph g = graph(2);
+  Tensor a = g.addVariable(FLOAT, {10}, "src10");
+  Tensor b = g.addVariable(FLOAT, {8}, "dst8");
+  g.setTileMapping(a, 0);
+  g.setTileMapping(b, 1);
+  Engine e = load(std::move(g), {Copy(a, b)}, 2);
+  return "no error";
+}
+
+std::string copyTypeMismatch() {
+  Graph g = graph(2);
+  Tensor a = g.addVariable(FLOAT, {4}, "floats");
+  Tensor b = g.addVariable(INT, {4}, "ints");
+  g.setTileMapping(a, 0);
+  g.setTileMapping(b, 1);
+  Engine e = load(std::move(g), {Copy(a, b)}, 2);
+  return "no error";
+}
+
+std::string overlappingDst() {
+  Graph g = graph(2);
+  Tensor a = g.addVariable(FLOAT, {4}, "a");
+  Tensor b = g.addVariable(FLOAT, {2}, "b");
+  g.setTileMapping(a, 0);
+  g.setTileMapping(b, 1);
+  Engine e = load(std::move(g), {Copy(a, concat(b, b))}, 2);
+  return "no error";
+}
+
+std::string noncontiguousField() {
+  Graph g = graph(1);
+  Tensor x = g.addVariable(UNSIGNED_INT, {3, 4}, "grid");
+  g.setTileMapping(x, 0);
+  ComputeSet cs = g.addComputeSet("order");
+  g.setTileMapping(g.addVertex(cs, "TestWorkerOrder", {{"seen", x.slice(0, 2, 1)}}), 0);
+  Engine e = load(std::move(g), {Execute(cs)}, 1);
+  return "no error";
+}
+
+std::string unconnectedField() {
+  Graph g = graph(1);
+  ComputeSet cs = g.addComputeSet("order");
+  g.setTileMapping(g.addVertex(cs, "TestWorkerOrder"), 0);
+  Engine e = load(std::move(g), {Execute(cs)}, 1);
+  return "no error";
+}
+
+std::string vertexFalse() {
+  const unsigned T = 8;
+  Graph g = graph(T);
+  ComputeSet cs = g.addComputeSet("check");
+  for (unsigned t = 0; t < T; ++t) {
+    Tensor f = g.addConstant<unsigned>(UNSIGNED_INT, {}, t == 5 || t == 7 ? 1u : 0u, "flag");
+    g.setTileMapping(f, t);
+    g.setTileMapping(g.addVertex(cs, "TestFailIf", {{"fail", f}}), t);
+  }
+  Engine e = load(std::move(g), {Execute(cs)}, T);
+  e.run(0);
+  return "no error";
+}
+
+std::string unknownCodelets() {
+  Graph g(Target::createIPUTarget(1, 2, "ipu2"));
+  g.addCodelets("codelets/not_there.cpp");
+  return "no error";
+}
+
+std::string codeletsNotAdded() {
+  Graph g(Target::createIPUTarget(1, 2, "ipu2"));
+  ComputeSet cs = g.addComputeSet();
+  g.addVertex(cs, "TestIncrement");
+  return "no error";
+}
+
+std::string wrongTypeField() {
+  Graph g = graph(1);
+  Tensor x = g.addVariable(FLOAT, {}, "float_scalar");
+  g.setTileMapping(x, 0);
+  ComputeSet cs = g.addComputeSet();
+  g.addVertex(cs, "TestIncrement", {{"x", x}});
+  return "no error";
+}
+
+std::string badHostBuffer() {
+  Graph g = graph(1);
+  Tensor x = g.addVariable(FLOAT, {4}, "x");
+  g.setTileMapping(x, 0);
+  g.createHostWrite("x", x);
+  Engine e = load(std::move(g), {Sequence()}, 1);
+  float buf[3] = {};
+  e.writeTensor("x", buf, buf + 3);
+  return "no error";
+}
+
+std::string halfBits() {
+  const float vs[] = {1.0f + 1.0f / 2048.0f, 1.0f + 3.0f / 2048.0f, 65519.0f, 65520.0f, 1.0f / 33554432.0f,
+                      1.5f / 33554432.0f, 1.0f / 16777216.0f, 1.0f / 16384.0f, -0.0f, 0.1f, -65504.0f};
+  std::vector<unsigned> bits;
+  for (float f : vs)
+    bits.push_back(poplar_host::half(f).bits);
+  const std::uint16_t back[] = {0x3555, 0x0001, 0x7bff, 0xfc00};
+  std::vector<float> fs;
+  for (auto b : back)
+    fs.push_back(poplar_host::half::fromBits(b));
+  std::ostringstream o;
+  o.precision(9);
+  o << "bits=" << join(bits) << ";floats=";
+  for (std::size_t i = 0; i < fs.size(); ++i)
+    o << (i ? "," : "") << fs[i];
+  return o.str();
+}
+
+std::string deviceManager() {
+  auto dm = DeviceManager::createDeviceManager();
+  const auto hw = dm.getDevices(TargetType::IPU, 1);
+  const auto model = dm.getDevices(TargetType::IPU_MODEL, 2);
+  const Target &t = model.at(0).getTarget();
+  return "ipu=" + std::to_string(hw.size()) + ";model_tiles=" + std::to_string(t.getNumTiles()) + ";bytes=" +
+         std::to_string(t.getBytesPerTile()) + ";workers=" + std::to_string(t.getNumWorkerContexts()) +
+         ";half=" + std::to_string(t.getTypeSize(HALF));
+}
+
+} // namespace
+
+rust::String run_scenario(rust::Str name, unsigned threads) {
+  gThreads = threads;
+  static const std::map<std::string, std::function<std::string()>> scenarios = {
+      {"token_ring", [] { return tokenRing(false); }},
+      {"token_ring_buffers", [] { return tokenRing(true); }},
+      {"reduction", reduction},
+      {"worker_order", workerOrder},
+      {"repeat_while", repeatWhile},
+      {"host_round_trip", hostRoundTrip},
+      {"views", views},
+      {"half_scale", halfScale},
+      {"over_budget", overBudget},
+      {"foreign_field", foreignField},
+      {"unmapped", unmapped},
+      {"copy_mismatch", copyMismatch},
+      {"copy_type_mismatch", copyTypeMismatch},
+      {"overlapping_dst", overlappingDst},
+      {"noncontiguous_field", noncontiguousField},
+      {"unconnected_field", unconnectedField},
+      {"vertex_false", vertexFalse},
+      {"unknown_codelets", unknownCodelets},
+      {"codelets_not_added", codeletsNotAdded},
+      {"wrong_type_field", wrongTypeField},
+      {"bad_host_buffer", badHostBuffer},
+      {"device_manager", deviceManager},
+      {"half_bits", halfBits},
+  };
+  auto it = scenarios.find(std::string(name));
+  if (it == scenarios.end())
+    throw std::invalid_argument("unknown scenario '" + std::string(name) + "'");
+  return rust::String(it->second());
+}
+
+} // namespace foam_selftest

@@ -1,0 +1,226 @@
+//! The host runtime driven through C++ graph code (tests/cpp/scenarios.cpp): execution
+//! semantics, determinism across thread counts, and every rule it enforces.
+use poplar_bridge::selftest::run;
+
+fn field<'a>(summary: &'a str, key: &str) -> &'a str {
+    summary
+        .split(';')
+        .find_map(|kv| kv.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+        .unwrap_or_else(|| panic!("no {key} in {summary}"))
+}
+
+fn err(name: &str) -> String {
+    match run(name, 0) {
+        Ok(s) => panic!("scenario {name} should fail but returned {s}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn assert_mentions(msg: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(msg.contains(p), "error {msg:?} should mention {p:?}");
+    }
+    assert!(!msg.contains('\n'), "error should be one line: {msg:?}");
+}
+
+/// Token ring: the tokens a Repeat of (Execute; rotating Copy) leaves, simulated here.
+fn expected_tokens(n: u32, repeats: u32) -> Vec<u32> {
+    let mut tok: Vec<[u32; 4]> = (0..n).map(|t| [0, 0, 0, 1000 + t]).collect();
+    for _ in 0..repeats {
+        for (t, k) in tok.iter_mut().enumerate() {
+            k[0] += 1;
+            k[1] = k[1].wrapping_mul(31).wrapping_add(t as u32);
+            k[2] = t as u32;
+        }
+        tok.rotate_right(1);
+    }
+    tok.concat()
+}
+
+fn join<T: ToString>(v: &[T]) -> String {
+    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+}
+
+#[test]
+fn token_ring_moves_tokens_with_copy_inside_repeat() {
+    for scenario in ["token_ring", "token_ring_buffers"] {
+        for threads in [1, 3] {
+            let s = run(scenario, threads).unwrap();
+            assert_eq!(field(&s, "tokens"), join(&expected_tokens(8, 5)), "{scenario} threads={threads}");
+            assert_eq!(field(&s, "steps"), "5");
+            assert_eq!(field(&s, "vertex_runs"), "40");
+            assert_eq!(field(&s, "copies"), if scenario == "token_ring" { "5" } else { "10" });
+            // 8 tokens of 16 bytes cross tiles per step; the inbox->token copy stays on-tile.
+            assert_eq!(field(&s, "exchanged"), "640");
+            assert_eq!(field(&s, "host_calls"), "2");
+            assert_eq!(field(&s, "cycles"), "535"); // 5 steps x busiest tile (107 cycles)
+        }
+    }
+}
+
+fn expected_reduction_bits() -> u32 {
+    let (tiles, n, w) = (12usize, 997usize, 6usize);
+    let mut x: u32 = 12345;
+    let data: Vec<f32> = (0..tiles * n)
+        .map(|_| {
+            x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+            (x >> 8) as f32 * (1.0 / 16777216.0) - 0.25
+        })
+        .collect();
+    let mut total = 0.0f32;
+    for t in 0..tiles {
+        for k in 0..w {
+            let (b, e) = (n * k / w, n * (k + 1) / w);
+            let mut s = 0.0f32;
+            for v in &data[t * n + b..t * n + e] {
+                s += v;
+            }
+            total += s;
+        }
+    }
+    total.to_bits()
+}
+
+#[test]
+fn multivertex_reduction_is_independent_of_thread_count() {
+    let want = expected_reduction_bits().to_string();
+    for threads in [1, 2, 3, 7] {
+        let s = run("reduction", threads).unwrap();
+        assert_eq!(field(&s, "total_bits"), want, "threads={threads}");
+        assert_eq!(field(&s, "vertex_runs"), "13");
+        assert_eq!(field(&s, "exchanged"), (11 * 6 * 4).to_string()); // tile 0's partials stay put
+    }
+}
+
+/// The documented worker-serialisation rule: a MultiVertex's workers run one after
+/// another in worker order, so each worker sees all lower workers' writes. (Codelets
+/// must not rely on this; on hardware the workers run concurrently.)
+#[test]
+fn multivertex_workers_run_serially_in_worker_order() {
+    assert_eq!(field(&run("worker_order", 2).unwrap(), "seen"), "1,2,3,4,5,6");
+}
+
+#[test]
+fn repeat_while_true_stops_on_device_computed_predicate() {
+    let s = run("repeat_while", 0).unwrap();
+    assert_eq!(field(&s, "counter"), "7");
+    assert_eq!(field(&s, "body_runs"), "6");
+    assert_eq!(field(&s, "steps"), "13"); // 7 condition + 6 body Executes
+}
+
+#[test]
+fn host_write_read_round_trip_through_views() {
+    let s = run("host_round_trip", 0).unwrap();
+    let input: Vec<i32> = (0..15).map(|i| i * i - 40).collect();
+    assert_eq!(field(&s, "out"), join(&input));
+    let cols: Vec<i32> = (0..3).flat_map(|r| [input[r * 5 + 1], input[r * 5 + 2]]).collect();
+    assert_eq!(field(&s, "cols"), join(&cols));
+    assert_eq!(field(&s, "host_calls"), "3");
+}
+
+#[test]
+fn tensor_views_select_the_right_elements() {
+    let s = run("views", 0).unwrap();
+    assert_eq!(field(&s, "slice_dim1"), "1,2,5,6,9,10");
+    assert_eq!(field(&s, "concat_dim1"), "0,3,4,7,8,11");
+    assert_eq!(field(&s, "row2"), "8,9,10,11");
+    assert_eq!(field(&s, "reshape_row1"), "3,4,5");
+    assert_eq!(field(&s, "flat_slice"), "5,6");
+    assert_eq!(field(&s, "concat_dim0"), "8,9,10,11,0,1,2,3");
+}
+
+#[test]
+fn half_codelet_arithmetic_and_conversions() {
+    assert_eq!(field(&run("half_scale", 0).unwrap(), "half"), "0.5,1.5,32752,0.0499878,-1.25");
+    let s = run("half_bits", 0).unwrap();
+    // ties to even at 1+2^-11 and 1+3*2^-11; 65519 -> max; 65520 -> inf; 2^-25 ties to 0;
+    // 1.5*2^-25 and 2^-24 -> smallest subnormal; 2^-14 smallest normal; -0; 0.1; -max.
+    let want = [0x3c00, 0x3c02, 0x7bff, 0x7c00, 0, 1, 1, 0x0400, 0x8000, 0x2e66, 0xfbff];
+    assert_eq!(field(&s, "bits"), join(&want));
+    assert_eq!(field(&s, "floats"), "0.333251953,5.96046448e-08,65504,-inf");
+}
+
+#[test]
+fn device_manager_and_target_facts() {
+    assert_eq!(run("device_manager", 0).unwrap(), "ipu=0;model_tiles=2944;bytes=638976;workers=6;half=2");
+}
+
+#[test]
+fn over_budget_tile_is_an_out_of_memory_error_naming_the_tile() {
+    let e = err("over_budget");
+    assert_mentions(&e, &["Out of memory on tile 3", "700000 bytes", "638976", "big_buffer"]);
+}
+
+#[test]
+fn vertex_field_on_a_foreign_tile_is_an_error() {
+    let e = err("foreign_field");
+    assert_mentions(&e, &["TestWorkerOrder", "tile 1", "'seen'", "far_away", "tile 2"]);
+}
+
+#[test]
+fn unmapped_tensor_is_an_error() {
+    assert_mentions(&err("unmapped"), &["half_mapped", "[4, 10)", "no tile mapping"]);
+}
+
+#[test]
+fn copy_size_and_type_mismatch_are_errors() {
+    assert_mentions(&err("copy_mismatch"), &["src10", "dst8", "10 vs 8"]);
+    assert_mentions(&err("copy_type_mismatch"), &["floats", "ints", "float vs int"]);
+    assert_mentions(&err("overlapping_dst"), &["more than once", "tile 1"]);
+}
+
+#[test]
+fn field_connection_errors() {
+    assert_mentions(&err("noncontiguous_field"), &["grid", "not contiguous", "'seen'"]);
+    assert_mentions(&err("unconnected_field"), &["'seen'", "not connected"]);
+    assert_mentions(&err("wrong_type_field"), &["'x'", "unsigned int", "float_scalar", "float"]);
+}
+
+#[test]
+fn failing_vertex_reports_the_lowest_tile_whatever_the_thread_count() {
+    for threads in [1, 2, 5] {
+        let e = run("vertex_false", threads).unwrap_err().to_string();
+        assert_mentions(&e, &["TestFailIf", "tile 5", "returned false"]);
+    }
+}
+
+#[test]
+fn codelets_must_be_compiled_in_and_added() {
+    assert_mentions(&err("unknown_codelets"), &["not_there.cpp", "runtime_test_codelets.cpp"]);
+    assert_mentions(&err("codelets_not_added"), &["TestIncrement", "runtime_test_codelets.cpp", "addCodelets"]);
+}
+
+#[test]
+fn host_buffer_size_must_match() {
+    assert_mentions(&err("bad_host_buffer"), &["'x'", "12 bytes", "16"]);
+}
+
+/// Runs under the environment set by `foam_threads_environment_variable` (ignored otherwise).
+#[test]
+#[ignore]
+fn engine_under_env() {
+    match run("reduction", 0) {
+        Ok(s) => println!("RESULT {}", field(&s, "total_bits")),
+        Err(e) => println!("ERROR {e}"),
+    }
+}
+
+#[test]
+fn foam_threads_environment_variable() {
+    let under = |v: &str| {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--ignored", "--exact", "engine_under_env", "--nocapture", "--test-threads=1"])
+            .env("FOAM_THREADS", v)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        // libtest may print "test engine_under_env ... " on the same line first.
+        let at = text.find("RESULT").or_else(|| text.find("ERROR")).unwrap_or(text.len());
+        text[at..].lines().next().unwrap_or("").to_string()
+    };
+    let want = format!("RESULT {}", expected_reduction_bits());
+    assert_eq!(under("1"), want);
+    assert_eq!(under("4"), want);
+    let e = under("zero");
+    assert!(e.contains("FOAM_THREADS must be a positive integer, got 'zero'"), "{e}");
+}
