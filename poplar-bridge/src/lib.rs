@@ -60,8 +60,37 @@ mod ffi {
         items: Vec<MemoryItem>,
     }
 
+    /// One tile of the render graph (see graph/render_graph.h).
+    #[derive(Debug, Clone)]
+    struct RenderNode {
+        /// 0 tracer, 1 router, 2 generator.
+        role: u8,
+        tile: u32,
+        /// Index of the parent node, -1 for the generator.
+        parent: i32,
+        lane: u32,
+        fanout: u32,
+        /// foam_params bytes.
+        params: Vec<u8>,
+        shard_offset: usize,
+        shard_bytes: usize,
+    }
+
+    /// The device plan handed to the C++ render graph builder.
+    #[derive(Debug, Clone)]
+    struct RenderSpec {
+        nodes: Vec<RenderNode>,
+        /// Every tracer's packed shard, back to back.
+        shards: Vec<u8>,
+        ray_bytes: u32,
+        link_capacity: u32,
+        slice_pixels: u32,
+        rc: u32,
+    }
+
     unsafe extern "C++" {
         include!("poplar-bridge/bridge/session.h");
+        include!("poplar-bridge/bridge/render.h");
 
         type Session;
 
@@ -104,6 +133,10 @@ mod ffi {
         fn reset_counters(self: Pin<&mut Session>) -> Result<()>;
         fn memory_report(self: &Session) -> Result<MemoryReport>;
         fn num_tiles(self: &Session) -> u32;
+
+        /// Builds the render graph into the session; returns the program handles
+        /// [frame start, Repeat(rc){compute; exchange}].
+        fn build_render_graph(session: Pin<&mut Session>, spec: &RenderSpec) -> Result<Vec<u32>>;
         fn bytes_per_tile(self: &Session) -> u32;
     }
 }
@@ -111,7 +144,7 @@ mod ffi {
 #[cfg(feature = "selftest")]
 pub mod selftest;
 
-pub use ffi::{Counters, MemoryItem, MemoryKind, MemoryReport, TileMemory};
+pub use ffi::{Counters, MemoryItem, MemoryKind, MemoryReport, RenderNode, RenderSpec, TileMemory};
 
 /// An error raised by the graph builder, the runtime or the SDK, with its message.
 #[derive(Debug, thiserror::Error)]
@@ -125,6 +158,12 @@ impl From<cxx::Exception> for Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+// Host stream handles of the render graph (graph/render_graph.h).
+pub const CAMERA_HANDLE: &str = "camera";
+pub const STATUS_HANDLE: &str = "status";
+pub const PIXELS_HANDLE: &str = "pixels";
+pub const STATS_HANDLE: &str = "stats";
 
 macro_rules! handle {
     ($($(#[$m:meta])* $name:ident),*) => {$(
@@ -252,6 +291,10 @@ impl Session {
     }
     pub fn create_host_read(&mut self, handle: &str, t: Tensor) -> Result<()> {
         Ok(self.p().create_host_read(handle, t.0)?)
+    }
+    /// Builds the render graph of `spec`; returns [frame start, steps] programs.
+    pub fn build_render_graph(&mut self, spec: &RenderSpec) -> Result<Vec<Program>> {
+        Ok(ffi::build_render_graph(self.0.pin_mut(), spec)?.into_iter().map(Program).collect())
     }
     pub fn execute(&mut self, cs: ComputeSet) -> Result<Program> {
         Ok(Program(self.p().prog_execute(cs.0)?))

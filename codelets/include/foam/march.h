@@ -29,10 +29,10 @@ static inline void foam_camera_ray(const foam_camera *cam, uint32_t x, uint32_t 
   float v = ((float)y + 0.5f - cam->cy) / cam->fy;
   const float *m = cam->c2w;
   foam_vec3 w = {m[0] * u + m[1] * v + m[2], m[4] * u + m[5] * v + m[6], m[8] * u + m[9] * v + m[10]};
-  float inv = 1.0f / sqrtf(foam_dot(w, w));
-  d->x = w.x * inv;
-  d->y = w.y * inv;
-  d->z = w.z * inv;
+  float len = sqrtf(foam_dot(w, w));
+  d->x = w.x / len;
+  d->y = w.y / len;
+  d->z = w.z / len;
   o->x = m[3];
   o->y = m[7];
   o->z = m[11];
@@ -99,8 +99,8 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
       foam_vec3 nrm = {q.x - p.x, q.y - p.y, q.z - p.z};
       float dp = foam_dot(nrm, d);
       if (dp > 0.0f) {
-        foam_vec3 mid = {0.5f * (p.x + q.x) - o.x, 0.5f * (p.y + q.y) - o.y, 0.5f * (p.z + q.z) - o.z};
-        float t = foam_dot(mid, nrm) / dp;
+        foam_vec3 face = {p.x + nrm.x * 0.5f - o.x, p.y + nrm.y * 0.5f - o.y, p.z + nrm.z * 0.5f - o.z};
+        float t = foam_dot(face, nrm) / dp;
         if (t < best_t) {
           best_t = t;
           best = n;
@@ -113,18 +113,18 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
       end = FOAM_MARCH_FINISHED;
       break;
     }
-    float delta = best_t - t0;
-    if (delta < 0.0f) delta = 0.0f;
-    float sigma = cell.density;
-    if (sigma > FOAM_MIN_DENSITY) {
-      float alpha = 1.0f - expf(-sigma * delta);
+    if (best_t > t0) {
+      float sigma = cell.density;
+      float alpha = 1.0f - expf(-sigma * (best_t - t0));
       float T_next = T * (1.0f - alpha);
-      if (ray->depth < 0.0f && T > FOAM_DEPTH_QUANTILE && T_next <= FOAM_DEPTH_QUANTILE)
+      if (sigma > FOAM_MIN_DENSITY) { /* near-empty cells attenuate but add no colour */
+        float w = T * alpha;
+        ray->r += w * ((float)cell.r / 255.0f);
+        ray->g += w * ((float)cell.g / 255.0f);
+        ray->b += w * ((float)cell.b / 255.0f);
+      }
+      if (ray->depth < 0.0f && T_next < FOAM_DEPTH_QUANTILE)
         ray->depth = t0 + logf(T / FOAM_DEPTH_QUANTILE) / sigma;
-      float w = T * alpha;
-      ray->r += w * ((float)cell.r * (1.0f / 255.0f));
-      ray->g += w * ((float)cell.g * (1.0f / 255.0f));
-      ray->b += w * ((float)cell.b * (1.0f / 255.0f));
       T = T_next;
     }
     if (best_t > t0) t0 = best_t;

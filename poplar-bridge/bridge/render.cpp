@@ -1,0 +1,36 @@
+#include "poplar-bridge/bridge/render.h"
+
+#include "poplar-bridge/bridge/session.h"
+#include "poplar-bridge/graph/render_graph.h"
+#include "poplar-bridge/src/lib.rs.h"
+
+namespace foam_bridge {
+
+rust::Vec<std::uint32_t> build_render_graph(Session &session, const RenderSpec &spec) {
+  foam::RenderSpec s;
+  s.shardBytes.assign(spec.shards.begin(), spec.shards.end());
+  s.rayBytes = spec.ray_bytes;
+  s.linkCapacity = spec.link_capacity;
+  s.slicePixels = spec.slice_pixels;
+  s.rc = spec.rc;
+  s.codeletFiles.push_back(std::string(codelets_gp()));
+  s.nodes.reserve(spec.nodes.size());
+  for (const RenderNode &n : spec.nodes) {
+    foam::NodeSpec ns;
+    ns.role = static_cast<foam::Role>(n.role);
+    ns.tile = n.tile;
+    ns.parent = n.parent;
+    ns.lane = n.lane;
+    ns.fanout = n.fanout;
+    ns.params.assign(n.params.begin(), n.params.end());
+    ns.shardOffset = n.shard_offset;
+    ns.shardBytes = n.shard_bytes;
+    s.nodes.push_back(std::move(ns));
+  }
+  std::vector<poplar::program::Program> progs = foam::buildRenderGraph(session.graph(), s);
+  rust::Vec<std::uint32_t> ids;
+  for (auto &p : progs) ids.push_back(session.addProgram(std::move(p)));
+  return ids;
+}
+
+} // namespace foam_bridge

@@ -1,0 +1,220 @@
+//! The frame loop: broadcast the camera, repeat the fused compute/exchange program
+//! until the device's own finished-pixel count (summed up the router tree) reaches
+//! the frame, then read the framebuffer slices and put the image together.
+
+use std::mem::size_of;
+use std::time::Instant;
+
+use partition::layout::{foam_frame_status, foam_pixel, foam_tile_stats};
+use poplar_bridge::Session;
+
+use super::options::Backend;
+use super::plan::DevicePlan;
+use super::stats::FrameStats;
+use super::tree::Role;
+use super::DeviceError;
+use crate::camera::Camera;
+use crate::reference::RenderOutput;
+
+// Program indices in the order compile() received them.
+const FRAME_START: u32 = 0;
+const STEPS: u32 = 1;
+
+/// A rendered device frame.
+pub struct DeviceFrame {
+    pub output: RenderOutput,
+    pub stats: FrameStats,
+    /// Per-pixel router and tracer hops (only with hop counters on).
+    pub router_hops: Option<Vec<u16>>,
+    pub tracer_hops: Option<Vec<u16>>,
+}
+
+pub struct DeviceRenderer {
+    plan: DevicePlan,
+    session: Session,
+    frame: u32,
+    setup_s: f64,
+    tile_bytes_max: u64,
+    tile_bytes_budget: u64,
+}
+
+fn read_records<T: Copy>(bytes: &[u8]) -> Vec<T> {
+    bytes
+        .chunks_exact(size_of::<T>())
+        // SAFETY: T is a layout.h record (plain fixed-width fields, no padding) and
+        // the chunk has exactly its size; read_unaligned copes with any alignment.
+        .map(|c| unsafe { std::ptr::read_unaligned(c.as_ptr().cast::<T>()) })
+        .collect()
+}
+
+impl DeviceRenderer {
+    /// Builds and compiles the render graph of `plan` (the expensive, once-per-scene part).
+    pub fn new(plan: DevicePlan) -> Result<DeviceRenderer, DeviceError> {
+        let t0 = Instant::now();
+        if plan.options.backend == Backend::Ipu && !cfg!(feature = "poplar") {
+            return Err(DeviceError::Options(
+                "--backend ipu needs a build with `--features poplar` against the Poplar SDK and an attached IPU; \
+                 this build has the host runtime only (--backend host)"
+                    .into(),
+            ));
+        }
+        let mut session = Session::new(1, plan.options.tiles)?;
+        let progs = session.build_render_graph(&plan.spec)?;
+        session.compile(&progs)?;
+        let report = session.memory_report()?;
+        let tile_bytes_max = report
+            .tiles
+            .iter()
+            .map(|t| t.tensor_bytes + t.vertex_state_bytes + t.code_bytes)
+            .max()
+            .unwrap_or(0);
+        Ok(DeviceRenderer {
+            tile_bytes_budget: report.bytes_per_tile,
+            plan,
+            session,
+            frame: 0,
+            setup_s: t0.elapsed().as_secs_f64(),
+            tile_bytes_max,
+        })
+    }
+
+    pub fn plan(&self) -> &DevicePlan {
+        &self.plan
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Renders one frame. The camera changes only here, between drained frames, so a
+    /// ray never meets a camera other than its own (paper §5.6).
+    pub fn render(&mut self, cam: &Camera, progress: &mut dyn FnMut(u64, u64)) -> Result<DeviceFrame, DeviceError> {
+        let t0 = Instant::now();
+        let calls0 = self.session.counters()?.host_calls;
+        let bytes0 = self.session.counters()?.bytes_exchanged;
+        let block = self.plan.camera_block(cam, self.frame)?;
+        self.frame += 1;
+        self.session.write_tensor(poplar_bridge::CAMERA_HANDLE, &block)?;
+        self.session.run(FRAME_START)?;
+
+        let total = cam.width as u64 * cam.height as u64;
+        let mut status = [0u8; size_of::<foam_frame_status>()];
+        let mut last = (u32::MAX, u32::MAX);
+        let mut stalled = 0;
+        let st = loop {
+            self.session.run(STEPS)?;
+            self.session.read_tensor(poplar_bridge::STATUS_HANDLE, &mut status)?;
+            let st: foam_frame_status = read_records(&status)[0];
+            progress(st.finished as u64, total);
+            if st.overflow > 0 {
+                return Err(DeviceError::Incomplete(format!(
+                    "the generator found no room for {} rays (a credit violation)",
+                    st.overflow
+                )));
+            }
+            if st.finished as u64 >= total {
+                break st;
+            }
+            if (st.injected, st.finished) == last {
+                stalled += 1;
+                if stalled >= self.plan.options.stall_calls {
+                    return Err(DeviceError::Incomplete(format!(
+                        "no progress in {} iterations: {} of {total} pixels finished, {} rays injected, {} spilled",
+                        stalled as u64 * self.plan.options.rc as u64,
+                        st.finished,
+                        st.injected,
+                        st.spilled
+                    )));
+                }
+            } else {
+                stalled = 0;
+                last = (st.injected, st.finished);
+            }
+        };
+
+        let shards = self.plan.shards();
+        let mut px_bytes = vec![0u8; shards * self.plan.slice_pixels as usize * size_of::<foam_pixel>()];
+        self.session.read_tensor(poplar_bridge::PIXELS_HANDLE, &mut px_bytes)?;
+        let pixels: Vec<foam_pixel> = read_records(&px_bytes);
+        let mut stats_bytes = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
+        self.session.read_tensor(poplar_bridge::STATS_HANDLE, &mut stats_bytes)?;
+        let tiles: Vec<foam_tile_stats> = read_records(&stats_bytes);
+
+        // Every pixel exactly once: the invariant the whole design exists to keep.
+        let bad: Vec<usize> = (0..pixels.len())
+            .filter(|&i| pixels[i].writes != if (i as u64) < total { 1 } else { 0 })
+            .collect();
+        if let Some(&first) = bad.first() {
+            let (x, y) = (first as u64 % cam.width as u64, first as u64 / cam.width as u64);
+            return Err(DeviceError::Incomplete(format!(
+                "{} pixels were not written exactly once (first: ({x}, {y}) written {} times)",
+                bad.len(),
+                pixels[first].writes
+            )));
+        }
+
+        let n = total as usize;
+        let mut out = RenderOutput {
+            width: cam.width,
+            height: cam.height,
+            rgb: Vec::with_capacity(3 * n),
+            opacity: Vec::with_capacity(n),
+            depth: Vec::with_capacity(n),
+            steps: vec![0; n],
+        };
+        for p in &pixels[..n] {
+            out.rgb.extend_from_slice(&[p.r, p.g, p.b]);
+            out.opacity.push(p.opacity);
+            out.depth.push(p.depth);
+        }
+        let (router_hops, tracer_hops) = if self.plan.options.hops {
+            (
+                Some(pixels[..n].iter().map(|p| p.router_hops).collect()),
+                Some(pixels[..n].iter().map(|p| p.tracer_hops).collect()),
+            )
+        } else {
+            (None, None)
+        };
+
+        let sum = |role: Role, f: &dyn Fn(&foam_tile_stats) -> u64| -> u64 {
+            self.plan.tree.nodes.iter().zip(&tiles).filter(|(n, _)| n.role == role).map(|(_, s)| f(s)).sum()
+        };
+        let router_hops_total = sum(Role::Router, &|s| s.rays_in as u64);
+        let tracer_hops_total = sum(Role::Tracer, &|s| s.rays_in as u64);
+        let dropped: u64 = tiles.iter().map(|s| s.overflow as u64).sum();
+        let misrouted: u64 = tiles.iter().map(|s| s.misrouted as u64).sum();
+        if dropped > 0 {
+            return Err(DeviceError::Incomplete(format!("{dropped} rays found no room (a credit violation)")));
+        }
+        let counters = self.session.counters()?;
+        let stats = FrameStats {
+            backend: match self.plan.options.backend {
+                Backend::Host => "host".into(),
+                Backend::Ipu => "ipu".into(),
+            },
+            layout: self.plan.options.layout.name().into(),
+            rc: self.plan.options.rc,
+            shards,
+            width: cam.width,
+            height: cam.height,
+            host_calls: counters.host_calls - calls0,
+            iterations: st.iterations as u64,
+            wall_s: t0.elapsed().as_secs_f64(),
+            setup_s: self.setup_s,
+            rays: total,
+            rays_finished: sum(Role::Tracer, &|s| s.pixels as u64),
+            rays_dropped: dropped,
+            router_hops_mean: router_hops_total as f64 / total as f64,
+            tracer_hops_mean: tracer_hops_total as f64 / total as f64,
+            router_hops_per_tracer_hop: router_hops_total as f64 / tracer_hops_total.max(1) as f64,
+            cell_steps: sum(Role::Tracer, &|s| s.cell_steps as u64),
+            max_buffer_occupancy: tiles.iter().map(|s| s.peak_queue as u64).max().unwrap_or(0),
+            tile_bytes_max: self.tile_bytes_max,
+            tile_bytes_budget: self.tile_bytes_budget,
+            bytes_exchanged: counters.bytes_exchanged - bytes0,
+            spill_peak: tiles[self.plan.tree.generator()].peak_queue as u64,
+        };
+        let _ = misrouted; // rays that took a detour are still delivered; reported via tests
+        Ok(DeviceFrame { output: out, stats, router_hops, tracer_hops })
+    }
+}

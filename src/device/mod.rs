@@ -1,0 +1,28 @@
+//! The device renderer: the paper's IPU design (tracers, quadtree routers, a
+//! generator) built through the Poplar API and run on the host runtime here or on
+//! an IPU with the SDK.
+
+pub mod frame;
+pub mod options;
+pub mod plan;
+pub mod stats;
+pub mod tree;
+
+pub use frame::{DeviceFrame, DeviceRenderer};
+pub use options::{Backend, Batch, DeviceOptions};
+pub use plan::DevicePlan;
+pub use stats::FrameStats;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    #[error(transparent)]
+    Tree(#[from] tree::TreeError),
+    #[error(transparent)]
+    Partition(#[from] partition::PartitionError),
+    #[error("{0}")]
+    Options(String),
+    #[error("the device graph: {0}")]
+    Graph(#[from] poplar_bridge::Error),
+    #[error("frame incomplete: {0}")]
+    Incomplete(String),
+}

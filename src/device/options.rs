@@ -1,0 +1,98 @@
+//! What a user can choose about the device run, with the defaults of the paper
+//! (rc 20, half payload, one row per batch).
+
+use partition::footprint::RayLayout;
+
+/// Where the graph runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// The project's host runtime of the Poplar API (every machine here).
+    Host,
+    /// A real IPU through the Poplar SDK (needs a build with `--features poplar`).
+    Ipu,
+}
+
+/// Scan order and size of the generator's primary-ray batches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Batch {
+    pub columns: bool,
+    pub lines: u32,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch { columns: false, lines: 1 }
+    }
+}
+
+impl std::str::FromStr for Batch {
+    type Err = String;
+
+    /// `rows:N` or `cols:N`.
+    fn from_str(s: &str) -> Result<Batch, String> {
+        let (kind, n) = s.split_once(':').ok_or_else(|| format!("batch '{s}' must be rows:N or cols:N"))?;
+        let columns = match kind {
+            "rows" => false,
+            "cols" | "columns" => true,
+            _ => return Err(format!("batch '{s}' must be rows:N or cols:N")),
+        };
+        let lines: u32 = n.parse().map_err(|_| format!("batch '{s}': N must be a whole number"))?;
+        if lines == 0 {
+            return Err(format!("batch '{s}': N must be at least 1"));
+        }
+        Ok(Batch { columns, lines })
+    }
+}
+
+impl std::fmt::Display for Batch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", if self.columns { "cols" } else { "rows" }, self.lines)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct DeviceOptions {
+    pub backend: Backend,
+    pub layout: RayLayout,
+    /// Carry per-ray hop counters (+4 B per payload) for hop maps.
+    pub hops: bool,
+    /// Compute/exchange iterations per host call.
+    pub rc: u32,
+    pub batch: Batch,
+    /// Idle iterations between batches.
+    pub drain_iters: u32,
+    /// Rays per link buffer (each direction of each tree edge).
+    pub link_capacity: u32,
+    /// Rays a tracer can hold waiting for upward credit.
+    pub tracer_queue: u32,
+    /// Rays per router queue (up and down each; double-buffered on the tile).
+    pub router_queue: u32,
+    /// Rays the generator's spill store holds; also the in-flight cap.
+    pub spill: u32,
+    /// Stop a ray once its transmittance is at or below this.
+    pub t_stop: f32,
+    /// Tiles of the target (1472 per Mk2 IPU).
+    pub tiles: u32,
+    /// Host calls without any progress before the frame is declared stuck.
+    pub stall_calls: u32,
+}
+
+impl Default for DeviceOptions {
+    fn default() -> Self {
+        DeviceOptions {
+            backend: Backend::Host,
+            layout: RayLayout::Half,
+            hops: false,
+            rc: 20,
+            batch: Batch::default(),
+            drain_iters: 0,
+            link_capacity: 256,
+            tracer_queue: 2048,
+            router_queue: 4096,
+            spill: 24_576,
+            t_stop: 0.001,
+            tiles: 1472,
+            stall_calls: 200,
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! The device plan: shards packed for their tracer tiles, every tile's role and
+//! parameters, buffer capacities, framebuffer slices, and the camera block with
+//! the start cell of a view.
+
+use std::mem::size_of;
+
+use partition::footprint::RayLayout;
+use partition::layout::{foam_camera, foam_params, foam_ray_hops};
+use partition::{Method, Partition, SceneRef};
+use poplar_bridge::{RenderNode, RenderSpec};
+
+use super::options::DeviceOptions;
+use super::tree::{Role, Tree};
+use super::DeviceError;
+use crate::camera::Camera;
+use crate::reference::SiteIndex;
+use crate::scene::Scene;
+
+/// Largest image side: pixel coordinates travel in 11 bits of the payload (layout.h).
+pub const MAX_IMAGE_SIDE: u32 = partition::layout::FOAM_MAX_IMAGE_SIDE;
+
+/// Bytes of a `#[repr(C)]` layout.h record, as the tile holds it.
+pub(crate) fn record_bytes<T: Copy>(v: &T) -> Vec<u8> {
+    // SAFETY: layout.h records are plain C structs of fixed-width fields whose sizes
+    // are static_asserted without padding; reading them as bytes is well defined.
+    unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }.to_vec()
+}
+
+pub(crate) fn layout_code(layout: RayLayout) -> u32 {
+    match layout {
+        RayLayout::Fp32 => partition::layout::foam_layout_FOAM_LAYOUT_FP32,
+        RayLayout::Mixed => partition::layout::foam_layout_FOAM_LAYOUT_MIXED,
+        RayLayout::Half => partition::layout::foam_layout_FOAM_LAYOUT_HALF,
+    }
+}
+
+pub struct DevicePlan {
+    pub tree: Tree,
+    pub partition: Partition,
+    pub options: DeviceOptions,
+    pub width: u32,
+    pub height: u32,
+    pub ray_bytes: u32,
+    /// Pixels per framebuffer slice: pixel p lives on tracer p / slice_pixels.
+    pub slice_pixels: u32,
+    /// Packed shard bytes per tracer.
+    pub shard_bytes: Vec<u32>,
+    pub spec: RenderSpec,
+    sites: SiteIndex,
+}
+
+impl DevicePlan {
+    /// Partitions `scene` into `shards` and lays out the device for `width` × `height`
+    /// frames. `progress` is called once per packed shard.
+    pub fn new(
+        scene: &Scene,
+        shards: u64,
+        width: u32,
+        height: u32,
+        options: &DeviceOptions,
+        progress: &(dyn Fn() + Sync),
+    ) -> Result<DevicePlan, DeviceError> {
+        check_options(options, width, height)?;
+        let depth = partition::check_shard_count(shards)?;
+        let tree = Tree::new(depth, options.tiles)?;
+        let sref = SceneRef {
+            positions: &scene.positions,
+            density: &scene.density,
+            color: &scene.color,
+            adjacency_end: &scene.adjacency_end,
+            adjacency: &scene.adjacency,
+        };
+        sref.validate()?;
+        let part = partition::partition(&sref, shards, Method::Kdtree)?;
+        let packed = partition::pack_all(&sref, &part, progress)?;
+        let sites = SiteIndex::new(scene).ok_or_else(|| DeviceError::Options("the scene has no sites".into()))?;
+
+        let ray_bytes = (options.layout.payload_bytes() as usize + if options.hops { size_of::<foam_ray_hops>() } else { 0 }) as u32;
+        let pixels = width as u64 * height as u64;
+        let slice_pixels = pixels.div_ceil(shards) as u32;
+
+        let mut blobs = Vec::with_capacity(packed.iter().map(|p| p.blob.len()).sum());
+        let mut offsets = Vec::with_capacity(packed.len());
+        for p in &packed {
+            offsets.push((blobs.len(), p.blob.len()));
+            blobs.extend_from_slice(&p.blob);
+        }
+        let nodes = tree
+            .nodes
+            .iter()
+            .map(|n| {
+                let params = node_params(n, options, ray_bytes);
+                let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[n.prefix as usize] } else { (0, 0) };
+                RenderNode {
+                    role: n.role as u8,
+                    tile: n.tile,
+                    parent: n.parent.map_or(-1, |p| p as i32),
+                    lane: n.lane,
+                    fanout: n.fanout,
+                    params: record_bytes(&params),
+                    shard_offset,
+                    shard_bytes,
+                }
+            })
+            .collect();
+        let spec = RenderSpec {
+            nodes,
+            shards: blobs,
+            ray_bytes,
+            link_capacity: options.link_capacity,
+            slice_pixels,
+            rc: options.rc,
+        };
+        Ok(DevicePlan {
+            tree,
+            options: options.clone(),
+            width,
+            height,
+            ray_bytes,
+            slice_pixels,
+            shard_bytes: packed.iter().map(|p| p.blob.len() as u32).collect(),
+            partition: part,
+            spec,
+            sites,
+        })
+    }
+
+    pub fn shards(&self) -> usize {
+        self.tree.tracers()
+    }
+
+    /// The camera block broadcast to every tile for one frame. The start cell is the
+    /// site nearest the camera, wherever the camera is.
+    pub fn camera_block(&self, cam: &Camera, frame: u32) -> Result<Vec<u8>, DeviceError> {
+        if cam.width != self.width || cam.height != self.height {
+            return Err(DeviceError::Options(format!(
+                "camera is {}x{} but the device was planned for {}x{}",
+                cam.width, cam.height, self.width, self.height
+            )));
+        }
+        let start = self.sites.nearest(cam.position.to_array());
+        let m = cam.c2w();
+        let mut c2w = [0.0f32; 12];
+        for r in 0..3 {
+            c2w[r * 4..r * 4 + 4].copy_from_slice(&m[r]);
+        }
+        let block = foam_camera {
+            c2w,
+            fx: cam.fx,
+            fy: cam.fy,
+            cx: cam.cx,
+            cy: cam.cy,
+            width: cam.width,
+            height: cam.height,
+            t_stop: self.options.t_stop,
+            start_shard: self.partition.owner(start) as u16,
+            start_cell: self.partition.local_index(start) as u16,
+            slice_pixels: self.slice_pixels,
+            frame,
+        };
+        Ok(record_bytes(&block))
+    }
+}
+
+fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), DeviceError> {
+    let bad = |m: String| Err(DeviceError::Options(m));
+    if o.rc == 0 {
+        return bad("--rc must be at least 1 (compute/exchange iterations per host call)".into());
+    }
+    if width == 0 || height == 0 || width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE {
+        return bad(format!(
+            "resolution {width}x{height} is outside 1..={MAX_IMAGE_SIDE} per side (pixel coordinates travel in 11 bits)"
+        ));
+    }
+    if o.link_capacity == 0 || o.tracer_queue == 0 || o.router_queue == 0 {
+        return bad("link, tracer and router capacities must be at least 1 ray".into());
+    }
+    if o.spill < o.link_capacity {
+        return bad(format!("the spill store ({}) must hold at least one link buffer ({})", o.spill, o.link_capacity));
+    }
+    if !(0.0..1.0).contains(&o.t_stop) {
+        return bad(format!("transmittance threshold {} must be in [0, 1)", o.t_stop));
+    }
+    Ok(())
+}
+
+fn node_params(n: &super::tree::Node, o: &DeviceOptions, ray_bytes: u32) -> foam_params {
+    let mut p = foam_params {
+        layout: layout_code(o.layout),
+        ray_bytes,
+        hops: o.hops as u32,
+        link_capacity: o.link_capacity,
+        queue_capacity: 0,
+        shard: n.prefix,
+        level_shift: n.level_shift,
+        fanout: n.fanout,
+        subtree_shift: n.subtree_shift,
+        max_in_flight: 0,
+        batch_kind: o.batch.columns as u32,
+        batch_lines: o.batch.lines,
+        drain_iters: o.drain_iters,
+        reserved: [0; 3],
+    };
+    match n.role {
+        Role::Tracer => p.queue_capacity = o.tracer_queue,
+        Role::Router => p.queue_capacity = o.router_queue,
+        Role::Generator => {
+            // The generator must be able to take every ray in flight from the root:
+            // that is what makes the routers deadlock free (codelets/router.cpp).
+            p.queue_capacity = o.spill;
+            p.max_in_flight = o.spill;
+        }
+    }
+    p
+}

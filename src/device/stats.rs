@@ -1,0 +1,63 @@
+//! What a device frame reports: the summary line and the `--stats` JSON.
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FrameStats {
+    pub backend: String,
+    pub layout: String,
+    pub rc: u32,
+    pub shards: usize,
+    pub width: u32,
+    pub height: u32,
+    /// Engine runs and tensor reads/writes for this frame.
+    pub host_calls: u64,
+    /// Compute/exchange iterations the frame took.
+    pub iterations: u64,
+    pub wall_s: f64,
+    /// Seconds to partition, build and compile the graph (once per scene).
+    pub setup_s: f64,
+    pub rays: u64,
+    pub rays_finished: u64,
+    /// Rays that found no room anywhere; the design makes this 0 and the frame fails otherwise.
+    pub rays_dropped: u64,
+    /// Router tiles a ray passes through, on average.
+    pub router_hops_mean: f64,
+    /// Tracer tiles a ray is marched on, on average.
+    pub tracer_hops_mean: f64,
+    pub router_hops_per_tracer_hop: f64,
+    pub cell_steps: u64,
+    /// Highest number of rays waiting in any tile's queues at the end of a step.
+    pub max_buffer_occupancy: u64,
+    /// Largest per-tile memory of the graph (tensors, vertex state, code estimate).
+    pub tile_bytes_max: u64,
+    pub tile_bytes_budget: u64,
+    pub bytes_exchanged: u64,
+    /// Rays the generator held in its spill store at the busiest moment.
+    pub spill_peak: u64,
+}
+
+impl FrameStats {
+    pub fn summary_line(&self) -> String {
+        format!(
+            "{}x{} on {} ({} layout, rc {}): {} iterations, {} host calls, {:.2} s; rays {}/{} finished, {} dropped; \
+             hops/ray: {:.1} router, {:.1} tracer ({:.2} router per tracer hop); peak queue {}; max tile {} B",
+            self.width,
+            self.height,
+            self.backend,
+            self.layout,
+            self.rc,
+            self.iterations,
+            self.host_calls,
+            self.wall_s,
+            self.rays_finished,
+            self.rays,
+            self.rays_dropped,
+            self.router_hops_mean,
+            self.tracer_hops_mean,
+            self.router_hops_per_tracer_hop,
+            self.max_buffer_occupancy,
+            self.tile_bytes_max
+        )
+    }
+}
