@@ -197,7 +197,7 @@ fn check_props(elem: Elem, def: &ElementDef, expected: &[(String, ScalarType)]) 
     }
     for (pos, ((name, ty), (want, want_ty))) in def.properties.iter().zip(expected).enumerate() {
         if name != want {
-            return err(format!("property '{name}' is at position {pos}, where '{want}' belongs"));
+            return err(format!("property {pos} is '{name}', expected '{want}'"));
         }
         match &ty.data_type {
             PropertyType::Scalar(t) if t == want_ty => {}

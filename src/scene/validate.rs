@@ -19,11 +19,15 @@ pub fn validate(scene: &Scene) -> Result<(), Problem> {
     check_shapes(scene)?;
     check_offsets(scene)?;
     let long = sorted_long_slices(scene);
-    (0..scene.len())
-        .into_par_iter()
-        .with_min_len(1024)
-        .find_map_first(|i| check_values(scene, i).or_else(|| check_neighbours(scene, &long, i)))
-        .map_or(Ok(()), Err)
+    // Faults within one site (values, ranges, self-loops, repeats) everywhere come first:
+    // a bad index would otherwise surface as a confusing asymmetry at an earlier site.
+    first_fault(scene, |i| check_values(scene, i).or_else(|| check_slice(scene, &long, i)))?;
+    first_fault(scene, |i| check_symmetry(scene, &long, i))
+}
+
+/// The fault at the lowest vertex index, checking sites in parallel.
+fn first_fault(scene: &Scene, check: impl Fn(usize) -> Option<Problem> + Sync + Send) -> Result<(), Problem> {
+    (0..scene.len()).into_par_iter().with_min_len(1024).find_map_first(check).map_or(Ok(()), Err)
 }
 
 /// Array lengths agree (always true for decoded files; guards scenes built in code).
@@ -118,8 +122,7 @@ fn check_values(scene: &Scene, i: usize) -> Option<Problem> {
     None
 }
 
-/// Range, self-loops, repeats and symmetry for site `i`'s slice; needs valid offsets.
-fn check_neighbours(scene: &Scene, long: &HashMap<u32, Vec<u32>>, i: usize) -> Option<Problem> {
+fn check_slice(scene: &Scene, long: &HashMap<u32, Vec<u32>>, i: usize) -> Option<Problem> {
     let n = scene.len();
     let start = scene.adjacency_start(i);
     let slice = scene.neighbours(i);
@@ -134,6 +137,16 @@ fn check_neighbours(scene: &Scene, long: &HashMap<u32, Vec<u32>>, i: usize) -> O
         if repeats_earlier(slice, sorted_of(long, slice.len(), i), p) {
             return bad(format!("vertex {i} lists neighbour {j} twice"));
         }
+    }
+    None
+}
+
+/// Every neighbour of site `i` lists `i` back; needs valid offsets and indices.
+fn check_symmetry(scene: &Scene, long: &HashMap<u32, Vec<u32>>, i: usize) -> Option<Problem> {
+    let start = scene.adjacency_start(i);
+    let slice = scene.neighbours(i);
+    for (p, &j) in slice.iter().enumerate() {
+        let bad = |detail: String| Some(Problem::record(Elem::Adjacency, start + p, detail));
         if !lists(scene, long, j as usize, i as u32) {
             return bad(format!("vertex {i} lists neighbour {j}, but vertex {j} does not list {i}"));
         }
