@@ -73,7 +73,9 @@ fn read_header_text<R: BufRead>(reader: &mut R) -> Result<String, Problem> {
             return Err(if first {
                 Problem::Empty
             } else if bytes.len() as u64 >= MAX_HEADER_BYTES {
-                Problem::header(format!("no end_header line in the first {MAX_HEADER_BYTES} bytes"))
+                Problem::header(format!(
+                    "no end_header line in the first {MAX_HEADER_BYTES} bytes"
+                ))
             } else {
                 Problem::header("file ends before the end_header line")
             });
@@ -107,17 +109,17 @@ fn reject_duplicates(text: &str) -> Result<(), Problem> {
         match words.as_slice() {
             ["element", name, ..] => {
                 if !elements.insert(name.to_string()) {
-                    return Err(Problem::header(format!("element '{name}' is declared twice")));
+                    return Err(Problem::header(format!(
+                        "element '{name}' is declared twice"
+                    )));
                 }
                 current = name.to_string();
                 props.clear();
             }
-            ["property", .., name] => {
-                if !props.insert(name.to_string()) {
-                    return Err(Problem::header(format!(
-                        "element {current}: property '{name}' is declared twice"
-                    )));
-                }
+            ["property", .., name] if !props.insert(name.to_string()) => {
+                return Err(Problem::header(format!(
+                    "element {current}: property '{name}' is declared twice"
+                )));
             }
             _ => {}
         }
@@ -127,7 +129,10 @@ fn reject_duplicates(text: &str) -> Result<(), Problem> {
 
 fn check_layout(header: &Header, header_len: u64) -> Result<Schema, Problem> {
     let names: Vec<&str> = header.elements.keys().map(String::as_str).collect();
-    if let Some(other) = names.iter().find(|n| !matches!(**n, "vertex" | "adjacency")) {
+    if let Some(other) = names
+        .iter()
+        .find(|n| !matches!(**n, "vertex" | "adjacency"))
+    {
         return Err(Problem::header(format!(
             "unexpected element '{other}' (a scene.ply has only 'vertex' then 'adjacency')"
         )));
@@ -150,9 +155,16 @@ fn check_layout(header: &Header, header_len: u64) -> Result<Schema, Problem> {
             format!("{sh_rest_len} color_sh_* properties; SH degrees 0..3 need 0, 9, 24 or 45"),
         )
     })?;
-    check_props(Elem::Adjacency, &adjacency_def, &[("adjacency".into(), ScalarType::UInt)])?;
+    check_props(
+        Elem::Adjacency,
+        &adjacency_def,
+        &[("adjacency".into(), ScalarType::UInt)],
+    )?;
     if vertex_def.count == 0 {
-        return Err(Problem::element(Elem::Vertex, "count is 0; a scene needs at least one site"));
+        return Err(Problem::element(
+            Elem::Vertex,
+            "count is 0; a scene needs at least one site",
+        ));
     }
     Ok(Schema {
         format: header.encoding,
@@ -168,9 +180,15 @@ fn check_layout(header: &Header, header_len: u64) -> Result<Schema, Problem> {
 
 /// Checks the vertex properties against the trainer's layout; returns the SH float count.
 fn check_vertex_props(def: &ElementDef) -> Result<usize, Problem> {
-    let sh_rest_len = def.properties.keys().filter(|n| sh_index(n).is_some()).count();
-    let mut expected: Vec<(String, ScalarType)> =
-        FIXED_VERTEX_PROPS.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+    let sh_rest_len = def
+        .properties
+        .keys()
+        .filter(|n| sh_index(n).is_some())
+        .count();
+    let mut expected: Vec<(String, ScalarType)> = FIXED_VERTEX_PROPS
+        .iter()
+        .map(|(n, t)| (n.to_string(), t.clone()))
+        .collect();
     expected.extend((0..sh_rest_len).map(|k| (format!("color_sh_{k}"), ScalarType::Float)));
     check_props(Elem::Vertex, def, &expected)?;
     Ok(sh_rest_len)
@@ -183,7 +201,11 @@ pub fn sh_index(name: &str) -> Option<usize> {
 
 /// Exact names, order and scalar types; reports unknown, then missing, then misplaced,
 /// then mistyped properties.
-fn check_props(elem: Elem, def: &ElementDef, expected: &[(String, ScalarType)]) -> Result<(), Problem> {
+fn check_props(
+    elem: Elem,
+    def: &ElementDef,
+    expected: &[(String, ScalarType)],
+) -> Result<(), Problem> {
     let err = |detail: String| Err(Problem::element(elem, detail));
     for name in def.properties.keys() {
         if !expected.iter().any(|(n, _)| n == name) {
@@ -209,7 +231,10 @@ fn check_props(elem: Elem, def: &ElementDef, expected: &[(String, ScalarType)]) 
                 ));
             }
             PropertyType::List(..) => {
-                return err(format!("property '{name}' is a list, expected {}", type_name(want_ty)));
+                return err(format!(
+                    "property '{name}' is a list, expected {}",
+                    type_name(want_ty)
+                ));
             }
         }
     }
