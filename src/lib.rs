@@ -3,3 +3,7 @@
 
 pub mod cmd;
 pub mod scene;
+pub mod camera;
+pub mod imageio;
+pub mod metrics;
+pub mod reference;
