@@ -11,11 +11,19 @@ struct Cli {
 
 // One variant per subcommand; each module in `cmd` owns its Args and run().
 #[derive(Subcommand)]
-enum Cmd {}
+enum Cmd {
+    Reference(cmd::reference::Args),
+    Compare(cmd::compare::Args),
+    Cameras(cmd::cameras::Args),
+}
 
 fn main() {
     let cli = Cli::parse();
-    let result: anyhow::Result<()> = match cli.cmd {};
+    let result: anyhow::Result<()> = match cli.cmd {
+        Cmd::Reference(a) => cmd::reference::run(a),
+        Cmd::Compare(a) => cmd::compare::run(a),
+        Cmd::Cameras(a) => cmd::cameras::run(a),
+    };
     if let Err(e) = result {
         // One line: the chain of causes joined by ": ".
         eprintln!("error: {e:#}");

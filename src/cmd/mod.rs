@@ -1,1 +1,4 @@
 //! One module per CLI subcommand: its clap `Args` and its `run`.
+pub mod cameras;
+pub mod compare;
+pub mod reference;
