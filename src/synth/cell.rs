@@ -12,6 +12,9 @@
 /// Owner of a plane that bounds the clip domain rather than separating two sites.
 pub const DOMAIN: u32 = u32::MAX;
 
+/// Distance, relative to the cell's radius, within which a vertex counts as on a plane.
+const TOLERANCE: f64 = 1e-12;
+
 #[derive(Debug, PartialEq, Eq)]
 pub enum ClipError {
     /// Every vertex lay outside a plane that keeps the site inside: rounding has broken
@@ -87,11 +90,14 @@ impl ConvexCell {
     /// Clips by `n·x ≤ d`; returns whether the plane cut anything off.
     pub fn clip(&mut self, plane: [f64; 4], owner: u32) -> Result<bool, ClipError> {
         let n = normal(&plane);
+        // A vertex within rounding distance of the plane stays: re-clipping by a plane the
+        // cell already has, or by one through an existing vertex, must not add a sliver.
+        let tol = plane[3] + TOLERANCE * dot(n, n).sqrt() * self.r2.sqrt();
         self.outside.clear();
         let mut any = false;
         let mut all = true;
         for v in &self.verts {
-            let out = dot(n, *v) > plane[3];
+            let out = dot(n, *v) > tol;
             any |= out;
             all &= out;
             self.outside.push(out);

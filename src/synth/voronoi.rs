@@ -119,18 +119,19 @@ impl Domain {
         cell.reset_box([0, 1, 2].map(|a| self.lo[a] - p[a]), [0, 1, 2].map(|a| self.hi[a] - p[a]));
     }
 
-    /// Clips by the sphere polytope unless the cell's ball lies inside it.
-    fn clip_sphere(&self, cell: &mut ConvexCell, p: [f32; 3]) -> Result<(), super::cell::ClipError> {
+    /// Clips by the sphere polytope unless the cell's ball lies inside it; returns whether
+    /// it clipped (after which later calls for this cell are unnecessary).
+    fn clip_sphere(&self, cell: &mut ConvexCell, p: [f32; 3]) -> Result<bool, super::cell::ClipError> {
         let p = p.map(f64::from);
         let off: f64 = (0..3).map(|a| (p[a] - self.centre[a]).powi(2)).sum::<f64>().sqrt();
         if off + cell.radius2().sqrt() < self.inner {
-            return Ok(());
+            return Ok(false);
         }
         for s in &self.sphere {
             let d = s[3] - (s[0] * p[0] + s[1] * p[1] + s[2] * p[2]);
             cell.clip([s[0], s[1], s[2], d], DOMAIN)?;
         }
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -322,12 +323,13 @@ fn cell_neighbours(
         w.candidates.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
 
         domain.start(&mut w.cell, p);
+        let mut sphere_clipped = false;
         let mut done = k >= n;
         for (c, &(d2, j)) in w.candidates.iter().enumerate() {
             // Cells still large after their nearest neighbours are on the outer shell; the
             // sphere polytope bounds them before the farther candidates are tried.
             if c == FIRST_K / 2 {
-                domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
+                sphere_clipped = domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
             }
             // Bisector at distance √d2/2 cannot reach a cell of radius R when d2 > 4R².
             if d2 > SAFETY * 4.0 * w.cell.radius2() {
@@ -337,7 +339,9 @@ fn cell_neighbours(
             w.cell.clip(bisector(p, points[j as usize]), j).map_err(degenerate)?;
         }
         // The domain belongs to every cell (a no-op for cells well inside it).
-        domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
+        if !sphere_clipped {
+            domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
+        }
         done = done || w.candidates.last().is_some_and(|&(d2, _)| d2 > SAFETY * 4.0 * w.cell.radius2());
         if done {
             break;
