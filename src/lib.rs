@@ -7,3 +7,4 @@ pub mod camera;
 pub mod imageio;
 pub mod metrics;
 pub mod reference;
+pub mod synth;
