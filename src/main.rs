@@ -14,12 +14,18 @@ struct Cli {
 enum Cmd {
     /// Summarise and validate a scene.ply.
     Info(cmd::info::Args),
+    Reference(cmd::reference::Args),
+    Compare(cmd::compare::Args),
+    Cameras(cmd::cameras::Args),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result: anyhow::Result<()> = match cli.cmd {
         Cmd::Info(a) => cmd::info::run(a),
+        Cmd::Reference(a) => cmd::reference::run(a),
+        Cmd::Compare(a) => cmd::compare::run(a),
+        Cmd::Cameras(a) => cmd::cameras::run(a),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined by ": ".

@@ -1,0 +1,118 @@
+//! One ray through the foam, with the original CUDA tracer's semantics in f32.
+
+use glam::Vec3;
+
+use super::sh;
+use crate::scene::Scene;
+
+/// Per-ray settings. Defaults are the original's test-time values.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceOptions {
+    /// SH degree used for colour (≤ the scene's); 0 is DC only, as on the device.
+    pub sh_degree: u8,
+    /// Compositing starts at this distance along the ray (the original starts at 0).
+    pub t_min: f32,
+    /// Stop once the transmittance is at or below this (original default 0.001).
+    pub weight_threshold: f32,
+    /// Stop after this many cells (original default 1024).
+    pub max_steps: u32,
+    /// Depth is where the transmittance first falls below this quantile.
+    pub depth_quantile: f32,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions { sh_degree: 0, t_min: 0.0, weight_threshold: 0.001, max_steps: 1024, depth_quantile: 0.5 }
+    }
+}
+
+/// What a ray accumulates.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RaySample {
+    /// Σ w·rgb, not composited on any background.
+    pub rgb: [f32; 3],
+    /// 1 − T.
+    pub opacity: f32,
+    /// Distance along the unit ray at the depth quantile; −1 if never reached.
+    pub depth: f32,
+    /// Cells whose faces were tested (the work measure of the benchmark).
+    pub steps: u32,
+}
+
+/// Traces the ray `origin + t·dir` (dir of unit length) starting in cell `start`, which
+/// must contain `origin`. The scene must be valid (adjacency indices in range).
+///
+/// Exit face of cell p: over neighbours q with `dp = (q − p)·dir > 0`, the smallest
+/// `t = ((p + (q − p)/2) − origin)·(q − p) / dp`, first index winning ties. A cell with no
+/// such face is a hull cell: the ray leaves the scene without compositing it. Segments are
+/// composited only when `t_exit > t_0`.
+#[inline]
+pub fn trace_ray(scene: &Scene, start: u32, origin: Vec3, dir: Vec3, opts: &TraceOptions) -> RaySample {
+    let n_coeffs = crate::scene::sh_rest_len(opts.sh_degree) / 3;
+    let stride = scene.sh_rest_len();
+    let basis = if n_coeffs > 0 { sh::basis(dir, opts.sh_degree) } else { [0.0; 15] };
+    let pos = |i: u32| Vec3::from_array(scene.positions[i as usize]);
+
+    let mut t0 = opts.t_min;
+    let mut transmittance = 1.0f32;
+    let mut acc = [0.0f32; 3];
+    let mut depth = -1.0f32;
+    let mut depth_found = false;
+    let mut steps = 0u32;
+    let mut cell = start;
+    let mut p = pos(cell);
+
+    while steps < opts.max_steps {
+        steps += 1;
+        let begin = scene.adjacency_start(cell as usize);
+        let end = scene.adjacency_end[cell as usize] as usize;
+        let mut t1 = f32::INFINITY;
+        let mut next = u32::MAX;
+        let mut next_p = p;
+        for &n in &scene.adjacency[begin..end] {
+            let q = pos(n);
+            let normal = q - p;
+            let dp = normal.dot(dir);
+            if dp > 0.0 {
+                let face_point = p + normal * 0.5;
+                let t = (face_point - origin).dot(normal) / dp;
+                if t < t1 {
+                    t1 = t;
+                    next = n;
+                    next_p = q;
+                }
+            }
+        }
+        if next == u32::MAX {
+            break;
+        }
+        if t1 > t0 {
+            let sigma = scene.density[cell as usize];
+            let rgb = if sigma > 1e-6 {
+                let i = cell as usize;
+                sh::sh_rgb(scene.color[i], &scene.sh_rest[i * stride..(i + 1) * stride], &basis, n_coeffs)
+            } else {
+                [0.0; 3]
+            };
+            let delta = (t1 - t0).max(0.0);
+            let alpha = 1.0 - (-sigma * delta).exp();
+            let w = transmittance * alpha;
+            for c in 0..3 {
+                acc[c] += w * rgb[c];
+            }
+            let next_t = transmittance * (1.0 - alpha);
+            if !depth_found && next_t < opts.depth_quantile {
+                depth = t0 + (transmittance / opts.depth_quantile).ln() / sigma;
+                depth_found = true;
+            }
+            transmittance = next_t;
+            if transmittance <= opts.weight_threshold {
+                break;
+            }
+        }
+        t0 = t0.max(t1);
+        cell = next;
+        p = next_p;
+    }
+    RaySample { rgb: acc, opacity: 1.0 - transmittance, depth, steps }
+}

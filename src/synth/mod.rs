@@ -1,0 +1,6 @@
+//! Procedural Radiant Foam scenes: sites, densities and colours from a preset, and the
+//! true Voronoi adjacency of the sites.
+
+pub mod cell;
+pub mod rng;
+pub mod voronoi;
