@@ -26,10 +26,9 @@ pub struct Partition {
     pub order: Vec<u32>,
     /// `shards + 1` offsets into `order`.
     pub shard_start: Vec<u32>,
-    /// Owning shard of every cell.
-    pub owner: Vec<u16>,
-    /// Local index of every cell inside its owning shard.
-    pub local_index: Vec<u16>,
+    /// Where every cell lives: owning shard << 16 | local index there. One array, so
+    /// resolving a neighbour costs one random memory access, not two.
+    pub slot: Vec<u32>,
 }
 
 impl Partition {
@@ -40,6 +39,16 @@ impl Partition {
     /// Global ids of shard `s`'s local cells; local index i is `cells(s)[i]`.
     pub fn cells(&self, s: usize) -> &[u32] {
         &self.order[self.shard_start[s] as usize..self.shard_start[s + 1] as usize]
+    }
+
+    /// Owning shard of cell `g`.
+    pub fn owner(&self, g: u32) -> usize {
+        (self.slot[g as usize] >> 16) as usize
+    }
+
+    /// Local index of cell `g` in its owning shard.
+    pub fn local_index(&self, g: u32) -> usize {
+        (self.slot[g as usize] & 0xFFFF) as usize
     }
 }
 
@@ -90,13 +99,11 @@ pub fn partition(scene: &SceneRef, shards: u64, method: Method) -> Result<Partit
     }
     runs.par_iter_mut().for_each(|run| morton::sort_by_morton(run, scene.positions));
 
-    let mut owner = vec![0u16; n];
-    let mut local_index = vec![0u16; n];
+    let mut slot = vec![0u32; n];
     for (s, run) in runs.iter().enumerate() {
         for (i, &g) in run.iter().enumerate() {
-            owner[g as usize] = s as u16;
-            local_index[g as usize] = i as u16;
+            slot[g as usize] = (s as u32) << 16 | i as u32;
         }
     }
-    Ok(Partition { depth, method, order, shard_start, owner, local_index })
+    Ok(Partition { depth, method, order, shard_start, slot })
 }

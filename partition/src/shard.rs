@@ -31,20 +31,33 @@ pub struct Shard<'p> {
 pub fn build_shard<'p>(scene: &SceneRef, part: &'p Partition, s: usize) -> Result<Shard<'p>, PartitionError> {
     let cells = part.cells(s);
     let n_local = cells.len();
-    // A halo cell is named by (owner, local index) packed in a u32: unique per cell and
-    // sorting by it groups the halo by neighbouring shard.
-    let key = |g: u32| (part.owner[g as usize] as u32) << 16 | part.local_index[g as usize] as u32;
-    let mut keys: Vec<u32> = cells
-        .iter()
-        .flat_map(|&c| scene.neighbours(c as usize))
-        .filter(|&&g| part.owner[g as usize] as usize != s)
-        .map(|&g| key(g))
-        .collect();
+    // One pass over the scene: every neighbour as its slot (owner << 16 | local index),
+    // which names a cell uniquely and sorts the halo by neighbouring shard.
+    let mut adjacency_end = Vec::with_capacity(n_local);
+    let mut slots: Vec<u32> = Vec::with_capacity(n_local * 16);
+    for &c in cells {
+        slots.extend(scene.neighbours(c as usize).iter().map(|&g| part.slot[g as usize]));
+        adjacency_end.push(slots.len() as u32);
+    }
+    let own = |slot: u32| (slot >> 16) as usize == s;
+    let mut keys: Vec<u32> = slots.iter().copied().filter(|&k| !own(k)).collect();
     keys.sort_unstable();
     keys.dedup();
     if n_local + keys.len() > MAX_SHARD_ENTRIES {
         return Err(PartitionError::ShardTooLarge { shard: s, local: n_local, halo: Some(keys.len()) });
     }
+    let adjacency: Vec<u16> = slots
+        .iter()
+        .map(|&k| {
+            if own(k) {
+                k as u16
+            } else {
+                let h = keys.binary_search(&k).expect("every cross-shard neighbour is in the halo");
+                (n_local + h) as u16
+            }
+        })
+        .collect();
+    drop(slots);
     let halo: Vec<Halo> = keys
         .iter()
         .map(|&k| {
@@ -54,20 +67,5 @@ pub fn build_shard<'p>(scene: &SceneRef, part: &'p Partition, s: usize) -> Resul
         .collect();
     let mut neighbour_shards: Vec<u16> = halo.iter().map(|h| h.shard).collect();
     neighbour_shards.dedup();
-
-    let mut adjacency_end = Vec::with_capacity(n_local);
-    let mut adjacency = Vec::new();
-    for &c in cells {
-        for &g in scene.neighbours(c as usize) {
-            let idx = if part.owner[g as usize] as usize == s {
-                part.local_index[g as usize]
-            } else {
-                let h = keys.binary_search(&key(g)).expect("every cross-shard neighbour is in the halo");
-                (n_local + h) as u16
-            };
-            adjacency.push(idx);
-        }
-        adjacency_end.push(adjacency.len() as u32);
-    }
     Ok(Shard { id: s, cells, halo, adjacency_end, adjacency, neighbour_shards })
 }

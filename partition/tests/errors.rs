@@ -56,7 +56,7 @@ fn malformed_scenes() {
         (Box::new(|s| s.adjacency[0] = 128), "scene: cell 0 lists neighbour 128 but the scene has 128 cells"),
         (Box::new(|s| s.density.pop().map(|_| ()).unwrap()), "scene: density has 127 entries for 128 cells"),
         (Box::new(|s| s.positions[3][1] = f32::NAN), "scene: cell 3 has a non-finite position"),
-        (Box::new(|s| s.adjacency_end[10] = 0), "scene: adjacency_end decreases at cell 11"),
+        (Box::new(|s| s.adjacency_end[10] = 0), "scene: adjacency_end decreases at cell 10"),
         (Box::new(|s| { s.adjacency.pop(); }), "scene: adjacency_end ends at"),
     ];
     for (corrupt, msg) in cases {

@@ -13,7 +13,7 @@ fn check_assignment(n: usize, part: &Partition) {
     for s in 0..part.shards() {
         for (i, &g) in part.cells(s).iter().enumerate() {
             assert!(!std::mem::replace(&mut seen[g as usize], true), "cell {g} in two shards");
-            assert_eq!((part.owner[g as usize] as usize, part.local_index[g as usize] as usize), (s, i));
+            assert_eq!((part.owner(g), part.local_index(g)), (s, i));
         }
     }
     assert!(seen.iter().all(|&b| b), "a cell is in no shard");
@@ -39,13 +39,13 @@ fn check_halo(s: &OwnedScene, part: &Partition) {
             let local = &shard.adjacency[start..shard.adjacency_end[i] as usize];
             for (&nb, &a) in r.neighbours(g as usize).iter().zip(local) {
                 let a = a as usize;
-                if part.owner[nb as usize] as usize == id {
+                if part.owner(nb) == id {
                     assert!(a < n_local && shard.cells[a] == nb);
                 } else {
                     let h = shard.halo[a - n_local];
                     used[a - n_local] = true;
                     assert_eq!(h.global, nb);
-                    assert_eq!(h.shard, part.owner[nb as usize]);
+                    assert_eq!(h.shard as usize, part.owner(nb));
                     assert_eq!(part.cells(h.shard as usize)[h.cell as usize], nb);
                 }
             }
