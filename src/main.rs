@@ -14,16 +14,19 @@ struct Cli {
 enum Cmd {
     /// Summarise and validate a scene.ply.
     Info(cmd::info::Args),
+    /// Cut a scene into tile shards and check every tracer tile fits its SRAM.
+    Partition(cmd::partition::Args),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result: anyhow::Result<()> = match cli.cmd {
         Cmd::Info(a) => cmd::info::run(a),
+        Cmd::Partition(a) => cmd::partition::run(a),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined by ": ".
         eprintln!("error: {e:#}");
-        std::process::exit(1);
+        std::process::exit(if e.is::<cmd::CheckFailed>() { 2 } else { 1 });
     }
 }

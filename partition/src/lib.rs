@@ -22,7 +22,7 @@ mod shard;
 pub use error::PartitionError;
 pub use footprint::{FootprintParams, MK2_TILE_BYTES, RayLayout};
 pub use pack::{PackedShard, ShardCounts, UnpackedShard, blob_len, pack_all, pack_shard, unpack_shard};
-pub use partition::{Method, Partition, partition};
+pub use partition::{Method, Partition, check_shard_count, partition};
 pub use report::{PartitionReport, ShardStats, Summary};
 pub use scene_ref::SceneRef;
 pub use shard::{Halo, Shard, build_shard};
