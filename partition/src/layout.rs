@@ -8,6 +8,20 @@ pub const FOAM_INVALID_SHARD: u32 = 65535;
 pub const FOAM_FINISHED_CELL: u32 = 65535;
 pub const FOAM_MAX_CELL_STEPS: u32 = 1024;
 pub const FOAM_SHARD_MAGIC: u32 = 1296125766;
+pub const FOAM_PX_BITS: u32 = 11;
+pub const FOAM_MAX_IMAGE_SIDE: u32 = 2048;
+pub const FOAM_PX_MASK: u32 = 2047;
+pub const FOAM_STEPS_SHIFT: u32 = 22;
+pub const FOAM_WORKERS: u32 = 6;
+pub const FOAM_MAX_FANOUT: u32 = 4;
+pub const FOAM_CAT_DOWN: u32 = 0;
+pub const FOAM_CAT_TURN: u32 = 4;
+pub const FOAM_CAT_UP: u32 = 8;
+pub const FOAM_CATS: u32 = 9;
+pub const FOAM_TW_MARCHED: u32 = 0;
+pub const FOAM_TW_STEPS: u32 = 1;
+pub const FOAM_TW_PIXELS: u32 = 2;
+pub const FOAM_TW_MISROUTED: u32 = 3;
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct foam_cell {
@@ -232,8 +246,7 @@ const _: () = {
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct foam_ray_fp32 {
     pub dest: foam_ray_dest,
-    pub x: u16,
-    pub y: u16,
+    pub px: u32,
     pub t: f32,
     pub T: f32,
     pub r: f32,
@@ -248,11 +261,8 @@ const _: () = {
         "Offset of field: foam_ray_fp32::dest",
     ][::core::mem::offset_of!(foam_ray_fp32, dest) - 0usize];
     [
-        "Offset of field: foam_ray_fp32::x",
-    ][::core::mem::offset_of!(foam_ray_fp32, x) - 4usize];
-    [
-        "Offset of field: foam_ray_fp32::y",
-    ][::core::mem::offset_of!(foam_ray_fp32, y) - 6usize];
+        "Offset of field: foam_ray_fp32::px",
+    ][::core::mem::offset_of!(foam_ray_fp32, px) - 4usize];
     [
         "Offset of field: foam_ray_fp32::t",
     ][::core::mem::offset_of!(foam_ray_fp32, t) - 8usize];
@@ -273,8 +283,7 @@ const _: () = {
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct foam_ray_mixed {
     pub dest: foam_ray_dest,
-    pub x: u16,
-    pub y: u16,
+    pub px: u32,
     pub t: u16,
     pub T: u16,
     pub r: f32,
@@ -289,11 +298,8 @@ const _: () = {
         "Offset of field: foam_ray_mixed::dest",
     ][::core::mem::offset_of!(foam_ray_mixed, dest) - 0usize];
     [
-        "Offset of field: foam_ray_mixed::x",
-    ][::core::mem::offset_of!(foam_ray_mixed, x) - 4usize];
-    [
-        "Offset of field: foam_ray_mixed::y",
-    ][::core::mem::offset_of!(foam_ray_mixed, y) - 6usize];
+        "Offset of field: foam_ray_mixed::px",
+    ][::core::mem::offset_of!(foam_ray_mixed, px) - 4usize];
     [
         "Offset of field: foam_ray_mixed::t",
     ][::core::mem::offset_of!(foam_ray_mixed, t) - 8usize];
@@ -314,8 +320,7 @@ const _: () = {
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct foam_ray_half {
     pub dest: foam_ray_dest,
-    pub x: u16,
-    pub y: u16,
+    pub px: u32,
     pub t: u16,
     pub T: u16,
     pub r: u16,
@@ -326,16 +331,13 @@ pub struct foam_ray_half {
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of foam_ray_half"][::core::mem::size_of::<foam_ray_half>() - 20usize];
-    ["Alignment of foam_ray_half"][::core::mem::align_of::<foam_ray_half>() - 2usize];
+    ["Alignment of foam_ray_half"][::core::mem::align_of::<foam_ray_half>() - 4usize];
     [
         "Offset of field: foam_ray_half::dest",
     ][::core::mem::offset_of!(foam_ray_half, dest) - 0usize];
     [
-        "Offset of field: foam_ray_half::x",
-    ][::core::mem::offset_of!(foam_ray_half, x) - 4usize];
-    [
-        "Offset of field: foam_ray_half::y",
-    ][::core::mem::offset_of!(foam_ray_half, y) - 6usize];
+        "Offset of field: foam_ray_half::px",
+    ][::core::mem::offset_of!(foam_ray_half, px) - 4usize];
     [
         "Offset of field: foam_ray_half::t",
     ][::core::mem::offset_of!(foam_ray_half, t) - 8usize];
@@ -376,3 +378,316 @@ pub const foam_layout_FOAM_LAYOUT_FP32: foam_layout = 0;
 pub const foam_layout_FOAM_LAYOUT_MIXED: foam_layout = 1;
 pub const foam_layout_FOAM_LAYOUT_HALF: foam_layout = 2;
 pub type foam_layout = ::core::ffi::c_uint;
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_link_header {
+    pub count: u32,
+    pub credit: u32,
+    pub finished: u32,
+    pub pending: u32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of foam_link_header"][::core::mem::size_of::<foam_link_header>() - 16usize];
+    [
+        "Alignment of foam_link_header",
+    ][::core::mem::align_of::<foam_link_header>() - 4usize];
+    [
+        "Offset of field: foam_link_header::count",
+    ][::core::mem::offset_of!(foam_link_header, count) - 0usize];
+    [
+        "Offset of field: foam_link_header::credit",
+    ][::core::mem::offset_of!(foam_link_header, credit) - 4usize];
+    [
+        "Offset of field: foam_link_header::finished",
+    ][::core::mem::offset_of!(foam_link_header, finished) - 8usize];
+    [
+        "Offset of field: foam_link_header::pending",
+    ][::core::mem::offset_of!(foam_link_header, pending) - 12usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_params {
+    pub layout: u32,
+    pub ray_bytes: u32,
+    pub hops: u32,
+    pub link_capacity: u32,
+    pub queue_capacity: u32,
+    pub shard: u32,
+    pub level_shift: u32,
+    pub fanout: u32,
+    pub subtree_shift: u32,
+    pub max_in_flight: u32,
+    pub batch_kind: u32,
+    pub batch_lines: u32,
+    pub drain_iters: u32,
+    pub reserved: [u32; 3usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of foam_params"][::core::mem::size_of::<foam_params>() - 64usize];
+    ["Alignment of foam_params"][::core::mem::align_of::<foam_params>() - 4usize];
+    [
+        "Offset of field: foam_params::layout",
+    ][::core::mem::offset_of!(foam_params, layout) - 0usize];
+    [
+        "Offset of field: foam_params::ray_bytes",
+    ][::core::mem::offset_of!(foam_params, ray_bytes) - 4usize];
+    [
+        "Offset of field: foam_params::hops",
+    ][::core::mem::offset_of!(foam_params, hops) - 8usize];
+    [
+        "Offset of field: foam_params::link_capacity",
+    ][::core::mem::offset_of!(foam_params, link_capacity) - 12usize];
+    [
+        "Offset of field: foam_params::queue_capacity",
+    ][::core::mem::offset_of!(foam_params, queue_capacity) - 16usize];
+    [
+        "Offset of field: foam_params::shard",
+    ][::core::mem::offset_of!(foam_params, shard) - 20usize];
+    [
+        "Offset of field: foam_params::level_shift",
+    ][::core::mem::offset_of!(foam_params, level_shift) - 24usize];
+    [
+        "Offset of field: foam_params::fanout",
+    ][::core::mem::offset_of!(foam_params, fanout) - 28usize];
+    [
+        "Offset of field: foam_params::subtree_shift",
+    ][::core::mem::offset_of!(foam_params, subtree_shift) - 32usize];
+    [
+        "Offset of field: foam_params::max_in_flight",
+    ][::core::mem::offset_of!(foam_params, max_in_flight) - 36usize];
+    [
+        "Offset of field: foam_params::batch_kind",
+    ][::core::mem::offset_of!(foam_params, batch_kind) - 40usize];
+    [
+        "Offset of field: foam_params::batch_lines",
+    ][::core::mem::offset_of!(foam_params, batch_lines) - 44usize];
+    [
+        "Offset of field: foam_params::drain_iters",
+    ][::core::mem::offset_of!(foam_params, drain_iters) - 48usize];
+    [
+        "Offset of field: foam_params::reserved",
+    ][::core::mem::offset_of!(foam_params, reserved) - 52usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_tile_stats {
+    pub rays_in: u32,
+    pub cell_steps: u32,
+    pub pixels: u32,
+    pub peak_queue: u32,
+    pub overflow: u32,
+    pub misrouted: u32,
+    pub iterations: u32,
+    pub reserved: u32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of foam_tile_stats"][::core::mem::size_of::<foam_tile_stats>() - 32usize];
+    [
+        "Alignment of foam_tile_stats",
+    ][::core::mem::align_of::<foam_tile_stats>() - 4usize];
+    [
+        "Offset of field: foam_tile_stats::rays_in",
+    ][::core::mem::offset_of!(foam_tile_stats, rays_in) - 0usize];
+    [
+        "Offset of field: foam_tile_stats::cell_steps",
+    ][::core::mem::offset_of!(foam_tile_stats, cell_steps) - 4usize];
+    [
+        "Offset of field: foam_tile_stats::pixels",
+    ][::core::mem::offset_of!(foam_tile_stats, pixels) - 8usize];
+    [
+        "Offset of field: foam_tile_stats::peak_queue",
+    ][::core::mem::offset_of!(foam_tile_stats, peak_queue) - 12usize];
+    [
+        "Offset of field: foam_tile_stats::overflow",
+    ][::core::mem::offset_of!(foam_tile_stats, overflow) - 16usize];
+    [
+        "Offset of field: foam_tile_stats::misrouted",
+    ][::core::mem::offset_of!(foam_tile_stats, misrouted) - 20usize];
+    [
+        "Offset of field: foam_tile_stats::iterations",
+    ][::core::mem::offset_of!(foam_tile_stats, iterations) - 24usize];
+    [
+        "Offset of field: foam_tile_stats::reserved",
+    ][::core::mem::offset_of!(foam_tile_stats, reserved) - 28usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_frame_status {
+    pub injected: u32,
+    pub finished: u32,
+    pub spilled: u32,
+    pub iterations: u32,
+    pub total: u32,
+    pub overflow: u32,
+    pub reserved: [u32; 2usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of foam_frame_status"][::core::mem::size_of::<foam_frame_status>() - 32usize];
+    [
+        "Alignment of foam_frame_status",
+    ][::core::mem::align_of::<foam_frame_status>() - 4usize];
+    [
+        "Offset of field: foam_frame_status::injected",
+    ][::core::mem::offset_of!(foam_frame_status, injected) - 0usize];
+    [
+        "Offset of field: foam_frame_status::finished",
+    ][::core::mem::offset_of!(foam_frame_status, finished) - 4usize];
+    [
+        "Offset of field: foam_frame_status::spilled",
+    ][::core::mem::offset_of!(foam_frame_status, spilled) - 8usize];
+    [
+        "Offset of field: foam_frame_status::iterations",
+    ][::core::mem::offset_of!(foam_frame_status, iterations) - 12usize];
+    [
+        "Offset of field: foam_frame_status::total",
+    ][::core::mem::offset_of!(foam_frame_status, total) - 16usize];
+    [
+        "Offset of field: foam_frame_status::overflow",
+    ][::core::mem::offset_of!(foam_frame_status, overflow) - 20usize];
+    [
+        "Offset of field: foam_frame_status::reserved",
+    ][::core::mem::offset_of!(foam_frame_status, reserved) - 24usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_router_ctl {
+    pub parity: u32,
+    pub up_count: u32,
+    pub down_count: u32,
+    pub src_up_count: u32,
+    pub src_down_count: u32,
+    pub granted: [u32; 5usize],
+    pub counts: [[u32; 9usize]; 6usize],
+    pub base: [[u32; 9usize]; 6usize],
+    pub send: [u32; 9usize],
+    pub escape: [u32; 4usize],
+    pub lane_off: [u32; 9usize],
+    pub esc_off: [u32; 4usize],
+    pub stay_off: [u32; 9usize],
+    pub rr: u32,
+    pub reserved: [u32; 2usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of foam_router_ctl"][::core::mem::size_of::<foam_router_ctl>() - 624usize];
+    [
+        "Alignment of foam_router_ctl",
+    ][::core::mem::align_of::<foam_router_ctl>() - 4usize];
+    [
+        "Offset of field: foam_router_ctl::parity",
+    ][::core::mem::offset_of!(foam_router_ctl, parity) - 0usize];
+    [
+        "Offset of field: foam_router_ctl::up_count",
+    ][::core::mem::offset_of!(foam_router_ctl, up_count) - 4usize];
+    [
+        "Offset of field: foam_router_ctl::down_count",
+    ][::core::mem::offset_of!(foam_router_ctl, down_count) - 8usize];
+    [
+        "Offset of field: foam_router_ctl::src_up_count",
+    ][::core::mem::offset_of!(foam_router_ctl, src_up_count) - 12usize];
+    [
+        "Offset of field: foam_router_ctl::src_down_count",
+    ][::core::mem::offset_of!(foam_router_ctl, src_down_count) - 16usize];
+    [
+        "Offset of field: foam_router_ctl::granted",
+    ][::core::mem::offset_of!(foam_router_ctl, granted) - 20usize];
+    [
+        "Offset of field: foam_router_ctl::counts",
+    ][::core::mem::offset_of!(foam_router_ctl, counts) - 40usize];
+    [
+        "Offset of field: foam_router_ctl::base",
+    ][::core::mem::offset_of!(foam_router_ctl, base) - 256usize];
+    [
+        "Offset of field: foam_router_ctl::send",
+    ][::core::mem::offset_of!(foam_router_ctl, send) - 472usize];
+    [
+        "Offset of field: foam_router_ctl::escape",
+    ][::core::mem::offset_of!(foam_router_ctl, escape) - 508usize];
+    [
+        "Offset of field: foam_router_ctl::lane_off",
+    ][::core::mem::offset_of!(foam_router_ctl, lane_off) - 524usize];
+    [
+        "Offset of field: foam_router_ctl::esc_off",
+    ][::core::mem::offset_of!(foam_router_ctl, esc_off) - 560usize];
+    [
+        "Offset of field: foam_router_ctl::stay_off",
+    ][::core::mem::offset_of!(foam_router_ctl, stay_off) - 576usize];
+    [
+        "Offset of field: foam_router_ctl::rr",
+    ][::core::mem::offset_of!(foam_router_ctl, rr) - 612usize];
+    [
+        "Offset of field: foam_router_ctl::reserved",
+    ][::core::mem::offset_of!(foam_router_ctl, reserved) - 616usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_tracer_ctl {
+    pub pending: u32,
+    pub granted: u32,
+    pub overflow: u32,
+    pub reserved: u32,
+    pub work: [[u32; 4usize]; 6usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of foam_tracer_ctl"][::core::mem::size_of::<foam_tracer_ctl>() - 112usize];
+    [
+        "Alignment of foam_tracer_ctl",
+    ][::core::mem::align_of::<foam_tracer_ctl>() - 4usize];
+    [
+        "Offset of field: foam_tracer_ctl::pending",
+    ][::core::mem::offset_of!(foam_tracer_ctl, pending) - 0usize];
+    [
+        "Offset of field: foam_tracer_ctl::granted",
+    ][::core::mem::offset_of!(foam_tracer_ctl, granted) - 4usize];
+    [
+        "Offset of field: foam_tracer_ctl::overflow",
+    ][::core::mem::offset_of!(foam_tracer_ctl, overflow) - 8usize];
+    [
+        "Offset of field: foam_tracer_ctl::reserved",
+    ][::core::mem::offset_of!(foam_tracer_ctl, reserved) - 12usize];
+    [
+        "Offset of field: foam_tracer_ctl::work",
+    ][::core::mem::offset_of!(foam_tracer_ctl, work) - 16usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_generator_ctl {
+    pub next: u32,
+    pub batch_left: u32,
+    pub drain_left: u32,
+    pub spill: u32,
+    pub granted: u32,
+    pub reserved: [u32; 3usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    [
+        "Size of foam_generator_ctl",
+    ][::core::mem::size_of::<foam_generator_ctl>() - 32usize];
+    [
+        "Alignment of foam_generator_ctl",
+    ][::core::mem::align_of::<foam_generator_ctl>() - 4usize];
+    [
+        "Offset of field: foam_generator_ctl::next",
+    ][::core::mem::offset_of!(foam_generator_ctl, next) - 0usize];
+    [
+        "Offset of field: foam_generator_ctl::batch_left",
+    ][::core::mem::offset_of!(foam_generator_ctl, batch_left) - 4usize];
+    [
+        "Offset of field: foam_generator_ctl::drain_left",
+    ][::core::mem::offset_of!(foam_generator_ctl, drain_left) - 8usize];
+    [
+        "Offset of field: foam_generator_ctl::spill",
+    ][::core::mem::offset_of!(foam_generator_ctl, spill) - 12usize];
+    [
+        "Offset of field: foam_generator_ctl::granted",
+    ][::core::mem::offset_of!(foam_generator_ctl, granted) - 16usize];
+    [
+        "Offset of field: foam_generator_ctl::reserved",
+    ][::core::mem::offset_of!(foam_generator_ctl, reserved) - 20usize];
+};

@@ -17,6 +17,13 @@ fn rust_size(name: &str) -> Option<usize> {
         "foam_ray_mixed" => size_of::<foam_ray_mixed>(),
         "foam_ray_half" => size_of::<foam_ray_half>(),
         "foam_ray_hops" => size_of::<foam_ray_hops>(),
+        "foam_link_header" => size_of::<foam_link_header>(),
+        "foam_params" => size_of::<foam_params>(),
+        "foam_tile_stats" => size_of::<foam_tile_stats>(),
+        "foam_frame_status" => size_of::<foam_frame_status>(),
+        "foam_router_ctl" => size_of::<foam_router_ctl>(),
+        "foam_tracer_ctl" => size_of::<foam_tracer_ctl>(),
+        "foam_generator_ctl" => size_of::<foam_generator_ctl>(),
         _ => return None,
     })
 }
@@ -34,7 +41,7 @@ fn static_asserted_sizes_match() {
         assert_eq!(got, n, "{name}: Rust {got} B, layout.h {n} B");
         checked.push(name.to_string());
     }
-    assert_eq!(checked.len(), 10, "every struct of layout.h is asserted: {checked:?}");
+    assert_eq!(checked.len(), 17, "every struct of layout.h is asserted: {checked:?}");
 }
 
 #[test]
@@ -45,6 +52,9 @@ fn structs_have_no_padding() {
     assert_eq!(size_of::<foam_shard_header>(), 4 + 2 * 2 + 8 * 4);
     assert_eq!(size_of::<foam_pixel>(), 5 * 4 + 2 * 2 + 4);
     assert_eq!(size_of::<foam_camera>(), 16 * 4 + 3 * 4 + 2 * 2 + 2 * 4);
+    assert_eq!(size_of::<foam_params>(), 16 * 4);
+    assert_eq!(size_of::<foam_router_ctl>(), (10 + 2 * 6 * 9 + 3 * 9 + 2 * 4 + 3) * 4);
+    assert_eq!(size_of::<foam_tracer_ctl>(), (4 + 6 * 4) * 4);
 }
 
 #[test]
@@ -53,4 +63,6 @@ fn constants_match_the_ray_and_pixel_markers() {
     assert_eq!(FOAM_INVALID_SHARD, 0xFFFF);
     assert_eq!(FOAM_FINISHED_CELL, 0xFFFF);
     assert_eq!(&FOAM_SHARD_MAGIC.to_le_bytes(), b"FOAM");
+    assert_eq!(FOAM_MAX_IMAGE_SIDE, 2048);
+    assert_eq!(FOAM_STEPS_SHIFT, 22);
 }
