@@ -4,6 +4,7 @@
 pub mod cmd;
 pub mod scene;
 pub mod camera;
+pub mod device;
 pub mod imageio;
 pub mod metrics;
 pub mod reference;

@@ -1,7 +1,7 @@
 //! What a user can choose about the device run, with the defaults of the paper
 //! (rc 20, half payload, one row per batch).
 
-use partition::footprint::RayLayout;
+use partition::RayLayout;
 
 /// Where the graph runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

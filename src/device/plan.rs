@@ -4,7 +4,7 @@
 
 use std::mem::size_of;
 
-use partition::footprint::RayLayout;
+use partition::RayLayout;
 use partition::layout::{foam_camera, foam_params, foam_ray_hops};
 use partition::{Method, Partition, SceneRef};
 use poplar_bridge::{RenderNode, RenderSpec};

@@ -100,10 +100,10 @@ impl Tree {
             shift += bits;
         }
         let root = level[0];
-        let gen = nodes.len();
+        let generator = nodes.len();
         nodes.push(Node {
             role: Role::Generator,
-            tile: gen as u32,
+            tile: generator as u32,
             parent: None,
             lane: 0,
             fanout: 1,
@@ -112,7 +112,7 @@ impl Tree {
             level_shift: depth,
             level: lvl + 1,
         });
-        nodes[root].parent = Some(gen);
+        nodes[root].parent = Some(generator);
         nodes[root].lane = 0;
         let needed = nodes.len() as u64;
         if needed > tiles_available as u64 {
@@ -147,7 +147,7 @@ impl Tree {
     pub fn path_hops(&self, a: u32, b: u32) -> u32 {
         let mut x = a as usize;
         let mut y = b as usize;
-        let mut hops = 0;
+        let mut hops = 0u32;
         while x != y {
             x = self.nodes[x].parent.expect("tracers have parents");
             y = self.nodes[y].parent.expect("tracers have parents");
