@@ -19,6 +19,8 @@ enum Cmd {
     Cameras(cmd::cameras::Args),
     /// Cut a scene into tile shards and check every tracer tile fits its SRAM.
     Partition(cmd::partition::Args),
+    /// Write a procedural Radiant Foam scene (true Voronoi adjacency).
+    Synth(cmd::synth::Args),
 }
 
 fn main() {
@@ -29,6 +31,7 @@ fn main() {
         Cmd::Compare(a) => cmd::compare::run(a),
         Cmd::Cameras(a) => cmd::cameras::run(a),
         Cmd::Partition(a) => cmd::partition::run(a),
+        Cmd::Synth(a) => cmd::synth::run(a),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined by ": ".

@@ -10,3 +10,4 @@ pub mod partition;
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct CheckFailed(pub String);
+pub mod synth;
