@@ -21,6 +21,8 @@ enum Cmd {
     Partition(cmd::partition::Args),
     /// Write a procedural Radiant Foam scene (true Voronoi adjacency).
     Synth(cmd::synth::Args),
+    /// Render with the IPU design (tracers, routers, generator) on the host runtime or an IPU.
+    Render(cmd::render::Args),
 }
 
 fn main() {
@@ -32,6 +34,7 @@ fn main() {
         Cmd::Cameras(a) => cmd::cameras::run(a),
         Cmd::Partition(a) => cmd::partition::run(a),
         Cmd::Synth(a) => cmd::synth::run(a),
+        Cmd::Render(a) => cmd::render::run(a),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined by ": ".

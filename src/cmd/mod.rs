@@ -3,6 +3,7 @@ pub mod info;
 pub mod cameras;
 pub mod compare;
 pub mod reference;
+pub mod render;
 pub mod partition;
 
 /// A run that worked but whose requested check failed (e.g. `--require-fit`): main

@@ -3,6 +3,7 @@
 //! an IPU with the SDK.
 
 pub mod frame;
+pub mod hopmaps;
 pub mod options;
 pub mod plan;
 pub mod stats;
@@ -21,7 +22,7 @@ pub enum DeviceError {
     Partition(#[from] partition::PartitionError),
     #[error("{0}")]
     Options(String),
-    #[error("the device graph: {0}")]
+    #[error(transparent)]
     Graph(#[from] poplar_bridge::Error),
     #[error("frame incomplete: {0}")]
     Incomplete(String),

@@ -67,14 +67,31 @@ pub struct DeviceOptions {
     pub tracer_queue: u32,
     /// Rays per router queue (up and down each; double-buffered on the tile).
     pub router_queue: u32,
-    /// Rays the generator's spill store holds; also the in-flight cap.
-    pub spill: u32,
+    /// Rays the generator's spill store holds; also the in-flight cap. `None` fills
+    /// the generator tile.
+    pub spill: Option<u32>,
     /// Stop a ray once its transmittance is at or below this.
     pub t_stop: f32,
     /// Tiles of the target (1472 per Mk2 IPU).
     pub tiles: u32,
     /// Host calls without any progress before the frame is declared stuck.
     pub stall_calls: u32,
+}
+
+/// Bytes a tile keeps for what is not a ray buffer (vertex state, code, small
+/// tensors) when buffers are sized to fill it.
+pub const TILE_RESERVE_BYTES: u32 = 32 * 1024;
+
+impl DeviceOptions {
+    /// The spill capacity: as given, or as many rays as fit the generator tile
+    /// beside its two link buffers, in whole multiples of 256.
+    pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32) -> u32 {
+        self.spill.unwrap_or_else(|| {
+            let links = 2 * (16 + self.link_capacity * ray_bytes);
+            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links);
+            (free / ray_bytes) / 256 * 256
+        })
+    }
 }
 
 impl Default for DeviceOptions {
@@ -89,7 +106,7 @@ impl Default for DeviceOptions {
             link_capacity: 256,
             tracer_queue: 2048,
             router_queue: 4096,
-            spill: 24_576,
+            spill: None,
             t_stop: 0.001,
             tiles: 1472,
             stall_calls: 200,

@@ -78,6 +78,7 @@ impl DevicePlan {
         let ray_bytes = (options.layout.payload_bytes() as usize + if options.hops { size_of::<foam_ray_hops>() } else { 0 }) as u32;
         let pixels = width as u64 * height as u64;
         let slice_pixels = pixels.div_ceil(shards) as u32;
+        let spill = options.spill_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32);
 
         let mut blobs = Vec::with_capacity(packed.iter().map(|p| p.blob.len()).sum());
         let mut offsets = Vec::with_capacity(packed.len());
@@ -89,7 +90,7 @@ impl DevicePlan {
             .nodes
             .iter()
             .map(|n| {
-                let params = node_params(n, options, ray_bytes);
+                let params = node_params(n, options, ray_bytes, spill);
                 let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[n.prefix as usize] } else { (0, 0) };
                 RenderNode {
                     role: n.role as u8,
@@ -175,8 +176,8 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
     if o.link_capacity == 0 || o.tracer_queue == 0 || o.router_queue == 0 {
         return bad("link, tracer and router capacities must be at least 1 ray".into());
     }
-    if o.spill < o.link_capacity {
-        return bad(format!("the spill store ({}) must hold at least one link buffer ({})", o.spill, o.link_capacity));
+    if o.spill.is_some_and(|s| s < o.link_capacity) {
+        return bad(format!("the spill store ({}) must hold at least one link buffer ({})", o.spill.unwrap_or(0), o.link_capacity));
     }
     if !(0.0..1.0).contains(&o.t_stop) {
         return bad(format!("transmittance threshold {} must be in [0, 1)", o.t_stop));
@@ -184,7 +185,7 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
     Ok(())
 }
 
-fn node_params(n: &super::tree::Node, o: &DeviceOptions, ray_bytes: u32) -> foam_params {
+fn node_params(n: &super::tree::Node, o: &DeviceOptions, ray_bytes: u32, spill: u32) -> foam_params {
     let mut p = foam_params {
         layout: layout_code(o.layout),
         ray_bytes,
@@ -207,8 +208,8 @@ fn node_params(n: &super::tree::Node, o: &DeviceOptions, ray_bytes: u32) -> foam
         Role::Generator => {
             // The generator must be able to take every ray in flight from the root:
             // that is what makes the routers deadlock free (codelets/router.cpp).
-            p.queue_capacity = o.spill;
-            p.max_in_flight = o.spill;
+            p.queue_capacity = spill;
+            p.max_in_flight = spill;
         }
     }
     p

@@ -1,0 +1,187 @@
+//! `foam-ipu render`: the product — the paper's IPU renderer, on the host runtime
+//! here or on an IPU with the SDK.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::camera::{CameraArgs, load_camera};
+use crate::cmd::reference::parse_background;
+use crate::device::{Backend, Batch, DeviceOptions, DevicePlan, DeviceRenderer};
+use crate::imageio;
+use partition::RayLayout;
+
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Render a scene with the IPU design: tracer tiles, quadtree routers, a ray generator",
+    long_about = "Render a scene with the design of Radiant Foam on the IPU: the scene is cut into \
+k-d shards, one per tracer tile; rays are marched on the tile that owns their cell and moved \
+between tiles through a quadtree of router tiles by exchange copies; the framebuffer lives in \
+slices on the tracers. The fused program Repeat(rc){compute; exchange} runs until the device \
+reports every pixel finished.\n\n\
+With no camera option, SCENE.camera.json next to the scene is used.\n\n\
+Examples:\n  foam-ipu render assets/garden.ply -o garden.png\n  \
+foam-ipu render scene.ply --camera cam.json --rc 20 --layout fp32 --stats stats.json --compare gpu.png"
+)]
+pub struct Args {
+    /// The scene (scene.ply as the original trainer writes it).
+    pub scene: PathBuf,
+    #[command(flatten)]
+    pub camera: CameraArgs,
+    /// Colour output (.png 8-bit or .npy float32), composited on --background.
+    #[arg(short, long, value_name = "OUT.png")]
+    pub output: Option<PathBuf>,
+    /// Depth output (.png 16-bit + .json scale sidecar, or .npy); needs --layout half,
+    /// the only payload that carries depth between tiles.
+    #[arg(long, value_name = "D.png")]
+    pub depth: Option<PathBuf>,
+    /// Opacity (1 − T) output (.png or .npy).
+    #[arg(long, value_name = "A.png")]
+    pub opacity: Option<PathBuf>,
+    /// Compute/exchange iterations per host call (the paper's repeat count).
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub rc: u32,
+    /// Ray payload: half (20 B, default), mixed (24 B) or fp32 (28 B).
+    #[arg(long, default_value = "half", value_parser = parse_layout, value_name = "half|mixed|fp32")]
+    pub layout: RayLayout,
+    /// Scene shards = tracer tiles (a power of two; 1024 is the paper's).
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    pub shards: u64,
+    /// Where the graph runs.
+    #[arg(long, value_enum, default_value = "host")]
+    pub backend: Backend,
+    /// Primary-ray batches: rows:N or cols:N lines per batch.
+    #[arg(long, default_value = "rows:1", value_name = "rows:N|cols:N")]
+    pub batch: Batch,
+    /// Idle iterations after each batch.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub drain: u32,
+    /// Write frame statistics as JSON.
+    #[arg(long, value_name = "S.json")]
+    pub stats: Option<PathBuf>,
+    /// Write per-pixel router/tracer hop maps and a histogram (turns on hop counters).
+    #[arg(long, value_name = "DIR")]
+    pub hop_maps: Option<PathBuf>,
+    /// Print PSNR/SSIM of the colour output against this image (e.g. a GPU render).
+    #[arg(long, value_name = "GPU.png")]
+    pub compare: Option<PathBuf>,
+    /// Background: white (the original's test renders), black, or R,G,B in [0, 1].
+    #[arg(long, default_value = "white", value_name = "white|black|R,G,B")]
+    pub background: String,
+    /// Rays per link buffer.
+    #[arg(long, default_value_t = DeviceOptions::default().link_capacity, value_name = "N", help_heading = "Buffers")]
+    pub link_capacity: u32,
+    /// Rays a tracer holds while waiting for credit.
+    #[arg(long, default_value_t = DeviceOptions::default().tracer_queue, value_name = "N", help_heading = "Buffers")]
+    pub tracer_queue: u32,
+    /// Rays per router queue (up and down).
+    #[arg(long, default_value_t = DeviceOptions::default().router_queue, value_name = "N", help_heading = "Buffers")]
+    pub router_queue: u32,
+    /// Rays the generator's spill store holds (also the cap on rays in flight); default:
+    /// as many as fit the generator tile.
+    #[arg(long, value_name = "N", help_heading = "Buffers")]
+    pub spill: Option<u32>,
+    /// Tiles of the target (1472 per Mk2 IPU).
+    #[arg(long, default_value_t = DeviceOptions::default().tiles, value_name = "N", help_heading = "Buffers")]
+    pub tiles: u32,
+}
+
+pub fn parse_layout(s: &str) -> Result<RayLayout, String> {
+    match s {
+        "half" => Ok(RayLayout::Half),
+        "mixed" => Ok(RayLayout::Mixed),
+        "fp32" => Ok(RayLayout::Fp32),
+        _ => Err(format!("unknown layout '{s}' (half, mixed or fp32)")),
+    }
+}
+
+/// `SCENE.camera.json` beside the scene, used when no camera option is given.
+pub fn default_camera(scene: &Path, args: &CameraArgs) -> CameraArgs {
+    let mut args = args.clone();
+    if args.camera.is_none() && args.colmap.is_none() {
+        let beside = scene.with_extension("camera.json");
+        if beside.exists() {
+            args.camera = Some(beside);
+        }
+    }
+    args
+}
+
+impl Args {
+    pub fn device_options(&self) -> DeviceOptions {
+        DeviceOptions {
+            backend: self.backend,
+            layout: self.layout,
+            hops: self.hop_maps.is_some(),
+            rc: self.rc,
+            batch: self.batch,
+            drain_iters: self.drain,
+            link_capacity: self.link_capacity,
+            tracer_queue: self.tracer_queue,
+            router_queue: self.router_queue,
+            spill: self.spill,
+            tiles: self.tiles,
+            ..DeviceOptions::default()
+        }
+    }
+}
+
+fn progress_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} rays {pos}/{len} [{bar:30}] {elapsed_precise}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let background = parse_background(&args.background)?;
+    if args.rc == 0 {
+        bail!("--rc 0: the device needs at least one compute/exchange iteration per host call");
+    }
+    if args.depth.is_some() && args.layout != RayLayout::Half {
+        bail!("--depth needs --layout half: the {} payload has no depth field (paper Tab. 1)", args.layout.name());
+    }
+    let (cam, _) = load_camera(&default_camera(&args.scene, &args.camera))?;
+    let scene = crate::scene::read_scene(&args.scene).with_context(|| format!("reading {}", args.scene.display()))?;
+    let opts = args.device_options();
+    let plan = DevicePlan::new(&scene, args.shards, cam.width, cam.height, &opts, &|| {})
+        .with_context(|| format!("planning {} for the device", args.scene.display()))?;
+    drop(scene);
+    let mut renderer = DeviceRenderer::new(plan).context("building the render graph")?;
+    let bar = progress_bar(cam.width as u64 * cam.height as u64);
+    let frame = renderer.render(&cam, &mut |done, _| bar.set_position(done)).context("rendering")?;
+    bar.finish_and_clear();
+
+    let out = &frame.output;
+    let output = args.output.clone().unwrap_or_else(|| {
+        PathBuf::from(format!("{}.png", args.scene.file_stem().and_then(|s| s.to_str()).unwrap_or("render")))
+    });
+    imageio::write_rgb(&output, out.width, out.height, &out.composite(background))?;
+    if let Some(p) = &args.opacity {
+        imageio::write_gray(p, out.width, out.height, &out.opacity)?;
+    }
+    if let Some(p) = &args.depth {
+        imageio::write_depth(p, out.width, out.height, &out.depth)?;
+    }
+    if let Some(dir) = &args.hop_maps {
+        crate::device::hopmaps::write(dir, &frame)?;
+    }
+    println!("{}", frame.stats.summary_line());
+    if let Some(p) = &args.stats {
+        std::fs::write(p, serde_json::to_string_pretty(&frame.stats)? + "\n")
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    if let Some(gpu) = &args.compare {
+        let r = crate::cmd::compare::compare_files(&output, gpu, 0.0)?;
+        let ssim = r.ssim.map_or("n/a (image under 7 px)".to_string(), |v| format!("{v:.5}"));
+        println!("compare with {}: PSNR {:.2} dB, SSIM {ssim}", gpu.display(), r.psnr);
+    }
+    Ok(())
+}
