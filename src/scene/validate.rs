@@ -217,6 +217,7 @@ fn repeats_earlier(slice: &[u32], sorted: Option<&Vec<u32>>, p: usize) -> bool {
 
 /// The sorted copy of a site's slice, if it is long enough to have one (looked up only
 /// then: hashing on every check would dominate the run time).
+#[inline]
 fn sorted_of(long: &HashMap<u32, Vec<u32>>, len: usize, site: usize) -> Option<&Vec<u32>> {
     if len > SHORT_SLICE {
         long.get(&(site as u32))
@@ -225,6 +226,7 @@ fn sorted_of(long: &HashMap<u32, Vec<u32>>, len: usize, site: usize) -> Option<&
     }
 }
 
+#[inline]
 fn lists(scene: &Scene, long: &HashMap<u32, Vec<u32>>, site: usize, who: u32) -> bool {
     let slice = scene.neighbours(site);
     match sorted_of(long, slice.len(), site) {
