@@ -11,11 +11,16 @@ struct Cli {
 
 // One variant per subcommand; each module in `cmd` owns its Args and run().
 #[derive(Subcommand)]
-enum Cmd {}
+enum Cmd {
+    /// Summarise and validate a scene.ply.
+    Info(cmd::info::Args),
+}
 
 fn main() {
     let cli = Cli::parse();
-    let result: anyhow::Result<()> = match cli.cmd {};
+    let result: anyhow::Result<()> = match cli.cmd {
+        Cmd::Info(a) => cmd::info::run(a),
+    };
     if let Err(e) = result {
         // One line: the chain of causes joined by ": ".
         eprintln!("error: {e:#}");

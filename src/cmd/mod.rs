@@ -1,1 +1,2 @@
 //! One module per CLI subcommand: its clap `Args` and its `run`.
+pub mod info;
