@@ -14,12 +14,15 @@ struct Cli {
 enum Cmd {
     /// Summarise and validate a scene.ply.
     Info(cmd::info::Args),
+    /// Write a procedural Radiant Foam scene (true Voronoi adjacency).
+    Synth(cmd::synth::Args),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result: anyhow::Result<()> = match cli.cmd {
         Cmd::Info(a) => cmd::info::run(a),
+        Cmd::Synth(a) => cmd::synth::run(a),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined by ": ".

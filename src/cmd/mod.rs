@@ -1,2 +1,3 @@
 //! One module per CLI subcommand: its clap `Args` and its `run`.
 pub mod info;
+pub mod synth;
