@@ -1,11 +1,12 @@
 //! scene.ply write/read throughput from the page cache.
 //!
-//! `cargo run --release --example ply_io_bench -- [--cells 1000000] [--sh-degree 3] [--runs 5]`
+//! `cargo run --release --example ply_io_bench -- [--cells 1000000] [--sh-degree 3] [--runs 5] [--keep OUT.ply]`
 //!
 //! Builds a random valid scene (symmetric adjacency, ~15 neighbours per site), writes it
 //! to a temp file and reads it back; the file is read once untimed to warm the page
 //! cache. Prints the median over the runs of: write, parse only (header check and
-//! decode), and read_scene (parse plus full validation).
+//! decode), and read_scene (parse plus full validation). `--keep` leaves the file at
+//! OUT.ply, e.g. to time `foam-ipu info` on it.
 
 use std::time::Instant;
 
@@ -88,6 +89,14 @@ fn main() -> anyhow::Result<()> {
         );
     }
     let mb = std::fs::metadata(&path)?.len() as f64 / 1e6;
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(keep) = args
+        .iter()
+        .position(|a| a == "--keep")
+        .and_then(|p| args.get(p + 1))
+    {
+        std::fs::copy(&path, keep)?;
+    }
     println!("file: {mb:.1} MB; median of {runs} runs (wall time; CPU time of all threads):");
     let names = [
         "write",

@@ -371,6 +371,16 @@ fn broken_neighbours() {
         &["element adjacency 4: vertex 2 lists neighbour 5, but vertex 5 does not list 2"],
     );
 
+    // An unmirrored entry pointing to a lower index (the fast forward-only pass alone
+    // cannot see it; the entry counts give it away).
+    let mut slices: Vec<Vec<u32>> = (0..8u32).map(|i| vec![(i + 1) % 8, (i + 7) % 8]).collect();
+    slices[5].push(2);
+    d.expect(
+        "asymmetric_backward",
+        &le(&scene(&slices)),
+        &["element adjacency 12: vertex 5 lists neighbour 2, but vertex 2 does not list 5"],
+    );
+
     // The same faults on a slice long enough to be checked by binary search.
     let mut slices = star();
     slices[0][7] = 7;

@@ -7,7 +7,12 @@ use foam_ipu::synth::scene_gen::{Params, generate, shell_count};
 #[test]
 fn garden_statistics() {
     let n = 8000;
-    let p = Params { cells: n, seed: 3, sh_degree: 3, preset: "garden".into() };
+    let p = Params {
+        cells: n,
+        seed: 3,
+        sh_degree: 3,
+        preset: "garden".into(),
+    };
     let s = generate(&p, &|_| {}).unwrap();
     assert_eq!(s.len(), n);
     assert_eq!(s.sh_rest.len(), n * 45);
@@ -21,7 +26,9 @@ fn garden_statistics() {
 
     let r = presets::by_name("garden").unwrap().shell_radius as f32;
     let norm = |p: &[f32; 3]| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
-    let shell: Vec<usize> = (0..n).filter(|&i| norm(&s.positions[i]) > 0.9 * r).collect();
+    let shell: Vec<usize> = (0..n)
+        .filter(|&i| norm(&s.positions[i]) > 0.9 * r)
+        .collect();
     assert_eq!(shell.len(), shell_count(n));
     assert!(shell.iter().all(|&i| s.density[i] == 0.0));
 
@@ -30,7 +37,10 @@ fn garden_statistics() {
         let nb = s.neighbours(i);
         ends_ok &= nb.windows(2).all(|w| w[0] < w[1]);
         for &j in nb {
-            assert!(s.neighbours(j as usize).binary_search(&(i as u32)).is_ok(), "{i}-{j} one-sided");
+            assert!(
+                s.neighbours(j as usize).binary_search(&(i as u32)).is_ok(),
+                "{i}-{j} one-sided"
+            );
         }
     }
     assert!(ends_ok);

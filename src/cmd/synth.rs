@@ -30,7 +30,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let params = Params { cells: args.cells, seed: args.seed, sh_degree: args.sh_degree, preset: args.preset };
+    let params = Params {
+        cells: args.cells,
+        seed: args.seed,
+        sh_degree: args.sh_degree,
+        preset: args.preset,
+    };
     // Fail on bad arguments before minutes of work.
     let preset = scene_gen::check(&params)?;
     let tty = std::io::stderr().is_terminal();
@@ -40,13 +45,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     // Probe the output first so an unwritable path fails fast, not after the adjacency.
-    std::fs::File::create(&args.output).with_context(|| format!("cannot write {}", args.output.display()))?;
+    std::fs::File::create(&args.output)
+        .with_context(|| format!("cannot write {}", args.output.display()))?;
     let scene = scene_gen::generate(&params, &progress)?;
     progress("writing");
-    write_ply_file(&scene, &args.output).with_context(|| format!("cannot write {}", args.output.display()))?;
+    write_ply_file(&scene, &args.output)
+        .with_context(|| format!("cannot write {}", args.output.display()))?;
     if let Some(path) = &args.camera_out {
         let json = serde_json::to_string(&preset.camera)?;
-        std::fs::write(path, json + "\n").with_context(|| format!("cannot write {}", path.display()))?;
+        std::fs::write(path, json + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if tty {
         eprintln!(

@@ -2,8 +2,8 @@
 //! true Voronoi adjacency of the sites.
 
 pub mod cell;
-pub mod rng;
-pub mod voronoi;
 pub mod presets;
+pub mod rng;
 pub mod scene_gen;
 pub mod shapes;
+pub mod voronoi;

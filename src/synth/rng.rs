@@ -43,7 +43,7 @@ impl Rng {
 
     /// Index in 0..n (n > 0), by multiply-shift.
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 32) * n as u64 >> 32) as usize
+        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
 
     /// Uniform direction on the unit sphere.

@@ -91,7 +91,11 @@ impl Domain {
         let centre = [0, 1, 2].map(|a| 0.5 * (lo[a] + hi[a]));
         let radius = points
             .iter()
-            .map(|p| (0..3).map(|a| (p[a] as f64 - centre[a]).powi(2)).sum::<f64>())
+            .map(|p| {
+                (0..3)
+                    .map(|a| (p[a] as f64 - centre[a]).powi(2))
+                    .sum::<f64>()
+            })
             .fold(0.0, f64::max)
             .sqrt();
         let extent = (0..3).map(|a| hi[a] - lo[a]).fold(0.0, f64::max).max(1e-6);
@@ -111,19 +115,35 @@ impl Domain {
                 [n[0], n[1], n[2], d]
             })
             .collect();
-        Domain { lo, hi, sphere, centre, inner: d_sphere }
+        Domain {
+            lo,
+            hi,
+            sphere,
+            centre,
+            inner: d_sphere,
+        }
     }
 
     fn start(&self, cell: &mut ConvexCell, p: [f32; 3]) {
         let p = p.map(f64::from);
-        cell.reset_box([0, 1, 2].map(|a| self.lo[a] - p[a]), [0, 1, 2].map(|a| self.hi[a] - p[a]));
+        cell.reset_box(
+            [0, 1, 2].map(|a| self.lo[a] - p[a]),
+            [0, 1, 2].map(|a| self.hi[a] - p[a]),
+        );
     }
 
     /// Clips by the sphere polytope unless the cell's ball lies inside it; returns whether
     /// it clipped (after which later calls for this cell are unnecessary).
-    fn clip_sphere(&self, cell: &mut ConvexCell, p: [f32; 3]) -> Result<bool, super::cell::ClipError> {
+    fn clip_sphere(
+        &self,
+        cell: &mut ConvexCell,
+        p: [f32; 3],
+    ) -> Result<bool, super::cell::ClipError> {
         let p = p.map(f64::from);
-        let off: f64 = (0..3).map(|a| (p[a] - self.centre[a]).powi(2)).sum::<f64>().sqrt();
+        let off: f64 = (0..3)
+            .map(|a| (p[a] - self.centre[a]).powi(2))
+            .sum::<f64>()
+            .sqrt();
         if off + cell.radius2().sqrt() < self.inner {
             return Ok(false);
         }
@@ -204,8 +224,8 @@ pub fn adjacency(points: &[[f32; 3]]) -> Result<Adjacency, VoronoiError> {
         return Ok(Adjacency::default());
     }
     let domain = Domain::around(points);
-    let tree: ImmutableKdTree<f32, 3> = ImmutableKdTree::new_from_slice(points)
-        .expect("kd-tree construction over finite points");
+    let tree: ImmutableKdTree<f32, 3> =
+        ImmutableKdTree::new_from_slice(points).expect("kd-tree construction over finite points");
     let order = morton_order(points);
 
     let chunks: Vec<ChunkOut> = order
@@ -219,7 +239,8 @@ pub fn adjacency(points: &[[f32; 3]]) -> Result<Adjacency, VoronoiError> {
             };
             for &i in sites {
                 let before = out.neighbours.len();
-                let touches = cell_neighbours(points, &tree, &domain, i as usize, w, &mut out.neighbours)?;
+                let touches =
+                    cell_neighbours(points, &tree, &domain, i as usize, w, &mut out.neighbours)?;
                 out.counts.push((out.neighbours.len() - before) as u32);
                 out.boundary.push(touches);
             }
@@ -254,7 +275,11 @@ pub fn adjacency(points: &[[f32; 3]]) -> Result<Adjacency, VoronoiError> {
 }
 
 /// Adds the reverse of every edge that one side missed (rounding on near-degenerate faces).
-fn symmetrise(start: Vec<usize>, neighbours: Vec<u32>, on_boundary: Vec<bool>) -> Result<Adjacency, VoronoiError> {
+fn symmetrise(
+    start: Vec<usize>,
+    neighbours: Vec<u32>,
+    on_boundary: Vec<bool>,
+) -> Result<Adjacency, VoronoiError> {
     let n = start.len() - 1;
     let list = |i: usize| &neighbours[start[i]..start[i + 1]];
     let missing: Vec<(u32, u32)> = (0..n)
@@ -277,16 +302,21 @@ fn symmetrise(start: Vec<usize>, neighbours: Vec<u32>, on_boundary: Vec<bool>) -
         }
         let mut merged = Vec::with_capacity(neighbours.len() + asymmetric);
         let mut end = Vec::with_capacity(n);
-        for i in 0..n {
+        for (i, more) in extra.iter().enumerate() {
             let from = merged.len();
             merged.extend_from_slice(list(i));
-            merged.extend_from_slice(&extra[i]);
+            merged.extend_from_slice(more);
             merged[from..].sort_unstable();
             end.push(merged.len() as u32);
         }
         (end, merged)
     };
-    Ok(Adjacency { end, neighbours, on_boundary, asymmetric })
+    Ok(Adjacency {
+        end,
+        neighbours,
+        on_boundary,
+        asymmetric,
+    })
 }
 
 /// Clips site `i`'s cell and appends its neighbours (ascending); returns whether the cell
@@ -307,7 +337,10 @@ fn cell_neighbours(
         // Candidates sorted by exact f64 distance, then index, so ties never depend on the
         // tree's internal order.
         w.candidates.clear();
-        let found = tree.query(&p).nearest_n::<SquaredEuclidean<f32>>(NonZeroUsize::new(k).unwrap()).execute();
+        let found = tree
+            .query(&p)
+            .nearest_n::<SquaredEuclidean<f32>>(NonZeroUsize::new(k).unwrap())
+            .execute();
         for r in found {
             let j = r.item as usize;
             if j == i {
@@ -320,7 +353,8 @@ fn cell_neighbours(
             }
             w.candidates.push((d2, j as u32));
         }
-        w.candidates.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        w.candidates
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
 
         domain.start(&mut w.cell, p);
         let mut sphere_clipped = false;
@@ -336,13 +370,18 @@ fn cell_neighbours(
                 done = true;
                 break;
             }
-            w.cell.clip(bisector(p, points[j as usize]), j).map_err(degenerate)?;
+            w.cell
+                .clip(bisector(p, points[j as usize]), j)
+                .map_err(degenerate)?;
         }
         // The domain belongs to every cell (a no-op for cells well inside it).
         if !sphere_clipped {
             domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
         }
-        done = done || w.candidates.last().is_some_and(|&(d2, _)| d2 > SAFETY * 4.0 * w.cell.radius2());
+        done = done
+            || w.candidates
+                .last()
+                .is_some_and(|&(d2, _)| d2 > SAFETY * 4.0 * w.cell.radius2());
         if done {
             break;
         }
@@ -374,9 +413,12 @@ pub fn adjacency_brute_force(points: &[[f32; 3]]) -> Result<Adjacency, VoronoiEr
     for i in 0..n {
         let p = points[i];
         domain.start(&mut cell, p);
-        domain.clip_sphere(&mut cell, p).map_err(|e| VoronoiError::Degenerate(i, e))?;
+        domain
+            .clip_sphere(&mut cell, p)
+            .map_err(|e| VoronoiError::Degenerate(i, e))?;
         for j in (0..n).filter(|&j| j != i) {
-            cell.clip(bisector(p, points[j]), j as u32).map_err(|e| VoronoiError::Degenerate(i, e))?;
+            cell.clip(bisector(p, points[j]), j as u32)
+                .map_err(|e| VoronoiError::Degenerate(i, e))?;
         }
         cell.faces(&mut faces, &mut scratch);
         let from = neighbours.len();
@@ -414,7 +456,11 @@ mod tests {
         let mut pts = vec![[0.013f32, -0.007, 0.011]];
         for c in 0..8 {
             let s = |b: u32| if c >> b & 1 == 1 { 1.0 } else { -1.0 };
-            pts.push([s(0) + 0.01 * c as f32, s(1) - 0.003 * c as f32, s(2) + 0.002 * c as f32]);
+            pts.push([
+                s(0) + 0.01 * c as f32,
+                s(1) - 0.003 * c as f32,
+                s(2) + 0.002 * c as f32,
+            ]);
         }
         let adj = adjacency(&pts).unwrap();
         assert_eq!(adj.of(0), &[1, 2, 3, 4, 5, 6, 7, 8]);
@@ -424,6 +470,9 @@ mod tests {
     #[test]
     fn duplicate_sites_are_an_error() {
         let pts = vec![[0.0f32; 3], [1.0, 0.0, 0.0], [0.0; 3]];
-        assert!(matches!(adjacency(&pts), Err(VoronoiError::Duplicate(0, 2))));
+        assert!(matches!(
+            adjacency(&pts),
+            Err(VoronoiError::Duplicate(0, 2))
+        ));
     }
 }

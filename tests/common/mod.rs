@@ -19,9 +19,16 @@ pub fn run(args: &[&str]) -> Output {
 pub fn expect_error(args: &[&str]) -> String {
     let out = run(args);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!out.status.success(), "expected failure for {args:?}, stderr: {err}");
+    assert!(
+        !out.status.success(),
+        "expected failure for {args:?}, stderr: {err}"
+    );
     assert!(!err.contains("panicked"), "panic for {args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "error should be one line for {args:?}: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "error should be one line for {args:?}: {err}"
+    );
     err
 }
 
@@ -29,10 +36,14 @@ pub fn expect_error(args: &[&str]) -> String {
 /// `scripts/test` sets FOAM_PYTHON; without it the repo's `.venv` is used. Never skips:
 /// a missing oracle is a failed test, so CI cannot pass without running the comparison.
 pub fn python() -> Command {
-    let py = std::env::var_os("FOAM_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python")
-    });
-    assert!(py.exists(), "no Python oracle at {}: run scripts/test (it creates .venv)", py.display());
+    let py = std::env::var_os("FOAM_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
+    assert!(
+        py.exists(),
+        "no Python oracle at {}: run scripts/test (it creates .venv)",
+        py.display()
+    );
     Command::new(py)
 }
 
