@@ -26,7 +26,17 @@ enum Cmd {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            // Bad arguments are bad input like any other: one line, exit 1. clap's
+            // usage block and hints would make it several.
+            let text = e.render().to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: invalid arguments"));
+            std::process::exit(1);
+        }
+    };
     let result: anyhow::Result<()> = match cli.cmd {
         Cmd::Info(a) => cmd::info::run(a),
         Cmd::Reference(a) => cmd::reference::run(a),

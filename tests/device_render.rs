@@ -1,0 +1,181 @@
+//! The device renderer against the reference renderer and against its own invariants:
+//! every ray finishes exactly once, nothing drops, results do not depend on buffer
+//! sizes, thread counts or reruns.
+
+use std::sync::OnceLock;
+
+use foam_ipu::camera::Camera;
+use foam_ipu::camera::json::read_camera_json;
+use foam_ipu::device::{DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
+use foam_ipu::metrics::psnr;
+use foam_ipu::reference::{SiteIndex, TraceOptions, render_from};
+use foam_ipu::scene::{Scene, read_scene};
+use partition::RayLayout;
+
+mod common;
+
+fn garden() -> &'static (Scene, Camera) {
+    static G: OnceLock<(Scene, Camera)> = OnceLock::new();
+    G.get_or_init(|| {
+        let scene = read_scene(&common::repo_path("assets/garden.ply")).unwrap();
+        let cam = read_camera_json(&common::repo_path("assets/garden.camera.json")).unwrap();
+        (scene, cam)
+    })
+}
+
+fn render(scene: &Scene, cam: &Camera, shards: u64, opts: &DeviceOptions) -> DeviceFrame {
+    let plan = DevicePlan::new(scene, shards, cam.width, cam.height, opts, &|| {}).unwrap();
+    let mut r = DeviceRenderer::new(plan).unwrap();
+    r.render(cam, &mut |_, _| {}).unwrap()
+}
+
+fn reference(scene: &Scene, cam: &Camera) -> Vec<f64> {
+    let start = SiteIndex::new(scene).unwrap().nearest(cam.position.to_array());
+    let out = render_from(scene, cam, start, &TraceOptions { sh_degree: 0, ..TraceOptions::default() });
+    out.composite([1.0; 3]).into_iter().map(f64::from).collect()
+}
+
+fn composite(f: &DeviceFrame) -> Vec<f64> {
+    f.output.composite([1.0; 3]).into_iter().map(f64::from).collect()
+}
+
+fn opts(layout: RayLayout) -> DeviceOptions {
+    DeviceOptions { layout, ..DeviceOptions::default() }
+}
+
+fn assert_complete(f: &DeviceFrame) {
+    let s = &f.stats;
+    assert_eq!(s.rays, (s.width * s.height) as u64);
+    assert_eq!(s.rays_finished, s.rays, "every ray finishes");
+    assert_eq!(s.rays_dropped, 0);
+}
+
+#[test]
+fn garden_vga_matches_the_reference_fp32_60db_half_50db() {
+    let (scene, cam) = garden();
+    let want = reference(scene, cam);
+    for (layout, min_db) in [(RayLayout::Fp32, 60.0), (RayLayout::Half, 50.0)] {
+        let f = render(scene, cam, 1024, &opts(layout));
+        assert_complete(&f);
+        let db = psnr(&composite(&f), &want);
+        assert!(db >= min_db, "{}: {db:.2} dB < {min_db}", layout.name());
+    }
+}
+
+#[test]
+fn larger_synth_scene_matches_the_reference() {
+    let scene = foam_ipu::synth::scene_gen::generate(
+        &foam_ipu::synth::scene_gen::Params { cells: 150_000, seed: 7, sh_degree: 0, preset: "garden".into() },
+        &|_| {},
+    )
+    .unwrap();
+    let (_, garden_cam) = garden();
+    let cam = garden_cam.resized(320, 240).unwrap();
+    let want = reference(&scene, &cam);
+    for (layout, min_db) in [(RayLayout::Fp32, 60.0), (RayLayout::Half, 50.0)] {
+        let f = render(&scene, &cam, 1024, &opts(layout));
+        assert_complete(&f);
+        let db = psnr(&composite(&f), &want);
+        assert!(db >= min_db, "{}: {db:.2} dB < {min_db}", layout.name());
+    }
+}
+
+#[test]
+fn tiny_buffers_apply_back_pressure_and_change_nothing() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    let roomy = render(scene, &cam, 64, &opts(RayLayout::Half));
+    let tight = DeviceOptions {
+        link_capacity: 2,
+        tracer_queue: 3,
+        router_queue: 4,
+        spill: Some(8),
+        ..opts(RayLayout::Half)
+    };
+    let squeezed = render(scene, &cam, 64, &tight);
+    assert_complete(&squeezed);
+    assert!(squeezed.stats.iterations > 4 * roomy.stats.iterations, "back-pressure should slow the frame down");
+    assert!(squeezed.stats.max_buffer_occupancy <= 8);
+    assert_eq!(squeezed.output, roomy.output, "the image must not depend on buffer sizes");
+}
+
+#[test]
+fn reruns_and_thread_counts_are_bit_identical() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(80, 60).unwrap();
+    let plan = DevicePlan::new(scene, 64, cam.width, cam.height, &opts(RayLayout::Half), &|| {}).unwrap();
+    let mut r = DeviceRenderer::new(plan).unwrap();
+    let a = r.render(&cam, &mut |_, _| {}).unwrap();
+    let b = r.render(&cam, &mut |_, _| {}).unwrap();
+    assert_eq!(a.output, b.output, "a second frame on the same engine");
+    assert_eq!(a.stats.iterations, b.stats.iterations);
+    // Thread count is read by the runtime's pool from FOAM_THREADS; run a child test
+    // binary with 1 thread and compare its bytes.
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args(["--exact", "one_thread_render_bytes", "--nocapture", "--include-ignored"])
+        .env("FOAM_THREADS", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let line = text.lines().find_map(|l| l.strip_prefix("DIGEST ")).expect("child printed its digest");
+    assert_eq!(line, digest(&a), "one thread vs the pool");
+}
+
+fn digest(f: &DeviceFrame) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for v in f.output.rgb.iter().chain(&f.output.opacity).chain(&f.output.depth) {
+        v.to_bits().hash(&mut h);
+    }
+    format!("{:016x}", h.finish())
+}
+
+#[test]
+#[ignore = "run by reruns_and_thread_counts_are_bit_identical with FOAM_THREADS=1"]
+fn one_thread_render_bytes() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(80, 60).unwrap();
+    let f = render(scene, &cam, 64, &opts(RayLayout::Half));
+    println!("DIGEST {}", digest(&f));
+}
+
+#[test]
+fn odd_resolutions_and_shard_counts() {
+    let (scene, garden_cam) = garden();
+    for (w, h, shards) in [(17, 13, 16), (17, 13, 1024), (33, 7, 64), (5, 3, 16)] {
+        let cam = garden_cam.resized(w, h).unwrap();
+        let f = render(scene, &cam, shards, &opts(RayLayout::Fp32));
+        assert_complete(&f);
+        let db = psnr(&composite(&f), &reference(scene, &cam));
+        assert!(db >= 60.0, "{w}x{h} on {shards} shards: {db:.2} dB");
+    }
+}
+
+#[test]
+fn camera_outside_the_scene_still_renders() {
+    let (scene, garden_cam) = garden();
+    let cam = Camera::look_at(24, 18, 60.0, glam::DVec3::new(0.0, -500.0, 3.0), glam::DVec3::ZERO, glam::DVec3::Z).unwrap();
+    let _ = garden_cam;
+    let f = render(scene, &cam, 16, &opts(RayLayout::Fp32));
+    assert_complete(&f);
+    assert!(psnr(&composite(&f), &reference(scene, &cam)) >= 60.0);
+}
+
+#[test]
+fn hop_counters_travel_only_when_asked() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(40, 30).unwrap();
+    let plain = render(scene, &cam, 64, &opts(RayLayout::Half));
+    assert!(plain.router_hops.is_none());
+    let counted = render(scene, &cam, 64, &DeviceOptions { hops: true, ..opts(RayLayout::Half) });
+    let r = counted.router_hops.as_ref().unwrap();
+    let t = counted.tracer_hops.as_ref().unwrap();
+    let mean = |v: &[u16]| v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64;
+    // The per-pixel counters and the tiles' own counters measure the same thing.
+    assert!((mean(r) - counted.stats.router_hops_mean).abs() < 1e-9, "{} vs {}", mean(r), counted.stats.router_hops_mean);
+    assert!((mean(t) - counted.stats.tracer_hops_mean).abs() < 1e-9);
+    assert!(t.iter().all(|&x| x >= 1), "every primary ray is marched at least once");
+    assert_eq!(counted.output, plain.output, "hop counters do not change the image");
+}

@@ -1,0 +1,97 @@
+//! `foam-ipu render` from the command line: outputs, statistics, hop maps, and bad input.
+
+mod common;
+
+use common::{expect_error, repo_path, run};
+
+fn garden() -> String {
+    repo_path("assets/garden.ply").display().to_string()
+}
+
+#[test]
+fn renders_the_shipped_scene_with_its_camera_and_reports_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g.png");
+    let stats = dir.path().join("s.json");
+    let hops = dir.path().join("hops");
+    let reference = dir.path().join("ref.png");
+    let r = run(&["reference", &garden(), "--camera", &repo_path("assets/garden.camera.json").display().to_string(),
+        "--width", "64", "--height", "48", "--sh-degree", "0", "-o", reference.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // No camera option: assets/garden.camera.json beside the scene is used.
+    let r = run(&["render", &garden(), "--width", "64", "--height", "48", "--shards", "64", "--layout", "fp32",
+        "-o", out.to_str().unwrap(), "--stats", stats.to_str().unwrap(), "--hop-maps", hops.to_str().unwrap(),
+        "--compare", reference.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(stdout.contains("3072/3072 finished, 0 dropped"), "{stdout}");
+    assert!(stdout.contains("PSNR inf dB") || stdout.contains("PSNR"), "{stdout}");
+    let img = image::open(&out).unwrap();
+    assert_eq!((img.width(), img.height()), (64, 48));
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    for key in ["backend", "layout", "rc", "host_calls", "iterations", "wall_s", "rays", "rays_finished",
+        "rays_dropped", "router_hops_mean", "tracer_hops_mean", "max_buffer_occupancy", "tile_bytes_max"] {
+        assert!(json.get(key).is_some(), "stats lack {key}: {json}");
+    }
+    assert_eq!(json["rays"], 3072);
+    assert_eq!(json["rays_finished"], 3072);
+    assert_eq!(json["rays_dropped"], 0);
+    assert_eq!(json["backend"], "host");
+    assert_eq!(json["layout"], "fp32");
+    assert!(json["tile_bytes_max"].as_u64().unwrap() <= 638_976);
+    for f in ["router_hops.png", "tracer_hops.png", "hops_histogram.png"] {
+        assert!(hops.join(f).exists(), "{f} missing");
+    }
+    // fp32 on the device is the reference, to the byte, on this scene.
+    let r = run(&["compare", out.to_str().unwrap(), reference.to_str().unwrap(), "--min-psnr", "60"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stdout));
+}
+
+#[test]
+fn depth_needs_the_half_layout_and_is_written_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("d.png");
+    let e = expect_error(&["render", &garden(), "--width", "16", "--height", "12", "--shards", "16",
+        "--layout", "mixed", "--depth", d.to_str().unwrap()]);
+    assert!(e.contains("--depth needs --layout half"), "{e}");
+    let r = run(&["render", &garden(), "--width", "16", "--height", "12", "--shards", "16",
+        "-o", dir.path().join("c.png").to_str().unwrap(), "--depth", d.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(d.exists());
+}
+
+#[test]
+fn bad_input_is_a_one_line_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().join("x.png");
+    let o = o.to_str().unwrap();
+    let g = garden();
+    let small = ["--width", "16", "--height", "12"];
+    let with = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = vec!["render".into(), g.clone(), "-o".into(), o.into()];
+        if !extra.contains(&"--width") {
+            v.extend(small.iter().map(|s| s.to_string()));
+        }
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let check = |extra: &[&str], needle: &str| {
+        let args = with(extra);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let e = expect_error(&refs);
+        assert!(e.contains(needle), "{extra:?}: {e}");
+    };
+    check(&["--rc", "0"], "--rc 0");
+    check(&["--shards", "3"], "power of two");
+    // Two shards of 60,000 cells cannot fit a tile: the error names the tile and tensor.
+    check(&["--shards", "2"], "Out of memory on tile 0");
+    check(&["--shards", "2"], "tracer0@0/shard");
+    // A framebuffer slice too large for a tracer tile.
+    check(&["--shards", "16", "--width", "2048", "--height", "2048"], "/pixels");
+    check(&["--width", "2049", "--height", "12"], "outside 1..=2048");
+    check(&["--backend", "ipu"], "--features poplar");
+    check(&["--batch", "diagonal:3"], "rows:N or cols:N");
+    check(&["--tiles", "100"], "the target has 100");
+    let e = expect_error(&["render", "/nonexistent/scene.ply", "--camera", "nope.json", "-o", o]);
+    assert!(e.contains("nope.json") || e.contains("nonexistent"), "{e}");
+}
