@@ -12,6 +12,8 @@ struct Cli {
 // One variant per subcommand; each module in `cmd` owns its Args and run().
 #[derive(Subcommand)]
 enum Cmd {
+    /// Summarise and validate a scene.ply.
+    Info(cmd::info::Args),
     Reference(cmd::reference::Args),
     Compare(cmd::compare::Args),
     Cameras(cmd::cameras::Args),
@@ -20,6 +22,7 @@ enum Cmd {
 fn main() {
     let cli = Cli::parse();
     let result: anyhow::Result<()> = match cli.cmd {
+        Cmd::Info(a) => cmd::info::run(a),
         Cmd::Reference(a) => cmd::reference::run(a),
         Cmd::Compare(a) => cmd::compare::run(a),
         Cmd::Cameras(a) => cmd::cameras::run(a),

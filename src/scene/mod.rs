@@ -4,7 +4,18 @@
 //! density is already activated, colour is the quantised SH DC term, and the
 //! adjacency is a CSR whose offsets are *exclusive ends*.
 
+pub mod error;
+mod ply_ascii;
+pub mod ply_read;
+pub mod ply_schema;
 pub mod ply_write;
+pub mod random;
+pub mod stats;
+pub mod validate;
+
+pub use error::{Problem, SceneError};
+pub use ply_read::{LoadedScene, load_scene, read_scene, read_scene_bytes, read_scene_from};
+pub use ply_schema::PlyFormat;
 
 /// Number of non-DC SH floats stored per site for an SH degree (0..=3): 3·((d+1)²−1).
 pub const fn sh_rest_len(degree: u8) -> usize {

@@ -1,0 +1,81 @@
+//! Random but valid scenes for I/O tests and benchmarks: uniform sites, arbitrary
+//! attributes and a symmetric random adjacency of about 15 neighbours per site. The
+//! adjacency is not a Voronoi one (see `synth` for that); it only has the right shape.
+
+use rayon::prelude::*;
+
+use super::{Scene, sh_rest_len};
+
+/// SplitMix64: tiny, deterministic, good enough for test data.
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [lo, hi).
+    pub fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * ((self.next_u64() >> 40) as f32 / (1u64 << 24) as f32)
+    }
+}
+
+/// Partners drawn per site, forward within a window so that neighbours are near in
+/// index (as in the trainer's spatially sorted scenes); both directions are stored.
+const PARTNERS: usize = 8;
+const WINDOW: u64 = 64;
+
+pub fn random_scene(cells: usize, sh_degree: u8, seed: u64) -> Scene {
+    assert!(cells > 0 && cells < u32::MAX as usize && sh_degree <= 3);
+    let mut rng = SplitMix64(seed);
+    let k = sh_rest_len(sh_degree);
+    let mut scene = Scene {
+        sh_degree,
+        ..Scene::default()
+    };
+    scene.positions = (0..cells)
+        .map(|_| [(); 3].map(|_| rng.uniform(-10.0, 10.0)))
+        .collect();
+    // A quarter of the sites are empty space, as in trained scenes.
+    scene.density = (0..cells)
+        .map(|_| {
+            if rng.next_u64().is_multiple_of(4) {
+                0.0
+            } else {
+                rng.uniform(0.0, 50.0)
+            }
+        })
+        .collect();
+    scene.color = (0..cells)
+        .map(|_| rng.next_u64().to_le_bytes()[..3].try_into().unwrap())
+        .collect();
+    scene.sh_rest = (0..cells * k).map(|_| rng.uniform(-0.5, 0.5)).collect();
+
+    let mut edges: Vec<u64> = Vec::with_capacity(cells * PARTNERS * 2);
+    for i in 0..cells as u64 {
+        for _ in 0..PARTNERS {
+            let j = i + 1 + rng.next_u64() % WINDOW;
+            if j < cells as u64 {
+                edges.push(i << 32 | j);
+                edges.push(j << 32 | i);
+            }
+        }
+    }
+    edges.par_sort_unstable();
+    edges.dedup();
+    scene.adjacency = edges.iter().map(|&e| e as u32).collect();
+    scene.adjacency_end = vec![0; cells];
+    for &e in &edges {
+        scene.adjacency_end[(e >> 32) as usize] += 1;
+    }
+    let mut end = 0;
+    for c in &mut scene.adjacency_end {
+        end += *c;
+        *c = end;
+    }
+    scene
+}
