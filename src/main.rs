@@ -17,6 +17,8 @@ enum Cmd {
     Reference(cmd::reference::Args),
     Compare(cmd::compare::Args),
     Cameras(cmd::cameras::Args),
+    /// Write a procedural Radiant Foam scene (true Voronoi adjacency).
+    Synth(cmd::synth::Args),
 }
 
 fn main() {
@@ -26,6 +28,7 @@ fn main() {
         Cmd::Reference(a) => cmd::reference::run(a),
         Cmd::Compare(a) => cmd::compare::run(a),
         Cmd::Cameras(a) => cmd::cameras::run(a),
+        Cmd::Synth(a) => cmd::synth::run(a),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined by ": ".

@@ -3,3 +3,4 @@ pub mod info;
 pub mod cameras;
 pub mod compare;
 pub mod reference;
+pub mod synth;

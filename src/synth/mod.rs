@@ -4,3 +4,6 @@
 pub mod cell;
 pub mod rng;
 pub mod voronoi;
+pub mod presets;
+pub mod scene_gen;
+pub mod shapes;
