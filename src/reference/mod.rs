@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use thiserror::Error;
 
 pub use start::{SiteIndex, start_cell};
-pub use trace::{RaySample, TraceOptions, trace_ray};
+pub use trace::{RaySample, TraceOptions, Tracer, trace_ray};
 
 use crate::camera::Camera;
 use crate::scene::Scene;
@@ -81,6 +81,11 @@ pub fn check_options(scene: &Scene, opts: &TraceOptions) -> Result<(), RenderErr
 /// Renders every pixel of `cam`, all rays starting in `start` (the cell of the camera
 /// centre). Rows are spread over the rayon pool; the result does not depend on it.
 pub fn render_from(scene: &Scene, cam: &Camera, start: u32, opts: &TraceOptions) -> RenderOutput {
+    render_with(&Tracer::new(scene), cam, start, opts)
+}
+
+/// As [`render_from`] with a prepared tracer (reuse it across frames).
+pub fn render_with(tracer: &Tracer, cam: &Camera, start: u32, opts: &TraceOptions) -> RenderOutput {
     let (w, h) = (cam.width as usize, cam.height as usize);
     let mut out = RenderOutput {
         width: cam.width,
@@ -99,7 +104,7 @@ pub fn render_from(scene: &Scene, cam: &Camera, start: u32, opts: &TraceOptions)
         .for_each(|(j, (((rgb, opacity), depth), steps))| {
             for i in 0..w {
                 let (o, d) = cam.pixel_ray(i as u32, j as u32);
-                let s = trace_ray(scene, start, o, d, opts);
+                let s = tracer.trace(start, o, d, opts);
                 rgb[3 * i..3 * i + 3].copy_from_slice(&s.rgb);
                 opacity[i] = s.opacity;
                 depth[i] = s.depth;
