@@ -22,7 +22,13 @@ pub struct TraceOptions {
 
 impl Default for TraceOptions {
     fn default() -> Self {
-        TraceOptions { sh_degree: 0, t_min: 0.0, weight_threshold: 0.001, max_steps: 1024, depth_quantile: 0.5 }
+        TraceOptions {
+            sh_degree: 0,
+            t_min: 0.0,
+            weight_threshold: 0.001,
+            max_steps: 1024,
+            depth_quantile: 0.5,
+        }
     }
 }
 
@@ -48,7 +54,14 @@ pub struct Tracer<'a> {
 
 impl<'a> Tracer<'a> {
     pub fn new(scene: &'a Scene) -> Tracer<'a> {
-        Tracer { scene, positions: scene.positions.iter().map(|&p| Vec3A::from_array(p)).collect() }
+        Tracer {
+            scene,
+            positions: scene
+                .positions
+                .iter()
+                .map(|&p| Vec3A::from_array(p))
+                .collect(),
+        }
     }
 
     /// Traces the ray `origin + t·dir` (dir of unit length) starting in cell `start`, which
@@ -63,7 +76,11 @@ impl<'a> Tracer<'a> {
         let scene = self.scene;
         let n_coeffs = crate::scene::sh_rest_len(opts.sh_degree) / 3;
         let stride = scene.sh_rest_len();
-        let basis = if n_coeffs > 0 { sh::basis(dir, opts.sh_degree) } else { [0.0; 15] };
+        let basis = if n_coeffs > 0 {
+            sh::basis(dir, opts.sh_degree)
+        } else {
+            [0.0; 15]
+        };
         let (o, d) = (Vec3A::from(origin), Vec3A::from(dir));
 
         let mut t0 = opts.t_min;
@@ -104,7 +121,12 @@ impl<'a> Tracer<'a> {
                 let sigma = scene.density[cell as usize];
                 let rgb = if sigma > 1e-6 {
                     let i = cell as usize;
-                    sh::sh_rgb(scene.color[i], &scene.sh_rest[i * stride..(i + 1) * stride], &basis, n_coeffs)
+                    sh::sh_rgb(
+                        scene.color[i],
+                        &scene.sh_rest[i * stride..(i + 1) * stride],
+                        &basis,
+                        n_coeffs,
+                    )
                 } else {
                     [0.0; 3]
                 };
@@ -128,11 +150,22 @@ impl<'a> Tracer<'a> {
             cell = next;
             p = next_p;
         }
-        RaySample { rgb: acc, opacity: 1.0 - transmittance, depth, steps }
+        RaySample {
+            rgb: acc,
+            opacity: 1.0 - transmittance,
+            depth,
+            steps,
+        }
     }
 }
 
 /// One ray without a prepared [`Tracer`] (convenient for tests; slower per ray).
-pub fn trace_ray(scene: &Scene, start: u32, origin: Vec3, dir: Vec3, opts: &TraceOptions) -> RaySample {
+pub fn trace_ray(
+    scene: &Scene,
+    start: u32,
+    origin: Vec3,
+    dir: Vec3,
+    opts: &TraceOptions,
+) -> RaySample {
     Tracer::new(scene).trace(start, origin, dir, opts)
 }
