@@ -64,35 +64,32 @@ impl<'a> Tracer<'a> {
         }
     }
 
-    /// Traces the ray `origin + t·dir` (dir of unit length) starting in cell `start`, which
-    /// must contain `origin`. The scene must be valid (adjacency indices in range).
+    /// Walks the ray `origin + t·dir` (dir of unit length) from cell `start`, which must
+    /// contain `origin`, calling `segment(cell, t_0, t_exit)` for every cell crossed with
+    /// `t_exit > t_0` until it returns false. The scene must be valid (adjacency indices
+    /// in range). Returns the number of cells visited (at most `max_steps`).
     ///
     /// Exit face of cell p: over neighbours q with `dp = (q − p)·dir > 0`, the smallest
     /// `t = ((p + (q − p)/2) − origin)·(q − p) / dp`, first index winning ties. A cell with
-    /// no such face is a hull cell: the ray leaves the scene without compositing it.
-    /// Segments are composited only when `t_exit > t_0`.
+    /// no such face is a hull cell: the walk ends there without a segment for it (its
+    /// segment would be infinite). `t_0` starts at `t_min` and becomes `max(t_0, t_exit)`.
     #[inline]
-    pub fn trace(&self, start: u32, origin: Vec3, dir: Vec3, opts: &TraceOptions) -> RaySample {
+    pub fn walk(
+        &self,
+        start: u32,
+        origin: Vec3,
+        dir: Vec3,
+        t_min: f32,
+        max_steps: u32,
+        mut segment: impl FnMut(u32, f32, f32) -> bool,
+    ) -> u32 {
         let scene = self.scene;
-        let n_coeffs = crate::scene::sh_rest_len(opts.sh_degree) / 3;
-        let stride = scene.sh_rest_len();
-        let basis = if n_coeffs > 0 {
-            sh::basis(dir, opts.sh_degree)
-        } else {
-            [0.0; 15]
-        };
         let (o, d) = (Vec3A::from(origin), Vec3A::from(dir));
-
-        let mut t0 = opts.t_min;
-        let mut transmittance = 1.0f32;
-        let mut acc = [0.0f32; 3];
-        let mut depth = -1.0f32;
-        let mut depth_found = false;
+        let mut t0 = t_min;
         let mut steps = 0u32;
         let mut cell = start;
         let mut p = self.positions[cell as usize];
-
-        while steps < opts.max_steps {
+        while steps < max_steps {
             steps += 1;
             let begin = scene.adjacency_start(cell as usize);
             let end = scene.adjacency_end[cell as usize] as usize;
@@ -115,12 +112,43 @@ impl<'a> Tracer<'a> {
             if best == usize::MAX {
                 break;
             }
-            let next = neighbours[best];
-            let next_p = self.positions[next as usize];
-            if t1 > t0 {
-                let sigma = scene.density[cell as usize];
+            if t1 > t0 && !segment(cell, t0, t1) {
+                break;
+            }
+            t0 = t0.max(t1);
+            cell = neighbours[best];
+            p = self.positions[cell as usize];
+        }
+        steps
+    }
+
+    /// Traces one ray (see [`Tracer::walk`] for the geometry): `alpha = 1 − exp(−σ·δ)`,
+    /// colour from SH up to `opts.sh_degree` (none where σ ≤ 1e-6), stop once
+    /// `T ≤ weight_threshold`, depth where T first drops below the quantile.
+    #[inline]
+    pub fn trace(&self, start: u32, origin: Vec3, dir: Vec3, opts: &TraceOptions) -> RaySample {
+        let scene = self.scene;
+        let n_coeffs = crate::scene::sh_rest_len(opts.sh_degree) / 3;
+        let stride = scene.sh_rest_len();
+        let basis = if n_coeffs > 0 {
+            sh::basis(dir, opts.sh_degree)
+        } else {
+            [0.0; 15]
+        };
+        let mut transmittance = 1.0f32;
+        let mut acc = [0.0f32; 3];
+        let mut depth = -1.0f32;
+        let mut depth_found = false;
+        let steps = self.walk(
+            start,
+            origin,
+            dir,
+            opts.t_min,
+            opts.max_steps,
+            |cell, t0, t1| {
+                let i = cell as usize;
+                let sigma = scene.density[i];
                 let rgb = if sigma > 1e-6 {
-                    let i = cell as usize;
                     sh::sh_rgb(
                         scene.color[i],
                         &scene.sh_rest[i * stride..(i + 1) * stride],
@@ -142,14 +170,9 @@ impl<'a> Tracer<'a> {
                     depth_found = true;
                 }
                 transmittance = next_t;
-                if transmittance <= opts.weight_threshold {
-                    break;
-                }
-            }
-            t0 = t0.max(t1);
-            cell = next;
-            p = next_p;
-        }
+                transmittance > opts.weight_threshold
+            },
+        );
         RaySample {
             rgb: acc,
             opacity: 1.0 - transmittance,
