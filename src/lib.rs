@@ -3,4 +3,8 @@
 
 pub mod cmd;
 pub mod scene;
+pub mod camera;
+pub mod imageio;
+pub mod metrics;
+pub mod reference;
 pub mod synth;

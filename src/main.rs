@@ -14,6 +14,9 @@ struct Cli {
 enum Cmd {
     /// Summarise and validate a scene.ply.
     Info(cmd::info::Args),
+    Reference(cmd::reference::Args),
+    Compare(cmd::compare::Args),
+    Cameras(cmd::cameras::Args),
     /// Write a procedural Radiant Foam scene (true Voronoi adjacency).
     Synth(cmd::synth::Args),
 }
@@ -22,6 +25,9 @@ fn main() {
     let cli = Cli::parse();
     let result: anyhow::Result<()> = match cli.cmd {
         Cmd::Info(a) => cmd::info::run(a),
+        Cmd::Reference(a) => cmd::reference::run(a),
+        Cmd::Compare(a) => cmd::compare::run(a),
+        Cmd::Cameras(a) => cmd::cameras::run(a),
         Cmd::Synth(a) => cmd::synth::run(a),
     };
     if let Err(e) = result {

@@ -1,0 +1,138 @@
+//! The unified-memory reference renderer: every ray traced on the host in f32 with the
+//! original's semantics (see `trace.rs`); the ground truth device results are held against.
+
+pub mod sh;
+pub mod start;
+pub mod trace;
+
+use rayon::prelude::*;
+use thiserror::Error;
+
+pub use start::{SiteIndex, start_cell};
+pub use trace::{RaySample, TraceOptions, Tracer, trace_ray};
+
+use crate::camera::Camera;
+use crate::scene::Scene;
+
+#[derive(Debug, Error)]
+pub enum RenderError {
+    #[error("the scene has no sites")]
+    EmptyScene,
+    #[error("--sh-degree {asked} exceeds the scene's SH degree {has}")]
+    ShDegree { asked: u8, has: u8 },
+    #[error("{0}")]
+    Options(String),
+}
+
+/// A rendered frame as f32 planes, row-major, top row first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RenderOutput {
+    pub width: u32,
+    pub height: u32,
+    /// Σ w·rgb per pixel (3 floats), not composited on a background.
+    pub rgb: Vec<f32>,
+    /// 1 − final transmittance.
+    pub opacity: Vec<f32>,
+    /// Depth along the unit ray at the quantile; −1 where never reached.
+    pub depth: Vec<f32>,
+    /// Cells visited per ray.
+    pub steps: Vec<u32>,
+}
+
+impl RenderOutput {
+    /// The image as the original's test script forms it: `rgb + bg·(1 − opacity)`, clipped
+    /// to [0, 1] (3 floats per pixel).
+    pub fn composite(&self, background: [f32; 3]) -> Vec<f32> {
+        self.rgb
+            .chunks_exact(3)
+            .zip(&self.opacity)
+            .flat_map(|(rgb, &a)| {
+                let t = 1.0 - a;
+                [0, 1, 2].map(|c| (rgb[c] + background[c] * t).clamp(0.0, 1.0))
+            })
+            .collect()
+    }
+
+    pub fn total_steps(&self) -> u64 {
+        self.steps.iter().map(|&s| s as u64).sum()
+    }
+}
+
+/// Checks the options against the scene: SH degree within the file's, sane thresholds.
+pub fn check_options(scene: &Scene, opts: &TraceOptions) -> Result<(), RenderError> {
+    if scene.is_empty() {
+        return Err(RenderError::EmptyScene);
+    }
+    if opts.sh_degree > scene.sh_degree {
+        return Err(RenderError::ShDegree {
+            asked: opts.sh_degree,
+            has: scene.sh_degree,
+        });
+    }
+    if !(opts.t_min.is_finite() && opts.t_min >= 0.0) {
+        return Err(RenderError::Options(format!(
+            "t_min {} must be finite and ≥ 0",
+            opts.t_min
+        )));
+    }
+    if !(opts.depth_quantile > 0.0 && opts.depth_quantile < 1.0) {
+        return Err(RenderError::Options(format!(
+            "depth quantile {} must lie in (0, 1)",
+            opts.depth_quantile
+        )));
+    }
+    if !(opts.weight_threshold >= 0.0 && opts.weight_threshold < 1.0) {
+        return Err(RenderError::Options(format!(
+            "weight threshold {} must lie in [0, 1)",
+            opts.weight_threshold
+        )));
+    }
+    Ok(())
+}
+
+/// Renders every pixel of `cam`, all rays starting in `start` (the cell of the camera
+/// centre). Rows are spread over the rayon pool; the result does not depend on it.
+pub fn render_from(scene: &Scene, cam: &Camera, start: u32, opts: &TraceOptions) -> RenderOutput {
+    render_with(&Tracer::new(scene), cam, start, opts)
+}
+
+/// As [`render_from`] with a prepared tracer (reuse it across frames).
+pub fn render_with(tracer: &Tracer, cam: &Camera, start: u32, opts: &TraceOptions) -> RenderOutput {
+    let (w, h) = (cam.width as usize, cam.height as usize);
+    let mut out = RenderOutput {
+        width: cam.width,
+        height: cam.height,
+        rgb: vec![0.0; 3 * w * h],
+        opacity: vec![0.0; w * h],
+        depth: vec![0.0; w * h],
+        steps: vec![0; w * h],
+    };
+    out.rgb
+        .par_chunks_mut(3 * w)
+        .zip(out.opacity.par_chunks_mut(w))
+        .zip(out.depth.par_chunks_mut(w))
+        .zip(out.steps.par_chunks_mut(w))
+        .enumerate()
+        .for_each(|(j, (((rgb, opacity), depth), steps))| {
+            for i in 0..w {
+                let (o, d) = cam.pixel_ray(i as u32, j as u32);
+                let s = tracer.trace(start, o, d, opts);
+                rgb[3 * i..3 * i + 3].copy_from_slice(&s.rgb);
+                opacity[i] = s.opacity;
+                depth[i] = s.depth;
+                steps[i] = s.steps;
+            }
+        });
+    out
+}
+
+/// Renders `cam`: finds the start cell (exact nearest site) and traces every pixel.
+pub fn render(
+    scene: &Scene,
+    cam: &Camera,
+    opts: &TraceOptions,
+) -> Result<RenderOutput, RenderError> {
+    check_options(scene, opts)?;
+    let start = start_cell(scene, cam.position.to_array()).ok_or(RenderError::EmptyScene)?;
+    Ok(render_from(scene, cam, start, opts))
+}
