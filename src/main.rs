@@ -16,6 +16,8 @@ enum Cmd {
     Info(cmd::info::Args),
     /// Cut a scene into tile shards and check every tracer tile fits its SRAM.
     Partition(cmd::partition::Args),
+    /// Write a procedural Radiant Foam scene (true Voronoi adjacency).
+    Synth(cmd::synth::Args),
 }
 
 fn main() {
@@ -23,6 +25,7 @@ fn main() {
     let result: anyhow::Result<()> = match cli.cmd {
         Cmd::Info(a) => cmd::info::run(a),
         Cmd::Partition(a) => cmd::partition::run(a),
+        Cmd::Synth(a) => cmd::synth::run(a),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined by ": ".

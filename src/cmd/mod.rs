@@ -1,6 +1,7 @@
 //! One module per CLI subcommand: its clap `Args` and its `run`.
 pub mod info;
 pub mod partition;
+pub mod synth;
 
 /// A run that worked but whose requested check failed (e.g. `--require-fit`): main
 /// prints it like any error and exits with code 2 instead of 1.
