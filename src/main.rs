@@ -17,6 +17,8 @@ enum Cmd {
     Reference(cmd::reference::Args),
     Compare(cmd::compare::Args),
     Cameras(cmd::cameras::Args),
+    /// Cut a scene into tile shards and check every tracer tile fits its SRAM.
+    Partition(cmd::partition::Args),
     /// Write a procedural Radiant Foam scene (true Voronoi adjacency).
     Synth(cmd::synth::Args),
 }
@@ -28,11 +30,12 @@ fn main() {
         Cmd::Reference(a) => cmd::reference::run(a),
         Cmd::Compare(a) => cmd::compare::run(a),
         Cmd::Cameras(a) => cmd::cameras::run(a),
+        Cmd::Partition(a) => cmd::partition::run(a),
         Cmd::Synth(a) => cmd::synth::run(a),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined by ": ".
         eprintln!("error: {e:#}");
-        std::process::exit(1);
+        std::process::exit(if e.is::<cmd::CheckFailed>() { 2 } else { 1 });
     }
 }

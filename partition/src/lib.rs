@@ -1,1 +1,33 @@
 //! Balanced k-d tree sharding, halo and adjacency packing, SRAM footprint.
+//!
+//! A scene is cut into 2^depth shards, one per tracer tile (paper §4.2). Each shard is
+//! packed into the exact bytes of `codelets/include/foam/layout.h`, and the footprint
+//! of every tracer tile (shard + framebuffer slice + ray buffers + fixed overhead) is
+//! checked against the target's bytes per tile (§5.2).
+
+mod error;
+pub mod fixtures;
+mod footprint;
+mod kdtree;
+#[allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code, clippy::all)]
+pub mod layout;
+mod morton;
+mod octree;
+mod pack;
+mod partition;
+mod report;
+mod scene_ref;
+mod shard;
+
+pub use error::PartitionError;
+pub use footprint::{FootprintParams, MK2_TILE_BYTES, RayLayout};
+pub use pack::{PackedShard, ShardCounts, UnpackedShard, blob_len, pack_all, pack_shard, unpack_shard};
+pub use partition::{Method, Partition, check_shard_count, partition};
+pub use report::{PartitionReport, ShardStats, Summary};
+pub use scene_ref::SceneRef;
+pub use shard::{Halo, Shard, build_shard};
+
+/// Largest shard count: shard ids are 16-bit.
+pub const MAX_SHARDS: usize = 65_536;
+/// Local + halo cells one shard may hold: adjacency entries are 16-bit indices.
+pub const MAX_SHARD_ENTRIES: usize = layout::FOAM_MAX_SHARD_ENTRIES as usize;

@@ -3,4 +3,11 @@ pub mod info;
 pub mod cameras;
 pub mod compare;
 pub mod reference;
+pub mod partition;
 pub mod synth;
+
+/// A run that worked but whose requested check failed (e.g. `--require-fit`): main
+/// prints it like any error and exits with code 2 instead of 1.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CheckFailed(pub String);

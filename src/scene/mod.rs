@@ -8,6 +8,7 @@ pub mod error;
 mod ply_ascii;
 pub mod ply_read;
 pub mod ply_schema;
+mod partition_view;
 pub mod ply_write;
 pub mod random;
 pub mod stats;

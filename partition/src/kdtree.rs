@@ -1,0 +1,86 @@
+//! Balanced k-d tree: median split on the axis of widest extent, `depth` levels.
+//!
+//! Leaves come out in tree order with the first split as the most significant bit of
+//! the shard id, so siblings (ids differing in the low bits) share quadtree routers:
+//! two k-d levels make one router level.
+
+use rayon::prelude::*;
+
+/// A site travelling with its id, so the selects below read contiguous memory
+/// instead of chasing ids into the position array.
+#[derive(Clone, Copy)]
+pub(crate) struct Site {
+    pub p: [f32; 3],
+    pub id: u32,
+}
+
+/// Below this many sites a subtree is split on one thread.
+const PAR_MIN: usize = 1 << 15;
+
+pub(crate) fn bounds(points: impl Iterator<Item = [f32; 3]>) -> ([f32; 3], [f32; 3]) {
+    points.fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(mut lo, mut hi), p| {
+        for a in 0..3 {
+            lo[a] = lo[a].min(p[a]);
+            hi[a] = hi[a].max(p[a]);
+        }
+        (lo, hi)
+    })
+}
+
+fn site_bounds(sites: &[Site]) -> ([f32; 3], [f32; 3]) {
+    let merge = |(l0, h0): ([f32; 3], [f32; 3]), (l1, h1): ([f32; 3], [f32; 3])| {
+        (std::array::from_fn(|a| l0[a].min(l1[a])), std::array::from_fn(|a| h0[a].max(h1[a])))
+    };
+    if sites.len() < PAR_MIN {
+        bounds(sites.iter().map(|s| s.p))
+    } else {
+        sites
+            .par_chunks(PAR_MIN)
+            .map(|c| bounds(c.iter().map(|s| s.p)))
+            .reduce(|| bounds(std::iter::empty()), merge)
+    }
+}
+
+/// Widest axis of the box; ties go to the lower axis.
+fn widest_axis(lo: [f32; 3], hi: [f32; 3]) -> usize {
+    let e = |a: usize| hi[a] - lo[a];
+    let mut best = 0;
+    for a in 1..3 {
+        if e(a) > e(best) {
+            best = a;
+        }
+    }
+    best
+}
+
+/// Reorders `sites` so that each of the `2^depth` leaves is a contiguous run, leaves in
+/// shard-id order. A node of n sites gives floor(n/2) to its low child and ceil(n/2)
+/// to its high child; ties in the coordinate break by id, so the result is unique.
+pub(crate) fn split(sites: &mut [Site], depth: u32) {
+    if depth == 0 || sites.len() < 2 {
+        return;
+    }
+    let (lo, hi) = site_bounds(sites);
+    let axis = widest_axis(lo, hi);
+    let mid = sites.len() / 2;
+    sites.select_nth_unstable_by(mid, |a, b| {
+        a.p[axis].total_cmp(&b.p[axis]).then(a.id.cmp(&b.id))
+    });
+    let (low, high) = sites.split_at_mut(mid);
+    if low.len() + high.len() >= PAR_MIN {
+        rayon::join(|| split(low, depth - 1), || split(high, depth - 1));
+    } else {
+        split(low, depth - 1);
+        split(high, depth - 1);
+    }
+}
+
+/// Leaf sizes of [`split`] for `n` sites, in shard-id order.
+pub(crate) fn leaf_sizes(n: usize, depth: u32) -> Vec<usize> {
+    let mut sizes = vec![n];
+    for _ in 0..depth {
+        sizes = sizes.iter().flat_map(|&s| [s / 2, s - s / 2]).collect();
+    }
+    sizes
+}
+

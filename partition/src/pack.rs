@@ -1,0 +1,189 @@
+//! Packing a shard into the exact bytes its tracer tile holds (layout.h):
+//! `foam_shard_header | foam_cell[n_local] | foam_halo[n_halo] | u16 adjacency[n_adj] | pad to 4`.
+//! Blobs are little-endian, as are the IPU and every host we build on.
+
+use bytemuck::{Pod, Zeroable};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::mem::size_of;
+
+use crate::layout::{FOAM_SHARD_MAGIC, foam_cell, foam_halo, foam_shard_header};
+use crate::{MAX_SHARD_ENTRIES, Partition, PartitionError, SceneRef, Shard, build_shard};
+
+#[cfg(target_endian = "big")]
+compile_error!("shard blobs are little-endian byte images of layout.h structs");
+
+// SAFETY: these are `repr(C)` structs of u8/u16/u32/f32 fields whose offsets add up
+// to their size (checked by bindgen's layout asserts in layout.rs and by the
+// layout_sizes test), so they have no padding and every bit pattern is valid.
+unsafe impl Zeroable for foam_cell {}
+unsafe impl Pod for foam_cell {}
+unsafe impl Zeroable for foam_halo {}
+unsafe impl Pod for foam_halo {}
+unsafe impl Zeroable for foam_shard_header {}
+unsafe impl Pod for foam_shard_header {}
+
+const HEADER: usize = size_of::<foam_shard_header>();
+const CELL: usize = size_of::<foam_cell>();
+const HALO: usize = size_of::<foam_halo>();
+
+/// Bytes of a packed shard, padded to a multiple of 4.
+pub fn blob_len(n_local: usize, n_halo: usize, n_adj: usize) -> usize {
+    (HEADER + CELL * n_local + HALO * n_halo + 2 * n_adj).next_multiple_of(4)
+}
+
+/// What the report needs of one shard.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ShardCounts {
+    pub local: u32,
+    pub halo: u32,
+    pub adjacency: u32,
+    pub neighbour_shards: u32,
+    /// Packed blob bytes.
+    pub bytes: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct PackedShard {
+    pub blob: Vec<u8>,
+    pub counts: ShardCounts,
+}
+
+/// Packs one built shard.
+pub fn pack_shard(scene: &SceneRef, depth: u32, shard: &Shard) -> Vec<u8> {
+    let (n_local, n_halo, n_adj) = (shard.cells.len(), shard.halo.len(), shard.adjacency.len());
+    let total = blob_len(n_local, n_halo, n_adj);
+    let cells_offset = HEADER;
+    let halo_offset = cells_offset + CELL * n_local;
+    let adj_offset = halo_offset + HALO * n_halo;
+    let header = foam_shard_header {
+        magic: FOAM_SHARD_MAGIC,
+        shard_id: shard.id as u16,
+        depth: depth as u16,
+        n_local: n_local as u32,
+        n_halo: n_halo as u32,
+        n_adj: n_adj as u32,
+        cells_offset: cells_offset as u32,
+        halo_offset: halo_offset as u32,
+        adj_offset: adj_offset as u32,
+        total_bytes: total as u32,
+        reserved: 0,
+    };
+    let mut blob = Vec::with_capacity(total);
+    blob.extend_from_slice(bytemuck::bytes_of(&header));
+    for (&g, &adj_end) in shard.cells.iter().zip(&shard.adjacency_end) {
+        let g = g as usize;
+        let [x, y, z] = scene.positions[g];
+        let [r, g_, b] = scene.color[g];
+        let cell = foam_cell { x, y, z, density: scene.density[g], r, g: g_, b, pad: 0, adj_end };
+        blob.extend_from_slice(bytemuck::bytes_of(&cell));
+    }
+    for h in &shard.halo {
+        let [x, y, z] = scene.positions[h.global as usize];
+        blob.extend_from_slice(bytemuck::bytes_of(&foam_halo { x, y, z, shard: h.shard, cell: h.cell }));
+    }
+    blob.extend_from_slice(bytemuck::cast_slice(&shard.adjacency));
+    blob.resize(total, 0);
+    blob
+}
+
+/// Builds and packs every shard in parallel, calling `progress` once per shard. Shards
+/// are dropped as soon as they are packed, so only the blobs stay in memory. On error,
+/// the lowest failing shard is reported, whatever the thread timing.
+pub fn pack_all(
+    scene: &SceneRef,
+    part: &Partition,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<PackedShard>, PartitionError> {
+    let results: Vec<Result<PackedShard, PartitionError>> = (0..part.shards())
+        .into_par_iter()
+        .map(|s| {
+            let shard = build_shard(scene, part, s)?;
+            let blob = pack_shard(scene, part.depth, &shard);
+            let counts = ShardCounts {
+                local: shard.cells.len() as u32,
+                halo: shard.halo.len() as u32,
+                adjacency: shard.adjacency.len() as u32,
+                neighbour_shards: shard.neighbour_shards.len() as u32,
+                bytes: blob.len() as u32,
+            };
+            progress();
+            Ok(PackedShard { blob, counts })
+        })
+        .collect();
+    results.into_iter().collect()
+}
+
+/// A blob read back into layout.h records.
+#[derive(Clone, Debug)]
+pub struct UnpackedShard {
+    pub header: foam_shard_header,
+    pub cells: Vec<foam_cell>,
+    pub halo: Vec<foam_halo>,
+    pub adjacency: Vec<u16>,
+}
+
+impl UnpackedShard {
+    /// Adjacency slice of local cell `i`.
+    pub fn neighbours(&self, i: usize) -> &[u16] {
+        let start = if i == 0 { 0 } else { self.cells[i - 1].adj_end as usize };
+        &self.adjacency[start..self.cells[i].adj_end as usize]
+    }
+}
+
+/// Parses and checks a blob: magic, offsets, counts, CSR ends and index ranges.
+pub fn unpack_shard(blob: &[u8]) -> Result<UnpackedShard, PartitionError> {
+    let shard = if blob.len() >= 6 { u16::from_le_bytes([blob[4], blob[5]]) as usize } else { 0 };
+    let bad = |msg: String| PartitionError::BadBlob { shard, msg };
+    if blob.len() < HEADER {
+        return Err(bad(format!("{} bytes, shorter than the {HEADER}-byte header", blob.len())));
+    }
+    let header: foam_shard_header = bytemuck::pod_read_unaligned(&blob[..HEADER]);
+    if header.magic != FOAM_SHARD_MAGIC {
+        return Err(bad(format!("magic {:#010x}, expected {FOAM_SHARD_MAGIC:#010x}", header.magic)));
+    }
+    let (n_local, n_halo, n_adj) = (header.n_local as usize, header.n_halo as usize, header.n_adj as usize);
+    if n_local + n_halo > MAX_SHARD_ENTRIES {
+        return Err(bad(format!("{n_local} local + {n_halo} halo cells exceed {MAX_SHARD_ENTRIES}")));
+    }
+    let expect = [
+        ("cells_offset", header.cells_offset as usize, HEADER),
+        ("halo_offset", header.halo_offset as usize, HEADER + CELL * n_local),
+        ("adj_offset", header.adj_offset as usize, HEADER + CELL * n_local + HALO * n_halo),
+        ("total_bytes", header.total_bytes as usize, blob_len(n_local, n_halo, n_adj)),
+        ("blob length", blob.len(), blob_len(n_local, n_halo, n_adj)),
+    ];
+    for (name, got, want) in expect {
+        if got != want {
+            return Err(bad(format!("{name} is {got}, expected {want}")));
+        }
+    }
+    let records = |off: usize, size: usize, n: usize| blob[off..off + size * n].chunks_exact(size);
+    let cells: Vec<foam_cell> =
+        records(header.cells_offset as usize, CELL, n_local).map(bytemuck::pod_read_unaligned).collect();
+    let halo: Vec<foam_halo> =
+        records(header.halo_offset as usize, HALO, n_halo).map(bytemuck::pod_read_unaligned).collect();
+    let adjacency: Vec<u16> =
+        records(header.adj_offset as usize, 2, n_adj).map(|b| u16::from_le_bytes([b[0], b[1]])).collect();
+    let mut prev = 0;
+    for (i, c) in cells.iter().enumerate() {
+        if c.adj_end < prev || c.adj_end as usize > n_adj {
+            return Err(bad(format!("cell {i} has adj_end {} after {prev} (n_adj {n_adj})", c.adj_end)));
+        }
+        prev = c.adj_end;
+    }
+    if prev as usize != n_adj {
+        return Err(bad(format!("adjacency ends at {prev} but n_adj is {n_adj}")));
+    }
+    if let Some(k) = adjacency.iter().position(|&a| a as usize >= n_local + n_halo) {
+        return Err(bad(format!("adjacency entry {k} is {}, past the {} cells", adjacency[k], n_local + n_halo)));
+    }
+    if header.depth > 16 {
+        return Err(bad(format!("depth {} is over 16 (shard ids are 16-bit)", header.depth)));
+    }
+    let shards = 1usize << header.depth;
+    if let Some(h) = halo.iter().position(|h| h.shard as usize >= shards || h.shard as usize == shard) {
+        return Err(bad(format!("halo {h} names shard {}, not another of the {shards} shards", halo[h].shard)));
+    }
+    Ok(UnpackedShard { header, cells, halo, adjacency })
+}

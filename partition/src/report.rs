@@ -1,0 +1,115 @@
+//! The partition report: per-shard counts and tile bytes, summaries, and the verdict.
+
+use serde::Serialize;
+
+use crate::{FootprintParams, Method, ShardCounts};
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ShardStats {
+    pub id: u32,
+    pub local: u32,
+    pub halo: u32,
+    pub adjacency: u32,
+    pub neighbour_shards: u32,
+    /// Packed shard blob.
+    pub shard_bytes: u64,
+    /// Whole tracer tile: shard + framebuffer slice + ray buffers + overhead.
+    pub bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub min: f64,
+    pub mean: f64,
+    pub max: f64,
+}
+
+impl Summary {
+    fn of(values: impl Iterator<Item = f64>) -> Summary {
+        let (mut min, mut max, mut sum, mut n) = (f64::INFINITY, f64::NEG_INFINITY, 0.0, 0usize);
+        for v in values {
+            min = min.min(v);
+            max = max.max(v);
+            sum += v;
+            n += 1;
+        }
+        Summary { min, mean: sum / n.max(1) as f64, max }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PartitionReport {
+    pub method: Method,
+    pub cells: u64,
+    /// log2 of the shard count.
+    pub depth: u32,
+    pub shard_count: u32,
+    pub params: FootprintParams,
+    pub ray_bytes: u64,
+    pub framebuffer_slice_pixels: u64,
+    pub framebuffer_slice_bytes: u64,
+    pub ray_buffer_bytes: u64,
+    pub overhead_bytes: u64,
+    pub budget_bytes: u64,
+    /// Largest tracer tile.
+    pub max_bytes: u64,
+    pub worst_shard: u32,
+    pub fits: bool,
+    /// Shards over budget, ascending.
+    pub over_budget: Vec<u32>,
+    /// max / min local cells (infinite if a shard is empty).
+    pub balance_ratio: f64,
+    pub local: Summary,
+    pub halo: Summary,
+    pub adjacency: Summary,
+    pub neighbour_shards: Summary,
+    pub tile_bytes: Summary,
+    pub shards: Vec<ShardStats>,
+}
+
+impl PartitionReport {
+    pub fn new(method: Method, cells: usize, counts: &[ShardCounts], params: &FootprintParams) -> PartitionReport {
+        let n = counts.len();
+        let shards: Vec<ShardStats> = counts
+            .iter()
+            .enumerate()
+            .map(|(id, c)| ShardStats {
+                id: id as u32,
+                local: c.local,
+                halo: c.halo,
+                adjacency: c.adjacency,
+                neighbour_shards: c.neighbour_shards,
+                shard_bytes: c.bytes as u64,
+                bytes: params.tile_bytes(c.bytes as u64, n),
+            })
+            .collect();
+        // The first of the largest tiles, so the name is deterministic.
+        let worst = shards.iter().rev().max_by_key(|s| s.bytes).expect("at least two shards");
+        let summary = |f: fn(&ShardStats) -> u64| Summary::of(shards.iter().map(|s| f(s) as f64));
+        let local = summary(|s| s.local as u64);
+        PartitionReport {
+            method,
+            cells: cells as u64,
+            depth: n.trailing_zeros(),
+            shard_count: n as u32,
+            params: *params,
+            ray_bytes: params.ray_bytes(),
+            framebuffer_slice_pixels: params.slice_pixels(n),
+            framebuffer_slice_bytes: params.framebuffer_bytes(n),
+            ray_buffer_bytes: params.ray_buffer_bytes(),
+            overhead_bytes: params.overhead_bytes,
+            budget_bytes: params.budget_bytes,
+            max_bytes: worst.bytes,
+            worst_shard: worst.id,
+            fits: worst.bytes <= params.budget_bytes,
+            over_budget: shards.iter().filter(|s| s.bytes > params.budget_bytes).map(|s| s.id).collect(),
+            balance_ratio: local.max / local.min,
+            local,
+            halo: summary(|s| s.halo as u64),
+            adjacency: summary(|s| s.adjacency as u64),
+            neighbour_shards: summary(|s| s.neighbour_shards as u64),
+            tile_bytes: summary(|s| s.bytes),
+            shards,
+        }
+    }
+}

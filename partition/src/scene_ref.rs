@@ -1,0 +1,67 @@
+use crate::PartitionError;
+
+/// A borrowed view of the scene arrays the partitioner needs (the root crate's `Scene`
+/// converts into it). `adjacency_end` holds EXCLUSIVE ends, as in `scene.ply`.
+#[derive(Clone, Copy, Debug)]
+pub struct SceneRef<'a> {
+    pub positions: &'a [[f32; 3]],
+    pub density: &'a [f32],
+    pub color: &'a [[u8; 3]],
+    pub adjacency_end: &'a [u32],
+    pub adjacency: &'a [u32],
+}
+
+impl<'a> SceneRef<'a> {
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    pub fn neighbours(&self, i: usize) -> &'a [u32] {
+        let start = if i == 0 { 0 } else { self.adjacency_end[i - 1] as usize };
+        &self.adjacency[start..self.adjacency_end[i] as usize]
+    }
+
+    /// Checks what the partitioner relies on, so a malformed scene is an error, not a
+    /// panic: matching lengths, finite sites, a well-formed CSR, neighbour ids in range.
+    pub fn validate(&self) -> Result<(), PartitionError> {
+        let n = self.len();
+        let bad = |m: String| Err(PartitionError::BadScene(m));
+        for (name, len) in [
+            ("density", self.density.len()),
+            ("color", self.color.len()),
+            ("adjacency_end", self.adjacency_end.len()),
+        ] {
+            if len != n {
+                return bad(format!("{name} has {len} entries for {n} cells"));
+            }
+        }
+        if let Some(i) = self.positions.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
+            return bad(format!("cell {i} has a non-finite position {:?}", self.positions[i]));
+        }
+        let mut prev = 0u32;
+        for (i, &end) in self.adjacency_end.iter().enumerate() {
+            if end < prev {
+                return bad(format!("adjacency_end decreases at cell {i} ({end} < {prev})"));
+            }
+            prev = end;
+        }
+        if prev as usize != self.adjacency.len() {
+            return bad(format!(
+                "adjacency_end ends at {prev} but the adjacency list has {} entries",
+                self.adjacency.len()
+            ));
+        }
+        if let Some(k) = self.adjacency.iter().position(|&j| j as usize >= n) {
+            let cell = self.adjacency_end.partition_point(|&e| e as usize <= k);
+            return bad(format!(
+                "cell {cell} lists neighbour {} but the scene has {n} cells",
+                self.adjacency[k]
+            ));
+        }
+        Ok(())
+    }
+}

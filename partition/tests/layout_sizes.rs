@@ -1,0 +1,56 @@
+//! Every `FOAM_STATIC_ASSERT(sizeof(T) == N, ...)` in layout.h holds for the Rust
+//! bindings too, and no struct has padding (so packing byte images is well-defined).
+//! Field offsets are checked against clang's layout by bindgen's asserts in layout.rs.
+
+use partition::layout::*;
+use std::mem::size_of;
+
+fn rust_size(name: &str) -> Option<usize> {
+    Some(match name {
+        "foam_cell" => size_of::<foam_cell>(),
+        "foam_halo" => size_of::<foam_halo>(),
+        "foam_shard_header" => size_of::<foam_shard_header>(),
+        "foam_camera" => size_of::<foam_camera>(),
+        "foam_pixel" => size_of::<foam_pixel>(),
+        "foam_ray_dest" => size_of::<foam_ray_dest>(),
+        "foam_ray_fp32" => size_of::<foam_ray_fp32>(),
+        "foam_ray_mixed" => size_of::<foam_ray_mixed>(),
+        "foam_ray_half" => size_of::<foam_ray_half>(),
+        "foam_ray_hops" => size_of::<foam_ray_hops>(),
+        _ => return None,
+    })
+}
+
+#[test]
+fn static_asserted_sizes_match() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../codelets/include/foam/layout.h");
+    let header = std::fs::read_to_string(path).unwrap();
+    let mut checked = Vec::new();
+    for line in header.lines().filter(|l| l.starts_with("FOAM_STATIC_ASSERT(sizeof(")) {
+        let rest = &line["FOAM_STATIC_ASSERT(sizeof(".len()..];
+        let (name, rest) = rest.split_once(')').unwrap();
+        let n: usize = rest.trim_start().strip_prefix("==").unwrap().trim().split(',').next().unwrap().parse().unwrap();
+        let got = rust_size(name).unwrap_or_else(|| panic!("layout.h asserts the size of {name}; add it to this test"));
+        assert_eq!(got, n, "{name}: Rust {got} B, layout.h {n} B");
+        checked.push(name.to_string());
+    }
+    assert_eq!(checked.len(), 10, "every struct of layout.h is asserted: {checked:?}");
+}
+
+#[test]
+fn structs_have_no_padding() {
+    // Sum of field sizes, read off the bindings.
+    assert_eq!(size_of::<foam_cell>(), 4 * 4 + 4 + 4);
+    assert_eq!(size_of::<foam_halo>(), 3 * 4 + 2 * 2);
+    assert_eq!(size_of::<foam_shard_header>(), 4 + 2 * 2 + 8 * 4);
+    assert_eq!(size_of::<foam_pixel>(), 5 * 4 + 2 * 2 + 4);
+    assert_eq!(size_of::<foam_camera>(), 16 * 4 + 3 * 4 + 2 * 2 + 2 * 4);
+}
+
+#[test]
+fn constants_match_the_ray_and_pixel_markers() {
+    assert_eq!(FOAM_MAX_SHARD_ENTRIES, 65_535);
+    assert_eq!(FOAM_INVALID_SHARD, 0xFFFF);
+    assert_eq!(FOAM_FINISHED_CELL, 0xFFFF);
+    assert_eq!(&FOAM_SHARD_MAGIC.to_le_bytes(), b"FOAM");
+}

@@ -1,0 +1,175 @@
+//! `foam-ipu partition`: table, JSON, report files, and every bad-input case.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{expect_error, run};
+use foam_ipu::scene::Scene;
+use foam_ipu::scene::ply_write::write_ply;
+use partition::fixtures::{Bcc, OwnedScene, bcc};
+
+fn write_scene(dir: &Path, name: &str, s: OwnedScene) -> PathBuf {
+    let scene = Scene {
+        positions: s.positions,
+        density: s.density,
+        color: s.color,
+        sh_degree: 0,
+        sh_rest: Vec::new(),
+        adjacency_end: s.adjacency_end,
+        adjacency: s.adjacency,
+    };
+    let path = dir.join(name);
+    write_ply(&scene, std::fs::File::create(&path).unwrap()).unwrap();
+    path
+}
+
+/// 2·8³ = 1024 cells with a 14-neighbour Voronoi adjacency.
+fn lattice(dir: &Path) -> PathBuf {
+    write_scene(dir, "lattice.ply", bcc(Bcc { m: 8, jitter: 0.2, warp: true, shuffle: true }))
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = run(args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+#[test]
+fn table_names_counts_and_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = lattice(dir.path());
+    let out = run(&["partition", scene.to_str().unwrap(), "--shards", "16", "--width", "160", "--height", "120"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for row in ["1024 cells", "16 (k-d tree, depth 4)", "local", "halo", "adjacency", "neighbours", "tile bytes", "balance", "worst", "fits"] {
+        assert!(text.contains(row), "missing {row:?} in\n{text}");
+    }
+    // 1024 cells in 16 shards: exactly 64 local cells each.
+    let local = text.lines().find(|l| l.starts_with("local")).unwrap();
+    assert_eq!(local.split_whitespace().collect::<Vec<_>>(), ["local", "64", "64.0", "64"]);
+}
+
+#[test]
+fn json_has_the_documented_keys_and_consistent_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = lattice(dir.path());
+    let v = json(&["partition", scene.to_str().unwrap(), "--shards", "64", "--json", "--layout", "fp32"]);
+    assert_eq!(v["depth"], 6);
+    assert_eq!(v["budget_bytes"], 638_976);
+    assert_eq!(v["ray_bytes"], 28);
+    assert_eq!(v["fits"], true);
+    let shards = v["shards"].as_array().unwrap();
+    assert_eq!(shards.len(), 64);
+    let mut local = 0;
+    let mut max = 0;
+    for (i, s) in shards.iter().enumerate() {
+        assert_eq!(s["id"], i as u64);
+        for key in ["local", "halo", "adjacency", "neighbour_shards", "bytes"] {
+            assert!(s[key].is_u64(), "shard {i} lacks {key}");
+        }
+        local += s["local"].as_u64().unwrap();
+        max = max.max(s["bytes"].as_u64().unwrap());
+        // Tile = 40 B header + 24 B/cell + 16 B/halo + 2 B/adjacency (padded) + fixed part.
+        let shard_bytes = (40 + 24 * s["local"].as_u64().unwrap() + 16 * s["halo"].as_u64().unwrap()
+            + 2 * s["adjacency"].as_u64().unwrap())
+        .next_multiple_of(4);
+        assert_eq!(s["shard_bytes"], shard_bytes);
+        let fixed = 28 * (640 * 480u64).div_ceil(64) + 28 * 5760 + 48 * 1024;
+        assert_eq!(s["bytes"], shard_bytes + fixed);
+    }
+    assert_eq!(local, 1024);
+    assert_eq!(v["max_bytes"], max);
+}
+
+#[test]
+fn report_dir_holds_json_and_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = lattice(dir.path());
+    let out_dir = dir.path().join("report");
+    let v = json(&["partition", scene.to_str().unwrap(), "--shards", "32", "--json", "--report", out_dir.to_str().unwrap()]);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("partition.json")).unwrap()).unwrap();
+    assert_eq!(written, v);
+    for (png, w, h) in [("shards.png", 1600, 1000), ("tile_bytes.png", 1600, 600)] {
+        let img = image::open(out_dir.join(png)).unwrap();
+        assert_eq!((img.width(), img.height()), (w, h), "{png}");
+        // Not a blank canvas: bars and text were drawn.
+        let rgb = img.to_rgb8();
+        let inked = rgb.pixels().filter(|p| p.0 != [255, 255, 255]).count();
+        assert!(inked > 10_000, "{png} has only {inked} non-white pixels");
+    }
+}
+
+#[test]
+fn octree_method_runs_and_is_labelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = lattice(dir.path());
+    let v = json(&["partition", scene.to_str().unwrap(), "--shards", "8", "--json", "--method", "octree"]);
+    assert_eq!(v["method"], "octree");
+    let total: u64 = v["shards"].as_array().unwrap().iter().map(|s| s["local"].as_u64().unwrap()).sum();
+    assert_eq!(total, 1024);
+}
+
+#[test]
+fn over_budget_is_reported_and_fails_only_with_require_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = lattice(dir.path());
+    let s = scene.to_str().unwrap();
+    // A 4000x4000 framebuffer over 4 tiles is 112 MB per tile.
+    let big = ["partition", s, "--shards", "4", "--width", "4000", "--height", "4000"];
+    let out = run(&big);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("DOES NOT FIT: 4 of 4 shards over budget"), "{text}");
+    let mut strict = big.to_vec();
+    strict.push("--require-fit");
+    let err = expect_error(&strict);
+    assert!(err.contains("over the 638976 B budget (4 of 4 shards over)"), "{err}");
+    assert_eq!(run(&strict).status.code(), Some(2));
+    // A fitting plan passes --require-fit.
+    // (At 640x480 a quarter of the framebuffer alone is 2 MB, so use a small image.)
+    assert!(run(&["partition", s, "--shards", "4", "--width", "64", "--height", "48", "--require-fit"]).status.success());
+}
+
+#[test]
+fn bad_shard_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = lattice(dir.path());
+    let s = scene.to_str().unwrap();
+    for bad in ["0", "1", "3", "48", "131072"] {
+        let err = expect_error(&["partition", s, "--shards", bad]);
+        assert!(err.contains(&format!("shard count {bad} is not a power of two between 2 and 65,536")), "{err}");
+        assert_eq!(run(&["partition", s, "--shards", bad]).status.code(), Some(1));
+    }
+    let err = expect_error(&["partition", s, "--shards", "2048"]);
+    assert!(err.contains("2048 shards for 1024 cells"), "{err}");
+}
+
+#[test]
+fn shard_over_65535_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every cell neighbours its mirror image: each of 2 shards has 40,000 local + 40,000 halo.
+    let n = 80_000u32;
+    let lists: Vec<Vec<u32>> = (0..n).map(|i| vec![n - 1 - i]).collect();
+    let s = OwnedScene::from_lists((0..n).map(|i| [i as f32, 0.0, 0.0]).collect(), &lists);
+    let scene = write_scene(dir.path(), "mirror.ply", s);
+    let err = expect_error(&["partition", scene.to_str().unwrap(), "--shards", "2"]);
+    assert!(err.contains("mirror.ply: shard 0 holds 40000 local + 40000 halo = 80000 cells"), "{err}");
+}
+
+#[test]
+fn missing_scene_and_bad_flags() {
+    let err = expect_error(&["partition", "/nonexistent/scene.ply"]);
+    assert!(err.contains("/nonexistent/scene.ply"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let scene = lattice(dir.path());
+    for args in [["--layout", "quarter"], ["--method", "bsp"], ["--shards", "many"]] {
+        let mut a = vec!["partition", scene.to_str().unwrap()];
+        a.extend(args);
+        // clap's usage errors (several lines, with the possible values).
+        let out = run(&a);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value"), "{args:?}");
+    }
+}
