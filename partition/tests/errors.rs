@@ -3,6 +3,8 @@
 use partition::fixtures::{Bcc, OwnedScene, bcc};
 use partition::{Method, PartitionError, pack_all, partition, unpack_shard};
 
+type Corrupt<T> = Box<dyn Fn(&mut T)>;
+
 fn small() -> OwnedScene {
     bcc(Bcc { m: 4, jitter: 0.1, warp: false, shuffle: false }) // 128 cells
 }
@@ -52,7 +54,7 @@ fn too_many_local_plus_halo_cells() {
 #[test]
 fn malformed_scenes() {
     let base = small();
-    let cases: Vec<(Box<dyn Fn(&mut OwnedScene)>, &str)> = vec![
+    let cases: Vec<(Corrupt<OwnedScene>, &str)> = vec![
         (Box::new(|s| s.adjacency[0] = 128), "scene: cell 0 lists neighbour 128 but the scene has 128 cells"),
         (Box::new(|s| s.density.pop().map(|_| ()).unwrap()), "scene: density has 127 entries for 128 cells"),
         (Box::new(|s| s.positions[3][1] = f32::NAN), "scene: cell 3 has a non-finite position"),
@@ -73,7 +75,7 @@ fn corrupted_blobs() {
     let part = partition(&s.as_ref(), 4, Method::Kdtree).unwrap();
     let blob = pack_all(&s.as_ref(), &part, &|| {}).unwrap().swap_remove(1).blob;
     assert!(unpack_shard(&blob).is_ok());
-    let cases: Vec<(Box<dyn Fn(&mut Vec<u8>)>, &str)> = vec![
+    let cases: Vec<(Corrupt<Vec<u8>>, &str)> = vec![
         (Box::new(|b| b.truncate(20)), "shard blob 1: 20 bytes, shorter than the 40-byte header"),
         (Box::new(|b| b[0] = b'X'), "shard blob 1: magic"),
         (Box::new(|b| b.truncate(b.len() - 4)), "shard blob 1: blob length is"),

@@ -41,14 +41,20 @@ pub struct CameraArgs {
 pub fn load_camera(args: &CameraArgs) -> Result<(Camera, String), CameraError> {
     let (mut cam, label) = match (&args.camera, &args.colmap) {
         (Some(_), Some(_)) => {
-            return Err(CameraError::Args("give either --camera or --colmap, not both".into()));
+            return Err(CameraError::Args(
+                "give either --camera or --colmap, not both".into(),
+            ));
         }
         (None, None) => {
-            return Err(CameraError::Args("no camera: pass --camera CAM.json or --colmap DIR --view NAME|INDEX".into()));
+            return Err(CameraError::Args(
+                "no camera: pass --camera CAM.json or --colmap DIR --view NAME|INDEX".into(),
+            ));
         }
         (Some(path), None) => {
             if args.view.is_some() {
-                return Err(CameraError::Args("--view selects a COLMAP view; it needs --colmap DIR".into()));
+                return Err(CameraError::Args(
+                    "--view selects a COLMAP view; it needs --colmap DIR".into(),
+                ));
             }
             (json::read_camera_json(path)?, path.display().to_string())
         }
@@ -62,17 +68,22 @@ pub fn load_camera(args: &CameraArgs) -> Result<(Camera, String), CameraError> {
         }
     };
     if let Some(k) = args.downsample {
-        cam = cam.downsampled(k).map_err(|e| CameraError::Args(format!("--downsample: {e}")))?;
+        cam = cam
+            .downsampled(k)
+            .map_err(|e| CameraError::Args(format!("--downsample: {e}")))?;
     }
     if args.width.is_some() || args.height.is_some() {
-        let aspect = |num: u32, a: u32, b: u32| ((num as f64 * a as f64 / b as f64).round() as u32).max(1);
+        let aspect =
+            |num: u32, a: u32, b: u32| ((num as f64 * a as f64 / b as f64).round() as u32).max(1);
         let (w, h) = match (args.width, args.height) {
             (Some(w), Some(h)) => (w, h),
             (Some(w), None) => (w, aspect(w, cam.height, cam.width)),
             (None, Some(h)) => (aspect(h, cam.width, cam.height), h),
             (None, None) => unreachable!(),
         };
-        cam = cam.resized(w, h).map_err(|e| CameraError::Args(format!("--width/--height: {e}")))?;
+        cam = cam
+            .resized(w, h)
+            .map_err(|e| CameraError::Args(format!("--width/--height: {e}")))?;
     }
     if args.centre_principal_point {
         cam = cam.centred();

@@ -42,8 +42,10 @@ struct LookAtJson {
 }
 
 pub fn read_camera_json(path: &Path) -> Result<Camera, CameraError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| CameraError::Io { path: path.display().to_string(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| CameraError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
     parse_camera_json(&text).map_err(|msg| CameraError::invalid(path.display(), msg))
 }
 
@@ -54,11 +56,14 @@ pub fn parse_camera_json(text: &str) -> Result<Camera, String> {
         serde_json::from_str(text).map_err(|e| format!("malformed camera JSON: {e}"))?;
     let obj = value.as_object().ok_or("camera JSON must be an object")?;
     if obj.contains_key("c2w") {
-        let j: IntrinsicsJson = serde_json::from_value(value)
-            .map_err(|e| format!("camera JSON (c2w form): {e}"))?;
+        let j: IntrinsicsJson =
+            serde_json::from_value(value).map_err(|e| format!("camera JSON (c2w form): {e}"))?;
         let m = j.c2w;
         if m[3] != [0.0, 0.0, 0.0, 1.0] {
-            return Err(format!("c2w last row must be [0, 0, 0, 1], found {:?}", m[3]));
+            return Err(format!(
+                "c2w last row must be [0, 0, 0, 1], found {:?}",
+                m[3]
+            ));
         }
         let rot = DMat3::from_cols_array_2d(&[
             [m[0][0], m[1][0], m[2][0]],
@@ -71,14 +76,20 @@ pub fn parse_camera_json(text: &str) -> Result<Camera, String> {
     } else if obj.contains_key("fov_y_deg") {
         let j: LookAtJson = serde_json::from_value(value)
             .map_err(|e| format!("camera JSON (look-at form): {e}"))?;
-        let (p, t, u) = (DVec3::from(j.position), DVec3::from(j.look_at), DVec3::from(j.up));
+        let (p, t, u) = (
+            DVec3::from(j.position),
+            DVec3::from(j.look_at),
+            DVec3::from(j.up),
+        );
         look_at_rotation(p, t, u).map_err(|e| format!("look-at camera: {e}"))?;
         Camera::look_at(j.width, j.height, j.fov_y_deg, p, t, u)
             .map_err(|e| format!("look-at camera: {e}"))
     } else {
-        Err("camera JSON needs either \"c2w\" (with fx, fy, cx, cy) or \"fov_y_deg\" \
+        Err(
+            "camera JSON needs either \"c2w\" (with fx, fy, cx, cy) or \"fov_y_deg\" \
              (with position, look_at, up)"
-            .into())
+                .into(),
+        )
     }
 }
 

@@ -17,7 +17,10 @@ pub use args::{CameraArgs, load_camera};
 #[derive(Debug, Error)]
 pub enum CameraError {
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{path}: {msg}")]
     Invalid { path: String, msg: String },
     #[error("{0}")]
@@ -26,7 +29,10 @@ pub enum CameraError {
 
 impl CameraError {
     pub(crate) fn invalid(path: impl std::fmt::Display, msg: impl Into<String>) -> Self {
-        CameraError::Invalid { path: path.to_string(), msg: msg.into() }
+        CameraError::Invalid {
+            path: path.to_string(),
+            msg: msg.into(),
+        }
     }
 }
 
@@ -60,7 +66,9 @@ impl Camera {
             return Err(format!("image size {width}x{height} must be positive"));
         }
         if !(fx.is_finite() && fx > 0.0 && fy.is_finite() && fy > 0.0) {
-            return Err(format!("focal lengths fx={fx}, fy={fy} must be positive and finite"));
+            return Err(format!(
+                "focal lengths fx={fx}, fy={fy} must be positive and finite"
+            ));
         }
         if !(cx.is_finite() && cy.is_finite()) {
             return Err(format!("principal point ({cx}, {cy}) must be finite"));
@@ -93,7 +101,9 @@ impl Camera {
         up: DVec3,
     ) -> Result<Camera, String> {
         if !(fov_y_deg.is_finite() && fov_y_deg > 0.0 && fov_y_deg < 180.0) {
-            return Err(format!("fov_y_deg {fov_y_deg} must lie strictly between 0 and 180"));
+            return Err(format!(
+                "fov_y_deg {fov_y_deg} must lie strictly between 0 and 180"
+            ));
         }
         let rotation = look_at_rotation(position, target, up)?;
         let fy = 0.5 * height as f64 / (0.5 * fov_y_deg.to_radians()).tan();
@@ -104,15 +114,8 @@ impl Camera {
     /// The camera-to-world matrix as 4×4 rows (OpenCV axes).
     pub fn c2w(&self) -> [[f32; 4]; 4] {
         let (r, t) = (self.rotation, self.position);
-        let mut m = [[0.0; 4]; 4];
-        for (row, m_row) in m.iter_mut().enumerate().take(3) {
-            for col in 0..3 {
-                m_row[col] = r.col(col)[row];
-            }
-            m_row[3] = t[row];
-        }
-        m[3][3] = 1.0;
-        m
+        let row = |i: usize| [r.x_axis[i], r.y_axis[i], r.z_axis[i], t[i]];
+        [row(0), row(1), row(2), [0.0, 0.0, 0.0, 1.0]]
     }
 
     /// The forward axis (camera z) in world coordinates.
@@ -183,7 +186,11 @@ impl Camera {
     /// Principal point moved to the image centre, as the original's COLMAP loader does
     /// (it builds rays with `center = (W/2, H/2)` and ignores cx, cy).
     pub fn centred(&self) -> Camera {
-        Camera { cx: 0.5 * self.width as f32, cy: 0.5 * self.height as f32, ..*self }
+        Camera {
+            cx: 0.5 * self.width as f32,
+            cy: 0.5 * self.height as f32,
+            ..*self
+        }
     }
 }
 
@@ -214,11 +221,15 @@ fn check_rotation(r: &DMat3) -> Result<(), String> {
     let e = r.transpose() * *r - DMat3::IDENTITY;
     let err = e.to_cols_array().iter().fold(0.0f64, |m, v| m.max(v.abs()));
     if err > 1e-4 {
-        return Err(format!("rotation part is not orthonormal (|RᵀR − I| = {err:.2e})"));
+        return Err(format!(
+            "rotation part is not orthonormal (|RᵀR − I| = {err:.2e})"
+        ));
     }
     let det = r.determinant();
     if (det - 1.0).abs() > 1e-4 {
-        return Err(format!("rotation part has determinant {det:.4}, expected +1 (a reflection?)"));
+        return Err(format!(
+            "rotation part has determinant {det:.4}, expected +1 (a reflection?)"
+        ));
     }
     Ok(())
 }
@@ -282,7 +293,13 @@ mod tests {
         let (_, a) = c.ray(10.5, 7.5);
         let (_, b) = r.ray(21.0, 15.0);
         assert!((a - b).length() < 1e-6);
-        let d = Camera { width: 4946, height: 3286, ..c }.downsampled(4).unwrap();
+        let d = Camera {
+            width: 4946,
+            height: 3286,
+            ..c
+        }
+        .downsampled(4)
+        .unwrap();
         assert_eq!((d.width, d.height), (1237, 822));
         assert_eq!(d.fx, c.fx / 4.0);
         assert!(c.downsampled(0).is_err());

@@ -48,24 +48,47 @@ pub fn run(args: Args) -> Result<()> {
             continue;
         }
         let cam = match args.downsample {
-            Some(k) => v.camera.downsampled(k).map_err(|e| anyhow::anyhow!("--downsample: {e}"))?,
+            Some(k) => v
+                .camera
+                .downsampled(k)
+                .map_err(|e| anyhow::anyhow!("--downsample: {e}"))?,
             None => v.camera,
         };
         rows.push((i, v.name.as_str(), test, cam));
     }
     if args.json {
-        let out: Vec<ViewJson> =
-            rows.iter().map(|&(index, name, test, ref c)| ViewJson { index, name, test, camera: camera_to_json(c) }).collect();
+        let out: Vec<ViewJson> = rows
+            .iter()
+            .map(|&(index, name, test, ref c)| ViewJson {
+                index,
+                name,
+                test,
+                camera: camera_to_json(c),
+            })
+            .collect();
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
-    println!("# {} views in {} ({} test views: every 8th by name)", model.views.len(), model.dir.display(), model.test_indices().len());
+    println!(
+        "# {} views in {} ({} test views: every 8th by name)",
+        model.views.len(),
+        model.dir.display(),
+        model.test_indices().len()
+    );
     println!("# index  name  width height  fx fy cx cy  position  [test]");
     for (i, name, test, c) in rows {
         let p = c.position;
         println!(
             "{i} {name} {} {} {} {} {} {} {} {} {}{}",
-            c.width, c.height, c.fx, c.fy, c.cx, c.cy, p.x, p.y, p.z,
+            c.width,
+            c.height,
+            c.fx,
+            c.fy,
+            c.cx,
+            c.cy,
+            p.x,
+            p.y,
+            p.z,
             if test { " test" } else { "" }
         );
     }

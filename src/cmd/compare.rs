@@ -58,16 +58,30 @@ pub fn compare_files(a: &Path, b: &Path, tolerance: f64) -> Result<PairResult> {
     compare_images(&ia, &ib, a, b, tolerance)
 }
 
-fn compare_images(ia: &LoadedImage, ib: &LoadedImage, a: &Path, b: &Path, tolerance: f64) -> Result<PairResult> {
+fn compare_images(
+    ia: &LoadedImage,
+    ib: &LoadedImage,
+    a: &Path,
+    b: &Path,
+    tolerance: f64,
+) -> Result<PairResult> {
     if (ia.width, ia.height) != (ib.width, ib.height) {
         bail!(
             "size mismatch: {} is {}x{}, {} is {}x{}",
-            a.display(), ia.width, ia.height, b.display(), ib.width, ib.height
+            a.display(),
+            ia.width,
+            ia.height,
+            b.display(),
+            ib.width,
+            ib.height
         );
     }
     let d = diff_stats(&ia.rgb, &ib.rgb, 3, tolerance);
     Ok(PairResult {
-        name: a.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        name: a
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         width: ia.width,
         height: ia.height,
         psnr: psnr(&ia.rgb, &ib.rgb),
@@ -103,7 +117,11 @@ struct DirResult {
 }
 
 fn fmt_psnr(p: f64) -> String {
-    if p.is_infinite() { "inf".into() } else { format!("{p:.4}") }
+    if p.is_infinite() {
+        "inf".into()
+    } else {
+        format!("{p:.4}")
+    }
 }
 
 fn fmt_ssim(s: Option<f64>) -> String {
@@ -116,12 +134,16 @@ pub fn run(args: Args) -> Result<()> {
             bail!("{}: no such file or directory", p.display());
         }
     }
-    if !(args.tolerance >= 0.0) {
+    if args.tolerance.is_nan() || args.tolerance < 0.0 {
         bail!("--tolerance {} must be ≥ 0", args.tolerance);
     }
     let (a_dir, b_dir) = (args.a.is_dir(), args.b.is_dir());
     let score = if a_dir != b_dir {
-        bail!("{} and {}: compare two files or two directories, not one of each", args.a.display(), args.b.display());
+        bail!(
+            "{} and {}: compare two files or two directories, not one of each",
+            args.a.display(),
+            args.b.display()
+        );
     } else if !a_dir {
         let r = compare_files(&args.a, &args.b, args.tolerance)?;
         if args.json {
@@ -129,7 +151,11 @@ pub fn run(args: Args) -> Result<()> {
         } else {
             println!(
                 "psnr {} dB  ssim {}  max |diff| {:.6}  differing pixels {} / {}",
-                fmt_psnr(r.psnr), fmt_ssim(r.ssim), r.max_abs_diff, r.differing_pixels, r.pixels
+                fmt_psnr(r.psnr),
+                fmt_ssim(r.ssim),
+                r.max_abs_diff,
+                r.differing_pixels,
+                r.pixels
             );
         }
         r.psnr
@@ -137,28 +163,55 @@ pub fn run(args: Args) -> Result<()> {
         let (na, nb) = (image_names(&args.a)?, image_names(&args.b)?);
         let common: Vec<&String> = na.iter().filter(|n| nb.contains(n)).collect();
         if common.is_empty() {
-            bail!("{} and {}: no .png/.npy files with the same name", args.a.display(), args.b.display());
+            bail!(
+                "{} and {}: no .png/.npy files with the same name",
+                args.a.display(),
+                args.b.display()
+            );
         }
-        let unpaired: Vec<String> =
-            na.iter().chain(&nb).filter(|n| !common.contains(n)).cloned().collect();
+        let unpaired: Vec<String> = na
+            .iter()
+            .chain(&nb)
+            .filter(|n| !common.contains(n))
+            .cloned()
+            .collect();
         let pairs = common
             .iter()
             .map(|n| compare_files(&args.a.join(n), &args.b.join(n), args.tolerance))
             .collect::<Result<Vec<_>>>()?;
         let k = pairs.len() as f64;
         let mean_psnr = pairs.iter().map(|p| p.psnr).sum::<f64>() / k;
-        let mean_ssim = pairs.iter().map(|p| p.ssim).sum::<Option<f64>>().map(|s| s / k);
-        let res = DirResult { pairs, mean_psnr, mean_ssim, unpaired };
+        let mean_ssim = pairs
+            .iter()
+            .map(|p| p.ssim)
+            .sum::<Option<f64>>()
+            .map(|s| s / k);
+        let res = DirResult {
+            pairs,
+            mean_psnr,
+            mean_ssim,
+            unpaired,
+        };
         if args.json {
             println!("{}", serde_json::to_string_pretty(&res)?);
         } else {
             for p in &res.pairs {
                 println!(
                     "{}: psnr {} dB  ssim {}  max |diff| {:.6}  differing pixels {} / {}",
-                    p.name, fmt_psnr(p.psnr), fmt_ssim(p.ssim), p.max_abs_diff, p.differing_pixels, p.pixels
+                    p.name,
+                    fmt_psnr(p.psnr),
+                    fmt_ssim(p.ssim),
+                    p.max_abs_diff,
+                    p.differing_pixels,
+                    p.pixels
                 );
             }
-            println!("mean over {} pairs: psnr {} dB  ssim {}", res.pairs.len(), fmt_psnr(mean_psnr), fmt_ssim(mean_ssim));
+            println!(
+                "mean over {} pairs: psnr {} dB  ssim {}",
+                res.pairs.len(),
+                fmt_psnr(mean_psnr),
+                fmt_ssim(mean_ssim)
+            );
             if !res.unpaired.is_empty() {
                 println!("unpaired (not compared): {}", res.unpaired.join(", "));
             }
@@ -166,10 +219,13 @@ pub fn run(args: Args) -> Result<()> {
         mean_psnr
     };
     if let Some(min) = args.min_psnr
-        && !(score >= min)
+        && (score.is_nan() || score < min)
     {
         std::io::stdout().flush()?;
-        eprintln!("error: PSNR {} dB is below --min-psnr {min}", fmt_psnr(score));
+        eprintln!(
+            "error: PSNR {} dB is below --min-psnr {min}",
+            fmt_psnr(score)
+        );
         std::process::exit(2);
     }
     Ok(())

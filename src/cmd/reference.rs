@@ -7,8 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::camera::{CameraArgs, load_camera};
 use crate::imageio;
-use crate::reference::{SiteIndex, TraceOptions, check_options, render_from};
-use crate::scene::Scene;
+use crate::reference::{SiteIndex, TraceOptions, Tracer, check_options, render_with};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -47,7 +46,12 @@ pub struct Args {
     #[arg(long, value_name = "0..3")]
     pub sh_degree: Option<u8>,
     /// Distance along the ray where compositing starts (the original starts at 0).
-    #[arg(long, default_value_t = 0.0, value_name = "T")]
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        value_name = "T",
+        allow_negative_numbers = true
+    )]
     pub t_min: f32,
     /// Background: white (the original's test renders), black, or R,G,B in [0, 1].
     #[arg(long, default_value = "white", value_name = "white|black|R,G,B")]
@@ -76,7 +80,9 @@ pub fn parse_background(s: &str) -> Result<[f32; 3]> {
     }
     let mut bg = [0.0f32; 3];
     for (v, p) in bg.iter_mut().zip(&parts) {
-        *v = p.parse().map_err(|_| anyhow::anyhow!("--background {s:?}: {p:?} is not a number"))?;
+        *v = p
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--background {s:?}: {p:?} is not a number"))?;
         if !(0.0..=1.0).contains(v) {
             bail!("--background {s:?}: component {p} is outside [0, 1]");
         }
@@ -97,7 +103,8 @@ pub fn run(args: Args) -> Result<()> {
     }
     let (cam, cam_label) = load_camera(&args.camera)?;
     let t = Instant::now();
-    let scene = crate::scene::read_scene(&args.scene).with_context(|| format!("reading {}", args.scene.display()))?;
+    let scene = crate::scene::read_scene(&args.scene)
+        .with_context(|| format!("reading {}", args.scene.display()))?;
     let load_s = t.elapsed().as_secs_f64();
     let opts = TraceOptions {
         sh_degree: args.sh_degree.unwrap_or(scene.sh_degree),
@@ -112,9 +119,10 @@ pub fn run(args: Args) -> Result<()> {
     let start = index.nearest(cam.position.to_array());
     let index_s = t.elapsed().as_secs_f64();
 
-    let out = render_from(&scene, &cam, start, &opts);
+    let tracer = Tracer::new(&scene);
+    let out = render_with(&tracer, &cam, start, &opts);
     if let Some(n) = args.bench {
-        bench(&scene, &cam, start, &opts, n, load_s, index_s, &cam_label);
+        bench(&tracer, &cam, start, &opts, n, load_s, index_s, &cam_label);
     }
     if let Some(path) = &args.output {
         imageio::write_rgb(path, out.width, out.height, &out.composite(background))?;
@@ -132,24 +140,73 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn bench(scene: &Scene, cam: &crate::camera::Camera, start: u32, opts: &TraceOptions, n: u32, load_s: f64, index_s: f64, label: &str) {
+fn bench(
+    tracer: &Tracer,
+    cam: &crate::camera::Camera,
+    start: u32,
+    opts: &TraceOptions,
+    n: u32,
+    load_s: f64,
+    index_s: f64,
+    label: &str,
+) {
     let rays = cam.width as f64 * cam.height as f64;
     let mut times = Vec::with_capacity(n as usize);
     let mut steps = 0;
+    let mut cpu = Vec::with_capacity(n as usize);
     for _ in 0..n {
+        let c = process_cpu_seconds();
         let t = Instant::now();
-        let out = render_from(scene, cam, start, opts);
+        let out = render_with(tracer, cam, start, opts);
         times.push(t.elapsed().as_secs_f64());
+        if let (Some(a), Some(b)) = (c, process_cpu_seconds()) {
+            cpu.push(b - a);
+        }
         steps = out.total_steps();
     }
+    let scene = tracer.scene;
     times.sort_by(f64::total_cmp);
     let med = times[times.len() / 2];
-    println!("scene: {} cells, {} adjacency entries, SH degree {} (rendering degree {})", scene.len(), scene.adjacency.len(), scene.sh_degree, opts.sh_degree);
-    println!("camera: {label}, {}x{}, start cell {start}", cam.width, cam.height);
+    println!(
+        "scene: {} cells, {} adjacency entries, SH degree {} (rendering degree {})",
+        scene.len(),
+        scene.adjacency.len(),
+        scene.sh_degree,
+        opts.sh_degree
+    );
+    println!(
+        "camera: {label}, {}x{}, start cell {start}",
+        cam.width, cam.height
+    );
     println!("threads: {}", rayon::current_num_threads());
     println!("load: {load_s:.3} s, nearest-site index: {index_s:.3} s");
-    println!("frames: {n}, median {:.4} s (min {:.4} s, max {:.4} s)", med, times[0], times[times.len() - 1]);
-    println!("cell-steps per frame: {steps} ({:.1} per ray)", steps as f64 / rays);
+    println!(
+        "frames: {n}, median {:.4} s (min {:.4} s, max {:.4} s)",
+        med,
+        times[0],
+        times[times.len() - 1]
+    );
+    println!(
+        "cell-steps per frame: {steps} ({:.1} per ray)",
+        steps as f64 / rays
+    );
     println!("rays/s: {:.3e}", rays / med);
     println!("cell-steps/s: {:.3e}", steps as f64 / med);
+    // CPU time makes the number comparable on a machine shared with other work.
+    if !cpu.is_empty() {
+        cpu.sort_by(f64::total_cmp);
+        let c = cpu[cpu.len() / 2];
+        println!(
+            "cpu per frame: median {c:.3} s; cell-steps per cpu-second: {:.3e}",
+            steps as f64 / c
+        );
+    }
+}
+
+/// User + system CPU time of this process (all threads), from /proc; None elsewhere.
+fn process_cpu_seconds() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let f: Vec<&str> = s.get(s.rfind(')')? + 2..)?.split_whitespace().collect();
+    let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
 }

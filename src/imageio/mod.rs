@@ -9,7 +9,8 @@ use anyhow::{Context, Result, bail};
 use image::{ImageBuffer, Luma, Rgb};
 
 pub fn is_npy(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
 }
 
 /// 8-bit quantisation as the original's test script and viewer do: clip to [0, 1], then
@@ -24,10 +25,14 @@ pub fn write_rgb(path: &Path, width: u32, height: u32, rgb: &[f32]) -> Result<()
     if is_npy(path) {
         npy::write_npy_f32(path, &[height as usize, width as usize, 3], rgb)
     } else {
-        let buf: ImageBuffer<Rgb<u8>, _> =
-            ImageBuffer::from_raw(width, height, rgb.iter().map(|&v| to_u8(v)).collect::<Vec<u8>>())
-                .expect("rgb buffer matches its size");
-        buf.save_with_format(path, image::ImageFormat::Png).map_err(std::io::Error::other)
+        let buf: ImageBuffer<Rgb<u8>, _> = ImageBuffer::from_raw(
+            width,
+            height,
+            rgb.iter().map(|&v| to_u8(v)).collect::<Vec<u8>>(),
+        )
+        .expect("rgb buffer matches its size");
+        buf.save_with_format(path, image::ImageFormat::Png)
+            .map_err(std::io::Error::other)
     }
     .with_context(|| format!("writing {}", path.display()))
 }
@@ -37,10 +42,14 @@ pub fn write_gray(path: &Path, width: u32, height: u32, v: &[f32]) -> Result<()>
     if is_npy(path) {
         npy::write_npy_f32(path, &[height as usize, width as usize], v)
     } else {
-        let buf: ImageBuffer<Luma<u8>, _> =
-            ImageBuffer::from_raw(width, height, v.iter().map(|&x| to_u8(x)).collect::<Vec<u8>>())
-                .expect("grey buffer matches its size");
-        buf.save_with_format(path, image::ImageFormat::Png).map_err(std::io::Error::other)
+        let buf: ImageBuffer<Luma<u8>, _> = ImageBuffer::from_raw(
+            width,
+            height,
+            v.iter().map(|&x| to_u8(x)).collect::<Vec<u8>>(),
+        )
+        .expect("grey buffer matches its size");
+        buf.save_with_format(path, image::ImageFormat::Png)
+            .map_err(std::io::Error::other)
     }
     .with_context(|| format!("writing {}", path.display()))
 }
@@ -69,13 +78,24 @@ pub fn write_depth(path: &Path, width: u32, height: u32, depth: &[f32]) -> Resul
         return npy::write_npy_f32(path, &[height as usize, width as usize], depth)
             .with_context(|| format!("writing {}", path.display()));
     }
-    let max = depth.iter().copied().filter(|d| *d >= 0.0).fold(0.0f32, f32::max) as f64;
+    let max = depth
+        .iter()
+        .copied()
+        .filter(|d| *d >= 0.0)
+        .fold(0.0f32, f32::max) as f64;
     let scale = if max > 0.0 { max / 65535.0 } else { 1.0 };
     let px: Vec<u16> = depth
         .iter()
-        .map(|&d| if d < 0.0 { 0 } else { ((d as f64 / scale).round() as u16).max(1) })
+        .map(|&d| {
+            if d < 0.0 {
+                0
+            } else {
+                ((d as f64 / scale).round() as u16).max(1)
+            }
+        })
         .collect();
-    let buf: ImageBuffer<Luma<u16>, _> = ImageBuffer::from_raw(width, height, px).expect("depth buffer matches its size");
+    let buf: ImageBuffer<Luma<u16>, _> =
+        ImageBuffer::from_raw(width, height, px).expect("depth buffer matches its size");
     buf.save_with_format(path, image::ImageFormat::Png)
         .with_context(|| format!("writing {}", path.display()))?;
     let side = depth_sidecar_path(path);
@@ -109,10 +129,22 @@ fn viridis(t: f32) -> [u8; 3] {
 /// pixels without depth are black.
 pub fn write_depth_preview(path: &Path, width: u32, height: u32, depth: &[f32]) -> Result<()> {
     let valid = depth.iter().copied().filter(|d| *d >= 0.0);
-    let (lo, hi) = valid.fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), d| (a.min(d), b.max(d)));
+    let (lo, hi) = valid.fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), d| {
+        (a.min(d), b.max(d))
+    });
     let span = if hi > lo { hi - lo } else { 1.0 };
-    let px: Vec<u8> = depth.iter().flat_map(|&d| if d < 0.0 { [0; 3] } else { viridis((d - lo) / span) }).collect();
-    let buf: ImageBuffer<Rgb<u8>, _> = ImageBuffer::from_raw(width, height, px).expect("preview buffer matches");
+    let px: Vec<u8> = depth
+        .iter()
+        .flat_map(|&d| {
+            if d < 0.0 {
+                [0; 3]
+            } else {
+                viridis((d - lo) / span)
+            }
+        })
+        .collect();
+    let buf: ImageBuffer<Rgb<u8>, _> =
+        ImageBuffer::from_raw(width, height, px).expect("preview buffer matches");
     buf.save_with_format(path, image::ImageFormat::Png)
         .with_context(|| format!("writing {}", path.display()))
 }
@@ -129,20 +161,36 @@ pub struct LoadedImage {
 pub fn read_image(path: &Path) -> Result<LoadedImage> {
     let ctx = || format!("reading {}", path.display());
     if is_npy(path) {
-        let a = npy::read_npy(path).map_err(anyhow::Error::msg).with_context(ctx)?;
+        let a = npy::read_npy(path)
+            .map_err(anyhow::Error::msg)
+            .with_context(ctx)?;
         let (h, w, ch) = match a.shape[..] {
             [h, w] => (h, w, 1),
             [h, w, c @ (1 | 3 | 4)] => (h, w, c),
-            _ => bail!("{}: .npy shape {:?} is not H×W, H×W×3 or H×W×4", path.display(), a.shape),
+            _ => bail!(
+                "{}: .npy shape {:?} is not H×W, H×W×3 or H×W×4",
+                path.display(),
+                a.shape
+            ),
         };
         let norm = if a.is_u8 { 1.0 / 255.0 } else { 1.0 };
         let rgb = a
             .data
             .chunks_exact(ch)
-            .flat_map(|p| if ch == 1 { [p[0]; 3] } else { [p[0], p[1], p[2]] })
+            .flat_map(|p| {
+                if ch == 1 {
+                    [p[0]; 3]
+                } else {
+                    [p[0], p[1], p[2]]
+                }
+            })
             .map(|v| v * norm)
             .collect();
-        return Ok(LoadedImage { width: w, height: h, rgb });
+        return Ok(LoadedImage {
+            width: w,
+            height: h,
+            rgb,
+        });
     }
     let img = image::open(path).with_context(ctx)?;
     let (w, h) = (img.width() as usize, img.height() as usize);
@@ -150,8 +198,22 @@ pub fn read_image(path: &Path) -> Result<LoadedImage> {
         image::DynamicImage::ImageLuma16(_)
         | image::DynamicImage::ImageLumaA16(_)
         | image::DynamicImage::ImageRgb16(_)
-        | image::DynamicImage::ImageRgba16(_) => img.to_rgb16().into_raw().iter().map(|&v| v as f64 / 65535.0).collect(),
-        _ => img.to_rgb8().into_raw().iter().map(|&v| v as f64 / 255.0).collect(),
+        | image::DynamicImage::ImageRgba16(_) => img
+            .to_rgb16()
+            .into_raw()
+            .iter()
+            .map(|&v| v as f64 / 65535.0)
+            .collect(),
+        _ => img
+            .to_rgb8()
+            .into_raw()
+            .iter()
+            .map(|&v| v as f64 / 255.0)
+            .collect(),
     };
-    Ok(LoadedImage { width: w, height: h, rgb })
+    Ok(LoadedImage {
+        width: w,
+        height: h,
+        rgb,
+    })
 }

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use thiserror::Error;
 
 pub use start::{SiteIndex, start_cell};
-pub use trace::{RaySample, TraceOptions, trace_ray};
+pub use trace::{RaySample, TraceOptions, Tracer, trace_ray};
 
 use crate::camera::Camera;
 use crate::scene::Scene;
@@ -64,16 +64,28 @@ pub fn check_options(scene: &Scene, opts: &TraceOptions) -> Result<(), RenderErr
         return Err(RenderError::EmptyScene);
     }
     if opts.sh_degree > scene.sh_degree {
-        return Err(RenderError::ShDegree { asked: opts.sh_degree, has: scene.sh_degree });
+        return Err(RenderError::ShDegree {
+            asked: opts.sh_degree,
+            has: scene.sh_degree,
+        });
     }
     if !(opts.t_min.is_finite() && opts.t_min >= 0.0) {
-        return Err(RenderError::Options(format!("t_min {} must be finite and ≥ 0", opts.t_min)));
+        return Err(RenderError::Options(format!(
+            "t_min {} must be finite and ≥ 0",
+            opts.t_min
+        )));
     }
     if !(opts.depth_quantile > 0.0 && opts.depth_quantile < 1.0) {
-        return Err(RenderError::Options(format!("depth quantile {} must lie in (0, 1)", opts.depth_quantile)));
+        return Err(RenderError::Options(format!(
+            "depth quantile {} must lie in (0, 1)",
+            opts.depth_quantile
+        )));
     }
     if !(opts.weight_threshold >= 0.0 && opts.weight_threshold < 1.0) {
-        return Err(RenderError::Options(format!("weight threshold {} must lie in [0, 1)", opts.weight_threshold)));
+        return Err(RenderError::Options(format!(
+            "weight threshold {} must lie in [0, 1)",
+            opts.weight_threshold
+        )));
     }
     Ok(())
 }
@@ -81,6 +93,11 @@ pub fn check_options(scene: &Scene, opts: &TraceOptions) -> Result<(), RenderErr
 /// Renders every pixel of `cam`, all rays starting in `start` (the cell of the camera
 /// centre). Rows are spread over the rayon pool; the result does not depend on it.
 pub fn render_from(scene: &Scene, cam: &Camera, start: u32, opts: &TraceOptions) -> RenderOutput {
+    render_with(&Tracer::new(scene), cam, start, opts)
+}
+
+/// As [`render_from`] with a prepared tracer (reuse it across frames).
+pub fn render_with(tracer: &Tracer, cam: &Camera, start: u32, opts: &TraceOptions) -> RenderOutput {
     let (w, h) = (cam.width as usize, cam.height as usize);
     let mut out = RenderOutput {
         width: cam.width,
@@ -99,7 +116,7 @@ pub fn render_from(scene: &Scene, cam: &Camera, start: u32, opts: &TraceOptions)
         .for_each(|(j, (((rgb, opacity), depth), steps))| {
             for i in 0..w {
                 let (o, d) = cam.pixel_ray(i as u32, j as u32);
-                let s = trace_ray(scene, start, o, d, opts);
+                let s = tracer.trace(start, o, d, opts);
                 rgb[3 * i..3 * i + 3].copy_from_slice(&s.rgb);
                 opacity[i] = s.opacity;
                 depth[i] = s.depth;
@@ -110,7 +127,11 @@ pub fn render_from(scene: &Scene, cam: &Camera, start: u32, opts: &TraceOptions)
 }
 
 /// Renders `cam`: finds the start cell (exact nearest site) and traces every pixel.
-pub fn render(scene: &Scene, cam: &Camera, opts: &TraceOptions) -> Result<RenderOutput, RenderError> {
+pub fn render(
+    scene: &Scene,
+    cam: &Camera,
+    opts: &TraceOptions,
+) -> Result<RenderOutput, RenderError> {
     check_options(scene, opts)?;
     let start = start_cell(scene, cam.position.to_array()).ok_or(RenderError::EmptyScene)?;
     Ok(render_from(scene, cam, start, opts))

@@ -15,6 +15,9 @@ pub fn write_all(report: &PartitionReport, dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A per-shard quantity to plot.
+type Metric = fn(&ShardStats) -> u64;
+
 /// plotters' errors borrow the backend; keep only their text.
 fn err(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow!("{e}")
@@ -25,7 +28,7 @@ fn panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
     shards: &[ShardStats],
-    value: fn(&ShardStats) -> u64,
+    value: Metric,
     colour: RGBColor,
     budget: Option<u64>,
 ) -> anyhow::Result<()> {
@@ -60,7 +63,7 @@ fn fig11(r: &PartitionReport, path: &Path) -> anyhow::Result<()> {
     let root = BitMapBackend::new(path, (1600, 1000)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let panels = root.split_evenly((2, 2));
-    let specs: [(&str, fn(&ShardStats) -> u64, RGBColor); 4] = [
+    let specs: [(&str, Metric, RGBColor); 4] = [
         ("local cells", |s| s.local as u64, RGBColor(31, 119, 180)),
         ("halo (neighbour) cells", |s| s.halo as u64, RGBColor(255, 127, 14)),
         ("adjacency entries", |s| s.adjacency as u64, RGBColor(44, 160, 44)),
