@@ -35,6 +35,8 @@ pub struct ConvexCell {
     verts: Vec<[f64; 3]>,
     /// Largest squared distance from the site to a vertex.
     r2: f64,
+    /// Per vertex: whether its circumsphere is known to hold no site that could cut it.
+    checked: Vec<bool>,
     // Scratch reused between clips so clipping does not allocate in the steady state.
     outside: Vec<bool>,
     edges: Vec<(u16, u16)>,
@@ -64,6 +66,7 @@ impl ConvexCell {
         self.owner.clear();
         self.tris.clear();
         self.verts.clear();
+        self.checked.clear();
         for a in 0..3 {
             let mut n = [0.0; 3];
             n[a] = 1.0;
@@ -86,6 +89,7 @@ impl ConvexCell {
             self.tris.push(tri);
             let p = |a: usize| if s[a] == 0 { hi[a] } else { lo[a] };
             self.verts.push([p(0), p(1), p(2)]);
+            self.checked.push(false);
         }
         self.r2 = self.verts.iter().map(|v| dot(*v, *v)).fold(0.0, f64::max);
     }
@@ -139,16 +143,19 @@ impl ConvexCell {
             if !self.outside[i] {
                 self.tris[w] = self.tris[i];
                 self.verts[w] = self.verts[i];
+                self.checked[w] = self.checked[i];
                 w += 1;
             }
         }
         self.tris.truncate(w);
         self.verts.truncate(w);
+        self.checked.truncate(w);
         for k in 0..self.fan.len() {
             let t = self.fan[k];
             let v = self.vertex(t)?;
             self.tris.push(t);
             self.verts.push(v);
+            self.checked.push(false);
         }
         self.r2 = self.verts.iter().map(|v| dot(*v, *v)).fold(0.0, f64::max);
         Ok(true)
@@ -221,6 +228,16 @@ impl ConvexCell {
 
     pub fn vertices(&self) -> &[[f64; 3]] {
         &self.verts
+    }
+
+    /// Index of a vertex not yet marked checked. Clipping keeps marks of the vertices it
+    /// keeps; the vertices it creates start unchecked.
+    pub fn unchecked(&self) -> Option<usize> {
+        self.checked.iter().position(|c| !c)
+    }
+
+    pub fn mark_checked(&mut self, v: usize) {
+        self.checked[v] = true;
     }
 }
 

@@ -23,6 +23,9 @@ use super::cell::{ConvexCell, DOMAIN, bisector};
 
 /// Neighbours fetched in a first search; most cells of a trained-looking foam finish here.
 const FIRST_K: usize = 40;
+/// Sites fetched per vertex check: the site and the (usually three) owners of the
+/// vertex's planes lie on its sphere, so the rest show whether anything is inside.
+const PROBE: usize = 8;
 /// Sites per parallel work item (consecutive in Morton order, so their searches share cache).
 const CHUNK: usize = 2048;
 /// Planes of the polytope around the bounding sphere.
@@ -202,6 +205,8 @@ struct Worker {
     candidates: Vec<(f64, u32)>,
     faces: Vec<(u32, f64)>,
     face_scratch: Vec<(u16, u16, u16, u16)>,
+    /// Sites clipped while checking vertices, beyond the first candidates.
+    extra: Vec<u32>,
 }
 
 /// One chunk's output: for each site, its neighbours (ascending) and boundary flag.
@@ -331,61 +336,56 @@ fn cell_neighbours(
 ) -> Result<bool, VoronoiError> {
     let p = points[i];
     let n = points.len();
-    let mut k = FIRST_K.min(n);
+    let k = FIRST_K.min(n);
     let degenerate = |e| VoronoiError::Degenerate(i, e);
-    loop {
-        // Candidates sorted by exact f64 distance, then index, so ties never depend on the
-        // tree's internal order.
-        w.candidates.clear();
-        let found = tree
-            .query(&p)
-            .nearest_n::<SquaredEuclidean<f32>>(NonZeroUsize::new(k).unwrap())
-            .execute();
-        for r in found {
-            let j = r.item as usize;
-            if j == i {
-                continue;
-            }
-            let q = points[j];
-            let d2: f64 = (0..3).map(|a| (q[a] as f64 - p[a] as f64).powi(2)).sum();
-            if d2 == 0.0 {
-                return Err(VoronoiError::Duplicate(i.min(j), i.max(j)));
-            }
-            w.candidates.push((d2, j as u32));
+    // Candidates sorted by exact f64 distance, then index, so ties never depend on the
+    // tree's internal order.
+    w.candidates.clear();
+    let found = tree
+        .query(&p)
+        .nearest_n::<SquaredEuclidean<f32>>(NonZeroUsize::new(k).unwrap())
+        .execute();
+    for r in found {
+        let j = r.item as usize;
+        if j == i {
+            continue;
         }
-        w.candidates
-            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        w.candidates.push((site_distance2(points, i, j)?, j as u32));
+    }
+    w.candidates
+        .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
 
-        domain.start(&mut w.cell, p);
-        let mut sphere_clipped = false;
-        let mut done = k >= n;
-        for (c, &(d2, j)) in w.candidates.iter().enumerate() {
-            // Cells still large after their nearest neighbours are on the outer shell; the
-            // sphere polytope bounds them before the farther candidates are tried.
-            if c == FIRST_K / 2 {
-                sphere_clipped = domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
-            }
-            // Bisector at distance √d2/2 cannot reach a cell of radius R when d2 > 4R².
-            if d2 > SAFETY * 4.0 * w.cell.radius2() {
-                done = true;
-                break;
-            }
-            w.cell
-                .clip(bisector(p, points[j as usize]), j)
-                .map_err(degenerate)?;
+    domain.start(&mut w.cell, p);
+    let mut sphere_clipped = false;
+    let mut done = k >= n;
+    for (c, &(d2, j)) in w.candidates.iter().enumerate() {
+        // Cells still large after their nearest neighbours are on the outer shell; the
+        // sphere polytope bounds them before the farther candidates are tried.
+        if c == FIRST_K / 2 {
+            sphere_clipped = domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
         }
-        // The domain belongs to every cell (a no-op for cells well inside it).
-        if !sphere_clipped {
-            domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
-        }
-        done = done
-            || w.candidates
-                .last()
-                .is_some_and(|&(d2, _)| d2 > SAFETY * 4.0 * w.cell.radius2());
-        if done {
+        // Bisector at distance √d2/2 cannot reach a cell of radius R when d2 > 4R².
+        if d2 > SAFETY * 4.0 * w.cell.radius2() {
+            done = true;
             break;
         }
-        k = (2 * k).min(n);
+        w.cell
+            .clip(bisector(p, points[j as usize]), j)
+            .map_err(degenerate)?;
+    }
+    // The domain belongs to every cell (a no-op for cells well inside it).
+    if !sphere_clipped {
+        domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
+    }
+    done = done
+        || w.candidates
+            .last()
+            .is_some_and(|&(d2, _)| d2 > SAFETY * 4.0 * w.cell.radius2());
+    if !done {
+        // Every site closer than the farthest candidate has been clipped (up to the f32
+        // ranking of the tree, which SAFETY covers).
+        let covered2 = w.candidates.last().map_or(0.0, |c| c.0) / SAFETY;
+        check_vertices(points, tree, i, covered2, w)?;
     }
     w.cell.faces(&mut w.faces, &mut w.face_scratch);
     let from = out.len();
@@ -398,6 +398,89 @@ fn cell_neighbours(
     }
     out[from..].sort_unstable();
     Ok(w.cell.touches_domain())
+}
+
+/// Squared distance between two sites in f64 (exact inputs, so symmetric in i and j).
+fn site_distance2(points: &[[f32; 3]], i: usize, j: usize) -> Result<f64, VoronoiError> {
+    let (p, q) = (points[i], points[j]);
+    let d2: f64 = (0..3).map(|a| (q[a] as f64 - p[a] as f64).powi(2)).sum();
+    if d2 == 0.0 {
+        return Err(VoronoiError::Duplicate(i.min(j), i.max(j)));
+    }
+    Ok(d2)
+}
+
+/// Finishes a cell that the nearest candidates did not bound: the cell is the Voronoi cell
+/// once no site lies strictly inside the sphere through the site centred on any vertex
+/// (the empty-circumsphere property), since then no bisector cuts any vertex. Each vertex
+/// asks the tree for the sites in its sphere and is cut by them; the vertices a cut creates
+/// are checked in turn. Unlike growing the security ball, this never visits the many sites
+/// of a dense sheet that a large sparse cell's ball covers but that cannot reach the cell.
+fn check_vertices(
+    points: &[[f32; 3]],
+    tree: &ImmutableKdTree<f32, 3>,
+    i: usize,
+    covered2: f64,
+    w: &mut Worker,
+) -> Result<(), VoronoiError> {
+    let p = points[i];
+    let pd = p.map(f64::from);
+    let n = points.len();
+    let degenerate = |e| VoronoiError::Degenerate(i, e);
+    w.extra.clear();
+    while let Some(t) = w.cell.unchecked() {
+        let v = w.cell.vertices()[t];
+        let r2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+        // The sphere lies in the ball of radius 2|v| around the site, all clipped already.
+        if SAFETY * 4.0 * r2 < covered2 {
+            w.cell.mark_checked(t);
+            continue;
+        }
+        // The query centre is rounded to f32; widen the radius by that shift and by the
+        // tree's f32 distance error so no site inside the exact sphere is missed.
+        let c = [0, 1, 2].map(|a| pd[a] + v[a]);
+        let cf = c.map(|x| x as f32);
+        let shift: f64 = (0..3)
+            .map(|a| (c[a] - cf[a] as f64).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let reach = (r2.sqrt() + shift) * SAFETY;
+        let reach2 = (reach * reach * SAFETY) as f32;
+        let mut m = PROBE.min(n);
+        loop {
+            let found = tree
+                .query(&cf)
+                .nearest_n::<SquaredEuclidean<f32>>(NonZeroUsize::new(m).unwrap())
+                .within(reach2)
+                .execute();
+            let mut cut = false;
+            for r in &found {
+                let j = r.item as usize;
+                if j == i || w.extra.contains(&(j as u32)) {
+                    continue;
+                }
+                if site_distance2(points, i, j)? < covered2 {
+                    continue;
+                }
+                w.extra.push(j as u32);
+                cut |= w
+                    .cell
+                    .clip(bisector(p, points[j]), j as u32)
+                    .map_err(degenerate)?;
+            }
+            if cut {
+                // Vertex t may be gone; its survivors and successors are checked anew.
+                break;
+            }
+            if found.len() < m || m >= n {
+                w.cell.mark_checked(t);
+                break;
+            }
+            // Sites on the sphere (within rounding) hid the rest of it: look further.
+            m = (2 * m).min(n);
+        }
+    }
+    Ok(())
 }
 
 /// Reference: clips each cell by every other site's bisector, in the same domain. O(n²);
