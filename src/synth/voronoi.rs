@@ -1,11 +1,14 @@
 //! Voronoi (Delaunay) adjacency of a point set by clipping each cell with the bisector
 //! planes of its nearest neighbours.
 //!
-//! Each cell starts as the clip domain and is cut by bisectors in order of distance. A
-//! neighbour farther than twice the cell's radius (largest site-to-vertex distance) cannot
-//! cut it — the security-radius test — so clipping stops there; when the k nearest are used
-//! up first, k doubles and the cell is rebuilt. Two sites are adjacent iff each one's
-//! bisector bounds a face of non-zero area of the other's cell.
+//! Each cell starts as the clip domain and is cut by the bisectors of its nearest sites in
+//! order of distance. A neighbour farther than twice the cell's radius (largest
+//! site-to-vertex distance) cannot cut it — the security-radius test — so clipping stops
+//! there. When the nearest sites run out first (flattened surface cells, sparse cells by a
+//! dense sheet), each remaining vertex is checked on its own: it is final once the sphere
+//! through the site centred on it holds no other site, which asks the tree only about the
+//! few sites near the vertex instead of every site in the cell's security ball. Two sites
+//! are adjacent iff each one's bisector bounds a face of non-zero area of the other's cell.
 //!
 //! The clip domain is the sites' bounding box with a margin, intersected with a polytope
 //! circumscribing their bounding sphere. Every cell is its Voronoi cell intersected with
@@ -16,7 +19,7 @@
 
 use std::num::NonZeroUsize;
 
-use kiddo::{ImmutableKdTree, SquaredEuclidean};
+use kiddo::{Eytzinger, ImmutableKdTree, QueryScratch, SquaredEuclidean};
 use rayon::prelude::*;
 
 use super::cell::{ConvexCell, DOMAIN, bisector};
@@ -204,9 +207,13 @@ struct Worker {
     cell: ConvexCell,
     candidates: Vec<(f64, u32)>,
     faces: Vec<(u32, f64)>,
-    face_scratch: Vec<(u16, u16, u16, u16)>,
+    face_scratch: Vec<u64>,
     /// Sites clipped while checking vertices, beyond the first candidates.
     extra: Vec<u32>,
+    /// Squared radius of the next first search, adapted from the previous site's (its
+    /// neighbour along the Morton curve); zero when unknown.
+    reach2: f32,
+    scratch: Option<QueryScratch<Eytzinger, f32, 3>>,
 }
 
 /// One chunk's output: for each site, its neighbours (ascending) and boundary flag.
@@ -242,6 +249,8 @@ pub fn adjacency(points: &[[f32; 3]]) -> Result<Adjacency, VoronoiError> {
                 neighbours: Vec::with_capacity(sites.len() * 16),
                 boundary: Vec::with_capacity(sites.len()),
             };
+            // Each chunk starts afresh, so results never depend on how rayon splits work.
+            w.reach2 = 0.0;
             for &i in sites {
                 let before = out.neighbours.len();
                 let touches =
@@ -339,25 +348,57 @@ fn cell_neighbours(
     let k = FIRST_K.min(n);
     let degenerate = |e| VoronoiError::Degenerate(i, e);
     // Candidates sorted by exact f64 distance, then index, so ties never depend on the
-    // tree's internal order.
+    // tree's internal order. A radius search (cheaper than a k-nearest one) is tried
+    // first; every site closer than √covered2 is a candidate (the tree ranks by f32
+    // distances, which SAFETY covers).
     w.candidates.clear();
-    let found = tree
-        .query(&p)
-        .nearest_n::<SquaredEuclidean<f32>>(NonZeroUsize::new(k).unwrap())
-        .execute();
-    for r in found {
-        let j = r.item as usize;
-        if j == i {
-            continue;
+    let mut covered2 = 0.0;
+    if w.reach2 > 0.0 {
+        let scratch = w
+            .scratch
+            .get_or_insert_with(|| tree.create_scratch::<SquaredEuclidean<f32>>());
+        let found = &mut w.candidates;
+        tree.query(&p)
+            .within::<SquaredEuclidean<f32>>(w.reach2)
+            .unsorted()
+            .with_scratch(scratch)
+            .visit(|r| found.push((0.0, r.item)));
+        let count = found.len().saturating_sub(1);
+        if count >= k / 2 {
+            covered2 = w.reach2 as f64 / SAFETY;
+            // Aim the next search at about k sites.
+            let scale = (k as f32 / count as f32).powf(2.0 / 3.0).clamp(0.5, 2.0);
+            w.reach2 *= scale;
+        } else {
+            w.candidates.clear();
         }
-        w.candidates.push((site_distance2(points, i, j)?, j as u32));
     }
+    if w.candidates.is_empty() {
+        let found = tree
+            .query(&p)
+            .nearest_n::<SquaredEuclidean<f32>>(NonZeroUsize::new(k).unwrap())
+            .execute();
+        w.candidates.extend(found.iter().map(|r| (0.0, r.item)));
+        w.reach2 = found.last().map_or(0.0, |r| r.distance);
+    }
+    let mut kept = 0;
+    for c in 0..w.candidates.len() {
+        let j = w.candidates[c].1 as usize;
+        if j != i {
+            w.candidates[kept] = (site_distance2(points, i, j)?, j as u32);
+            kept += 1;
+        }
+    }
+    w.candidates.truncate(kept);
     w.candidates
         .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    if covered2 == 0.0 {
+        covered2 = w.candidates.last().map_or(0.0, |c| c.0) / SAFETY;
+    }
 
     domain.start(&mut w.cell, p);
     let mut sphere_clipped = false;
-    let mut done = k >= n;
+    let mut done = w.candidates.len() + 1 >= n;
     for (c, &(d2, j)) in w.candidates.iter().enumerate() {
         // Cells still large after their nearest neighbours are on the outer shell; the
         // sphere polytope bounds them before the farther candidates are tried.
@@ -382,9 +423,6 @@ fn cell_neighbours(
             .last()
             .is_some_and(|&(d2, _)| d2 > SAFETY * 4.0 * w.cell.radius2());
     if !done {
-        // Every site closer than the farthest candidate has been clipped (up to the f32
-        // ranking of the tree, which SAFETY covers).
-        let covered2 = w.candidates.last().map_or(0.0, |c| c.0) / SAFETY;
         check_vertices(points, tree, i, covered2, w)?;
     }
     w.cell.faces(&mut w.faces, &mut w.face_scratch);
