@@ -35,9 +35,12 @@ pub struct ConvexCell {
     verts: Vec<[f64; 3]>,
     /// Largest squared distance from the site to a vertex.
     r2: f64,
+    /// Per vertex: whether its circumsphere is known to hold no site that could cut it.
+    checked: Vec<bool>,
     // Scratch reused between clips so clipping does not allocate in the steady state.
     outside: Vec<bool>,
-    edges: Vec<(u16, u16)>,
+    /// Directed edges `a << 16 | b` of the removed triangles.
+    edges: Vec<u32>,
     fan: Vec<[u16; 3]>,
 }
 
@@ -64,6 +67,7 @@ impl ConvexCell {
         self.owner.clear();
         self.tris.clear();
         self.verts.clear();
+        self.checked.clear();
         for a in 0..3 {
             let mut n = [0.0; 3];
             n[a] = 1.0;
@@ -86,6 +90,7 @@ impl ConvexCell {
             self.tris.push(tri);
             let p = |a: usize| if s[a] == 0 { hi[a] } else { lo[a] };
             self.verts.push([p(0), p(1), p(2)]);
+            self.checked.push(false);
         }
         self.r2 = self.verts.iter().map(|v| dot(*v, *v)).fold(0.0, f64::max);
     }
@@ -102,14 +107,10 @@ impl ConvexCell {
         // cell already has, or by one through an existing vertex, must not add a sliver.
         let tol = plane[3] + TOLERANCE * dot(n, n).sqrt() * self.r2.sqrt();
         self.outside.clear();
-        let mut any = false;
-        let mut all = true;
-        for v in &self.verts {
-            let out = dot(n, *v) > tol;
-            any |= out;
-            all &= out;
-            self.outside.push(out);
-        }
+        self.outside
+            .extend(self.verts.iter().map(|v| dot(n, *v) > tol));
+        let count = self.outside.iter().filter(|&&o| o).count();
+        let (any, all) = (count > 0, count == self.outside.len());
         if !any {
             return Ok(false);
         }
@@ -121,14 +122,19 @@ impl ConvexCell {
         self.owner.push(owner);
 
         // Boundary of the removed region: edges of removed triangles whose twin is kept.
+        let key = |a: u16, b: u16| (a as u32) << 16 | b as u32;
         self.edges.clear();
         for (t, _) in self.tris.iter().zip(&self.outside).filter(|(_, o)| **o) {
             self.edges
-                .extend([(t[0], t[1]), (t[1], t[2]), (t[2], t[0])]);
+                .extend([key(t[0], t[1]), key(t[1], t[2]), key(t[2], t[0])]);
         }
         self.fan.clear();
-        for &(a, b) in &self.edges {
-            if !self.edges.contains(&(b, a)) {
+        for &e in &self.edges {
+            let (a, b) = ((e >> 16) as u16, e as u16);
+            // A branch-free scan (it vectorises); the lists are short.
+            let twin = key(b, a);
+            let removed = self.edges.iter().fold(false, |f, &x| f | (x == twin));
+            if !removed {
                 // Same orientation as the removed triangle (a, b, ·) it replaces.
                 self.fan.push([a, b, h]);
             }
@@ -139,16 +145,19 @@ impl ConvexCell {
             if !self.outside[i] {
                 self.tris[w] = self.tris[i];
                 self.verts[w] = self.verts[i];
+                self.checked[w] = self.checked[i];
                 w += 1;
             }
         }
         self.tris.truncate(w);
         self.verts.truncate(w);
+        self.checked.truncate(w);
         for k in 0..self.fan.len() {
             let t = self.fan[k];
             let v = self.vertex(t)?;
             self.tris.push(t);
             self.verts.push(v);
+            self.checked.push(false);
         }
         self.r2 = self.verts.iter().map(|v| dot(*v, *v)).fold(0.0, f64::max);
         Ok(true)
@@ -182,29 +191,35 @@ impl ConvexCell {
     ///
     /// A face's polygon is the cycle of triangles around its plane: in triangle (a, b, c)
     /// the next vertex around face a is the triangle that holds the directed edge (a, c).
-    pub fn faces(&self, out: &mut Vec<(u32, f64)>, scratch: &mut Vec<(u16, u16, u16, u16)>) {
-        // (face, next-edge key, this vertex's key, triangle index), grouped by face.
+    pub fn faces(&self, out: &mut Vec<(u32, f64)>, scratch: &mut Vec<u64>) {
+        // Keys (face, next-edge key, this vertex's key, triangle index), 16 bits each, so
+        // sorting groups them by face.
+        let pack = |a: u16, b: u16, c: u16, t: u16| {
+            (a as u64) << 48 | (b as u64) << 32 | (c as u64) << 16 | t as u64
+        };
         scratch.clear();
         for (ti, t) in self.tris.iter().enumerate() {
             for r in 0..3 {
                 let (a, b, c) = (t[r], t[(r + 1) % 3], t[(r + 2) % 3]);
-                scratch.push((a, b, c, ti as u16));
+                scratch.push(pack(a, b, c, ti as u16));
             }
         }
         scratch.sort_unstable();
         out.clear();
         let mut start = 0;
         while start < scratch.len() {
-            let face = scratch[start].0;
+            let face = scratch[start] >> 48;
             let mut end = start;
-            while end < scratch.len() && scratch[end].0 == face {
+            while end < scratch.len() && scratch[end] >> 48 == face {
                 end += 1;
             }
             let group = &scratch[start..end];
             // Area vector ½ Σ v_i × v_next(i); groups are tiny, so lookups are linear scans.
             let mut area = [0.0f64; 3];
-            for &(_, _, c, ti) in group {
-                if let Some(&(_, _, _, tn)) = group.iter().find(|e| e.1 == c) {
+            for &e in group {
+                let (c, ti) = ((e >> 16) & 0xFFFF, e & 0xFFFF);
+                if let Some(&en) = group.iter().find(|&&x| (x >> 32) & 0xFFFF == c) {
+                    let tn = en & 0xFFFF;
                     let x = cross(self.verts[ti as usize], self.verts[tn as usize]);
                     for k in 0..3 {
                         area[k] += 0.5 * x[k];
@@ -221,6 +236,16 @@ impl ConvexCell {
 
     pub fn vertices(&self) -> &[[f64; 3]] {
         &self.verts
+    }
+
+    /// Index of a vertex not yet marked checked. Clipping keeps marks of the vertices it
+    /// keeps; the vertices it creates start unchecked.
+    pub fn unchecked(&self) -> Option<usize> {
+        self.checked.iter().position(|c| !c)
+    }
+
+    pub fn mark_checked(&mut self, v: usize) {
+        self.checked[v] = true;
     }
 }
 

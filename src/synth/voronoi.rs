@@ -1,11 +1,14 @@
 //! Voronoi (Delaunay) adjacency of a point set by clipping each cell with the bisector
 //! planes of its nearest neighbours.
 //!
-//! Each cell starts as the clip domain and is cut by bisectors in order of distance. A
-//! neighbour farther than twice the cell's radius (largest site-to-vertex distance) cannot
-//! cut it — the security-radius test — so clipping stops there; when the k nearest are used
-//! up first, k doubles and the cell is rebuilt. Two sites are adjacent iff each one's
-//! bisector bounds a face of non-zero area of the other's cell.
+//! Each cell starts as the clip domain and is cut by the bisectors of its nearest sites in
+//! order of distance. A neighbour farther than twice the cell's radius (largest
+//! site-to-vertex distance) cannot cut it — the security-radius test — so clipping stops
+//! there. When the nearest sites run out first (flattened surface cells, sparse cells by a
+//! dense sheet), each remaining vertex is checked on its own: it is final once the sphere
+//! through the site centred on it holds no other site, which asks the tree only about the
+//! few sites near the vertex instead of every site in the cell's security ball. Two sites
+//! are adjacent iff each one's bisector bounds a face of non-zero area of the other's cell.
 //!
 //! The clip domain is the sites' bounding box with a margin, intersected with a polytope
 //! circumscribing their bounding sphere. Every cell is its Voronoi cell intersected with
@@ -16,13 +19,16 @@
 
 use std::num::NonZeroUsize;
 
-use kiddo::{ImmutableKdTree, SquaredEuclidean};
+use kiddo::{Eytzinger, ImmutableKdTree, QueryScratch, SquaredEuclidean};
 use rayon::prelude::*;
 
 use super::cell::{ConvexCell, DOMAIN, bisector};
 
 /// Neighbours fetched in a first search; most cells of a trained-looking foam finish here.
 const FIRST_K: usize = 40;
+/// Sites fetched per vertex check: the site and the (usually three) owners of the
+/// vertex's planes lie on its sphere, so the rest show whether anything is inside.
+const PROBE: usize = 8;
 /// Sites per parallel work item (consecutive in Morton order, so their searches share cache).
 const CHUNK: usize = 2048;
 /// Planes of the polytope around the bounding sphere.
@@ -201,7 +207,13 @@ struct Worker {
     cell: ConvexCell,
     candidates: Vec<(f64, u32)>,
     faces: Vec<(u32, f64)>,
-    face_scratch: Vec<(u16, u16, u16, u16)>,
+    face_scratch: Vec<u64>,
+    /// Sites clipped while checking vertices, beyond the first candidates.
+    extra: Vec<u32>,
+    /// Squared radius of the next first search, adapted from the previous site's (its
+    /// neighbour along the Morton curve); zero when unknown.
+    reach2: f32,
+    scratch: Option<QueryScratch<Eytzinger, f32, 3>>,
 }
 
 /// One chunk's output: for each site, its neighbours (ascending) and boundary flag.
@@ -237,6 +249,8 @@ pub fn adjacency(points: &[[f32; 3]]) -> Result<Adjacency, VoronoiError> {
                 neighbours: Vec::with_capacity(sites.len() * 16),
                 boundary: Vec::with_capacity(sites.len()),
             };
+            // Each chunk starts afresh, so results never depend on how rayon splits work.
+            w.reach2 = 0.0;
             for &i in sites {
                 let before = out.neighbours.len();
                 let touches =
@@ -331,61 +345,85 @@ fn cell_neighbours(
 ) -> Result<bool, VoronoiError> {
     let p = points[i];
     let n = points.len();
-    let mut k = FIRST_K.min(n);
+    let k = FIRST_K.min(n);
     let degenerate = |e| VoronoiError::Degenerate(i, e);
-    loop {
-        // Candidates sorted by exact f64 distance, then index, so ties never depend on the
-        // tree's internal order.
-        w.candidates.clear();
+    // Candidates sorted by exact f64 distance, then index, so ties never depend on the
+    // tree's internal order. A radius search (cheaper than a k-nearest one) is tried
+    // first; every site closer than √covered2 is a candidate (the tree ranks by f32
+    // distances, which SAFETY covers).
+    w.candidates.clear();
+    let mut covered2 = 0.0;
+    if w.reach2 > 0.0 {
+        let scratch = w
+            .scratch
+            .get_or_insert_with(|| tree.create_scratch::<SquaredEuclidean<f32>>());
+        let found = &mut w.candidates;
+        tree.query(&p)
+            .within::<SquaredEuclidean<f32>>(w.reach2)
+            .unsorted()
+            .with_scratch(scratch)
+            .visit(|r| found.push((0.0, r.item)));
+        let count = found.len().saturating_sub(1);
+        if count >= k / 2 {
+            covered2 = w.reach2 as f64 / SAFETY;
+            // Aim the next search at about k sites.
+            let scale = (k as f32 / count as f32).powf(2.0 / 3.0).clamp(0.5, 2.0);
+            w.reach2 *= scale;
+        } else {
+            w.candidates.clear();
+        }
+    }
+    if w.candidates.is_empty() {
         let found = tree
             .query(&p)
             .nearest_n::<SquaredEuclidean<f32>>(NonZeroUsize::new(k).unwrap())
             .execute();
-        for r in found {
-            let j = r.item as usize;
-            if j == i {
-                continue;
-            }
-            let q = points[j];
-            let d2: f64 = (0..3).map(|a| (q[a] as f64 - p[a] as f64).powi(2)).sum();
-            if d2 == 0.0 {
-                return Err(VoronoiError::Duplicate(i.min(j), i.max(j)));
-            }
-            w.candidates.push((d2, j as u32));
+        w.candidates.extend(found.iter().map(|r| (0.0, r.item)));
+        w.reach2 = found.last().map_or(0.0, |r| r.distance);
+    }
+    let mut kept = 0;
+    for c in 0..w.candidates.len() {
+        let j = w.candidates[c].1 as usize;
+        if j != i {
+            w.candidates[kept] = (site_distance2(points, i, j)?, j as u32);
+            kept += 1;
         }
-        w.candidates
-            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    }
+    w.candidates.truncate(kept);
+    w.candidates
+        .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    if covered2 == 0.0 {
+        covered2 = w.candidates.last().map_or(0.0, |c| c.0) / SAFETY;
+    }
 
-        domain.start(&mut w.cell, p);
-        let mut sphere_clipped = false;
-        let mut done = k >= n;
-        for (c, &(d2, j)) in w.candidates.iter().enumerate() {
-            // Cells still large after their nearest neighbours are on the outer shell; the
-            // sphere polytope bounds them before the farther candidates are tried.
-            if c == FIRST_K / 2 {
-                sphere_clipped = domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
-            }
-            // Bisector at distance √d2/2 cannot reach a cell of radius R when d2 > 4R².
-            if d2 > SAFETY * 4.0 * w.cell.radius2() {
-                done = true;
-                break;
-            }
-            w.cell
-                .clip(bisector(p, points[j as usize]), j)
-                .map_err(degenerate)?;
+    domain.start(&mut w.cell, p);
+    let mut sphere_clipped = false;
+    let mut done = w.candidates.len() + 1 >= n;
+    for (c, &(d2, j)) in w.candidates.iter().enumerate() {
+        // Cells still large after their nearest neighbours are on the outer shell; the
+        // sphere polytope bounds them before the farther candidates are tried.
+        if c == FIRST_K / 2 {
+            sphere_clipped = domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
         }
-        // The domain belongs to every cell (a no-op for cells well inside it).
-        if !sphere_clipped {
-            domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
-        }
-        done = done
-            || w.candidates
-                .last()
-                .is_some_and(|&(d2, _)| d2 > SAFETY * 4.0 * w.cell.radius2());
-        if done {
+        // Bisector at distance √d2/2 cannot reach a cell of radius R when d2 > 4R².
+        if d2 > SAFETY * 4.0 * w.cell.radius2() {
+            done = true;
             break;
         }
-        k = (2 * k).min(n);
+        w.cell
+            .clip(bisector(p, points[j as usize]), j)
+            .map_err(degenerate)?;
+    }
+    // The domain belongs to every cell (a no-op for cells well inside it).
+    if !sphere_clipped {
+        domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
+    }
+    done = done
+        || w.candidates
+            .last()
+            .is_some_and(|&(d2, _)| d2 > SAFETY * 4.0 * w.cell.radius2());
+    if !done {
+        check_vertices(points, tree, i, covered2, w)?;
     }
     w.cell.faces(&mut w.faces, &mut w.face_scratch);
     let from = out.len();
@@ -398,6 +436,89 @@ fn cell_neighbours(
     }
     out[from..].sort_unstable();
     Ok(w.cell.touches_domain())
+}
+
+/// Squared distance between two sites in f64 (exact inputs, so symmetric in i and j).
+fn site_distance2(points: &[[f32; 3]], i: usize, j: usize) -> Result<f64, VoronoiError> {
+    let (p, q) = (points[i], points[j]);
+    let d2: f64 = (0..3).map(|a| (q[a] as f64 - p[a] as f64).powi(2)).sum();
+    if d2 == 0.0 {
+        return Err(VoronoiError::Duplicate(i.min(j), i.max(j)));
+    }
+    Ok(d2)
+}
+
+/// Finishes a cell that the nearest candidates did not bound: the cell is the Voronoi cell
+/// once no site lies strictly inside the sphere through the site centred on any vertex
+/// (the empty-circumsphere property), since then no bisector cuts any vertex. Each vertex
+/// asks the tree for the sites in its sphere and is cut by them; the vertices a cut creates
+/// are checked in turn. Unlike growing the security ball, this never visits the many sites
+/// of a dense sheet that a large sparse cell's ball covers but that cannot reach the cell.
+fn check_vertices(
+    points: &[[f32; 3]],
+    tree: &ImmutableKdTree<f32, 3>,
+    i: usize,
+    covered2: f64,
+    w: &mut Worker,
+) -> Result<(), VoronoiError> {
+    let p = points[i];
+    let pd = p.map(f64::from);
+    let n = points.len();
+    let degenerate = |e| VoronoiError::Degenerate(i, e);
+    w.extra.clear();
+    while let Some(t) = w.cell.unchecked() {
+        let v = w.cell.vertices()[t];
+        let r2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+        // The sphere lies in the ball of radius 2|v| around the site, all clipped already.
+        if SAFETY * 4.0 * r2 < covered2 {
+            w.cell.mark_checked(t);
+            continue;
+        }
+        // The query centre is rounded to f32; widen the radius by that shift and by the
+        // tree's f32 distance error so no site inside the exact sphere is missed.
+        let c = [0, 1, 2].map(|a| pd[a] + v[a]);
+        let cf = c.map(|x| x as f32);
+        let shift: f64 = (0..3)
+            .map(|a| (c[a] - cf[a] as f64).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let reach = (r2.sqrt() + shift) * SAFETY;
+        let reach2 = (reach * reach * SAFETY) as f32;
+        let mut m = PROBE.min(n);
+        loop {
+            let found = tree
+                .query(&cf)
+                .nearest_n::<SquaredEuclidean<f32>>(NonZeroUsize::new(m).unwrap())
+                .within(reach2)
+                .execute();
+            let mut cut = false;
+            for r in &found {
+                let j = r.item as usize;
+                if j == i || w.extra.contains(&(j as u32)) {
+                    continue;
+                }
+                if site_distance2(points, i, j)? < covered2 {
+                    continue;
+                }
+                w.extra.push(j as u32);
+                cut |= w
+                    .cell
+                    .clip(bisector(p, points[j]), j as u32)
+                    .map_err(degenerate)?;
+            }
+            if cut {
+                // Vertex t may be gone; its survivors and successors are checked anew.
+                break;
+            }
+            if found.len() < m || m >= n {
+                w.cell.mark_checked(t);
+                break;
+            }
+            // Sites on the sphere (within rounding) hid the rest of it: look further.
+            m = (2 * m).min(n);
+        }
+    }
+    Ok(())
 }
 
 /// Reference: clips each cell by every other site's bisector, in the same domain. O(n²);
