@@ -84,11 +84,12 @@ pub const TILE_RESERVE_BYTES: u32 = 32 * 1024;
 
 impl DeviceOptions {
     /// The spill capacity: as given, or as many rays as fit the generator tile
-    /// beside its two link buffers, in whole multiples of 256.
-    pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32) -> u32 {
+    /// beside its two link buffers and its copy of the start shard (the largest
+    /// shard), in whole multiples of 256.
+    pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32, largest_shard: u32) -> u32 {
         self.spill.unwrap_or_else(|| {
             let links = 2 * (16 + self.link_capacity * ray_bytes);
-            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links);
+            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links + largest_shard);
             (free / ray_bytes) / 256 * 256
         })
     }

@@ -78,7 +78,13 @@ impl DevicePlan {
         let ray_bytes = (options.layout.payload_bytes() as usize + if options.hops { size_of::<foam_ray_hops>() } else { 0 }) as u32;
         let pixels = width as u64 * height as u64;
         let slice_pixels = pixels.div_ceil(shards) as u32;
-        let spill = options.spill_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32);
+        let largest_shard = packed.iter().map(|p| p.blob.len() as u32).max().unwrap_or(0);
+        let spill = options.spill_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32, largest_shard);
+        if spill < options.link_capacity {
+            return Err(DeviceError::Options(format!(
+                "the generator tile has no room for a spill store beside its copy of the largest shard ({largest_shard} B): use more shards"
+            )));
+        }
 
         let mut blobs = Vec::with_capacity(packed.iter().map(|p| p.blob.len()).sum());
         let mut offsets = Vec::with_capacity(packed.len());
@@ -128,6 +134,17 @@ impl DevicePlan {
 
     pub fn shards(&self) -> usize {
         self.tree.tracers()
+    }
+
+    /// The packed shard holding the camera's start cell, padded to the generator's
+    /// copy (the largest shard), for the generator to march primary rays through.
+    pub fn start_shard_block(&self, cam: &Camera) -> Vec<u8> {
+        let start = self.sites.nearest(cam.position.to_array());
+        let node = &self.spec.nodes[self.partition.owner(start)];
+        let largest = self.spec.nodes.iter().map(|n| n.shard_bytes).max().unwrap_or(0).max(4);
+        let mut block = self.spec.shards[node.shard_offset..node.shard_offset + node.shard_bytes].to_vec();
+        block.resize(largest, 0);
+        block
     }
 
     /// The camera block broadcast to every tile for one frame. The start cell is the
