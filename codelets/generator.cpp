@@ -3,11 +3,19 @@
 // allow, and it is the root's spill store: rays the root sends up are kept here and
 // re-injected first. The cap never exceeds the spill capacity, so the root can
 // always send up — the guarantee the routers' deadlock freedom rests on.
+//
+// Every primary ray starts in the cell nearest the camera, so in the paper's design
+// every ray of the frame first queues for the one tracer that owns it. Here the
+// generator holds a copy of that start shard (written by the host with the camera)
+// and marches new rays through it itself; they enter the tree already addressed to
+// wherever they leave the camera's shard.
 #include <poplar/Vertex.hpp>
 
+#include <stddef.h>
 #include <string.h>
 
 #include "foam/layout.h"
+#include "foam/march.h"
 #include "foam/ray.h"
 
 using namespace poplar;
@@ -63,7 +71,6 @@ public:
     sent = respill;
     memmove(store, store + (size_t)respill * stride, (size_t)(c.spill - respill) * stride);
     c.spill -= respill;
-    st.rays_in += in.count;
 
     // New primary rays, one batch at a time, with optional idle windows between.
     const uint32_t inFlight = fs.injected - in.finished;
@@ -78,6 +85,7 @@ public:
         c.drain_left = p.drain_iters;
       }
     }
+    c.march_begin = sent;
     uint32_t emit = c.batch_left;
     if (emit > limit - sent) emit = limit - sent;
     if (emit > room) emit = room;
@@ -101,6 +109,7 @@ public:
       r.router_hops = r.tracer_hops = 0;
       foam_ray_store(out + (size_t)sent++ * stride, p.layout, p.hops, &r);
     }
+    c.march_end = sent;
     c.batch_left -= emit;
     fs.injected += emit;
     if (sent < cap) foam_slot_invalidate(out + (size_t)sent * stride);
@@ -122,6 +131,13 @@ public:
     fs.total = total;
     fs.overflow = st.overflow;
     if (c.spill > st.peak_queue) st.peak_queue = c.spill;
+    uint32_t marched = 0, steps = 0;
+    for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
+      marched += c.work[w][0];
+      steps += c.work[w][1];
+    }
+    st.rays_in = marched;
+    st.cell_steps = steps;
     st.iterations++;
     memcpy(&ctl[0], &c, sizeof c);
     memcpy(&status[0], &fs, sizeof fs);
@@ -130,6 +146,49 @@ public:
   }
 };
 
+// Phase 2: six workers march this step's new primary rays, in place in the outbox,
+// through the start shard, as a tracer would.
+class GeneratorMarch : public MultiVertex {
+public:
+  Input<Bytes> shard;
+  Input<Bytes> camera;
+  Input<Bytes> params;
+  InOut<Bytes> outbox;
+  InOut<Words> ctl;  // writes only work[workerId]
+
+  bool compute(unsigned workerId) {
+    const foam_params p = load<foam_params>(params);
+    const foam_camera cam = load<foam_camera>(camera);
+    const foam_generator_ctl c = load<foam_generator_ctl>(ctl);
+    foam_shard_view view;
+    foam_shard_open(&shard[0], &view);
+    const unsigned n = c.march_end - c.march_begin, workers = numWorkers();
+    const unsigned begin = c.march_begin + n * workerId / workers;
+    const unsigned end = c.march_begin + n * (workerId + 1) / workers;
+    unsigned char *slots = &outbox[0] + sizeof(foam_link_header);
+    unsigned *work = &ctl[0] + offsetof(foam_generator_ctl, work) / 4 + workerId * 2;
+    for (unsigned i = begin; i < end; ++i) {
+      unsigned char *slot = slots + (size_t)i * p.ray_bytes;
+      foam_ray ray;
+      foam_ray_load(slot, p.layout, p.hops, &ray);
+      foam_vec3 o, d;
+      foam_camera_ray(&cam, foam_px_x(ray.px), foam_px_y(ray.px), &o, &d);
+      uint32_t cells = 0;
+      ray.tracer_hops++;
+      if (foam_march(&view, o, d, cam.t_stop, &ray, &cells) == FOAM_MARCH_FINISHED) {
+        uint32_t pixel = foam_px_y(ray.px) * cam.width + foam_px_x(ray.px);
+        ray.shard = (uint16_t)(pixel / cam.slice_pixels);
+        ray.cell = FOAM_FINISHED_CELL;
+      }
+      foam_ray_store(slot, p.layout, p.hops, &ray);
+      work[0]++;
+      work[1] += cells;
+    }
+    return true;
+  }
+};
+
 #ifndef __IPU__
+FOAM_HOST_VERTEX(GeneratorMarch, shard, camera, params, outbox, ctl)
 FOAM_HOST_VERTEX(Generator, params, camera, inbox, outbox, spill, ctl, status, stats)
 #endif

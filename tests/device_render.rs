@@ -88,7 +88,7 @@ fn tiny_buffers_apply_back_pressure_and_change_nothing() {
     let tight = DeviceOptions {
         link_capacity: 2,
         tracer_queue: 3,
-        router_queue: 4,
+        router_queue: Some(4),
         spill: Some(8),
         ..opts(RayLayout::Half)
     };

@@ -662,13 +662,16 @@ pub struct foam_generator_ctl {
     pub drain_left: u32,
     pub spill: u32,
     pub granted: u32,
-    pub reserved: [u32; 3usize],
+    pub march_begin: u32,
+    pub march_end: u32,
+    pub reserved: u32,
+    pub work: [[u32; 2usize]; 6usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
         "Size of foam_generator_ctl",
-    ][::core::mem::size_of::<foam_generator_ctl>() - 32usize];
+    ][::core::mem::size_of::<foam_generator_ctl>() - 80usize];
     [
         "Alignment of foam_generator_ctl",
     ][::core::mem::align_of::<foam_generator_ctl>() - 4usize];
@@ -688,6 +691,15 @@ const _: () = {
         "Offset of field: foam_generator_ctl::granted",
     ][::core::mem::offset_of!(foam_generator_ctl, granted) - 16usize];
     [
+        "Offset of field: foam_generator_ctl::march_begin",
+    ][::core::mem::offset_of!(foam_generator_ctl, march_begin) - 20usize];
+    [
+        "Offset of field: foam_generator_ctl::march_end",
+    ][::core::mem::offset_of!(foam_generator_ctl, march_end) - 24usize];
+    [
         "Offset of field: foam_generator_ctl::reserved",
-    ][::core::mem::offset_of!(foam_generator_ctl, reserved) - 20usize];
+    ][::core::mem::offset_of!(foam_generator_ctl, reserved) - 28usize];
+    [
+        "Offset of field: foam_generator_ctl::work",
+    ][::core::mem::offset_of!(foam_generator_ctl, work) - 32usize];
 };

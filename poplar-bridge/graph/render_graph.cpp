@@ -1,5 +1,6 @@
 #include "render_graph.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -22,7 +23,7 @@ struct NodeTensors {
   Tensor params, inboxes, outboxes, ctl, stats;
   Tensor shard, camera, pending, pixels;  // tracers
   Tensor queues;                          // routers
-  Tensor spill, status;                   // generator
+  Tensor spill, status, startShard;       // generator
 };
 
 Tensor bytes(Graph &g, unsigned tile, std::size_t n, const std::string &name) {
@@ -54,6 +55,8 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
   for (const auto &file : spec.codeletFiles) g.addCodelets(file, poplar::CodeletFileType::Auto, spec.codeletFlags);
 
   const std::size_t link = sizeof(foam_link_header) + (std::size_t)spec.linkCapacity * spec.rayBytes;
+  std::size_t largestShard = 4;
+  for (const auto &n : spec.nodes) largestShard = std::max(largestShard, n.shardBytes);
   std::vector<NodeTensors> t(spec.nodes.size());
   int generator = -1;
 
@@ -94,6 +97,8 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       x.spill = bytes(g, n.tile, (std::size_t)p.queue_capacity * spec.rayBytes, name + "/spill");
       x.ctl = words(g, n.tile, sizeof(foam_generator_ctl) / 4, name + "/ctl");
       x.status = bytes(g, n.tile, sizeof(foam_frame_status), name + "/status");
+      // A copy of the shard holding the camera's cell, written with each camera.
+      x.startShard = bytes(g, n.tile, largestShard, name + "/start-shard");
       break;
     }
   }
@@ -158,6 +163,10 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
                               {"outbox", x.outboxes}, {"spill", x.spill}, {"ctl", x.ctl},
                               {"status", x.status}, {"stats", x.stats}});
       g.setTileMapping(gen, tile);
+      auto march = g.addVertex(step2, "GeneratorMarch",
+                               {{"shard", x.startShard}, {"camera", x.camera}, {"params", x.params},
+                                {"outbox", x.outboxes}, {"ctl", x.ctl}});
+      g.setTileMapping(march, tile);
       for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.status, &x.stats}) zero(*z, tile);
       zeroWords(x.ctl, tile);
       break;
@@ -193,6 +202,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
   program::Repeat steps(spec.rc, body);
 
   g.createHostWrite(kCameraHandle, cam);
+  g.createHostWrite(kStartShardHandle, t[(std::size_t)generator].startShard);
   g.createHostRead(kStatusHandle, t[(std::size_t)generator].status);
   g.createHostRead(kPixelsHandle, poplar::concat(pixelSlices));
   g.createHostRead(kStatsHandle, poplar::concat(statsAll));

@@ -39,6 +39,7 @@ struct RenderSpec {
 
 // Host stream handles the frame loop uses.
 inline constexpr const char *kCameraHandle = "camera";
+inline constexpr const char *kStartShardHandle = "start_shard";
 inline constexpr const char *kStatusHandle = "status";
 inline constexpr const char *kPixelsHandle = "pixels";
 inline constexpr const char *kStatsHandle = "stats";

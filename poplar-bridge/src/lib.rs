@@ -161,6 +161,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 // Host stream handles of the render graph (graph/render_graph.h).
 pub const CAMERA_HANDLE: &str = "camera";
+pub const START_SHARD_HANDLE: &str = "start_shard";
 pub const STATUS_HANDLE: &str = "status";
 pub const PIXELS_HANDLE: &str = "pixels";
 pub const STATS_HANDLE: &str = "stats";

@@ -75,9 +75,9 @@ pub struct Args {
     /// Rays a tracer holds while waiting for credit.
     #[arg(long, default_value_t = DeviceOptions::default().tracer_queue, value_name = "N", help_heading = "Buffers")]
     pub tracer_queue: u32,
-    /// Rays per router queue (up and down).
-    #[arg(long, default_value_t = DeviceOptions::default().router_queue, value_name = "N", help_heading = "Buffers")]
-    pub router_queue: u32,
+    /// Rays per router queue (up and down); default: as many as fit the router tile.
+    #[arg(long, value_name = "N", help_heading = "Buffers")]
+    pub router_queue: Option<u32>,
     /// Rays the generator's spill store holds (also the cap on rays in flight); default:
     /// as many as fit the generator tile.
     #[arg(long, value_name = "N", help_heading = "Buffers")]

@@ -95,6 +95,7 @@ impl DeviceRenderer {
         let block = self.plan.camera_block(cam, self.frame)?;
         self.frame += 1;
         self.session.write_tensor(poplar_bridge::CAMERA_HANDLE, &block)?;
+        self.session.write_tensor(poplar_bridge::START_SHARD_HANDLE, &self.plan.start_shard_block(cam))?;
         self.session.run(FRAME_START)?;
 
         let total = cam.width as u64 * cam.height as u64;
@@ -180,7 +181,9 @@ impl DeviceRenderer {
             self.plan.tree.nodes.iter().zip(&tiles).filter(|(n, _)| n.role == role).map(|(_, s)| f(s)).sum()
         };
         let router_hops_total = sum(Role::Router, &|s| s.rays_in as u64);
-        let tracer_hops_total = sum(Role::Tracer, &|s| s.rays_in as u64);
+        // Marching visits: on tracers, and the first one on the generator.
+        let generator = &tiles[self.plan.tree.generator()];
+        let tracer_hops_total = sum(Role::Tracer, &|s| s.rays_in as u64) + generator.rays_in as u64;
         let dropped: u64 = tiles.iter().map(|s| s.overflow as u64).sum();
         let misrouted: u64 = tiles.iter().map(|s| s.misrouted as u64).sum();
         if dropped > 0 {
@@ -207,7 +210,7 @@ impl DeviceRenderer {
             router_hops_mean: router_hops_total as f64 / total as f64,
             tracer_hops_mean: tracer_hops_total as f64 / total as f64,
             router_hops_per_tracer_hop: router_hops_total as f64 / tracer_hops_total.max(1) as f64,
-            cell_steps: sum(Role::Tracer, &|s| s.cell_steps as u64),
+            cell_steps: sum(Role::Tracer, &|s| s.cell_steps as u64) + generator.cell_steps as u64,
             max_buffer_occupancy: tiles.iter().map(|s| s.peak_queue as u64).max().unwrap_or(0),
             tile_bytes_max: self.tile_bytes_max,
             tile_bytes_budget: self.tile_bytes_budget,

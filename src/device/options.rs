@@ -66,7 +66,8 @@ pub struct DeviceOptions {
     /// Rays a tracer can hold waiting for upward credit.
     pub tracer_queue: u32,
     /// Rays per router queue (up and down each; double-buffered on the tile).
-    pub router_queue: u32,
+    /// `None` fills the router tile.
+    pub router_queue: Option<u32>,
     /// Rays the generator's spill store holds; also the in-flight cap. `None` fills
     /// the generator tile.
     pub spill: Option<u32>,
@@ -84,15 +85,31 @@ pub const TILE_RESERVE_BYTES: u32 = 32 * 1024;
 
 impl DeviceOptions {
     /// The spill capacity: as given, or as many rays as fit the generator tile
-    /// beside its two link buffers, in whole multiples of 256.
-    pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32) -> u32 {
+    /// beside its two link buffers and its copy of the start shard (the largest
+    /// shard), in whole multiples of 256.
+    pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32, largest_shard: u32) -> u32 {
         self.spill.unwrap_or_else(|| {
             let links = 2 * (16 + self.link_capacity * ray_bytes);
-            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links);
+            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links + largest_shard);
             (free / ray_bytes) / 256 * 256
         })
     }
 }
+
+impl DeviceOptions {
+    /// Router queue capacity: as given, or what fills a router tile beside its ten
+    /// link buffers (four queues: up and down, each double-buffered), in multiples of 256.
+    pub fn router_queue_capacity(&self, ray_bytes: u32, tile_bytes: u32) -> u32 {
+        self.router_queue.unwrap_or_else(|| {
+            let links = 2 * (FOAM_MAX_LANES) * (16 + self.link_capacity * ray_bytes);
+            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links);
+            (free / (4 * ray_bytes)) / 256 * 256
+        })
+    }
+}
+
+/// Lanes of the widest router: four children and the parent.
+const FOAM_MAX_LANES: u32 = partition::layout::FOAM_MAX_FANOUT + 1;
 
 impl Default for DeviceOptions {
     fn default() -> Self {
@@ -103,9 +120,9 @@ impl Default for DeviceOptions {
             rc: 20,
             batch: Batch::default(),
             drain_iters: 0,
-            link_capacity: 256,
+            link_capacity: 512,
             tracer_queue: 2048,
-            router_queue: 4096,
+            router_queue: None,
             spill: None,
             t_stop: 0.001,
             tiles: 1472,

@@ -78,7 +78,20 @@ impl DevicePlan {
         let ray_bytes = (options.layout.payload_bytes() as usize + if options.hops { size_of::<foam_ray_hops>() } else { 0 }) as u32;
         let pixels = width as u64 * height as u64;
         let slice_pixels = pixels.div_ceil(shards) as u32;
-        let spill = options.spill_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32);
+        let largest_shard = packed.iter().map(|p| p.blob.len() as u32).max().unwrap_or(0);
+        let spill = options.spill_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32, largest_shard);
+        let router_queue = options.router_queue_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32);
+        if router_queue == 0 {
+            return Err(DeviceError::Options(format!(
+                "--link-capacity {} leaves a router tile no room for its queues",
+                options.link_capacity
+            )));
+        }
+        if spill < options.link_capacity {
+            return Err(DeviceError::Options(format!(
+                "the generator tile has no room for a spill store beside its copy of the largest shard ({largest_shard} B): use more shards"
+            )));
+        }
 
         let mut blobs = Vec::with_capacity(packed.iter().map(|p| p.blob.len()).sum());
         let mut offsets = Vec::with_capacity(packed.len());
@@ -90,7 +103,7 @@ impl DevicePlan {
             .nodes
             .iter()
             .map(|n| {
-                let params = node_params(n, options, ray_bytes, spill);
+                let params = node_params(n, options, ray_bytes, spill, router_queue);
                 let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[n.prefix as usize] } else { (0, 0) };
                 RenderNode {
                     role: n.role as u8,
@@ -128,6 +141,17 @@ impl DevicePlan {
 
     pub fn shards(&self) -> usize {
         self.tree.tracers()
+    }
+
+    /// The packed shard holding the camera's start cell, padded to the generator's
+    /// copy (the largest shard), for the generator to march primary rays through.
+    pub fn start_shard_block(&self, cam: &Camera) -> Vec<u8> {
+        let start = self.sites.nearest(cam.position.to_array());
+        let node = &self.spec.nodes[self.partition.owner(start)];
+        let largest = self.spec.nodes.iter().map(|n| n.shard_bytes).max().unwrap_or(0).max(4);
+        let mut block = self.spec.shards[node.shard_offset..node.shard_offset + node.shard_bytes].to_vec();
+        block.resize(largest, 0);
+        block
     }
 
     /// The camera block broadcast to every tile for one frame. The start cell is the
@@ -173,7 +197,7 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
             "resolution {width}x{height} is outside 1..={MAX_IMAGE_SIDE} per side (pixel coordinates travel in 11 bits)"
         ));
     }
-    if o.link_capacity == 0 || o.tracer_queue == 0 || o.router_queue == 0 {
+    if o.link_capacity == 0 || o.tracer_queue == 0 || o.router_queue == Some(0) {
         return bad("link, tracer and router capacities must be at least 1 ray".into());
     }
     if o.spill.is_some_and(|s| s < o.link_capacity) {
@@ -185,7 +209,7 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
     Ok(())
 }
 
-fn node_params(n: &super::tree::Node, o: &DeviceOptions, ray_bytes: u32, spill: u32) -> foam_params {
+fn node_params(n: &super::tree::Node, o: &DeviceOptions, ray_bytes: u32, spill: u32, router_queue: u32) -> foam_params {
     let mut p = foam_params {
         layout: layout_code(o.layout),
         ray_bytes,
@@ -204,7 +228,7 @@ fn node_params(n: &super::tree::Node, o: &DeviceOptions, ray_bytes: u32, spill: 
     };
     match n.role {
         Role::Tracer => p.queue_capacity = o.tracer_queue,
-        Role::Router => p.queue_capacity = o.router_queue,
+        Role::Router => p.queue_capacity = router_queue,
         Role::Generator => {
             // The generator must be able to take every ray in flight from the root:
             // that is what makes the routers deadlock free (codelets/router.cpp).

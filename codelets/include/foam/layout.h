@@ -205,8 +205,8 @@ FOAM_STATIC_ASSERT(sizeof(foam_params) == 64, "foam_params is 64 bytes");
 
 /* Cumulative counters every role keeps for statistics (read once per frame). */
 typedef struct foam_tile_stats {
-  uint32_t rays_in;       /* tracer: rays marched (tracer hops); router: rays forwarded (router hops) */
-  uint32_t cell_steps;    /* tracer: cells marched */
+  uint32_t rays_in;       /* tracer, generator: rays marched (tracer hops); router: rays forwarded (router hops) */
+  uint32_t cell_steps;    /* tracer, generator: cells marched */
   uint32_t pixels;        /* tracer: pixels written into its slice */
   uint32_t peak_queue;    /* highest occupancy of its queues/pending store */
   uint32_t overflow;      /* rays that found no room: must stay 0 (credits forbid it) */
@@ -279,8 +279,10 @@ typedef struct foam_generator_ctl {
   uint32_t drain_left; /* idle iterations left before the next batch */
   uint32_t spill;      /* rays in the spill store */
   uint32_t granted;    /* credit given to the root last step */
-  uint32_t reserved[3];
+  uint32_t march_begin, march_end; /* outbox slots of this step's new primary rays */
+  uint32_t reserved;
+  uint32_t work[FOAM_WORKERS][2]; /* per worker: primaries marched, cells marched */
 } foam_generator_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_generator_ctl) == 32, "foam_generator_ctl is 32 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_generator_ctl) == 80, "foam_generator_ctl is 80 bytes");
 
 #endif /* FOAM_LAYOUT_H */
