@@ -130,3 +130,30 @@ impl Default for DeviceOptions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `foam-ipu partition` judges tiles with its default ray slots; that verdict must
+    /// be conservative for the device's real tracer buffers (inbox, outbox, pending).
+    #[test]
+    fn partition_footprint_covers_the_tracer_buffers() {
+        let o = DeviceOptions::default();
+        assert!(2 * o.link_capacity + o.tracer_queue <= partition::FootprintParams::DEFAULT_TRACER_RAY_SLOTS);
+    }
+
+    #[test]
+    fn auto_sizes_fill_but_fit_the_tile() {
+        let o = DeviceOptions::default();
+        for rb in [20, 24, 28, 32] {
+            let q = o.router_queue_capacity(rb, 638_976);
+            let bytes = 10 * (16 + o.link_capacity * rb) + 4 * q * rb;
+            assert!(q >= 2048 && bytes + TILE_RESERVE_BYTES <= 638_976, "ray {rb} B: queue {q}, {bytes} B");
+            let s = o.spill_capacity(rb, 638_976, 100_000);
+            assert!(s >= 4096 && 2 * (16 + o.link_capacity * rb) + s * rb + 100_000 <= 638_976);
+        }
+        assert!("cols:2".parse::<Batch>().unwrap().columns);
+        assert!("rows:0".parse::<Batch>().is_err());
+    }
+}
