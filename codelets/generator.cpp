@@ -11,6 +11,8 @@
 // wherever they leave the camera's shard.
 #include <poplar/Vertex.hpp>
 
+#include "foam/codelet.h"
+
 #include <stddef.h>
 #include <string.h>
 
@@ -20,16 +22,6 @@
 
 using namespace poplar;
 
-using Bytes = Vector<unsigned char, VectorLayout::SPAN, 4>;
-using Words = Vector<unsigned, VectorLayout::SPAN, 4>;
-
-namespace {
-template <typename T, typename V> T load(const V &v, unsigned offset = 0) {
-  T x;
-  memcpy(&x, &v[offset], sizeof x);
-  return x;
-}
-}  // namespace
 
 class Generator : public Vertex {
 public:

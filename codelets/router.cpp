@@ -10,6 +10,8 @@
 // flight, always takes what goes up. Credits bound every queue, so nothing drops.
 #include <poplar/Vertex.hpp>
 
+#include "foam/codelet.h"
+
 #include <stddef.h>
 #include <string.h>
 
@@ -18,16 +20,8 @@
 
 using namespace poplar;
 
-using Bytes = Vector<unsigned char, VectorLayout::SPAN, 4>;
-using Words = Vector<unsigned, VectorLayout::SPAN, 4>;
 
 namespace {
-
-template <typename T, typename V> T load(const V &v, unsigned offset = 0) {
-  T x;
-  memcpy(&x, &v[offset], sizeof x);
-  return x;
-}
 
 inline unsigned linkBytes(const foam_params &p) {
   return (unsigned)sizeof(foam_link_header) + p.link_capacity * p.ray_bytes;

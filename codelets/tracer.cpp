@@ -3,6 +3,8 @@
 // the router tree (paper §4.5, §4.7).
 #include <poplar/Vertex.hpp>
 
+#include "foam/codelet.h"
+
 #include <stddef.h>
 #include <string.h>
 
@@ -12,16 +14,8 @@
 
 using namespace poplar;
 
-using Bytes = Vector<unsigned char, VectorLayout::SPAN, 4>;
-using Words = Vector<unsigned, VectorLayout::SPAN, 4>;
 
 namespace {
-
-template <typename T, typename V> T load(const V &v, unsigned offset = 0) {
-  T x;
-  memcpy(&x, &v[offset], sizeof x);
-  return x;
-}
 
 // Writes a finished ray into this tracer's framebuffer slice; false if the pixel is
 // not in the slice (a routing bug: counted, never silently ignored).

@@ -5,12 +5,12 @@
 
 use foam_ipu::scene::ply_read::parse_scene;
 use foam_ipu::scene::ply_write::write_ply_as;
-use foam_ipu::scene::random::{SplitMix64, random_scene};
+use foam_ipu::scene::random::{Rng, random_scene};
 use foam_ipu::scene::{PlyFormat, read_scene_bytes};
 
-fn mutate(rng: &mut SplitMix64, orig: &[u8]) -> Vec<u8> {
+fn mutate(rng: &mut Rng, orig: &[u8]) -> Vec<u8> {
     let mut b = orig.to_vec();
-    let pos = |rng: &mut SplitMix64, len: usize| (rng.next_u64() % len.max(1) as u64) as usize;
+    let pos = |rng: &mut Rng, len: usize| (rng.next_u64() % len.max(1) as u64) as usize;
     match rng.next_u64() % 5 {
         0 => {
             for _ in 0..1 + rng.next_u64() % 4 {
@@ -48,7 +48,7 @@ fn mutate(rng: &mut SplitMix64, orig: &[u8]) -> Vec<u8> {
 
 #[test]
 fn mutated_files_give_errors_not_panics() {
-    let mut rng = SplitMix64(2024);
+    let mut rng = Rng::new(2024);
     let mut errors = 0;
     for (degree, format) in [
         (0u8, PlyFormat::BinaryLittleEndian),

@@ -83,9 +83,11 @@ fn bad_input_is_a_one_line_error() {
     };
     check(&["--rc", "0"], "--rc 0");
     check(&["--shards", "3"], "power of two");
-    // Two shards of 60,000 cells cannot fit a tile: the error names the tile and tensor.
-    check(&["--shards", "2"], "Out of memory on tile 0");
-    check(&["--shards", "2"], "tracer0@0/shard");
+    // Two shards of 30,000 cells cannot fit a tile: the error names the tile.
+    check(&["--shards", "2"], "shard 0 (tracer tile 0) needs");
+    // Sixteen fit on their own but not with their ray buffers beside a VGA framebuffer
+    // slice: the runtime's out-of-memory names the tile and its biggest tensors.
+    check(&["--shards", "16", "--width", "640", "--height", "480"], "Out of memory on tile");
     // A framebuffer slice too large for a tracer tile.
     check(&["--shards", "16", "--width", "2048", "--height", "2048"], "/pixels");
     check(&["--width", "2049", "--height", "12"], "outside 1..=2048");

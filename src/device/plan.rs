@@ -78,6 +78,13 @@ impl DevicePlan {
         let ray_bytes = (options.layout.payload_bytes() as usize + if options.hops { size_of::<foam_ray_hops>() } else { 0 }) as u32;
         let pixels = width as u64 * height as u64;
         let slice_pixels = pixels.div_ceil(shards) as u32;
+        let budget = partition::MK2_TILE_BYTES;
+        if let Some((s, p)) = packed.iter().enumerate().find(|(_, p)| p.blob.len() as u64 > budget) {
+            return Err(DeviceError::Options(format!(
+                "shard {s} (tracer tile {s}) needs {} bytes for its cells alone but a tile has {budget}: use more shards",
+                p.blob.len()
+            )));
+        }
         let largest_shard = packed.iter().map(|p| p.blob.len() as u32).max().unwrap_or(0);
         let spill = options.spill_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32, largest_shard);
         let router_queue = options.router_queue_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32);

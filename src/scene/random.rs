@@ -5,24 +5,7 @@
 use rayon::prelude::*;
 
 use super::{Scene, sh_rest_len};
-
-/// SplitMix64: tiny, deterministic, good enough for test data.
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [lo, hi).
-    pub fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * ((self.next_u64() >> 40) as f32 / (1u64 << 24) as f32)
-    }
-}
+pub use crate::synth::rng::Rng;
 
 /// Partners drawn per site, forward within a window so that neighbours are near in
 /// index (as in the trainer's spatially sorted scenes); both directions are stored.
@@ -31,7 +14,7 @@ const WINDOW: u64 = 64;
 
 pub fn random_scene(cells: usize, sh_degree: u8, seed: u64) -> Scene {
     assert!(cells > 0 && cells < u32::MAX as usize && sh_degree <= 3);
-    let mut rng = SplitMix64(seed);
+    let mut rng = Rng::new(seed);
     let k = sh_rest_len(sh_degree);
     let mut scene = Scene {
         sh_degree,
