@@ -178,4 +178,26 @@ mod tests {
         assert_eq!(multi_worker_cycles(300.0, 0), 0.0);
         assert_eq!(single_worker_cycles(10.0), 60.0);
     }
+
+    #[test]
+    fn frame_pays_for_the_idle_tail_up_to_a_multiple_of_rc() {
+        use super::super::profile::{IterationLoad, Profile};
+        let busy = IterationLoad { step1_cycles: 1000.0, step2_cycles: 10.0, step3_cycles: 90.0, busiest_cell_steps: 3, ..Default::default() };
+        let p = Profile {
+            iterations: vec![busy.clone(), busy.clone(), busy],
+            mean_degree: 15.0,
+            link_bytes: 400,
+            links_max: 5,
+            busiest_link_bytes: 2000,
+            framebuffer_bytes: 0,
+        };
+        let e = estimate(&p, 2);
+        assert_eq!((e.iterations_needed, e.iterations, e.host_round_trips), (3, 4, 2));
+        let cycles = 3.0 * 1100.0 + 4.0 * (fixed_iteration_cycles() + 2000.0 / EXCHANGE_BYTES_PER_CYCLE);
+        assert!((e.frame_s - (cycles / CLOCK_HZ + 2.0 * HOST_ROUND_TRIP_S)).abs() < 1e-12);
+        assert_eq!(e.busiest_cell_steps_mean, 3.0);
+        // rc 1: no idle tail, more round trips.
+        let e1 = estimate(&p, 1);
+        assert_eq!((e1.iterations, e1.host_round_trips), (3, 3));
+    }
 }
