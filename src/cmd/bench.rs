@@ -144,12 +144,25 @@ fn composite(out: &crate::reference::RenderOutput) -> Vec<f64> {
 
 impl Bench<'_> {
     fn options(&self, rc: u32, batch: Batch) -> DeviceOptions {
-        DeviceOptions { layout: self.args.layout, rc, batch, drain_iters: self.args.drain, ..DeviceOptions::default() }
+        DeviceOptions {
+            layout: self.args.layout,
+            rc,
+            batch,
+            drain_iters: self.args.drain,
+            ..DeviceOptions::default()
+        }
     }
 
     fn plan(&self, rc: u32, batch: Batch) -> Result<DevicePlan> {
-        DevicePlan::new(self.scene, self.args.shards, self.cam.width, self.cam.height, &self.options(rc, batch), &|| {})
-            .with_context(|| format!("planning {} for the device", self.args.scene.display()))
+        DevicePlan::new(
+            self.scene,
+            self.args.shards,
+            self.cam.width,
+            self.cam.height,
+            &self.options(rc, batch),
+            &|| {},
+        )
+        .with_context(|| format!("planning {} for the device", self.args.scene.display()))
     }
 
     fn profile(&mut self, batch: Batch) -> Result<&Profile> {
@@ -164,18 +177,25 @@ impl Bench<'_> {
 
     fn measure(&mut self, rc: u32, batch: Batch) -> Result<Point> {
         let what = format!("rc {rc}, batch {batch}");
-        let mut renderer = DeviceRenderer::new(self.plan(rc, batch)?).with_context(|| format!("building the render graph ({what})"))?;
+        let mut renderer = DeviceRenderer::new(self.plan(rc, batch)?)
+            .with_context(|| format!("building the render graph ({what})"))?;
         let mut times = Vec::new();
         let mut last = None;
         for _ in 0..self.args.frames {
-            let f = renderer.render(&self.cam, &mut |_, _| {}).with_context(|| format!("rendering ({what})"))?;
+            let f = renderer
+                .render(&self.cam, &mut |_, _| {})
+                .with_context(|| format!("rendering ({what})"))?;
             times.push(f.stats.wall_s);
             last = Some(f);
         }
         drop(renderer);
         let frame = last.expect("at least one frame");
         let device_s = median(&times);
-        let estimate = if self.args.no_estimate { None } else { Some(cycles::estimate(self.profile(batch)?, rc)) };
+        let estimate = if self.args.no_estimate {
+            None
+        } else {
+            Some(cycles::estimate(self.profile(batch)?, rc))
+        };
         Ok(Point {
             rc,
             batch: batch.to_string(),
@@ -201,7 +221,10 @@ pub fn run(args: Args) -> Result<()> {
     let scene = crate::scene::read_scene(&args.scene).with_context(|| format!("reading {}", args.scene.display()))?;
     let index = SiteIndex::new(&scene).context("the scene has no sites")?;
     let start = index.nearest(cam.position.to_array());
-    let opts = TraceOptions { sh_degree: 0, ..TraceOptions::default() };
+    let opts = TraceOptions {
+        sh_degree: 0,
+        ..TraceOptions::default()
+    };
     let tracer = Tracer::new(&scene);
     let mut ref_times = Vec::new();
     let mut reference = None;
@@ -247,10 +270,19 @@ pub fn run(args: Args) -> Result<()> {
     }
     for s in &args.sweep {
         let points = match s {
-            Sweep::Rc(values) => values.iter().map(|&rc| bench.measure(rc, args.batch)).collect::<Result<Vec<_>>>()?,
-            Sweep::Batch(values) => values.iter().map(|&b| bench.measure(args.rc, b)).collect::<Result<Vec<_>>>()?,
+            Sweep::Rc(values) => values
+                .iter()
+                .map(|&rc| bench.measure(rc, args.batch))
+                .collect::<Result<Vec<_>>>()?,
+            Sweep::Batch(values) => values
+                .iter()
+                .map(|&b| bench.measure(args.rc, b))
+                .collect::<Result<Vec<_>>>()?,
         };
-        report.sweeps.push(SweepReport { parameter: s.name().into(), points });
+        report.sweeps.push(SweepReport {
+            parameter: s.name().into(),
+            points,
+        });
     }
 
     let json = serde_json::to_string_pretty(&report)? + "\n";

@@ -73,7 +73,11 @@ pub const HOST_LINK_BYTES_PER_S: f64 = 10e9;
 
 /// Cycles of a MultiVertex doing `instr` instructions of work split over `items`.
 pub fn multi_worker_cycles(instr: f64, items: u64) -> f64 {
-    if items == 0 { 0.0 } else { instr * WORKERS / (items as f64).min(WORKERS) }
+    if items == 0 {
+        0.0
+    } else {
+        instr * WORKERS / (items as f64).min(WORKERS)
+    }
 }
 
 /// Cycles of a single-worker Vertex doing `instr` instructions.
@@ -130,14 +134,26 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
     let idle = (iterations - needed) as f64;
     let full_exchange = p.busiest_link_bytes as f64 / EXCHANGE_BYTES_PER_CYCLE;
 
-    let compute: f64 = p.iterations.iter().map(|i| i.step1_cycles + i.step2_cycles + i.step3_cycles).sum::<f64>();
+    let compute: f64 = p
+        .iterations
+        .iter()
+        .map(|i| i.step1_cycles + i.step2_cycles + i.step3_cycles)
+        .sum::<f64>();
     let fixed = fixed_iteration_cycles() * iterations as f64;
     let exchange = full_exchange * iterations as f64;
-    let occupied: f64 = p.iterations.iter().map(|i| i.occupied_bytes as f64 / EXCHANGE_BYTES_PER_CYCLE).sum::<f64>()
+    let occupied: f64 = p
+        .iterations
+        .iter()
+        .map(|i| i.occupied_bytes as f64 / EXCHANGE_BYTES_PER_CYCLE)
+        .sum::<f64>()
         + idle * (p.links_max * super::profile::LINK_HEADER_BYTES) as f64 / EXCHANGE_BYTES_PER_CYCLE;
     let host_s = calls as f64 * HOST_ROUND_TRIP_S + p.framebuffer_bytes as f64 / HOST_LINK_BYTES_PER_S;
     let frame_s = (compute + fixed + exchange) / CLOCK_HZ + host_s;
-    let busy: Vec<_> = p.iterations.iter().filter(|i| i.busiest_cell_steps > 0 || i.busiest_router_rays > 0).collect();
+    let busy: Vec<_> = p
+        .iterations
+        .iter()
+        .filter(|i| i.busiest_cell_steps > 0 || i.busiest_router_rays > 0)
+        .collect();
     let mean = |f: &dyn Fn(&super::profile::IterationLoad) -> u64| {
         busy.iter().map(|i| f(i) as f64).sum::<f64>() / busy.len().max(1) as f64
     };
@@ -182,7 +198,13 @@ mod tests {
     #[test]
     fn frame_pays_for_the_idle_tail_up_to_a_multiple_of_rc() {
         use super::super::profile::{IterationLoad, Profile};
-        let busy = IterationLoad { step1_cycles: 1000.0, step2_cycles: 10.0, step3_cycles: 90.0, busiest_cell_steps: 3, ..Default::default() };
+        let busy = IterationLoad {
+            step1_cycles: 1000.0,
+            step2_cycles: 10.0,
+            step3_cycles: 90.0,
+            busiest_cell_steps: 3,
+            ..Default::default()
+        };
         let p = Profile {
             iterations: vec![busy.clone(), busy.clone(), busy],
             mean_degree: 15.0,

@@ -49,12 +49,20 @@ pub struct Profile {
 /// Renders `cam` once with `plan` (which must have rc 1) and records every iteration.
 pub fn profile(plan: DevicePlan, cam: &Camera, mean_degree: f64) -> Result<Profile, DeviceError> {
     if plan.options.rc != 1 {
-        return Err(DeviceError::Options(format!("a profile needs rc 1 (one iteration per host call), not {}", plan.options.rc)));
+        return Err(DeviceError::Options(format!(
+            "a profile needs rc 1 (one iteration per host call), not {}",
+            plan.options.rc
+        )));
     }
     let tree = plan.tree.clone();
     let ray_bytes = plan.ray_bytes as u64;
     let link_bytes = LINK_HEADER_BYTES + plan.options.link_capacity as u64 * ray_bytes;
-    let links_max = tree.nodes.iter().map(|n| n.fanout as u64 + n.parent.is_some() as u64).max().unwrap_or(1);
+    let links_max = tree
+        .nodes
+        .iter()
+        .map(|n| n.fanout as u64 + n.parent.is_some() as u64)
+        .max()
+        .unwrap_or(1);
     let framebuffer_bytes =
         plan.shards() as u64 * plan.slice_pixels as u64 * size_of::<partition::layout::foam_pixel>() as u64;
     let step_instr = cell_step_instr(mean_degree);
@@ -69,7 +77,10 @@ pub fn profile(plan: DevicePlan, cam: &Camera, mean_degree: f64) -> Result<Profi
             bad_step.get_or_insert(st.iterations as u64 - prev_iterations);
         }
         prev_iterations = st.iterations as u64;
-        let mut it = IterationLoad { injected: st.injected as u64 - prev_injected, ..IterationLoad::default() };
+        let mut it = IterationLoad {
+            injected: st.injected as u64 - prev_injected,
+            ..IterationLoad::default()
+        };
         prev_injected = st.injected as u64;
         for ((n, s), p) in tree.nodes.iter().zip(tiles).zip(&prev) {
             let rays = (s.rays_in - p.rays_in) as u64;
@@ -103,7 +114,9 @@ pub fn profile(plan: DevicePlan, cam: &Camera, mean_degree: f64) -> Result<Profi
     };
     renderer.render_observed(cam, &mut |_, _| {}, Some(&mut per_call))?;
     if let Some(k) = bad_step {
-        return Err(DeviceError::Incomplete(format!("a host call of the profile ran {k} iterations, not 1")));
+        return Err(DeviceError::Incomplete(format!(
+            "a host call of the profile ran {k} iterations, not 1"
+        )));
     }
     Ok(Profile {
         iterations: loads,

@@ -15,14 +15,36 @@ pub fn write(dir: &Path, s: &SweepReport) -> Result<()> {
 }
 
 fn draw(path: &Path, s: &SweepReport) -> Result<()> {
-    let labels: Vec<String> =
-        s.points.iter().map(|p| if s.parameter == "rc" { p.rc.to_string() } else { p.batch.clone() }).collect();
+    let labels: Vec<String> = s
+        .points
+        .iter()
+        .map(|p| {
+            if s.parameter == "rc" {
+                p.rc.to_string()
+            } else {
+                p.batch.clone()
+            }
+        })
+        .collect();
     let mut panels: Vec<(&str, &str, Vec<f64>)> = vec![
-        ("Iterations per frame", "iterations", s.points.iter().map(|p| p.stats.iterations as f64).collect()),
-        ("Frame time, host runtime", "seconds", s.points.iter().map(|p| p.device_s).collect()),
+        (
+            "Iterations per frame",
+            "iterations",
+            s.points.iter().map(|p| p.stats.iterations as f64).collect(),
+        ),
+        (
+            "Frame time, host runtime",
+            "seconds",
+            s.points.iter().map(|p| p.device_s).collect(),
+        ),
     ];
     if s.points.iter().all(|p| p.estimate.is_some()) {
-        let ms = s.points.iter().filter_map(|p| p.estimate.as_ref()).map(|e| e.frame_s * 1e3).collect();
+        let ms = s
+            .points
+            .iter()
+            .filter_map(|p| p.estimate.as_ref())
+            .map(|e| e.frame_s * 1e3)
+            .collect();
         panels.push(("Frame time, Mk2 IPU (estimate)", "milliseconds", ms));
     }
     let root = BitMapBackend::new(path, (420 * panels.len() as u32, 420)).into_drawing_area();
@@ -43,7 +65,11 @@ fn draw(path: &Path, s: &SweepReport) -> Result<()> {
             .x_labels(n)
             .x_label_formatter(&|x| {
                 let i = x.round();
-                if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n { labels[i as usize].clone() } else { String::new() }
+                if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
+                    labels[i as usize].clone()
+                } else {
+                    String::new()
+                }
             })
             .x_desc(s.parameter.as_str())
             .y_desc(*unit)

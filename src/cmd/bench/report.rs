@@ -6,7 +6,11 @@ use super::{Point, Report};
 use crate::device::cycles;
 
 fn db(v: f64) -> String {
-    if v.is_finite() { format!("{v:.2} dB") } else { "inf (identical)".into() }
+    if v.is_finite() {
+        format!("{v:.2} dB")
+    } else {
+        "inf (identical)".into()
+    }
 }
 
 pub fn text(r: &Report) -> String {
@@ -27,7 +31,11 @@ pub fn text(r: &Report) -> String {
         point(w, p);
     }
     for sw in &r.sweeps {
-        let fixed = if sw.parameter == "rc" { format!("batch {}", r.batch) } else { format!("rc {}", r.rc) };
+        let fixed = if sw.parameter == "rc" {
+            format!("batch {}", r.batch)
+        } else {
+            format!("rc {}", r.rc)
+        };
         let _ = writeln!(w, "\nsweep {} ({fixed}):", sw.parameter);
         let _ = writeln!(
             w,
@@ -45,9 +53,16 @@ pub fn text(r: &Report) -> String {
             "est. iter/s"
         );
         for p in &sw.points {
-            let label = if sw.parameter == "rc" { p.rc.to_string() } else { p.batch.clone() };
+            let label = if sw.parameter == "rc" {
+                p.rc.to_string()
+            } else {
+                p.batch.clone()
+            };
             let (ms, ips) = p.estimate.as_ref().map_or(("-".to_string(), "-".to_string()), |e| {
-                (format!("{:.3}", e.frame_s * 1e3), format!("{:.0}", e.iterations as f64 / e.frame_s))
+                (
+                    format!("{:.3}", e.frame_s * 1e3),
+                    format!("{:.0}", e.iterations as f64 / e.frame_s),
+                )
             });
             let _ = writeln!(
                 w,
@@ -72,11 +87,23 @@ pub fn text(r: &Report) -> String {
 fn point(w: &mut String, p: &Point) {
     let st = &p.stats;
     let _ = writeln!(w, "configuration: rc {}, batch {}", p.rc, p.batch);
-    let _ = writeln!(w, "device wall time: {:.4} s (median, host runtime; graph build {:.2} s not timed)", p.device_s, st.setup_s);
-    let _ = writeln!(w, "time ratio device/reference: {:.2} (issue-5 goal <= 3)", p.time_ratio);
+    let _ = writeln!(
+        w,
+        "device wall time: {:.4} s (median, host runtime; graph build {:.2} s not timed)",
+        p.device_s, st.setup_s
+    );
+    let _ = writeln!(
+        w,
+        "time ratio device/reference: {:.2} (issue-5 goal <= 3)",
+        p.time_ratio
+    );
     let _ = writeln!(w, "iterations: {}", st.iterations);
     let _ = writeln!(w, "host calls: {}", st.host_calls);
-    let _ = writeln!(w, "rays: {} finished of {}, {} dropped", st.rays_finished, st.rays, st.rays_dropped);
+    let _ = writeln!(
+        w,
+        "rays: {} finished of {}, {} dropped",
+        st.rays_finished, st.rays, st.rays_dropped
+    );
     let _ = writeln!(w, "router hops/ray: {:.2}", st.router_hops_mean);
     let _ = writeln!(w, "tracer hops/ray: {:.2}", st.tracer_hops_mean);
     let _ = writeln!(w, "router hops per tracer hop: {:.2}", st.router_hops_per_tracer_hop);
@@ -88,7 +115,11 @@ fn point(w: &mut String, p: &Point) {
     let _ = writeln!(w, "PSNR vs reference: {}", db(p.psnr_db));
     let total: u64 = st.router_levels.iter().map(|l| l.rays_forwarded).sum();
     let _ = writeln!(w, "router traffic per tree level (1 = parents of tracers):");
-    let _ = writeln!(w, "  {:>5} {:>7} {:>14} {:>6} {:>14} {:>10}", "level", "routers", "rays forwarded", "share", "busiest router", "peak queue");
+    let _ = writeln!(
+        w,
+        "  {:>5} {:>7} {:>14} {:>6} {:>14} {:>10}",
+        "level", "routers", "rays forwarded", "share", "busiest router", "peak queue"
+    );
     for l in &st.router_levels {
         let _ = writeln!(
             w,
@@ -102,7 +133,11 @@ fn point(w: &mut String, p: &Point) {
         );
     }
     if let Some(e) = &p.estimate {
-        let _ = writeln!(w, "IPU estimate (Mk2 at {:.2} GHz; cycle model, NOT a measurement):", e.clock_hz / 1e9);
+        let _ = writeln!(
+            w,
+            "IPU estimate (Mk2 at {:.2} GHz; cycle model, NOT a measurement):",
+            e.clock_hz / 1e9
+        );
         let _ = writeln!(
             w,
             "  per-iteration data: an instrumented rc-1 run reading all tile statistics after each iteration"
@@ -114,7 +149,11 @@ fn point(w: &mut String, p: &Point) {
         );
         if e.iterations != st.iterations {
             // The schedule is meant not to depend on rc; say so when it did.
-            let _ = writeln!(w, "  note: the timed run took {} iterations, not the {} the profile implies", st.iterations, e.iterations);
+            let _ = writeln!(
+                w,
+                "  note: the timed run took {} iterations, not the {} the profile implies",
+                st.iterations, e.iterations
+            );
         }
         let _ = writeln!(
             w,

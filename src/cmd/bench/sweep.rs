@@ -62,9 +62,17 @@ impl std::str::FromStr for Sweep {
                     let columns = match kind.trim() {
                         "rows" => false,
                         "cols" | "columns" => true,
-                        k => return Err(format!("batch group '{group}': unknown scan order '{k}' (rows or cols)")),
+                        k => {
+                            return Err(format!(
+                                "batch group '{group}': unknown scan order '{k}' (rows or cols)"
+                            ));
+                        }
                     };
-                    out.extend(list(&format!("batch {}", kind.trim()), ns)?.into_iter().map(|lines| Batch { columns, lines }));
+                    out.extend(
+                        list(&format!("batch {}", kind.trim()), ns)?
+                            .into_iter()
+                            .map(|lines| Batch { columns, lines }),
+                    );
                 }
                 Ok(Sweep::Batch(out))
             }
@@ -82,16 +90,36 @@ mod tests {
         assert_eq!("rc=1,5,10".parse::<Sweep>().unwrap(), Sweep::Rc(vec![1, 5, 10]));
         let b: Sweep = "batch=rows:1,2|cols:4".parse().unwrap();
         let want = vec![
-            Batch { columns: false, lines: 1 },
-            Batch { columns: false, lines: 2 },
-            Batch { columns: true, lines: 4 },
+            Batch {
+                columns: false,
+                lines: 1,
+            },
+            Batch {
+                columns: false,
+                lines: 2,
+            },
+            Batch {
+                columns: true,
+                lines: 4,
+            },
         ];
         assert_eq!(b, Sweep::Batch(want));
     }
 
     #[test]
     fn rejects_malformed() {
-        for bad in ["rc=0", "rc=", "rc=1,,2", "rc=x", "foo=1", "rc", "batch=rows", "batch=diag:1", "batch=rows:0", "batch=rows:1|"] {
+        for bad in [
+            "rc=0",
+            "rc=",
+            "rc=1,,2",
+            "rc=x",
+            "foo=1",
+            "rc",
+            "batch=rows",
+            "batch=diag:1",
+            "batch=rows:0",
+            "batch=rows:1|",
+        ] {
             assert!(bad.parse::<Sweep>().is_err(), "{bad}");
         }
     }
