@@ -29,6 +29,10 @@ pub struct DeviceFrame {
     pub tracer_hops: Option<Vec<u16>>,
 }
 
+/// Called after every host call of an observed frame with the frame status and all
+/// tiles' cumulative statistics (node order).
+pub type PerCall<'a> = dyn FnMut(&foam_frame_status, &[foam_tile_stats]) + 'a;
+
 pub struct DeviceRenderer {
     plan: DevicePlan,
     session: Session,
@@ -100,7 +104,7 @@ impl DeviceRenderer {
         &mut self,
         cam: &Camera,
         progress: &mut dyn FnMut(u64, u64),
-        mut per_call: Option<&mut dyn FnMut(&foam_frame_status, &[foam_tile_stats])>,
+        mut per_call: Option<&mut PerCall<'_>>,
     ) -> Result<DeviceFrame, DeviceError> {
         let t0 = Instant::now();
         let mut call_stats = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
