@@ -23,6 +23,8 @@ enum Cmd {
     Synth(cmd::synth::Args),
     /// Render with the IPU design (tracers, routers, generator) on the host runtime or an IPU.
     Render(cmd::render::Args),
+    /// Measure the device renderer against the reference (iterations, hops, time, IPU estimate).
+    Bench(cmd::bench::Args),
 }
 
 fn main() {
@@ -45,6 +47,7 @@ fn main() {
         Cmd::Partition(a) => cmd::partition::run(a),
         Cmd::Synth(a) => cmd::synth::run(a),
         Cmd::Render(a) => cmd::render::run(a),
+        Cmd::Bench(a) => cmd::bench::run(a),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined by ": ".

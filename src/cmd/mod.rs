@@ -12,3 +12,4 @@ pub mod partition;
 #[error("{0}")]
 pub struct CheckFailed(pub String);
 pub mod synth;
+pub mod bench;

@@ -29,6 +29,10 @@ pub struct DeviceFrame {
     pub tracer_hops: Option<Vec<u16>>,
 }
 
+/// Called after every host call of an observed frame with the frame status and all
+/// tiles' cumulative statistics (node order).
+pub type PerCall<'a> = dyn FnMut(&foam_frame_status, &[foam_tile_stats]) + 'a;
+
 pub struct DeviceRenderer {
     plan: DevicePlan,
     session: Session,
@@ -89,7 +93,21 @@ impl DeviceRenderer {
     /// Renders one frame. The camera changes only here, between drained frames, so a
     /// ray never meets a camera other than its own (paper §5.6).
     pub fn render(&mut self, cam: &Camera, progress: &mut dyn FnMut(u64, u64)) -> Result<DeviceFrame, DeviceError> {
+        self.render_observed(cam, progress, None)
+    }
+
+    /// As [`render`](Self::render), and after every host call also reads all tiles'
+    /// cumulative `foam_tile_stats` (node order) and hands them, with the frame status,
+    /// to `per_call`. The
+    /// extra reads are host calls too: an instrumented frame is for profiles, not timing.
+    pub fn render_observed(
+        &mut self,
+        cam: &Camera,
+        progress: &mut dyn FnMut(u64, u64),
+        mut per_call: Option<&mut PerCall<'_>>,
+    ) -> Result<DeviceFrame, DeviceError> {
         let t0 = Instant::now();
+        let mut call_stats = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
         let calls0 = self.session.counters()?.host_calls;
         let bytes0 = self.session.counters()?.bytes_exchanged;
         let block = self.plan.camera_block(cam, self.frame)?;
@@ -107,6 +125,10 @@ impl DeviceRenderer {
             self.session.read_tensor(poplar_bridge::STATUS_HANDLE, &mut status)?;
             let st: foam_frame_status = read_records(&status)[0];
             progress(st.finished as u64, total);
+            if let Some(f) = per_call.as_mut() {
+                self.session.read_tensor(poplar_bridge::STATS_HANDLE, &mut call_stats)?;
+                f(&st, &read_records::<foam_tile_stats>(&call_stats));
+            }
             if st.overflow > 0 {
                 return Err(DeviceError::Incomplete(format!(
                     "the generator found no room for {} rays (a credit violation)",
@@ -216,6 +238,7 @@ impl DeviceRenderer {
             tile_bytes_budget: self.tile_bytes_budget,
             bytes_exchanged: counters.bytes_exchanged - bytes0,
             spill_peak: tiles[self.plan.tree.generator()].peak_queue as u64,
+            router_levels: super::stats::router_levels(&self.plan.tree, &tiles),
         };
         let _ = misrouted; // rays that took a detour are still delivered; reported via tests
         Ok(DeviceFrame { output: out, stats, router_hops, tracer_hops })

@@ -2,10 +2,12 @@
 //! generator) built through the Poplar API and run on the host runtime here or on
 //! an IPU with the SDK.
 
+pub mod cycles;
 pub mod frame;
 pub mod hopmaps;
 pub mod options;
 pub mod plan;
+pub mod profile;
 pub mod stats;
 pub mod tree;
 

@@ -1,6 +1,9 @@
 //! What a device frame reports: the summary line and the `--stats` JSON.
 
+use partition::layout::foam_tile_stats;
 use serde::Serialize;
+
+use super::tree::{Role, Tree};
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FrameStats {
@@ -35,6 +38,36 @@ pub struct FrameStats {
     pub bytes_exchanged: u64,
     /// Rays the generator held in its spill store at the busiest moment.
     pub spill_peak: u64,
+    /// Router traffic per tree level, from the parents of the tracers (level 1) to the root.
+    pub router_levels: Vec<RouterLevel>,
+}
+
+/// The routers of one quadtree level over a frame.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RouterLevel {
+    /// 1 = parents of the tracers; the root has the highest level.
+    pub level: u32,
+    pub routers: usize,
+    /// Rays forwarded by all routers of the level (router hops spent there).
+    pub rays_forwarded: u64,
+    /// Rays forwarded by the busiest router of the level.
+    pub busiest_router_rays: u64,
+    /// Highest queue occupancy any router of the level reached.
+    pub peak_queue: u64,
+}
+
+/// Aggregates the routers' cumulative `foam_tile_stats` (node order) by tree level.
+pub fn router_levels(tree: &Tree, tiles: &[foam_tile_stats]) -> Vec<RouterLevel> {
+    let top = tree.routers().map(|n| n.level).max().unwrap_or(0);
+    let mut levels: Vec<RouterLevel> = (1..=top).map(|level| RouterLevel { level, ..RouterLevel::default() }).collect();
+    for (n, s) in tree.nodes.iter().zip(tiles).filter(|(n, _)| n.role == Role::Router) {
+        let l = &mut levels[n.level as usize - 1];
+        l.routers += 1;
+        l.rays_forwarded += s.rays_in as u64;
+        l.busiest_router_rays = l.busiest_router_rays.max(s.rays_in as u64);
+        l.peak_queue = l.peak_queue.max(s.peak_queue as u64);
+    }
+    levels
 }
 
 impl FrameStats {

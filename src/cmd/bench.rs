@@ -1,0 +1,303 @@
+//! `foam-ipu bench`: the device renderer against the reference in one run — iterations,
+//! hops, drops, router traffic per tree level, buffer peaks, PSNR, both wall times and
+//! their ratio — plus a cycle estimate for a real Mk2 IPU; `--sweep` reruns it over rc
+//! or batch settings (paper Fig. 13, Tab. 3/5/6) as tables, JSON and plots.
+
+mod plots;
+mod report;
+mod sweep;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+
+use crate::camera::{Camera, CameraArgs, load_camera};
+use crate::cmd::render::{default_camera, parse_layout};
+use crate::device::cycles::{self, Estimate};
+use crate::device::profile::{self, Profile};
+use crate::device::{Batch, DeviceOptions, DevicePlan, DeviceRenderer, FrameStats};
+use crate::metrics::psnr;
+use crate::reference::{SiteIndex, TraceOptions, Tracer, render_with};
+use crate::scene::Scene;
+use partition::RayLayout;
+pub use sweep::Sweep;
+
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Measure the device renderer against the reference: iterations, hops, traffic, time, PSNR",
+    long_about = "Render one frame with the device design (host runtime) and with the reference renderer \
+(DC colour) in the same run, and print iterations, host calls, hops, drops, router traffic per tree \
+level, peak buffer occupancy, PSNR, both wall times (medians over --frames) and their ratio, and an \
+estimated frame time on a Mk2 IPU from a cycle model fed by an instrumented rc-1 run.\n\n\
+--sweep reruns the device over repeat counts or batch settings (the graph is rebuilt per value; \
+only frames are timed) and prints a table per sweep; with --out it also writes bench.json and plots.\n\n\
+Examples:\n  foam-ipu bench assets/garden.ply\n  \
+foam-ipu bench assets/garden.ply --sweep rc=1,5,10,20,40 --sweep 'batch=rows:1,2,3|cols:1,2,4' --out bench/"
+)]
+pub struct Args {
+    /// The scene (scene.ply as the original trainer writes it).
+    pub scene: PathBuf,
+    #[command(flatten)]
+    pub camera: CameraArgs,
+    /// Scene shards = tracer tiles (a power of two).
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    pub shards: u64,
+    /// Ray payload: half (20 B, default), mixed (24 B) or fp32 (28 B).
+    #[arg(long, default_value = "half", value_parser = parse_layout, value_name = "half|mixed|fp32")]
+    pub layout: RayLayout,
+    /// Compute/exchange iterations per host call.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub rc: u32,
+    /// Primary-ray batches: rows:N or cols:N lines per batch.
+    #[arg(long, default_value = "rows:1", value_name = "rows:N|cols:N")]
+    pub batch: Batch,
+    /// Idle iterations after each batch.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub drain: u32,
+    /// Timed frames per configuration (device and reference); medians are reported.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub frames: u32,
+    /// Print the results as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Sweep a parameter: rc=1,5,10,20,40 or batch=rows:1,2,3|cols:1,2,4 (repeatable).
+    #[arg(long, value_name = "PARAM=VALUES")]
+    pub sweep: Vec<Sweep>,
+    /// Write bench.json and the sweep plots (PNG) here.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Skip the instrumented run and the IPU cycle estimate.
+    #[arg(long)]
+    pub no_estimate: bool,
+}
+
+/// One device configuration, measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    pub rc: u32,
+    pub batch: String,
+    /// Statistics of the last timed frame (`wall_s` of that frame).
+    pub stats: FrameStats,
+    /// Median device frame time (host runtime) and every timed frame.
+    pub device_s: f64,
+    pub device_frames_s: Vec<f64>,
+    pub reference_s: f64,
+    /// device_s / reference_s (the issue-5 goal is ≤ 3).
+    pub time_ratio: f64,
+    /// PSNR of the device image against the reference (null when identical).
+    pub psnr_db: f64,
+    pub estimate: Option<Estimate>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SweepReport {
+    pub parameter: String,
+    pub points: Vec<Point>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub scene: String,
+    pub cells: usize,
+    pub mean_neighbours: f64,
+    pub camera: String,
+    pub width: u32,
+    pub height: u32,
+    pub shards: u64,
+    pub layout: String,
+    /// The configuration every run uses unless a sweep varies it.
+    pub rc: u32,
+    pub batch: String,
+    pub drain: u32,
+    pub frames: u32,
+    /// Threads of the host runtime and of the reference (both use the whole machine).
+    pub threads: usize,
+    pub reference_s: f64,
+    pub reference_frames_s: Vec<f64>,
+    pub run: Option<Point>,
+    pub sweeps: Vec<SweepReport>,
+}
+
+struct Bench<'a> {
+    args: &'a Args,
+    scene: &'a Scene,
+    cam: Camera,
+    reference: Vec<f64>,
+    reference_s: f64,
+    mean_degree: f64,
+    /// Profiles by batch setting: rc does not change what an iteration does, only how
+    /// often the host looks, so one rc-1 profile serves every rc.
+    profiles: Vec<(Batch, Profile)>,
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s[s.len() / 2]
+}
+
+fn composite(out: &crate::reference::RenderOutput) -> Vec<f64> {
+    out.composite([1.0; 3]).into_iter().map(f64::from).collect()
+}
+
+impl Bench<'_> {
+    fn options(&self, rc: u32, batch: Batch) -> DeviceOptions {
+        DeviceOptions {
+            layout: self.args.layout,
+            rc,
+            batch,
+            drain_iters: self.args.drain,
+            ..DeviceOptions::default()
+        }
+    }
+
+    fn plan(&self, rc: u32, batch: Batch) -> Result<DevicePlan> {
+        DevicePlan::new(
+            self.scene,
+            self.args.shards,
+            self.cam.width,
+            self.cam.height,
+            &self.options(rc, batch),
+            &|| {},
+        )
+        .with_context(|| format!("planning {} for the device", self.args.scene.display()))
+    }
+
+    fn profile(&mut self, batch: Batch) -> Result<&Profile> {
+        if let Some(i) = self.profiles.iter().position(|(b, _)| *b == batch) {
+            return Ok(&self.profiles[i].1);
+        }
+        let p = profile::profile(self.plan(1, batch)?, &self.cam, self.mean_degree)
+            .with_context(|| format!("instrumented rc-1 run with batch {batch}"))?;
+        self.profiles.push((batch, p));
+        Ok(&self.profiles.last().expect("just pushed").1)
+    }
+
+    fn measure(&mut self, rc: u32, batch: Batch) -> Result<Point> {
+        let what = format!("rc {rc}, batch {batch}");
+        let mut renderer = DeviceRenderer::new(self.plan(rc, batch)?)
+            .with_context(|| format!("building the render graph ({what})"))?;
+        let mut times = Vec::new();
+        let mut last = None;
+        for _ in 0..self.args.frames {
+            let f = renderer
+                .render(&self.cam, &mut |_, _| {})
+                .with_context(|| format!("rendering ({what})"))?;
+            times.push(f.stats.wall_s);
+            last = Some(f);
+        }
+        drop(renderer);
+        let frame = last.expect("at least one frame");
+        let device_s = median(&times);
+        let estimate = if self.args.no_estimate {
+            None
+        } else {
+            Some(cycles::estimate(self.profile(batch)?, rc))
+        };
+        Ok(Point {
+            rc,
+            batch: batch.to_string(),
+            psnr_db: psnr(&composite(&frame.output), &self.reference),
+            stats: frame.stats,
+            device_s,
+            device_frames_s: times,
+            reference_s: self.reference_s,
+            time_ratio: device_s / self.reference_s,
+            estimate,
+        })
+    }
+}
+
+pub fn run(args: Args) -> Result<()> {
+    if args.rc == 0 {
+        bail!("--rc 0: the device needs at least one compute/exchange iteration per host call");
+    }
+    if args.frames == 0 {
+        bail!("--frames 0: at least one frame must be timed");
+    }
+    let (cam, cam_label) = load_camera(&default_camera(&args.scene, &args.camera))?;
+    let scene = crate::scene::read_scene(&args.scene).with_context(|| format!("reading {}", args.scene.display()))?;
+    let index = SiteIndex::new(&scene).context("the scene has no sites")?;
+    let start = index.nearest(cam.position.to_array());
+    let opts = TraceOptions {
+        sh_degree: 0,
+        ..TraceOptions::default()
+    };
+    let tracer = Tracer::new(&scene);
+    let mut ref_times = Vec::new();
+    let mut reference = None;
+    for _ in 0..args.frames {
+        let t = Instant::now();
+        let out = render_with(&tracer, &cam, start, &opts);
+        ref_times.push(t.elapsed().as_secs_f64());
+        reference = Some(out);
+    }
+    let reference = composite(&reference.expect("at least one frame"));
+    let mean_degree = scene.adjacency.len() as f64 / scene.len().max(1) as f64;
+    let mut bench = Bench {
+        args: &args,
+        scene: &scene,
+        cam,
+        reference,
+        reference_s: median(&ref_times),
+        mean_degree,
+        profiles: Vec::new(),
+    };
+
+    let mut report = Report {
+        scene: args.scene.display().to_string(),
+        cells: scene.len(),
+        mean_neighbours: mean_degree,
+        camera: cam_label,
+        width: cam.width,
+        height: cam.height,
+        shards: args.shards,
+        layout: args.layout.name().into(),
+        rc: args.rc,
+        batch: args.batch.to_string(),
+        drain: args.drain,
+        frames: args.frames,
+        threads: rayon::current_num_threads(),
+        reference_s: bench.reference_s,
+        reference_frames_s: ref_times,
+        run: None,
+        sweeps: Vec::new(),
+    };
+    if args.sweep.is_empty() {
+        report.run = Some(bench.measure(args.rc, args.batch)?);
+    }
+    for s in &args.sweep {
+        let points = match s {
+            Sweep::Rc(values) => values
+                .iter()
+                .map(|&rc| bench.measure(rc, args.batch))
+                .collect::<Result<Vec<_>>>()?,
+            Sweep::Batch(values) => values
+                .iter()
+                .map(|&b| bench.measure(args.rc, b))
+                .collect::<Result<Vec<_>>>()?,
+        };
+        report.sweeps.push(SweepReport {
+            parameter: s.name().into(),
+            points,
+        });
+    }
+
+    let json = serde_json::to_string_pretty(&report)? + "\n";
+    if args.json {
+        print!("{json}");
+    } else {
+        print!("{}", report::text(&report));
+    }
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let path = dir.join("bench.json");
+        std::fs::write(&path, &json).with_context(|| format!("writing {}", path.display()))?;
+        for s in &report.sweeps {
+            plots::write(dir, s)?;
+        }
+    }
+    Ok(())
+}

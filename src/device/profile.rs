@@ -1,0 +1,129 @@
+//! Per-iteration work of a frame, for the cycle model (`cycles.rs`): an instrumented
+//! run with rc 1 reads every tile's cumulative `foam_tile_stats` after each host call
+//! (one iteration) and keeps the busiest tile's work per phase from the deltas. The
+//! extra reads slow the host runtime down, so this run is never the timed one.
+
+use std::mem::size_of;
+
+use partition::layout::{foam_frame_status, foam_link_header, foam_tile_stats};
+use serde::Serialize;
+
+use super::cycles::{
+    GENERATOR_RAY_INSTR, ROUTER_PLAN_INSTR, ROUTER_RAY_INSTR, SEND_RAY_INSTR, TRACER_RAY_INSTR, cell_step_instr,
+    multi_worker_cycles, single_worker_cycles,
+};
+use super::tree::Role;
+use super::{DeviceError, DevicePlan, DeviceRenderer};
+use crate::camera::Camera;
+
+pub const LINK_HEADER_BYTES: u64 = size_of::<foam_link_header>() as u64;
+
+/// The busiest tiles of one compute/exchange iteration.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct IterationLoad {
+    /// Slowest tile of each compute set (cycles, without launch and sync).
+    pub step1_cycles: f64,
+    pub step2_cycles: f64,
+    pub step3_cycles: f64,
+    pub busiest_cell_steps: u64,
+    pub busiest_router_rays: u64,
+    pub injected: u64,
+    /// Bytes of rays the busiest sender put on the exchange (plus its link headers).
+    pub occupied_bytes: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Profile {
+    pub iterations: Vec<IterationLoad>,
+    /// Neighbours per cell of the scene, for the tracer's per-step cost.
+    pub mean_degree: f64,
+    /// Bytes one link buffer holds (header + capacity · ray bytes).
+    pub link_bytes: u64,
+    /// Links of the best-connected tile (a router: children + parent).
+    pub links_max: u64,
+    /// Bytes the best-connected tile sends each iteration as built.
+    pub busiest_link_bytes: u64,
+    pub framebuffer_bytes: u64,
+}
+
+/// Renders `cam` once with `plan` (which must have rc 1) and records every iteration.
+pub fn profile(plan: DevicePlan, cam: &Camera, mean_degree: f64) -> Result<Profile, DeviceError> {
+    if plan.options.rc != 1 {
+        return Err(DeviceError::Options(format!(
+            "a profile needs rc 1 (one iteration per host call), not {}",
+            plan.options.rc
+        )));
+    }
+    let tree = plan.tree.clone();
+    let ray_bytes = plan.ray_bytes as u64;
+    let link_bytes = LINK_HEADER_BYTES + plan.options.link_capacity as u64 * ray_bytes;
+    let links_max = tree
+        .nodes
+        .iter()
+        .map(|n| n.fanout as u64 + n.parent.is_some() as u64)
+        .max()
+        .unwrap_or(1);
+    let framebuffer_bytes =
+        plan.shards() as u64 * plan.slice_pixels as u64 * size_of::<partition::layout::foam_pixel>() as u64;
+    let step_instr = cell_step_instr(mean_degree);
+    let mut renderer = DeviceRenderer::new(plan)?;
+
+    let mut prev = vec![foam_tile_stats::default(); tree.nodes.len()];
+    let (mut prev_injected, mut prev_iterations) = (0u64, 0u64);
+    let mut loads = Vec::new();
+    let mut bad_step = None;
+    let mut per_call = |st: &foam_frame_status, tiles: &[foam_tile_stats]| {
+        if st.iterations as u64 != prev_iterations + 1 {
+            bad_step.get_or_insert(st.iterations as u64 - prev_iterations);
+        }
+        prev_iterations = st.iterations as u64;
+        let mut it = IterationLoad {
+            injected: st.injected as u64 - prev_injected,
+            ..IterationLoad::default()
+        };
+        prev_injected = st.injected as u64;
+        for ((n, s), p) in tree.nodes.iter().zip(tiles).zip(&prev) {
+            let rays = (s.rays_in - p.rays_in) as u64;
+            let links = n.fanout as u64 + n.parent.is_some() as u64;
+            match n.role {
+                Role::Tracer => {
+                    let steps = (s.cell_steps - p.cell_steps) as u64;
+                    let instr = rays as f64 * TRACER_RAY_INSTR + steps as f64 * step_instr;
+                    it.step1_cycles = it.step1_cycles.max(multi_worker_cycles(instr, rays));
+                    it.step2_cycles = it.step2_cycles.max(single_worker_cycles(rays as f64 * SEND_RAY_INSTR));
+                    it.busiest_cell_steps = it.busiest_cell_steps.max(steps);
+                }
+                Role::Router => {
+                    // Count and forward are separate compute sets with the same split.
+                    let half = multi_worker_cycles(rays as f64 * ROUTER_RAY_INSTR / 2.0, rays);
+                    it.step1_cycles = it.step1_cycles.max(half);
+                    it.step2_cycles = it.step2_cycles.max(single_worker_cycles(ROUTER_PLAN_INSTR));
+                    it.step3_cycles = it.step3_cycles.max(half);
+                    it.busiest_router_rays = it.busiest_router_rays.max(rays);
+                }
+                Role::Generator => {
+                    let generator = single_worker_cycles((rays + it.injected) as f64 * GENERATOR_RAY_INSTR);
+                    it.step1_cycles = it.step1_cycles.max(generator);
+                }
+            }
+            let sent = if n.role == Role::Generator { it.injected } else { rays };
+            it.occupied_bytes = it.occupied_bytes.max(sent * ray_bytes + links * LINK_HEADER_BYTES);
+        }
+        prev.copy_from_slice(tiles);
+        loads.push(it);
+    };
+    renderer.render_observed(cam, &mut |_, _| {}, Some(&mut per_call))?;
+    if let Some(k) = bad_step {
+        return Err(DeviceError::Incomplete(format!(
+            "a host call of the profile ran {k} iterations, not 1"
+        )));
+    }
+    Ok(Profile {
+        iterations: loads,
+        mean_degree,
+        link_bytes,
+        links_max,
+        busiest_link_bytes: links_max * link_bytes,
+        framebuffer_bytes,
+    })
+}

@@ -1,0 +1,229 @@
+//! `foam-ipu bench` from the command line: the report's fields, its JSON, sweeps with
+//! plots, and bad input.
+
+mod common;
+
+use common::{expect_error, repo_path, run};
+use serde_json::Value;
+
+fn garden() -> String {
+    repo_path("assets/garden.ply").display().to_string()
+}
+
+const SMALL: [&str; 6] = ["--width", "64", "--height", "48", "--shards", "64"];
+
+fn bench(extra: &[&str]) -> String {
+    let mut args = vec!["bench", "assets/garden.ply"];
+    args.extend_from_slice(&SMALL);
+    args.extend_from_slice(extra);
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| {
+            if *a == "assets/garden.ply" {
+                garden()
+            } else {
+                a.to_string()
+            }
+        })
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = run(&args);
+    assert!(r.status.success(), "{:?}: {}", args, String::from_utf8_lossy(&r.stderr));
+    String::from_utf8(r.stdout).unwrap()
+}
+
+#[test]
+fn prints_every_field() {
+    let out = bench(&["--frames", "1"]);
+    for field in [
+        "reference wall time:",
+        "device wall time:",
+        "time ratio device/reference:",
+        "iterations:",
+        "host calls:",
+        "router hops/ray:",
+        "tracer hops/ray:",
+        "router hops per tracer hop:",
+        "0 dropped",
+        "peak buffer occupancy:",
+        "PSNR vs reference:",
+        "router traffic per tree level",
+        "IPU estimate",
+        "NOT a measurement",
+        "instrumented rc-1 run",
+        "estimated IPU frame time:",
+    ] {
+        assert!(out.contains(field), "missing {field:?} in:\n{out}");
+    }
+    // 64 shards: three router levels (16, 4, 1 routers).
+    for row in ["      1      16 ", "      2       4 ", "      3       1 "] {
+        assert!(out.contains(row), "missing level row {row:?} in:\n{out}");
+    }
+}
+
+#[test]
+fn json_has_the_keys_and_consistent_numbers() {
+    let out = bench(&["--frames", "2", "--json"]);
+    let v: Value = serde_json::from_str(&out).expect("valid JSON on stdout");
+    for key in [
+        "scene",
+        "cells",
+        "width",
+        "height",
+        "shards",
+        "layout",
+        "rc",
+        "batch",
+        "reference_s",
+        "run",
+        "sweeps",
+    ] {
+        assert!(v.get(key).is_some(), "no {key} in {v}");
+    }
+    assert_eq!(v["reference_frames_s"].as_array().unwrap().len(), 2);
+    let p = &v["run"];
+    for key in [
+        "device_s",
+        "device_frames_s",
+        "reference_s",
+        "time_ratio",
+        "psnr_db",
+        "stats",
+        "estimate",
+    ] {
+        assert!(p.get(key).is_some(), "no run.{key} in {p}");
+    }
+    let ratio = p["device_s"].as_f64().unwrap() / p["reference_s"].as_f64().unwrap();
+    assert!((p["time_ratio"].as_f64().unwrap() - ratio).abs() < 1e-9);
+    assert!(p["psnr_db"].as_f64().unwrap() >= 50.0, "{}", p["psnr_db"]);
+
+    let st = &p["stats"];
+    assert_eq!(st["rays"], 3072);
+    assert_eq!(st["rays_finished"], 3072);
+    assert_eq!(st["rays_dropped"], 0);
+    for key in [
+        "iterations",
+        "host_calls",
+        "router_hops_mean",
+        "tracer_hops_mean",
+        "router_hops_per_tracer_hop",
+        "max_buffer_occupancy",
+        "router_levels",
+    ] {
+        assert!(st.get(key).is_some(), "no stats.{key}");
+    }
+    // Per-level traffic adds up to the router hops of all rays.
+    let levels = st["router_levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 3);
+    assert_eq!(
+        levels
+            .iter()
+            .map(|l| l["routers"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        vec![16, 4, 1]
+    );
+    let forwarded: u64 = levels.iter().map(|l| l["rays_forwarded"].as_u64().unwrap()).sum();
+    let hops = st["router_hops_mean"].as_f64().unwrap() * 3072.0;
+    assert!((forwarded as f64 - hops).abs() < 0.5, "{forwarded} vs {hops}");
+    for l in levels {
+        assert!(l["busiest_router_rays"].as_u64().unwrap() <= l["rays_forwarded"].as_u64().unwrap());
+    }
+
+    let e = &p["estimate"];
+    let iterations = st["iterations"].as_u64().unwrap();
+    // The rc-1 profile ends within one rc of the timed run, which stops at a multiple of rc.
+    assert_eq!(e["iterations"].as_u64().unwrap(), iterations);
+    assert_eq!(iterations % 20, 0);
+    let needed = e["iterations_needed"].as_u64().unwrap();
+    assert!(
+        needed <= iterations && needed + 20 > iterations,
+        "{needed} vs {iterations}"
+    );
+    assert_eq!(e["host_round_trips"].as_u64().unwrap(), iterations / 20);
+    let frame = e["frame_s"].as_f64().unwrap();
+    assert!(frame > 0.0 && e["frame_s_occupied_only"].as_f64().unwrap() <= frame);
+    // Half payload, 256-ray links, a router with five links: 5 · (16 + 256 · 20) bytes.
+    assert_eq!(e["exchange_bytes_per_iteration"], 5 * (16 + 256 * 20));
+    assert!(e["busiest_cell_steps_max"].as_u64().unwrap() > 0);
+    assert!(e["busiest_router_rays_max"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_tiny_sweep_writes_tables_json_and_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("out");
+    let out = bench(&[
+        "--frames",
+        "1",
+        "--sweep",
+        "rc=1,40",
+        "--sweep",
+        "batch=rows:1|cols:2",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(out.contains("sweep rc (batch rows:1):"), "{out}");
+    assert!(out.contains("sweep batch (rc 20):"), "{out}");
+    assert!(out.contains("cols:2"), "{out}");
+    for f in ["sweep_rc.png", "sweep_batch.png"] {
+        let img = image::open(d.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(img.width() > 800 && img.height() > 300);
+    }
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(d.join("bench.json")).unwrap()).unwrap();
+    assert!(v["run"].is_null());
+    let sweeps = v["sweeps"].as_array().unwrap();
+    assert_eq!(sweeps.len(), 2);
+    let rc = sweeps[0]["points"].as_array().unwrap();
+    assert_eq!(
+        rc.iter().map(|p| p["rc"].as_u64().unwrap()).collect::<Vec<_>>(),
+        vec![1, 40]
+    );
+    // rc changes how often the host looks, not what the device does per iteration.
+    let needed: Vec<u64> = rc
+        .iter()
+        .map(|p| p["estimate"]["iterations_needed"].as_u64().unwrap())
+        .collect();
+    assert_eq!(needed[0], needed[1]);
+    assert_eq!(rc[0]["stats"]["iterations"].as_u64().unwrap(), needed[0]);
+    assert!(rc[0]["stats"]["host_calls"].as_u64().unwrap() > rc[1]["stats"]["host_calls"].as_u64().unwrap());
+    let batch: Vec<&str> = sweeps[1]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["batch"].as_str().unwrap())
+        .collect();
+    assert_eq!(batch, vec!["rows:1", "cols:2"]);
+}
+
+#[test]
+fn bad_input_is_a_one_line_error() {
+    let g = garden();
+    let base = ["bench", g.as_str(), "--width", "16", "--height", "12"];
+    for (extra, want) in [
+        (&["--sweep", "rc=0"][..], "at least 1"),
+        (&["--sweep", "foo=1"][..], "unknown sweep parameter 'foo'"),
+        (&["--sweep", "rc=1,,2"][..], "is not a whole number"),
+        (&["--sweep", "rc=5,x"][..], "'x' is not a whole number"),
+        (&["--sweep", "rc"][..], "must be rc="),
+        (&["--sweep", "rc="][..], "no values"),
+        (&["--sweep", "batch=rows"][..], "must be rows:N"),
+        (&["--sweep", "batch=diag:1"][..], "unknown scan order 'diag'"),
+        (&["--sweep", "batch=rows:1|cols:0"][..], "at least 1"),
+        (&["--rc", "0"][..], "--rc 0"),
+        (&["--frames", "0"][..], "--frames 0"),
+        (&["--batch", "rows:0"][..], "at least 1"),
+        (&["--shards", "48"][..], "48"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        let e = expect_error(&args);
+        assert!(e.contains(want), "{extra:?}: {e}");
+    }
+    let e = expect_error(&[
+        "bench",
+        "no/such/scene.ply",
+        "--camera",
+        &repo_path("assets/garden.camera.json").display().to_string(),
+    ]);
+    assert!(e.contains("no/such/scene.ply"), "{e}");
+}
