@@ -142,8 +142,9 @@ fn json_has_the_keys_and_consistent_numbers() {
     assert_eq!(e["host_round_trips"].as_u64().unwrap(), iterations / 20);
     let frame = e["frame_s"].as_f64().unwrap();
     assert!(frame > 0.0 && e["frame_s_occupied_only"].as_f64().unwrap() <= frame);
-    // Half payload, 256-ray links, a router with five links: 5 · (16 + 256 · 20) bytes.
-    assert_eq!(e["exchange_bytes_per_iteration"], 5 * (16 + 256 * 20));
+    // Half payload, default-size links, a router with five links.
+    let link = foam_ipu::device::DeviceOptions::default().link_capacity as u64;
+    assert_eq!(e["exchange_bytes_per_iteration"].as_u64().unwrap(), 5 * (16 + link * 20));
     assert!(e["busiest_cell_steps_max"].as_u64().unwrap() > 0);
     assert!(e["busiest_router_rays_max"].as_u64().unwrap() > 0);
 }
