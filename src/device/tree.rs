@@ -41,7 +41,9 @@ pub struct Tree {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TreeError {
-    #[error("{shards} shards need k-d depth 1..=16 (a power of two from 2 to 65,536)")]
+    #[error(
+        "{shards} shards: the device needs a power of two from 2 to 32,768 (payloads address shards in 16 bits and 0xFFFF marks an empty slot)"
+    )]
     BadDepth { shards: u64 },
     #[error("{needed} tiles needed ({tracers} tracers, {routers} routers, 1 generator) but the target has {available}")]
     TooManyTiles { needed: u64, tracers: u64, routers: u64, available: u32 },
@@ -51,7 +53,7 @@ impl Tree {
     /// The tree for `2^depth` shards; tracer `s` is on tile `s`, routers follow
     /// level by level from the bottom, the generator takes the next tile.
     pub fn new(depth: u32, tiles_available: u32) -> Result<Tree, TreeError> {
-        if !(1..=16).contains(&depth) {
+        if !(1..=15).contains(&depth) {
             return Err(TreeError::BadDepth { shards: 1u64 << depth.min(63) });
         }
         let tracers = 1u32 << depth;
@@ -211,5 +213,7 @@ mod tests {
         let e = Tree::new(11, 1472).unwrap_err();
         assert!(e.to_string().contains("the target has 1472"), "{e}");
         assert!(Tree::new(0, 1472).is_err());
+        // Shard 0xFFFF would read as an empty slot.
+        assert!(Tree::new(16, u32::MAX).unwrap_err().to_string().contains("32,768"));
     }
 }
