@@ -222,11 +222,7 @@ pub fn run(args: Args) -> Result<()> {
         && (score.is_nan() || score < min)
     {
         std::io::stdout().flush()?;
-        eprintln!(
-            "error: PSNR {} dB is below --min-psnr {min}",
-            fmt_psnr(score)
-        );
-        std::process::exit(2);
+        return Err(crate::cmd::CheckFailed(format!("PSNR {} dB is below --min-psnr {min}", fmt_psnr(score))).into());
     }
     Ok(())
 }
