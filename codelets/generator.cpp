@@ -163,15 +163,7 @@ public:
       unsigned char *slot = slots + (size_t)i * p.ray_bytes;
       foam_ray ray;
       foam_ray_load(slot, p.layout, p.hops, &ray);
-      foam_vec3 o, d;
-      foam_camera_ray(&cam, foam_px_x(ray.px), foam_px_y(ray.px), &o, &d);
-      uint32_t cells = 0;
-      ray.tracer_hops++;
-      if (foam_march(&view, o, d, cam.t_stop, &ray, &cells) == FOAM_MARCH_FINISHED) {
-        uint32_t pixel = foam_px_y(ray.px) * cam.width + foam_px_x(ray.px);
-        ray.shard = (uint16_t)(pixel / cam.slice_pixels);
-        ray.cell = FOAM_FINISHED_CELL;
-      }
+      const uint32_t cells = foam_visit(&view, &cam, &ray);
       foam_ray_store(slot, p.layout, p.hops, &ray);
       work[0]++;
       work[1] += cells;

@@ -75,21 +75,11 @@ public:
         work[FOAM_TW_MISROUTED]++;
         continue;
       }
-      bool finished = ray.cell == FOAM_FINISHED_CELL;
-      if (!finished) {
-        foam_vec3 o, d;
-        foam_camera_ray(&cam, foam_px_x(ray.px), foam_px_y(ray.px), &o, &d);
-        uint32_t cells = 0;
-        ray.tracer_hops++;
-        finished = foam_march(&view, o, d, cam.t_stop, &ray, &cells) == FOAM_MARCH_FINISHED;
+      if (ray.cell != FOAM_FINISHED_CELL) {
+        work[FOAM_TW_STEPS] += foam_visit(&view, &cam, &ray);
         work[FOAM_TW_MARCHED]++;
-        work[FOAM_TW_STEPS] += cells;
-        if (finished) {
-          uint32_t pixel = foam_px_y(ray.px) * cam.width + foam_px_x(ray.px);
-          ray.shard = (uint16_t)(pixel / cam.slice_pixels);
-          ray.cell = FOAM_FINISHED_CELL;
-        }
       }
+      const bool finished = ray.cell == FOAM_FINISHED_CELL;
       if (finished && ray.shard == p.shard) {
         if (writePixel(&pixels[0], slicePixels, p, cam, ray))
           work[FOAM_TW_PIXELS]++;

@@ -151,4 +151,20 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
   return end;
 }
 
+/* One marching visit of a ray on a tile holding `s`: rebuild the ray from the camera
+ * and its pixel, march it, and address a finished ray to the tracer that owns its
+ * pixel's framebuffer slice. Returns the cells marched. */
+static inline uint32_t foam_visit(const foam_shard_view *s, const foam_camera *cam, foam_ray *ray) {
+  foam_vec3 o, d;
+  foam_camera_ray(cam, foam_px_x(ray->px), foam_px_y(ray->px), &o, &d);
+  uint32_t cells = 0;
+  ray->tracer_hops++;
+  if (foam_march(s, o, d, cam->t_stop, ray, &cells) == FOAM_MARCH_FINISHED) {
+    uint32_t pixel = foam_px_y(ray->px) * cam->width + foam_px_x(ray->px);
+    ray->shard = (uint16_t)(pixel / cam->slice_pixels);
+    ray->cell = FOAM_FINISHED_CELL;
+  }
+  return cells;
+}
+
 #endif /* FOAM_MARCH_H */
