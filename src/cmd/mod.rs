@@ -1,5 +1,6 @@
 //! One module per CLI subcommand: its clap `Args` and its `run`.
 pub mod info;
+pub mod outputs;
 pub mod cameras;
 pub mod compare;
 pub mod reference;

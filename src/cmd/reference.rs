@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use crate::camera::{CameraArgs, load_camera};
-use crate::imageio;
+use crate::cmd::outputs::OutputArgs;
 use crate::reference::{SiteIndex, TraceOptions, Tracer, check_options, render_with};
 
 #[derive(clap::Args, Debug)]
@@ -29,18 +29,9 @@ pub struct Args {
     pub scene: PathBuf,
     #[command(flatten)]
     pub camera: CameraArgs,
-    /// Colour output (.png or .npy). Required unless --bench is given.
-    #[arg(short, long, value_name = "OUT.png")]
-    pub output: Option<PathBuf>,
-    /// Depth output (.png: 16-bit + D.png.json scale sidecar; .npy: float32).
-    #[arg(long, value_name = "D.png")]
-    pub depth: Option<PathBuf>,
-    /// Colour-mapped depth preview (8-bit PNG, viridis, near = dark, no depth = black).
-    #[arg(long, value_name = "P.png")]
-    pub depth_preview: Option<PathBuf>,
-    /// Opacity (1 − T) output (.png 8-bit or .npy float32).
-    #[arg(long, value_name = "A.png")]
-    pub opacity: Option<PathBuf>,
+    /// Outputs; colour (-o) is required unless --bench is given.
+    #[command(flatten)]
+    pub out: OutputArgs,
     /// SH degree for colour, 0..=3, at most the scene's (default: the scene's). 0 = DC only,
     /// what the device renderer computes.
     #[arg(long, value_name = "0..3")]
@@ -53,9 +44,6 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     pub t_min: f32,
-    /// Background: white (the original's test renders), black, or R,G,B in [0, 1].
-    #[arg(long, default_value = "white", value_name = "white|black|R,G,B")]
-    pub background: String,
     /// Stop a ray once its transmittance is ≤ this (original default 0.001; its benchmark 0.05).
     #[arg(long, default_value_t = 0.001, value_name = "T")]
     pub weight_threshold: f32,
@@ -67,32 +55,10 @@ pub struct Args {
     pub bench: Option<u32>,
 }
 
-/// Parses `white`, `black` or `R,G,B` with components in [0, 1].
-pub fn parse_background(s: &str) -> Result<[f32; 3]> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "white" => return Ok([1.0; 3]),
-        "black" => return Ok([0.0; 3]),
-        _ => {}
-    }
-    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-    if parts.len() != 3 {
-        bail!("--background {s:?}: expected white, black or R,G,B (three numbers in [0, 1])");
-    }
-    let mut bg = [0.0f32; 3];
-    for (v, p) in bg.iter_mut().zip(&parts) {
-        *v = p
-            .parse()
-            .map_err(|_| anyhow::anyhow!("--background {s:?}: {p:?} is not a number"))?;
-        if !(0.0..=1.0).contains(v) {
-            bail!("--background {s:?}: component {p} is outside [0, 1]");
-        }
-    }
-    Ok(bg)
-}
 
 pub fn run(args: Args) -> Result<()> {
-    let background = parse_background(&args.background)?;
-    if args.output.is_none() && args.bench.is_none() {
+    args.out.background()?;
+    if args.out.output.is_none() && args.bench.is_none() {
         bail!("no output: pass -o OUT.png (or --bench N to time renders only)");
     }
     if args.sh_degree.is_some_and(|d| d > 3) {
@@ -124,18 +90,7 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(n) = args.bench {
         bench(&tracer, &cam, start, &opts, n, load_s, index_s, &cam_label);
     }
-    if let Some(path) = &args.output {
-        imageio::write_rgb(path, out.width, out.height, &out.composite(background))?;
-    }
-    if let Some(path) = &args.opacity {
-        imageio::write_gray(path, out.width, out.height, &out.opacity)?;
-    }
-    if let Some(path) = &args.depth {
-        imageio::write_depth(path, out.width, out.height, &out.depth)?;
-    }
-    if let Some(path) = &args.depth_preview {
-        imageio::write_depth_preview(path, out.width, out.height, &out.depth)?;
-    }
+    args.out.write(&out, args.out.output.as_deref())?;
     Ok(())
 }
 

@@ -7,9 +7,8 @@ use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::camera::{CameraArgs, load_camera};
-use crate::cmd::reference::parse_background;
+use crate::cmd::outputs::OutputArgs;
 use crate::device::{Backend, Batch, DeviceOptions, DevicePlan, DeviceRenderer};
-use crate::imageio;
 use partition::RayLayout;
 
 #[derive(clap::Args, Debug)]
@@ -29,16 +28,10 @@ pub struct Args {
     pub scene: PathBuf,
     #[command(flatten)]
     pub camera: CameraArgs,
-    /// Colour output (.png 8-bit or .npy float32), composited on --background.
-    #[arg(short, long, value_name = "OUT.png")]
-    pub output: Option<PathBuf>,
-    /// Depth output (.png 16-bit + .json scale sidecar, or .npy); needs --layout half,
-    /// the only payload that carries depth between tiles.
-    #[arg(long, value_name = "D.png")]
-    pub depth: Option<PathBuf>,
-    /// Opacity (1 − T) output (.png or .npy).
-    #[arg(long, value_name = "A.png")]
-    pub opacity: Option<PathBuf>,
+    /// Outputs (colour defaults to SCENE-STEM.png; depth needs --layout half, the only
+    /// payload that carries depth between tiles).
+    #[command(flatten)]
+    pub out: OutputArgs,
     /// Compute/exchange iterations per host call (the paper's repeat count).
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub rc: u32,
@@ -66,9 +59,6 @@ pub struct Args {
     /// Print PSNR/SSIM of the colour output against this image (e.g. a GPU render).
     #[arg(long, value_name = "GPU.png")]
     pub compare: Option<PathBuf>,
-    /// Background: white (the original's test renders), black, or R,G,B in [0, 1].
-    #[arg(long, default_value = "white", value_name = "white|black|R,G,B")]
-    pub background: String,
     /// Rays per link buffer.
     #[arg(long, default_value_t = DeviceOptions::default().link_capacity, value_name = "N", help_heading = "Buffers")]
     pub link_capacity: u32,
@@ -141,11 +131,11 @@ fn progress_bar(total: u64) -> ProgressBar {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let background = parse_background(&args.background)?;
+    args.out.background()?;
     if args.rc == 0 {
         bail!("--rc 0: the device needs at least one compute/exchange iteration per host call");
     }
-    if args.depth.is_some() && args.layout != RayLayout::Half {
+    if args.out.wants_depth() && args.layout != RayLayout::Half {
         bail!("--depth needs --layout half: the {} payload has no depth field (paper Tab. 1)", args.layout.name());
     }
     let (cam, _) = load_camera(&default_camera(&args.scene, &args.camera))?;
@@ -159,17 +149,10 @@ pub fn run(args: Args) -> Result<()> {
     let frame = renderer.render(&cam, &mut |done, _| bar.set_position(done)).context("rendering")?;
     bar.finish_and_clear();
 
-    let out = &frame.output;
-    let output = args.output.clone().unwrap_or_else(|| {
+    let output = args.out.output.clone().unwrap_or_else(|| {
         PathBuf::from(format!("{}.png", args.scene.file_stem().and_then(|s| s.to_str()).unwrap_or("render")))
     });
-    imageio::write_rgb(&output, out.width, out.height, &out.composite(background))?;
-    if let Some(p) = &args.opacity {
-        imageio::write_gray(p, out.width, out.height, &out.opacity)?;
-    }
-    if let Some(p) = &args.depth {
-        imageio::write_depth(p, out.width, out.height, &out.depth)?;
-    }
+    args.out.write(&frame.output, Some(&output))?;
     if let Some(dir) = &args.hop_maps {
         crate::device::hopmaps::write(dir, &frame)?;
     }

@@ -1,0 +1,77 @@
+//! The image outputs every rendering command offers, declared and written once.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use crate::imageio;
+use crate::reference::RenderOutput;
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct OutputArgs {
+    /// Colour output (.png 8-bit or .npy float32), composited on --background.
+    #[arg(short, long, value_name = "OUT.png")]
+    pub output: Option<PathBuf>,
+    /// Depth output (.png: 16-bit + D.png.json scale sidecar; .npy: float32).
+    #[arg(long, value_name = "D.png")]
+    pub depth: Option<PathBuf>,
+    /// Colour-mapped depth preview (8-bit PNG, viridis, near = dark, no depth = black).
+    #[arg(long, value_name = "P.png")]
+    pub depth_preview: Option<PathBuf>,
+    /// Opacity (1 − T) output (.png 8-bit or .npy float32).
+    #[arg(long, value_name = "A.png")]
+    pub opacity: Option<PathBuf>,
+    /// Background: white (the original's test renders), black, or R,G,B in [0, 1].
+    #[arg(long, default_value = "white", value_name = "white|black|R,G,B")]
+    pub background: String,
+}
+
+impl OutputArgs {
+    pub fn wants_depth(&self) -> bool {
+        self.depth.is_some() || self.depth_preview.is_some()
+    }
+
+    /// Writes every requested output of `out`; colour goes to `colour` (the caller
+    /// decides its default). Call `background()` first to fail before rendering.
+    pub fn write(&self, out: &RenderOutput, colour: Option<&Path>) -> Result<()> {
+        let (w, h) = (out.width, out.height);
+        if let Some(path) = colour {
+            imageio::write_rgb(path, w, h, &out.composite(self.background()?))?;
+        }
+        if let Some(path) = &self.opacity {
+            imageio::write_gray(path, w, h, &out.opacity)?;
+        }
+        if let Some(path) = &self.depth {
+            imageio::write_depth(path, w, h, &out.depth)?;
+        }
+        if let Some(path) = &self.depth_preview {
+            imageio::write_depth_preview(path, w, h, &out.depth)?;
+        }
+        Ok(())
+    }
+
+    pub fn background(&self) -> Result<[f32; 3]> {
+        parse_background(&self.background)
+    }
+}
+
+/// Parses `white`, `black` or `R,G,B` with components in [0, 1].
+pub fn parse_background(s: &str) -> Result<[f32; 3]> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "white" => return Ok([1.0; 3]),
+        "black" => return Ok([0.0; 3]),
+        _ => {}
+    }
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.len() != 3 {
+        bail!("--background {s:?}: expected white, black or R,G,B (three numbers in [0, 1])");
+    }
+    let mut bg = [0.0f32; 3];
+    for (v, p) in bg.iter_mut().zip(&parts) {
+        *v = p.parse().map_err(|_| anyhow::anyhow!("--background {s:?}: {p:?} is not a number"))?;
+        if !(0.0..=1.0).contains(v) {
+            bail!("--background {s:?}: component {p} is outside [0, 1]");
+        }
+    }
+    Ok(bg)
+}
