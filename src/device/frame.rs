@@ -108,12 +108,11 @@ impl DeviceRenderer {
     ) -> Result<DeviceFrame, DeviceError> {
         let t0 = Instant::now();
         let mut call_stats = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
-        let calls0 = self.session.counters()?.host_calls;
-        let bytes0 = self.session.counters()?.bytes_exchanged;
-        let block = self.plan.camera_block(cam, self.frame)?;
+        let before = self.session.counters()?;
+        let blocks = self.plan.frame_blocks(cam, self.frame)?;
         self.frame += 1;
-        self.session.write_tensor(poplar_bridge::CAMERA_HANDLE, &block)?;
-        self.session.write_tensor(poplar_bridge::START_SHARD_HANDLE, &self.plan.start_shard_block(cam))?;
+        self.session.write_tensor(poplar_bridge::CAMERA_HANDLE, &blocks.camera)?;
+        self.session.write_tensor(poplar_bridge::START_SHARD_HANDLE, &blocks.start_shard)?;
         self.session.run(FRAME_START)?;
 
         let total = cam.width as u64 * cam.height as u64;
@@ -207,7 +206,6 @@ impl DeviceRenderer {
         let generator = &tiles[self.plan.tree.generator()];
         let tracer_hops_total = sum(Role::Tracer, &|s| s.rays_in as u64) + generator.rays_in as u64;
         let dropped: u64 = tiles.iter().map(|s| s.overflow as u64).sum();
-        let misrouted: u64 = tiles.iter().map(|s| s.misrouted as u64).sum();
         if dropped > 0 {
             return Err(DeviceError::Incomplete(format!("{dropped} rays found no room (a credit violation)")));
         }
@@ -222,7 +220,7 @@ impl DeviceRenderer {
             shards,
             width: cam.width,
             height: cam.height,
-            host_calls: counters.host_calls - calls0,
+            host_calls: counters.host_calls - before.host_calls,
             iterations: st.iterations as u64,
             wall_s: t0.elapsed().as_secs_f64(),
             setup_s: self.setup_s,
@@ -236,11 +234,10 @@ impl DeviceRenderer {
             max_buffer_occupancy: tiles.iter().map(|s| s.peak_queue as u64).max().unwrap_or(0),
             tile_bytes_max: self.tile_bytes_max,
             tile_bytes_budget: self.tile_bytes_budget,
-            bytes_exchanged: counters.bytes_exchanged - bytes0,
+            bytes_exchanged: counters.bytes_exchanged - before.bytes_exchanged,
             spill_peak: tiles[self.plan.tree.generator()].peak_queue as u64,
             router_levels: super::stats::router_levels(&self.plan.tree, &tiles),
         };
-        let _ = misrouted; // rays that took a detour are still delivered; reported via tests
         Ok(DeviceFrame { output: out, stats, router_hops, tracer_hops })
     }
 }

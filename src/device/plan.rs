@@ -43,8 +43,8 @@ pub struct DevicePlan {
     pub ray_bytes: u32,
     /// Pixels per framebuffer slice: pixel p lives on tracer p / slice_pixels.
     pub slice_pixels: u32,
-    /// Packed shard bytes per tracer.
-    pub shard_bytes: Vec<u32>,
+    /// Bytes of the largest packed shard: the size of the generator's start-shard copy.
+    pub largest_shard: usize,
     pub spec: RenderSpec,
     sites: SiteIndex,
 }
@@ -139,7 +139,7 @@ impl DevicePlan {
             height,
             ray_bytes,
             slice_pixels,
-            shard_bytes: packed.iter().map(|p| p.blob.len() as u32).collect(),
+            largest_shard: (largest_shard as usize).max(4),
             partition: part,
             spec,
             sites,
@@ -150,20 +150,11 @@ impl DevicePlan {
         self.tree.tracers()
     }
 
-    /// The packed shard holding the camera's start cell, padded to the generator's
-    /// copy (the largest shard), for the generator to march primary rays through.
-    pub fn start_shard_block(&self, cam: &Camera) -> Vec<u8> {
-        let start = self.sites.nearest(cam.position.to_array());
-        let node = &self.spec.nodes[self.partition.owner(start)];
-        let largest = self.spec.nodes.iter().map(|n| n.shard_bytes).max().unwrap_or(0).max(4);
-        let mut block = self.spec.shards[node.shard_offset..node.shard_offset + node.shard_bytes].to_vec();
-        block.resize(largest, 0);
-        block
-    }
-
-    /// The camera block broadcast to every tile for one frame. The start cell is the
-    /// site nearest the camera, wherever the camera is.
-    pub fn camera_block(&self, cam: &Camera, frame: u32) -> Result<Vec<u8>, DeviceError> {
+    /// What the host writes to the device for one frame: the camera block broadcast to
+    /// every tile, and the packed shard holding the camera's start cell (the site
+    /// nearest the camera, wherever it is), padded to the generator's copy, for the
+    /// generator to march primary rays through.
+    pub fn frame_blocks(&self, cam: &Camera, frame: u32) -> Result<FrameBlocks, DeviceError> {
         if cam.width != self.width || cam.height != self.height {
             return Err(DeviceError::Options(format!(
                 "camera is {}x{} but the device was planned for {}x{}",
@@ -171,6 +162,7 @@ impl DevicePlan {
             )));
         }
         let start = self.sites.nearest(cam.position.to_array());
+        let owner = self.partition.owner(start);
         let m = cam.c2w();
         let mut c2w = [0.0f32; 12];
         for r in 0..3 {
@@ -185,13 +177,22 @@ impl DevicePlan {
             width: cam.width,
             height: cam.height,
             t_stop: self.options.t_stop,
-            start_shard: self.partition.owner(start) as u16,
+            start_shard: owner as u16,
             start_cell: self.partition.local_index(start) as u16,
             slice_pixels: self.slice_pixels,
             frame,
         };
-        Ok(record_bytes(&block))
+        let node = &self.spec.nodes[owner];
+        let mut start_shard = self.spec.shards[node.shard_offset..node.shard_offset + node.shard_bytes].to_vec();
+        start_shard.resize(self.largest_shard, 0);
+        Ok(FrameBlocks { camera: record_bytes(&block), start_shard })
     }
+}
+
+/// Host-written bytes of one frame (see [`DevicePlan::frame_blocks`]).
+pub struct FrameBlocks {
+    pub camera: Vec<u8>,
+    pub start_shard: Vec<u8>,
 }
 
 fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), DeviceError> {
