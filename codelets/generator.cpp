@@ -5,10 +5,11 @@
 // always send up — the guarantee the routers' deadlock freedom rests on.
 //
 // Every primary ray starts in the cell nearest the camera, so in the paper's design
-// every ray of the frame first queues for the one tracer that owns it. Here the
-// generator holds a copy of that start shard (written by the host with the camera)
-// and marches new rays through it itself; they enter the tree already addressed to
-// wherever they leave the camera's shard.
+// every ray of the frame first queues for the one tracer that owns it, and then for
+// the few tracers around it. Here the generator holds copies of the shards nearest
+// the camera (foam_region_header, written by the host with the camera) and marches
+// new rays through them itself; they enter the tree already addressed to wherever
+// they leave that region.
 #include <poplar/Vertex.hpp>
 
 #include "foam/codelet.h"
@@ -138,11 +139,22 @@ public:
   }
 };
 
+namespace {
+
+// Index of `shard` among the region's copies, or -1.
+inline int regionIndex(const foam_region_header &h, uint16_t shard) {
+  for (uint32_t k = 0; k < h.count; ++k)
+    if (h.shard[k] == shard) return (int)k;
+  return -1;
+}
+
+}  // namespace
+
 // Phase 2: six workers march this step's new primary rays, in place in the outbox,
-// through the start shard, as a tracer would.
+// through the camera region's shards, as the tracers owning them would.
 class GeneratorMarch : public MultiVertex {
 public:
-  Input<Bytes> shard;
+  Input<Bytes> region;
   Input<Bytes> camera;
   Input<Bytes> params;
   InOut<Bytes> outbox;
@@ -152,8 +164,7 @@ public:
     const foam_params p = load<foam_params>(params);
     const foam_camera cam = load<foam_camera>(camera);
     const foam_generator_ctl c = load<foam_generator_ctl>(ctl);
-    foam_shard_view view;
-    foam_shard_open(&shard[0], &view);
+    const foam_region_header rh = load<foam_region_header>(region);
     const unsigned n = c.march_end - c.march_begin, workers = numWorkers();
     const unsigned begin = c.march_begin + n * workerId / workers;
     const unsigned end = c.march_begin + n * (workerId + 1) / workers;
@@ -163,16 +174,25 @@ public:
       unsigned char *slot = slots + (size_t)i * p.ray_bytes;
       foam_ray ray;
       foam_ray_load(slot, p.layout, p.hops, &ray);
-      const uint32_t cells = foam_visit(&view, &cam, &ray);
-      foam_ray_store(slot, p.layout, p.hops, &ray);
-      work[0]++;
-      work[1] += cells;
+      // A finished ray is addressed to its pixel's owner, which may be a shard held
+      // here too: it stops marching all the same. Between shards the ray goes
+      // through its payload, as it would between tracer tiles, so the image does
+      // not depend on which shards the region holds.
+      for (int k = regionIndex(rh, ray.shard); k >= 0 && ray.cell != FOAM_FINISHED_CELL;
+           k = regionIndex(rh, ray.shard)) {
+        foam_shard_view view;
+        foam_shard_open(&region[0] + rh.offset[k], &view);
+        work[1] += foam_visit(&view, &cam, &ray);
+        work[0]++;  // one visit = one tracer hop, as on a tracer tile
+        foam_ray_store(slot, p.layout, p.hops, &ray);
+        foam_ray_load(slot, p.layout, p.hops, &ray);
+      }
     }
     return true;
   }
 };
 
 #ifndef __IPU__
-FOAM_HOST_VERTEX(GeneratorMarch, shard, camera, params, outbox, ctl)
+FOAM_HOST_VERTEX(GeneratorMarch, region, camera, params, outbox, ctl)
 FOAM_HOST_VERTEX(Generator, params, camera, inbox, outbox, spill, ctl, status, stats)
 #endif

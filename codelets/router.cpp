@@ -1,7 +1,11 @@
-// Router tiles of the quadtree overlay (paper §4.3): every step each router moves
-// the rays of its five inboxes (up to four children and the parent) and of its two
-// queues onto its five outboxes, in three compute sets — count, plan, forward — so
-// that workers write disjoint ranges without atomics, locks or barriers.
+// Router tiles of the ray-routing tree (paper §4.3, with wider nodes): every step
+// each router moves the rays of its inboxes (one per child and the parent) and of
+// its two queues onto its outboxes, in three compute sets — count, plan, forward —
+// so that workers write disjoint ranges without atomics, locks or barriers.
+//
+// Lane l < fanout is child l, lane fanout is the parent. Child lanes hold
+// link_capacity rays each, the parent lane parent_capacity (edges are sized per
+// tree level); the lanes are packed back to back in that order.
 //
 // Deadlock freedom: rays arriving from the parent only go down; rays arriving from
 // a child go down into a sibling subtree ("turn") or up. A turn that finds its child
@@ -23,8 +27,12 @@ using namespace poplar;
 
 namespace {
 
-inline unsigned linkBytes(const foam_params &p) {
-  return (unsigned)sizeof(foam_link_header) + p.link_capacity * p.ray_bytes;
+inline unsigned laneCap(const foam_params &p, unsigned l) {
+  return l < p.fanout ? p.link_capacity : p.parent_capacity;
+}
+
+inline size_t laneOffset(const foam_params &p, unsigned l) {
+  return (size_t)l * (sizeof(foam_link_header) + (size_t)p.link_capacity * p.ray_bytes);
 }
 
 // Category of a ray (FOAM_CAT_*), or -1 for an empty slot.
@@ -49,18 +57,18 @@ struct Sources {
 inline Sources sources(const foam_params &p, const unsigned char *inboxes, const unsigned char *queues,
                        unsigned parity, unsigned upCount, unsigned downCount) {
   Sources s;
-  const unsigned stride = p.ray_bytes, q = p.queue_capacity, lb = linkBytes(p);
+  const unsigned stride = p.ray_bytes, q = p.queue_capacity;
   const unsigned char *upHalf = queues + (size_t)parity * q * stride;
   const unsigned char *downHalf = queues + (size_t)(2 + parity) * q * stride;
   s.n = 0;
   s.ptr[s.n] = downHalf; s.count[s.n] = downCount; s.fromParent[s.n++] = true;
-  const unsigned char *parentIn = inboxes + (size_t)p.fanout * lb;
+  const unsigned char *parentIn = inboxes + laneOffset(p, p.fanout);
   s.ptr[s.n] = parentIn + sizeof(foam_link_header);
   s.count[s.n] = load<foam_link_header>(parentIn).count;
   s.fromParent[s.n++] = true;
   s.ptr[s.n] = upHalf; s.count[s.n] = upCount; s.fromParent[s.n++] = false;
   for (unsigned c = 0; c < p.fanout; ++c) {
-    const unsigned char *in = inboxes + (size_t)c * lb;
+    const unsigned char *in = inboxes + laneOffset(p, c);
     s.ptr[s.n] = in + sizeof(foam_link_header);
     s.count[s.n] = load<foam_link_header>(in).count;
     s.fromParent[s.n++] = false;
@@ -83,7 +91,7 @@ public:
     const foam_router_ctl c = load<foam_router_ctl>(ctl);
     const Sources s = sources(p, &inboxes[0], &queues[0], c.parity, c.up_count, c.down_count);
     const unsigned workers = numWorkers();
-    uint32_t counts[FOAM_CATS] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    uint32_t counts[FOAM_CATS] = {};
     for (unsigned k = 0; k < s.n; ++k) {
       unsigned begin = s.count[k] * workerId / workers, end = s.count[k] * (workerId + 1) / workers;
       for (unsigned i = begin; i < end; ++i) {
@@ -109,9 +117,9 @@ public:
   bool compute() {
     const foam_params p = load<foam_params>(params);
     foam_router_ctl c = load<foam_router_ctl>(ctl);
-    const unsigned f = p.fanout, cap = p.link_capacity, q = p.queue_capacity, lb = linkBytes(p);
+    const unsigned f = p.fanout, cap = p.link_capacity, pcap = p.parent_capacity, q = p.queue_capacity;
     foam_link_header in[FOAM_MAX_FANOUT + 1];
-    for (unsigned l = 0; l <= f; ++l) in[l] = load<foam_link_header>(inboxes, l * lb);
+    for (unsigned l = 0; l <= f; ++l) in[l] = load<foam_link_header>(inboxes, laneOffset(p, l));
 
     uint32_t total[FOAM_CATS];
     for (unsigned k = 0; k < FOAM_CATS; ++k) {
@@ -126,7 +134,7 @@ public:
     }
     auto minu = [](uint32_t a, uint32_t b) { return a < b ? a : b; };
 
-    uint32_t laneCount[FOAM_MAX_FANOUT + 1] = {0, 0, 0, 0, 0};
+    uint32_t laneCount[FOAM_MAX_FANOUT + 1] = {};
     for (unsigned ch = 0; ch < f; ++ch) {
       uint32_t credit = minu(in[ch].credit, cap);
       c.send[FOAM_CAT_DOWN + ch] = minu(total[FOAM_CAT_DOWN + ch], credit);
@@ -136,7 +144,7 @@ public:
       c.lane_off[FOAM_CAT_TURN + ch] = c.send[FOAM_CAT_DOWN + ch];
       laneCount[ch] = c.send[FOAM_CAT_DOWN + ch] + c.send[FOAM_CAT_TURN + ch];
     }
-    uint32_t up = minu(in[f].credit, cap);
+    uint32_t up = minu(in[f].credit, pcap);
     c.send[FOAM_CAT_UP] = minu(total[FOAM_CAT_UP], up);
     up -= c.send[FOAM_CAT_UP];
     uint32_t off = c.send[FOAM_CAT_UP];
@@ -177,21 +185,36 @@ public:
     uint32_t reservedUp = upq;
     for (unsigned ch = 0; ch < f; ++ch) reservedUp += c.granted[ch];
     uint32_t availUp = reservedUp < q ? q - reservedUp : 0;
-    uint32_t grant[FOAM_MAX_FANOUT + 1] = {0, 0, 0, 0, 0};
-    uint32_t share = availUp / f;
+    // Upward credit follows demand: an even split leaves most of it reserved for
+    // quiet children while one busy child (the tracer beside the camera) waits,
+    // and the wider the router the worse. A child's demand next step is what it
+    // reported still waiting plus what goes down to it now, which it marches and
+    // mostly hands back.
+    uint32_t grant[FOAM_MAX_FANOUT + 1] = {};
+    uint32_t demand[FOAM_MAX_FANOUT] = {};
+    uint32_t wanted = 0;
     for (unsigned ch = 0; ch < f; ++ch) {
-      grant[ch] = minu(share, cap);
-      availUp -= grant[ch];
+      demand[ch] = minu(in[ch].pending + laneCount[ch], cap);
+      wanted += demand[ch];
     }
-    for (unsigned i = 0; i < f && availUp > 0; ++i) {  // leftover, rotating for fairness
-      unsigned ch = (c.rr + i) % f;
-      uint32_t extra = minu(cap - grant[ch], availUp);
-      grant[ch] += extra;
-      availUp -= extra;
+    // Credit beyond demand is not handed out: it would stay reserved for a step
+    // while nothing arrives under it (a quiet child reports its demand next step).
+    if (wanted <= availUp) {
+      for (unsigned ch = 0; ch < f; ++ch) grant[ch] = demand[ch];
+    } else {
+      uint32_t given = 0;
+      for (unsigned ch = 0; ch < f; ++ch) {
+        grant[ch] = (uint32_t)((uint64_t)demand[ch] * availUp / wanted);
+        given += grant[ch];
+      }
+      for (unsigned i = 0; i < f && given < availUp; ++i) {  // rounding leftover, rotating
+        unsigned ch = (c.rr + i) % f;
+        if (grant[ch] < demand[ch]) grant[ch]++, given++;
+      }
+      c.rr = (c.rr + 1) % f;
     }
-    c.rr = (c.rr + 1) % f;
     uint32_t reservedDown = down + c.granted[f];
-    grant[f] = minu(reservedDown < q ? q - reservedDown : 0, cap);
+    grant[f] = minu(reservedDown < q ? q - reservedDown : 0, pcap);
 
     uint32_t finished = 0;
     for (unsigned ch = 0; ch < f; ++ch) finished += in[ch].finished;
@@ -201,9 +224,9 @@ public:
       h.credit = grant[l];
       h.finished = l == f ? finished : 0;
       h.pending = l == f ? upq : down;
-      unsigned char *box = &outboxes[0] + (size_t)l * lb;
+      unsigned char *box = &outboxes[0] + laneOffset(p, l);
       memcpy(box, &h, sizeof h);
-      if (laneCount[l] < cap) foam_slot_invalidate(box + sizeof h + (size_t)laneCount[l] * p.ray_bytes);
+      if (laneCount[l] < laneCap(p, l)) foam_slot_invalidate(box + sizeof h + (size_t)laneCount[l] * p.ray_bytes);
       c.granted[l] = grant[l];
     }
     memcpy(&ctl[0], &c, sizeof c);
@@ -231,7 +254,7 @@ public:
   bool compute(unsigned workerId) {
     const foam_params p = load<foam_params>(params);
     const foam_router_ctl c = load<foam_router_ctl>(ctl);
-    const unsigned stride = p.ray_bytes, q = p.queue_capacity, lb = linkBytes(p), f = p.fanout;
+    const unsigned stride = p.ray_bytes, q = p.queue_capacity, f = p.fanout;
     const unsigned srcParity = c.parity ^ 1u;
     unsigned char *qs = &queues[0];
     const Sources s = sources(p, &inboxes[0], qs, srcParity, c.src_up_count, c.src_down_count);
@@ -239,7 +262,7 @@ public:
     unsigned char *downDst = qs + (size_t)(2 + c.parity) * q * stride;
     unsigned char *boxes = &outboxes[0];
     auto lane = [&](unsigned l, uint32_t slot) {
-      return boxes + (size_t)l * lb + sizeof(foam_link_header) + (size_t)slot * stride;
+      return boxes + laneOffset(p, l) + sizeof(foam_link_header) + (size_t)slot * stride;
     };
     // A queue slot, or null past the capacity (never with correct credits).
     auto stay = [&](unsigned char *half, uint32_t slot) -> unsigned char * {

@@ -86,7 +86,7 @@ fn tiny_buffers_apply_back_pressure_and_change_nothing() {
     let cam = garden_cam.resized(96, 72).unwrap();
     let roomy = render(scene, &cam, 64, &opts(RayLayout::Half));
     let tight = DeviceOptions {
-        link_capacity: 2,
+        link_capacity: vec![2],
         tracer_queue: 3,
         router_queue: Some(4),
         spill: Some(8),
@@ -97,6 +97,48 @@ fn tiny_buffers_apply_back_pressure_and_change_nothing() {
     assert!(squeezed.stats.iterations > 4 * roomy.stats.iterations, "back-pressure should slow the frame down");
     assert!(squeezed.stats.max_buffer_occupancy <= 8);
     assert_eq!(squeezed.output, roomy.output, "the image must not depend on buffer sizes");
+}
+
+#[test]
+fn tree_shape_link_sizes_and_camera_region_change_nothing_but_speed() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    let base = render(scene, &cam, 256, &opts(RayLayout::Half));
+    assert_complete(&base);
+    let variants = [
+        // The paper's quadtree, uniform links, and the smallest region (the start shard alone).
+        DeviceOptions { fanout: vec![4], link_capacity: vec![512], region_bytes: Some(0), ..opts(RayLayout::Half) },
+        // Binary routers with mixed widths above; lopsided link sizes.
+        DeviceOptions { fanout: vec![2, 16, 8], link_capacity: vec![7, 300, 33], ..opts(RayLayout::Half) },
+        // A region as large as the spill store allows.
+        DeviceOptions { region_bytes: Some(400 * 1024), ..opts(RayLayout::Half) },
+    ];
+    let mut hops = Vec::new();
+    for o in &variants {
+        let f = render(scene, &cam, 256, o);
+        assert_complete(&f);
+        assert_eq!(f.output, base.output, "{:?} / {:?}: the image must not depend on the tree", o.fanout, o.link_capacity);
+        hops.push(f.stats.router_hops_per_tracer_hop);
+    }
+    // Wider routers shorten routes: the quadtree pays more router hops per tracer hop.
+    assert!(hops[0] > base.stats.router_hops_per_tracer_hop, "{hops:?} vs {}", base.stats.router_hops_per_tracer_hop);
+}
+
+#[test]
+fn bad_tree_options_are_one_line_errors() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(32, 24).unwrap();
+    let plan = |o: DeviceOptions| DevicePlan::new(scene, 64, cam.width, cam.height, &o, &|| {}).err().map(|e| e.to_string());
+    for (o, want) in [
+        (DeviceOptions { fanout: vec![3], ..opts(RayLayout::Half) }, "fanout 3 must be a power of two from 2 to 16"),
+        (DeviceOptions { fanout: vec![32], ..opts(RayLayout::Half) }, "fanout 32"),
+        (DeviceOptions { link_capacity: vec![384, 0], ..opts(RayLayout::Half) }, "at least 1 ray"),
+        (DeviceOptions { link_capacity: vec![4096], ..opts(RayLayout::Half) }, "no room for queues"),
+        (DeviceOptions { region_bytes: Some(600 * 1024), ..opts(RayLayout::Half) }, "no room for a spill store"),
+    ] {
+        let e = plan(o).expect("must be refused");
+        assert!(e.contains(want) && !e.contains('\n'), "{e}");
+    }
 }
 
 #[test]

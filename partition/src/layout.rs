@@ -8,16 +8,17 @@ pub const FOAM_INVALID_SHARD: u32 = 65535;
 pub const FOAM_FINISHED_CELL: u32 = 65535;
 pub const FOAM_MAX_CELL_STEPS: u32 = 1024;
 pub const FOAM_SHARD_MAGIC: u32 = 1296125766;
+pub const FOAM_REGION_MAX_SHARDS: u32 = 64;
 pub const FOAM_PX_BITS: u32 = 11;
 pub const FOAM_MAX_IMAGE_SIDE: u32 = 2048;
 pub const FOAM_PX_MASK: u32 = 2047;
 pub const FOAM_STEPS_SHIFT: u32 = 22;
 pub const FOAM_WORKERS: u32 = 6;
-pub const FOAM_MAX_FANOUT: u32 = 4;
+pub const FOAM_MAX_FANOUT: u32 = 16;
 pub const FOAM_CAT_DOWN: u32 = 0;
-pub const FOAM_CAT_TURN: u32 = 4;
-pub const FOAM_CAT_UP: u32 = 8;
-pub const FOAM_CATS: u32 = 9;
+pub const FOAM_CAT_TURN: u32 = 16;
+pub const FOAM_CAT_UP: u32 = 32;
+pub const FOAM_CATS: u32 = 33;
 pub const FOAM_TW_MARCHED: u32 = 0;
 pub const FOAM_TW_STEPS: u32 = 1;
 pub const FOAM_TW_PIXELS: u32 = 2;
@@ -190,6 +191,44 @@ const _: () = {
         "Offset of field: foam_camera::frame",
     ][::core::mem::offset_of!(foam_camera, frame) - 84usize];
 };
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq)]
+pub struct foam_region_header {
+    pub count: u32,
+    pub total_bytes: u32,
+    pub shard: [u16; 64usize],
+    pub offset: [u32; 64usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    [
+        "Size of foam_region_header",
+    ][::core::mem::size_of::<foam_region_header>() - 392usize];
+    [
+        "Alignment of foam_region_header",
+    ][::core::mem::align_of::<foam_region_header>() - 4usize];
+    [
+        "Offset of field: foam_region_header::count",
+    ][::core::mem::offset_of!(foam_region_header, count) - 0usize];
+    [
+        "Offset of field: foam_region_header::total_bytes",
+    ][::core::mem::offset_of!(foam_region_header, total_bytes) - 4usize];
+    [
+        "Offset of field: foam_region_header::shard",
+    ][::core::mem::offset_of!(foam_region_header, shard) - 8usize];
+    [
+        "Offset of field: foam_region_header::offset",
+    ][::core::mem::offset_of!(foam_region_header, offset) - 136usize];
+};
+impl Default for foam_region_header {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct foam_pixel {
@@ -421,7 +460,8 @@ pub struct foam_params {
     pub batch_kind: u32,
     pub batch_lines: u32,
     pub drain_iters: u32,
-    pub reserved: [u32; 3usize],
+    pub parent_capacity: u32,
+    pub reserved: [u32; 2usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
@@ -467,8 +507,11 @@ const _: () = {
         "Offset of field: foam_params::drain_iters",
     ][::core::mem::offset_of!(foam_params, drain_iters) - 48usize];
     [
+        "Offset of field: foam_params::parent_capacity",
+    ][::core::mem::offset_of!(foam_params, parent_capacity) - 52usize];
+    [
         "Offset of field: foam_params::reserved",
-    ][::core::mem::offset_of!(foam_params, reserved) - 52usize];
+    ][::core::mem::offset_of!(foam_params, reserved) - 56usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
@@ -553,27 +596,27 @@ const _: () = {
     ][::core::mem::offset_of!(foam_frame_status, reserved) - 24usize];
 };
 #[repr(C)]
-#[derive(Debug, Default, Copy, Clone, PartialEq)]
+#[derive(Debug, Copy, Clone, PartialEq)]
 pub struct foam_router_ctl {
     pub parity: u32,
     pub up_count: u32,
     pub down_count: u32,
     pub src_up_count: u32,
     pub src_down_count: u32,
-    pub granted: [u32; 5usize],
-    pub counts: [[u32; 9usize]; 6usize],
-    pub base: [[u32; 9usize]; 6usize],
-    pub send: [u32; 9usize],
-    pub escape: [u32; 4usize],
-    pub lane_off: [u32; 9usize],
-    pub esc_off: [u32; 4usize],
-    pub stay_off: [u32; 9usize],
+    pub granted: [u32; 17usize],
+    pub counts: [[u32; 33usize]; 6usize],
+    pub base: [[u32; 33usize]; 6usize],
+    pub send: [u32; 33usize],
+    pub escape: [u32; 16usize],
+    pub lane_off: [u32; 33usize],
+    pub esc_off: [u32; 16usize],
+    pub stay_off: [u32; 33usize],
     pub rr: u32,
     pub reserved: [u32; 2usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_router_ctl"][::core::mem::size_of::<foam_router_ctl>() - 624usize];
+    ["Size of foam_router_ctl"][::core::mem::size_of::<foam_router_ctl>() - 2208usize];
     [
         "Alignment of foam_router_ctl",
     ][::core::mem::align_of::<foam_router_ctl>() - 4usize];
@@ -597,32 +640,41 @@ const _: () = {
     ][::core::mem::offset_of!(foam_router_ctl, granted) - 20usize];
     [
         "Offset of field: foam_router_ctl::counts",
-    ][::core::mem::offset_of!(foam_router_ctl, counts) - 40usize];
+    ][::core::mem::offset_of!(foam_router_ctl, counts) - 88usize];
     [
         "Offset of field: foam_router_ctl::base",
-    ][::core::mem::offset_of!(foam_router_ctl, base) - 256usize];
+    ][::core::mem::offset_of!(foam_router_ctl, base) - 880usize];
     [
         "Offset of field: foam_router_ctl::send",
-    ][::core::mem::offset_of!(foam_router_ctl, send) - 472usize];
+    ][::core::mem::offset_of!(foam_router_ctl, send) - 1672usize];
     [
         "Offset of field: foam_router_ctl::escape",
-    ][::core::mem::offset_of!(foam_router_ctl, escape) - 508usize];
+    ][::core::mem::offset_of!(foam_router_ctl, escape) - 1804usize];
     [
         "Offset of field: foam_router_ctl::lane_off",
-    ][::core::mem::offset_of!(foam_router_ctl, lane_off) - 524usize];
+    ][::core::mem::offset_of!(foam_router_ctl, lane_off) - 1868usize];
     [
         "Offset of field: foam_router_ctl::esc_off",
-    ][::core::mem::offset_of!(foam_router_ctl, esc_off) - 560usize];
+    ][::core::mem::offset_of!(foam_router_ctl, esc_off) - 2000usize];
     [
         "Offset of field: foam_router_ctl::stay_off",
-    ][::core::mem::offset_of!(foam_router_ctl, stay_off) - 576usize];
+    ][::core::mem::offset_of!(foam_router_ctl, stay_off) - 2064usize];
     [
         "Offset of field: foam_router_ctl::rr",
-    ][::core::mem::offset_of!(foam_router_ctl, rr) - 612usize];
+    ][::core::mem::offset_of!(foam_router_ctl, rr) - 2196usize];
     [
         "Offset of field: foam_router_ctl::reserved",
-    ][::core::mem::offset_of!(foam_router_ctl, reserved) - 616usize];
+    ][::core::mem::offset_of!(foam_router_ctl, reserved) - 2200usize];
 };
+impl Default for foam_router_ctl {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct foam_tracer_ctl {

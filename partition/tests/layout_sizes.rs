@@ -21,6 +21,7 @@ fn rust_size(name: &str) -> Option<usize> {
         "foam_params" => size_of::<foam_params>(),
         "foam_tile_stats" => size_of::<foam_tile_stats>(),
         "foam_frame_status" => size_of::<foam_frame_status>(),
+        "foam_region_header" => size_of::<foam_region_header>(),
         "foam_router_ctl" => size_of::<foam_router_ctl>(),
         "foam_tracer_ctl" => size_of::<foam_tracer_ctl>(),
         "foam_generator_ctl" => size_of::<foam_generator_ctl>(),
@@ -41,7 +42,7 @@ fn static_asserted_sizes_match() {
         assert_eq!(got, n, "{name}: Rust {got} B, layout.h {n} B");
         checked.push(name.to_string());
     }
-    assert_eq!(checked.len(), 17, "every struct of layout.h is asserted: {checked:?}");
+    assert_eq!(checked.len(), 18, "every struct of layout.h is asserted: {checked:?}");
 }
 
 #[test]
@@ -53,7 +54,11 @@ fn structs_have_no_padding() {
     assert_eq!(size_of::<foam_pixel>(), 5 * 4 + 2 * 2 + 4);
     assert_eq!(size_of::<foam_camera>(), 16 * 4 + 3 * 4 + 2 * 2 + 2 * 4);
     assert_eq!(size_of::<foam_params>(), 16 * 4);
-    assert_eq!(size_of::<foam_router_ctl>(), (10 + 2 * 6 * 9 + 3 * 9 + 2 * 4 + 3) * 4);
+    let (f, cats) = (FOAM_MAX_FANOUT as usize, FOAM_CATS as usize);
+    assert_eq!(cats, 2 * f + 1);
+    assert_eq!(size_of::<foam_router_ctl>(), (5 + (f + 1) + 2 * 6 * cats + 3 * cats + 2 * f + 3) * 4);
+    let shards = FOAM_REGION_MAX_SHARDS as usize;
+    assert_eq!(size_of::<foam_region_header>(), 2 * 4 + shards * (2 + 4));
     assert_eq!(size_of::<foam_tracer_ctl>(), (4 + 6 * 4) * 4);
 }
 

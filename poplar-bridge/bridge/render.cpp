@@ -10,8 +10,8 @@ rust::Vec<std::uint32_t> build_render_graph(Session &session, const RenderSpec &
   foam::RenderSpec s;
   s.shardBytes.assign(spec.shards.begin(), spec.shards.end());
   s.rayBytes = spec.ray_bytes;
-  s.linkCapacity = spec.link_capacity;
   s.slicePixels = spec.slice_pixels;
+  s.regionBytes = spec.region_bytes;
   s.rc = spec.rc;
   s.codeletFiles.push_back(std::string(codelets_gp()));
   s.nodes.reserve(spec.nodes.size());

@@ -23,7 +23,7 @@ struct NodeTensors {
   Tensor params, inboxes, outboxes, ctl, stats;
   Tensor shard, camera, pending, pixels;  // tracers
   Tensor queues;                          // routers
-  Tensor spill, status, startShard;       // generator
+  Tensor spill, status, region;           // generator
 };
 
 Tensor bytes(Graph &g, unsigned tile, std::size_t n, const std::string &name) {
@@ -54,9 +54,10 @@ std::string nodeName(const NodeSpec &n, std::size_t i) {
 std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec) {
   for (const auto &file : spec.codeletFiles) g.addCodelets(file, poplar::CodeletFileType::Auto, spec.codeletFlags);
 
-  const std::size_t link = sizeof(foam_link_header) + (std::size_t)spec.linkCapacity * spec.rayBytes;
-  std::size_t largestShard = 4;
-  for (const auto &n : spec.nodes) largestShard = std::max(largestShard, n.shardBytes);
+  auto linkBytes = [&](uint32_t capacity) { return sizeof(foam_link_header) + (std::size_t)capacity * spec.rayBytes; };
+  std::vector<foam_params> params(spec.nodes.size());
+  if (spec.regionBytes < sizeof(foam_region_header) || spec.regionBytes % 4)
+    throw std::invalid_argument("the camera region must hold its header and be whole words");
   std::vector<NodeTensors> t(spec.nodes.size());
   int generator = -1;
 
@@ -64,8 +65,9 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
     const NodeSpec &n = spec.nodes[i];
     const std::string name = nodeName(n, i);
     if (n.params.size() != sizeof(foam_params)) throw std::invalid_argument(name + ": params must be a foam_params");
-    foam_params p;
+    foam_params &p = params[i];
     std::memcpy(&p, n.params.data(), sizeof p);
+    const std::size_t link = linkBytes(p.link_capacity);
     NodeTensors &x = t[i];
     x.params = constBytes(g, n.tile, n.params.data(), n.params.size(), name + "/params");
     x.stats = bytes(g, n.tile, sizeof(foam_tile_stats), name + "/stats");
@@ -82,9 +84,10 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       x.pixels = bytes(g, n.tile, (std::size_t)spec.slicePixels * sizeof(foam_pixel), name + "/pixels");
       break;
     case Role::Router:
-      if (n.fanout < 2 || n.fanout > FOAM_MAX_FANOUT) throw std::invalid_argument(name + ": fanout must be 2..4");
-      x.inboxes = bytes(g, n.tile, link * (n.fanout + 1), name + "/inboxes");
-      x.outboxes = bytes(g, n.tile, link * (n.fanout + 1), name + "/outboxes");
+      if (n.fanout < 2 || n.fanout > FOAM_MAX_FANOUT || (n.fanout & (n.fanout - 1)) || n.fanout != p.fanout)
+        throw std::invalid_argument(name + ": fanout must be a power of two from 2 to " + std::to_string(FOAM_MAX_FANOUT));
+      x.inboxes = bytes(g, n.tile, link * n.fanout + linkBytes(p.parent_capacity), name + "/inboxes");
+      x.outboxes = bytes(g, n.tile, link * n.fanout + linkBytes(p.parent_capacity), name + "/outboxes");
       x.queues = bytes(g, n.tile, (std::size_t)4 * p.queue_capacity * spec.rayBytes, name + "/queues");
       x.ctl = words(g, n.tile, sizeof(foam_router_ctl) / 4, name + "/ctl");
       break;
@@ -97,8 +100,8 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       x.spill = bytes(g, n.tile, (std::size_t)p.queue_capacity * spec.rayBytes, name + "/spill");
       x.ctl = words(g, n.tile, sizeof(foam_generator_ctl) / 4, name + "/ctl");
       x.status = bytes(g, n.tile, sizeof(foam_frame_status), name + "/status");
-      // A copy of the shard holding the camera's cell, written with each camera.
-      x.startShard = bytes(g, n.tile, largestShard, name + "/start-shard");
+      // Copies of the shards nearest the camera, written with each camera.
+      x.region = bytes(g, n.tile, spec.regionBytes, name + "/camera-region");
       break;
     }
   }
@@ -164,7 +167,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
                               {"status", x.status}, {"stats", x.stats}});
       g.setTileMapping(gen, tile);
       auto march = g.addVertex(step2, "GeneratorMarch",
-                               {{"shard", x.startShard}, {"camera", x.camera}, {"params", x.params},
+                               {{"region", x.region}, {"camera", x.camera}, {"params", x.params},
                                 {"outbox", x.outboxes}, {"ctl", x.ctl}});
       g.setTileMapping(march, tile);
       for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.status, &x.stats}) zero(*z, tile);
@@ -178,8 +181,15 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       const NodeSpec &pn = spec.nodes[(std::size_t)n.parent];
       NodeTensors &px = t[(std::size_t)n.parent];
       if (n.lane >= pn.fanout) throw std::invalid_argument(nodeName(n, i) + ": lane beyond its parent's fanout");
-      Tensor up = n.role == Role::Router ? x.outboxes.slice(link * n.fanout, link * (n.fanout + 1)) : x.outboxes;
-      Tensor upIn = n.role == Role::Router ? x.inboxes.slice(link * n.fanout, link * (n.fanout + 1)) : x.inboxes;
+      const foam_params &p = params[i], &pp = params[(std::size_t)n.parent];
+      // Both ends of an edge must agree on its capacity: the exchange copies whole buffers.
+      const uint32_t upCap = n.role == Role::Router ? p.parent_capacity : p.link_capacity;
+      if (upCap != pp.link_capacity)
+        throw std::invalid_argument(nodeName(n, i) + ": its edge holds " + std::to_string(upCap) + " rays but its parent's lane " +
+                                    std::to_string(pp.link_capacity));
+      const std::size_t link = linkBytes(upCap), childLanes = linkBytes(p.link_capacity) * n.fanout;
+      Tensor up = n.role == Role::Router ? x.outboxes.slice(childLanes, childLanes + link) : x.outboxes;
+      Tensor upIn = n.role == Role::Router ? x.inboxes.slice(childLanes, childLanes + link) : x.inboxes;
       Tensor parentOut = pn.role == Role::Router ? px.outboxes.slice(link * n.lane, link * (n.lane + 1)) : px.outboxes;
       Tensor parentIn = pn.role == Role::Router ? px.inboxes.slice(link * n.lane, link * (n.lane + 1)) : px.inboxes;
       exSrc.push_back(up);
@@ -202,7 +212,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
   program::Repeat steps(spec.rc, body);
 
   g.createHostWrite(kCameraHandle, cam);
-  g.createHostWrite(kStartShardHandle, t[(std::size_t)generator].startShard);
+  g.createHostWrite(kRegionHandle, t[(std::size_t)generator].region);
   g.createHostRead(kStatusHandle, t[(std::size_t)generator].status);
   g.createHostRead(kPixelsHandle, poplar::concat(pixelSlices));
   g.createHostRead(kStatsHandle, poplar::concat(statsAll));

@@ -30,8 +30,8 @@ struct RenderSpec {
   std::vector<NodeSpec> nodes;
   std::vector<uint8_t> shardBytes;
   unsigned rayBytes = 20;
-  unsigned linkCapacity = 256;
   unsigned slicePixels = 0;
+  std::size_t regionBytes = 0;  // the generator's camera region (foam_region_header + blobs)
   unsigned rc = 20;
   std::vector<std::string> codeletFiles;
   std::string codeletFlags;
@@ -39,7 +39,7 @@ struct RenderSpec {
 
 // Host stream handles the frame loop uses.
 inline constexpr const char *kCameraHandle = "camera";
-inline constexpr const char *kStartShardHandle = "start_shard";
+inline constexpr const char *kRegionHandle = "camera_region";
 inline constexpr const char *kStatusHandle = "status";
 inline constexpr const char *kPixelsHandle = "pixels";
 inline constexpr const char *kStatsHandle = "stats";

@@ -83,8 +83,9 @@ mod ffi {
         /// Every tracer's packed shard, back to back.
         shards: Vec<u8>,
         ray_bytes: u32,
-        link_capacity: u32,
         slice_pixels: u32,
+        /// Bytes of the generator's camera region (foam_region_header + shard blobs).
+        region_bytes: usize,
         rc: u32,
     }
 
@@ -161,7 +162,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 // Host stream handles of the render graph (graph/render_graph.h).
 pub const CAMERA_HANDLE: &str = "camera";
-pub const START_SHARD_HANDLE: &str = "start_shard";
+pub const REGION_HANDLE: &str = "camera_region";
 pub const STATUS_HANDLE: &str = "status";
 pub const PIXELS_HANDLE: &str = "pixels";
 pub const STATS_HANDLE: &str = "stats";

@@ -56,6 +56,17 @@ pub struct Args {
     /// Idle iterations after each batch.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub drain: u32,
+    /// Router children per tree level from the tracers up (see `render --fanout`).
+    #[arg(long, value_delimiter = ',', default_values_t = DeviceOptions::default().fanout, value_name = "F,..")]
+    pub fanout: Vec<u32>,
+    /// Rays per link buffer by tree level (see `render --link-capacity`).
+    #[arg(long, value_delimiter = ',', value_name = "N,..")]
+    pub link_capacity: Vec<u32>,
+    /// KiB of the generator tile for copies of the shards nearest the camera, which
+    /// it marches new rays through (at least the largest shard); default: half of
+    /// what its links leave, the rest is the spill store.
+    #[arg(long, value_name = "KIB")]
+    pub region_kib: Option<u32>,
     /// Timed frames per configuration (device and reference); medians are reported.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub frames: u32,
@@ -149,6 +160,9 @@ impl Bench<'_> {
             rc,
             batch,
             drain_iters: self.args.drain,
+            fanout: self.args.fanout.clone(),
+            link_capacity: self.args.link_capacity.clone(),
+            region_bytes: self.args.region_kib.map(|k| k.saturating_mul(1024)),
             ..DeviceOptions::default()
         }
     }

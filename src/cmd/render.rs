@@ -59,9 +59,16 @@ pub struct Args {
     /// Print PSNR/SSIM of the colour output against this image (e.g. a GPU render).
     #[arg(long, value_name = "GPU.png")]
     pub compare: Option<PathBuf>,
-    /// Rays per link buffer.
-    #[arg(long, default_value_t = DeviceOptions::default().link_capacity, value_name = "N", help_heading = "Buffers")]
-    pub link_capacity: u32,
+    /// Router children per tree level from the tracers up (powers of two, 2..16;
+    /// the last repeats, the top router takes the bits left): 16 by default, 4 is
+    /// the paper's quadtree.
+    #[arg(long, value_delimiter = ',', default_values_t = DeviceOptions::default().fanout, value_name = "F,..", help_heading = "Buffers")]
+    pub fanout: Vec<u32>,
+    /// Rays per link buffer by tree level: tracer edges, then the edges above each
+    /// router level; the last repeats up to the generator. Default 384,512,2048 for
+    /// the half payload, the same bytes for the others.
+    #[arg(long, value_delimiter = ',', value_name = "N,..", help_heading = "Buffers")]
+    pub link_capacity: Vec<u32>,
     /// Rays a tracer holds while waiting for credit.
     #[arg(long, default_value_t = DeviceOptions::default().tracer_queue, value_name = "N", help_heading = "Buffers")]
     pub tracer_queue: u32,
@@ -72,6 +79,11 @@ pub struct Args {
     /// as many as fit the generator tile.
     #[arg(long, value_name = "N", help_heading = "Buffers")]
     pub spill: Option<u32>,
+    /// KiB of the generator tile for copies of the shards nearest the camera, which
+    /// it marches new rays through (at least the largest shard); default: half of
+    /// what its links leave, the rest is the spill store.
+    #[arg(long, value_name = "KIB")]
+    pub region_kib: Option<u32>,
     /// Tiles of the target (1472 per Mk2 IPU).
     #[arg(long, default_value_t = DeviceOptions::default().tiles, value_name = "N", help_heading = "Buffers")]
     pub tiles: u32,
@@ -107,10 +119,12 @@ impl Args {
             rc: self.rc,
             batch: self.batch,
             drain_iters: self.drain,
-            link_capacity: self.link_capacity,
+            fanout: self.fanout.clone(),
+            link_capacity: self.link_capacity.clone(),
             tracer_queue: self.tracer_queue,
             router_queue: self.router_queue,
             spill: self.spill,
+            region_bytes: self.region_kib.map(|k| k.saturating_mul(1024)),
             tiles: self.tiles,
             ..DeviceOptions::default()
         }

@@ -112,7 +112,7 @@ impl DeviceRenderer {
         let blocks = self.plan.frame_blocks(cam, self.frame)?;
         self.frame += 1;
         self.session.write_tensor(poplar_bridge::CAMERA_HANDLE, &blocks.camera)?;
-        self.session.write_tensor(poplar_bridge::START_SHARD_HANDLE, &blocks.start_shard)?;
+        self.session.write_tensor(poplar_bridge::REGION_HANDLE, &blocks.region)?;
         self.session.run(FRAME_START)?;
 
         let total = cam.width as u64 * cam.height as u64;

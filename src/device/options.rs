@@ -61,8 +61,15 @@ pub struct DeviceOptions {
     pub batch: Batch,
     /// Idle iterations between batches.
     pub drain_iters: u32,
-    /// Rays per link buffer (each direction of each tree edge).
-    pub link_capacity: u32,
+    /// Router children per level, from the tracers up; the last entry repeats and
+    /// the top router takes the shard-id bits that remain.
+    pub fanout: Vec<u32>,
+    /// Rays per link buffer (each direction of a tree edge) by the level of the
+    /// edge's lower end: tracer edges first, then edges above level-1 routers, and
+    /// so on; the last entry repeats up to the generator's edge. Empty: the
+    /// defaults, [`HALF_LINK_CAPACITY`] scaled to the payload so that buffers keep
+    /// their bytes.
+    pub link_capacity: Vec<u32>,
     /// Rays a tracer can hold waiting for upward credit.
     pub tracer_queue: u32,
     /// Rays per router queue (up and down each; double-buffered on the tile).
@@ -71,6 +78,9 @@ pub struct DeviceOptions {
     /// Rays the generator's spill store holds; also the in-flight cap. `None` fills
     /// the generator tile.
     pub spill: Option<u32>,
+    /// Bytes of the generator's camera region (copies of the shards nearest the
+    /// camera it marches new rays through). `None`: half of what its links leave.
+    pub region_bytes: Option<u32>,
     /// Stop a ray once its transmittance is at or below this.
     pub t_stop: f32,
     /// Tiles of the target (1472 per Mk2 IPU).
@@ -83,33 +93,66 @@ pub struct DeviceOptions {
 /// tensors) when buffers are sized to fill it.
 pub const TILE_RESERVE_BYTES: u32 = 32 * 1024;
 
-impl DeviceOptions {
-    /// The spill capacity: as given, or as many rays as fit the generator tile
-    /// beside its two link buffers and its copy of the start shard (the largest
-    /// shard), in whole multiples of 256.
-    pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32, largest_shard: u32) -> u32 {
-        self.spill.unwrap_or_else(|| {
-            let links = 2 * (16 + self.link_capacity * ray_bytes);
-            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links + largest_shard);
-            (free / ray_bytes) / 256 * 256
-        })
-    }
+/// Bytes of the camera region's directory (layout.h foam_region_header).
+pub const REGION_HEADER_BYTES: u32 = std::mem::size_of::<partition::layout::foam_region_header>() as u32;
+
+/// Bytes of one link buffer of `capacity` rays.
+pub fn link_bytes(capacity: u32, ray_bytes: u32) -> u32 {
+    16 + capacity * ray_bytes
+}
+
+/// Default rays per link buffer by level for the 20-byte half payload: narrow
+/// tracer edges (most of the bytes exchanged), wide edges near the root.
+pub const HALF_LINK_CAPACITY: [u32; 3] = [384, 512, 2048];
+
+/// The default link capacities for `ray_bytes` payloads: the half payload's bytes.
+pub fn default_link_capacity(ray_bytes: u32) -> Vec<u32> {
+    HALF_LINK_CAPACITY.iter().map(|&c| (c * 20 / ray_bytes.max(1)).max(16) / 16 * 16).collect()
 }
 
 impl DeviceOptions {
-    /// Router queue capacity: as given, or what fills a router tile beside its ten
-    /// link buffers (four queues: up and down, each double-buffered), in multiples of 256.
-    pub fn router_queue_capacity(&self, ray_bytes: u32, tile_bytes: u32) -> u32 {
+    /// Rays per buffer of an edge whose lower end is at tree `level` (0 = tracers);
+    /// with no capacities given, the half payload's defaults.
+    pub fn edge_capacity(&self, level: u32) -> u32 {
+        let c: &[u32] = if self.link_capacity.is_empty() { &HALF_LINK_CAPACITY } else { &self.link_capacity };
+        c[(level as usize).min(c.len() - 1)]
+    }
+
+    /// The camera region: as given (at least the largest shard), or half of what
+    /// the generator tile has beside its two link buffers of `edge` rays, in whole
+    /// KiB — shared with the spill store, which also caps the rays in flight.
+    pub fn region_capacity(&self, ray_bytes: u32, tile_bytes: u32, largest_shard: u32, edge: u32) -> u32 {
+        let least = REGION_HEADER_BYTES + largest_shard;
+        let bytes = self.region_bytes.unwrap_or_else(|| {
+            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + 2 * link_bytes(edge, ray_bytes));
+            free / 2 / 1024 * 1024
+        });
+        bytes.max(least).next_multiple_of(4)
+    }
+
+    /// The spill capacity: as given, or as many rays as fit the generator tile
+    /// beside its two link buffers (`edge` rays each) and its camera region, in
+    /// whole multiples of 256.
+    pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32, region: u32, edge: u32) -> u32 {
+        self.spill.unwrap_or_else(|| {
+            let links = 2 * link_bytes(edge, ray_bytes);
+            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links + region);
+            (free / ray_bytes) / 256 * 256
+        })
+    }
+
+    /// Router queue capacity: as given, or what fills the router tile beside its
+    /// link buffers (`fanout` child lanes of `child` rays and a parent lane of
+    /// `parent` rays, both directions) as four queues (up and down, each
+    /// double-buffered), in multiples of 256.
+    pub fn router_queue_capacity(&self, ray_bytes: u32, tile_bytes: u32, fanout: u32, child: u32, parent: u32) -> u32 {
         self.router_queue.unwrap_or_else(|| {
-            let links = 2 * (FOAM_MAX_LANES) * (16 + self.link_capacity * ray_bytes);
+            let links = 2 * (fanout * link_bytes(child, ray_bytes) + link_bytes(parent, ray_bytes));
             let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links);
             (free / (4 * ray_bytes)) / 256 * 256
         })
     }
 }
-
-/// Lanes of the widest router: four children and the parent.
-const FOAM_MAX_LANES: u32 = partition::layout::FOAM_MAX_FANOUT + 1;
 
 impl Default for DeviceOptions {
     fn default() -> Self {
@@ -120,10 +163,12 @@ impl Default for DeviceOptions {
             rc: 20,
             batch: Batch::default(),
             drain_iters: 0,
-            link_capacity: 512,
+            fanout: vec![16],
+            link_capacity: Vec::new(),
             tracer_queue: 2048,
             router_queue: None,
             spill: None,
+            region_bytes: None,
             t_stop: 0.001,
             tiles: 1472,
             stall_calls: 200,
@@ -140,19 +185,26 @@ mod tests {
     #[test]
     fn partition_footprint_covers_the_tracer_buffers() {
         let o = DeviceOptions::default();
-        assert!(2 * o.link_capacity + o.tracer_queue <= partition::FootprintParams::DEFAULT_TRACER_RAY_SLOTS);
+        assert!(2 * o.edge_capacity(0) + o.tracer_queue <= partition::FootprintParams::DEFAULT_TRACER_RAY_SLOTS);
     }
 
     #[test]
     fn auto_sizes_fill_but_fit_the_tile() {
         let o = DeviceOptions::default();
         for rb in [20, 24, 28, 32] {
-            let q = o.router_queue_capacity(rb, 638_976);
-            let bytes = 10 * (16 + o.link_capacity * rb) + 4 * q * rb;
-            assert!(q >= 2048 && bytes + TILE_RESERVE_BYTES <= 638_976, "ray {rb} B: queue {q}, {bytes} B");
-            let s = o.spill_capacity(rb, 638_976, 100_000);
-            assert!(s >= 4096 && 2 * (16 + o.link_capacity * rb) + s * rb + 100_000 <= 638_976);
+            for (f, c, p) in [(16, 256, 512), (16, 512, 1024), (4, 1024, 1024), (4, 512, 512)] {
+                let q = o.router_queue_capacity(rb, 638_976, f, c, p);
+                let bytes = 2 * (f * link_bytes(c, rb) + link_bytes(p, rb)) + 4 * q * rb;
+                assert!(bytes + TILE_RESERVE_BYTES <= 638_976, "ray {rb} B, {f}x{c}+{p}: queue {q}, {bytes} B");
+                assert!(rb > 24 || q >= c.max(p), "half and mixed payloads fit queues of a link at least: {q}");
+            }
+            let e = o.edge_capacity(9);
+            let s = o.spill_capacity(rb, 638_976, 100_000, e);
+            assert!(s >= 4096 && 2 * link_bytes(e, rb) + s * rb + 100_000 <= 638_976);
         }
+        assert_eq!((o.edge_capacity(0), o.edge_capacity(2), o.edge_capacity(7)), (384, 2048, 2048));
+        assert_eq!(default_link_capacity(20), HALF_LINK_CAPACITY.to_vec());
+        assert_eq!(default_link_capacity(32), vec![240, 320, 1280]);
         assert!("cols:2".parse::<Batch>().unwrap().columns);
         assert!("rows:0".parse::<Batch>().is_err());
     }

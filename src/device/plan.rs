@@ -5,7 +5,7 @@
 use std::mem::size_of;
 
 use partition::RayLayout;
-use partition::layout::{foam_camera, foam_params, foam_ray_hops};
+use partition::layout::{foam_camera, foam_params, foam_ray_hops, foam_region_header};
 use partition::{Method, Partition, SceneRef};
 use poplar_bridge::{RenderNode, RenderSpec};
 
@@ -43,8 +43,10 @@ pub struct DevicePlan {
     pub ray_bytes: u32,
     /// Pixels per framebuffer slice: pixel p lives on tracer p / slice_pixels.
     pub slice_pixels: u32,
-    /// Bytes of the largest packed shard: the size of the generator's start-shard copy.
-    pub largest_shard: usize,
+    /// Bytes of the generator's camera region.
+    pub region_bytes: usize,
+    /// Bounds of each shard's sites (min xyz, max xyz): which shards are nearest a camera.
+    shard_boxes: Vec<[f32; 6]>,
     pub spec: RenderSpec,
     sites: SiteIndex,
 }
@@ -62,7 +64,7 @@ impl DevicePlan {
     ) -> Result<DevicePlan, DeviceError> {
         check_options(options, width, height)?;
         let depth = partition::check_shard_count(shards)?;
-        let tree = Tree::new(depth, options.tiles)?;
+        let tree = Tree::new(depth, options.tiles, &options.fanout)?;
         let sref = SceneRef {
             positions: &scene.positions,
             density: &scene.density,
@@ -76,6 +78,11 @@ impl DevicePlan {
         let sites = SiteIndex::new(scene).ok_or_else(|| DeviceError::Options("the scene has no sites".into()))?;
 
         let ray_bytes = (options.layout.payload_bytes() as usize + if options.hops { size_of::<foam_ray_hops>() } else { 0 }) as u32;
+        let mut resolved = options.clone();
+        if resolved.link_capacity.is_empty() {
+            resolved.link_capacity = super::options::default_link_capacity(ray_bytes);
+        }
+        let options = &resolved;
         let pixels = width as u64 * height as u64;
         let slice_pixels = pixels.div_ceil(shards) as u32;
         let budget = partition::MK2_TILE_BYTES;
@@ -86,18 +93,26 @@ impl DevicePlan {
             )));
         }
         let largest_shard = packed.iter().map(|p| p.blob.len() as u32).max().unwrap_or(0);
-        let spill = options.spill_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32, largest_shard);
-        let router_queue = options.router_queue_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32);
-        if router_queue == 0 {
+        let top_edge = options.edge_capacity(tree.nodes[tree.root()].level);
+        let tile = partition::MK2_TILE_BYTES as u32;
+        let region_bytes = options.region_capacity(ray_bytes, tile, largest_shard, top_edge);
+        let spill = options.spill_capacity(ray_bytes, tile, region_bytes, top_edge);
+        if spill < top_edge {
             return Err(DeviceError::Options(format!(
-                "--link-capacity {} leaves a router tile no room for its queues",
-                options.link_capacity
+                "the generator tile has no room for a spill store of at least one link buffer ({top_edge} rays) beside its camera region ({region_bytes} B, the largest shard is {largest_shard} B): use more shards or a smaller --region-kib"
             )));
         }
-        if spill < options.link_capacity {
-            return Err(DeviceError::Options(format!(
-                "the generator tile has no room for a spill store beside its copy of the largest shard ({largest_shard} B): use more shards"
-            )));
+        let mut router_queue = vec![0u32; tree.nodes.len()];
+        for (i, n) in tree.nodes.iter().enumerate().filter(|(_, n)| n.role == Role::Router) {
+            let (child, parent) = (options.edge_capacity(n.level - 1), options.edge_capacity(n.level));
+            let q = options.router_queue_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32, n.fanout, child, parent);
+            if q < child.max(parent) {
+                return Err(DeviceError::Options(format!(
+                    "a level-{} router ({} children) has no room for queues beside its links of {child} and {parent} rays: lower --link-capacity or --fanout",
+                    n.level, n.fanout
+                )));
+            }
+            router_queue[i] = q;
         }
 
         let mut blobs = Vec::with_capacity(packed.iter().map(|p| p.blob.len()).sum());
@@ -109,8 +124,9 @@ impl DevicePlan {
         let nodes = tree
             .nodes
             .iter()
-            .map(|n| {
-                let params = node_params(n, options, ray_bytes, spill, router_queue);
+            .enumerate()
+            .map(|(i, n)| {
+                let params = node_params(n, options, ray_bytes, spill, router_queue[i]);
                 let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[n.prefix as usize] } else { (0, 0) };
                 RenderNode {
                     role: n.role as u8,
@@ -128,10 +144,18 @@ impl DevicePlan {
             nodes,
             shards: blobs,
             ray_bytes,
-            link_capacity: options.link_capacity,
             slice_pixels,
+            region_bytes: region_bytes as usize,
             rc: options.rc,
         };
+        let mut boxes = vec![[f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY]; packed.len()];
+        for (g, p) in scene.positions.iter().enumerate() {
+            let b = &mut boxes[part.owner(g as u32)];
+            for k in 0..3 {
+                b[k] = b[k].min(p[k]);
+                b[k + 3] = b[k + 3].max(p[k]);
+            }
+        }
         Ok(DevicePlan {
             tree,
             options: options.clone(),
@@ -139,7 +163,8 @@ impl DevicePlan {
             height,
             ray_bytes,
             slice_pixels,
-            largest_shard: (largest_shard as usize).max(4),
+            region_bytes: region_bytes as usize,
+            shard_boxes: boxes,
             partition: part,
             spec,
             sites,
@@ -182,17 +207,46 @@ impl DevicePlan {
             slice_pixels: self.slice_pixels,
             frame,
         };
-        let node = &self.spec.nodes[owner];
-        let mut start_shard = self.spec.shards[node.shard_offset..node.shard_offset + node.shard_bytes].to_vec();
-        start_shard.resize(self.largest_shard, 0);
-        Ok(FrameBlocks { camera: record_bytes(&block), start_shard })
+        Ok(FrameBlocks { camera: record_bytes(&block), region: self.camera_region(owner, cam.position.to_array()) })
+    }
+
+    /// The generator's camera region for a camera at `eye` whose start cell is in
+    /// shard `start`: that shard, then the shards whose sites lie nearest the eye,
+    /// as many as fit. The order is a pure function of the camera, so frames stay
+    /// deterministic.
+    pub fn camera_region(&self, start: usize, eye: [f32; 3]) -> Vec<u8> {
+        let dist = |b: &[f32; 6]| -> f32 {
+            (0..3).map(|k| (b[k] - eye[k]).max(eye[k] - b[k + 3]).max(0.0).powi(2)).sum()
+        };
+        let mut order: Vec<usize> = (0..self.shard_boxes.len()).filter(|&s| s != start).collect();
+        order.sort_by(|&a, &b| dist(&self.shard_boxes[a]).total_cmp(&dist(&self.shard_boxes[b])).then(a.cmp(&b)));
+        let mut header = foam_region_header { count: 0, total_bytes: 0, shard: [0; 64], offset: [0; 64] };
+        let mut blobs = Vec::new();
+        let head = size_of::<foam_region_header>();
+        for s in std::iter::once(start).chain(order) {
+            let node = &self.spec.nodes[s];
+            // The region is sized to hold the largest shard, so the start shard always fits.
+            let full = header.count as usize == header.shard.len() || head + blobs.len() + node.shard_bytes > self.region_bytes;
+            if s != start && full {
+                break;
+            }
+            header.shard[header.count as usize] = s as u16;
+            header.offset[header.count as usize] = (head + blobs.len()) as u32;
+            header.count += 1;
+            blobs.extend_from_slice(&self.spec.shards[node.shard_offset..node.shard_offset + node.shard_bytes]);
+        }
+        header.total_bytes = (head + blobs.len()) as u32;
+        let mut region = record_bytes(&header);
+        region.extend_from_slice(&blobs);
+        region.resize(self.region_bytes, 0);
+        region
     }
 }
 
 /// Host-written bytes of one frame (see [`DevicePlan::frame_blocks`]).
 pub struct FrameBlocks {
     pub camera: Vec<u8>,
-    pub start_shard: Vec<u8>,
+    pub region: Vec<u8>,
 }
 
 fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), DeviceError> {
@@ -205,11 +259,11 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
             "resolution {width}x{height} is outside 1..={MAX_IMAGE_SIDE} per side (pixel coordinates travel in 11 bits)"
         ));
     }
-    if o.link_capacity == 0 || o.tracer_queue == 0 || o.router_queue == Some(0) {
+    if o.link_capacity.contains(&0) || o.tracer_queue == 0 || o.router_queue == Some(0) {
         return bad("link, tracer and router capacities must be at least 1 ray".into());
     }
-    if o.spill.is_some_and(|s| s < o.link_capacity) {
-        return bad(format!("the spill store ({}) must hold at least one link buffer ({})", o.spill.unwrap_or(0), o.link_capacity));
+    if let Err(e) = super::tree::check_fanouts(&o.fanout) {
+        return bad(e.to_string());
     }
     if !(0.0..1.0).contains(&o.t_stop) {
         return bad(format!("transmittance threshold {} must be in [0, 1)", o.t_stop));
@@ -222,7 +276,10 @@ fn node_params(n: &super::tree::Node, o: &DeviceOptions, ray_bytes: u32, spill: 
         layout: layout_code(o.layout),
         ray_bytes,
         hops: o.hops as u32,
-        link_capacity: o.link_capacity,
+        link_capacity: match n.role {
+            Role::Tracer => o.edge_capacity(0),
+            Role::Router | Role::Generator => o.edge_capacity(n.level - 1),
+        },
         queue_capacity: 0,
         shard: n.prefix,
         level_shift: n.level_shift,
@@ -232,7 +289,8 @@ fn node_params(n: &super::tree::Node, o: &DeviceOptions, ray_bytes: u32, spill: 
         batch_kind: o.batch.columns as u32,
         batch_lines: o.batch.lines,
         drain_iters: o.drain_iters,
-        reserved: [0; 3],
+        parent_capacity: if n.role == Role::Router { o.edge_capacity(n.level) } else { 0 },
+        reserved: [0; 2],
     };
     match n.role {
         Role::Tracer => p.queue_capacity = o.tracer_queue,

@@ -56,13 +56,19 @@ pub fn profile(plan: DevicePlan, cam: &Camera, mean_degree: f64) -> Result<Profi
     }
     let tree = plan.tree.clone();
     let ray_bytes = plan.ray_bytes as u64;
-    let link_bytes = LINK_HEADER_BYTES + plan.options.link_capacity as u64 * ray_bytes;
-    let links_max = tree
+    // The tile that sends the most bytes when every link buffer moves whole.
+    let edge = |level: u32| LINK_HEADER_BYTES + plan.options.edge_capacity(level) as u64 * ray_bytes;
+    let (busiest_link_bytes, links_max) = tree
         .nodes
         .iter()
-        .map(|n| n.fanout as u64 + n.parent.is_some() as u64)
+        .map(|n| match n.role {
+            Role::Tracer => (edge(0), 1),
+            Role::Router => (n.fanout as u64 * edge(n.level - 1) + edge(n.level), n.fanout as u64 + 1),
+            Role::Generator => (edge(n.level - 1), 1),
+        })
         .max()
-        .unwrap_or(1);
+        .unwrap_or((0, 1));
+    let link_bytes = busiest_link_bytes / links_max;
     let framebuffer_bytes =
         plan.shards() as u64 * plan.slice_pixels as u64 * size_of::<partition::layout::foam_pixel>() as u64;
     let step_instr = cell_step_instr(mean_degree);
@@ -123,7 +129,7 @@ pub fn profile(plan: DevicePlan, cam: &Camera, mean_degree: f64) -> Result<Profi
         mean_degree,
         link_bytes,
         links_max,
-        busiest_link_bytes: links_max * link_bytes,
+        busiest_link_bytes,
         framebuffer_bytes,
     })
 }

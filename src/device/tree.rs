@@ -1,10 +1,12 @@
-//! Tile roles: tracers at the leaves, a quadtree of routers over the shard-id
-//! bits, and the generator above the root (paper §4.1, §4.3).
+//! Tile roles: tracers at the leaves, a tree of routers over the shard-id bits,
+//! and the generator above the root (paper §4.1, §4.3).
 //!
 //! Shard ids are k-d tree paths (first split = most significant bit), so grouping
-//! ids by their high bits puts spatial neighbours under the same routers. Routers
-//! take two bits (four children) per level; with an odd depth the root takes the
-//! last bit alone and has two children.
+//! ids by their high bits puts spatial neighbours under the same routers. Each
+//! router level takes log2(fanout) bits; the paper's quadtree takes two per level.
+//! Wider routers make paths shorter: a ray crossing between two shards climbs to
+//! their lowest common router and back, and with 16 children per router most
+//! crossings of a 1024-shard k-d tree stay under one router instead of three.
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -21,7 +23,8 @@ pub struct Node {
     pub parent: Option<usize>,
     /// This node's lane among its parent's children.
     pub lane: u32,
-    /// Children: 4 or 2 for routers, 1 for the generator, 0 for tracers.
+    /// Children: a power of two up to FOAM_MAX_FANOUT for routers, 1 for the
+    /// generator, 0 for tracers.
     pub fanout: u32,
     /// Shard-id bits below this node's subtree: a shard `s` is inside iff
     /// `s >> subtree_shift == prefix`.
@@ -47,15 +50,32 @@ pub enum TreeError {
     BadDepth { shards: u64 },
     #[error("{needed} tiles needed ({tracers} tracers, {routers} routers, 1 generator) but the target has {available}")]
     TooManyTiles { needed: u64, tracers: u64, routers: u64, available: u32 },
+    #[error("router fanout {0} must be a power of two from 2 to {max}", max = MAX_FANOUT)]
+    BadFanout(u32),
+}
+
+/// Widest router the codelets handle (layout.h).
+pub const MAX_FANOUT: u32 = partition::layout::FOAM_MAX_FANOUT;
+
+/// Router fanouts per level from the tracers up; the last entry repeats and the
+/// top level takes whatever shard-id bits remain (so it may be narrower).
+pub fn check_fanouts(fanouts: &[u32]) -> Result<(), TreeError> {
+    match fanouts.iter().find(|&&f| f < 2 || f > MAX_FANOUT || !f.is_power_of_two()) {
+        Some(&f) => Err(TreeError::BadFanout(f)),
+        None if fanouts.is_empty() => Err(TreeError::BadFanout(0)),
+        None => Ok(()),
+    }
 }
 
 impl Tree {
-    /// The tree for `2^depth` shards; tracer `s` is on tile `s`, routers follow
-    /// level by level from the bottom, the generator takes the next tile.
-    pub fn new(depth: u32, tiles_available: u32) -> Result<Tree, TreeError> {
+    /// The tree for `2^depth` shards with router `fanouts` per level (see
+    /// [`check_fanouts`]); tracer `s` is on tile `s`, routers follow level by level
+    /// from the bottom, the generator takes the next tile.
+    pub fn new(depth: u32, tiles_available: u32, fanouts: &[u32]) -> Result<Tree, TreeError> {
         if !(1..=15).contains(&depth) {
             return Err(TreeError::BadDepth { shards: 1u64 << depth.min(63) });
         }
+        check_fanouts(fanouts)?;
         let tracers = 1u32 << depth;
         let mut nodes: Vec<Node> = (0..tracers)
             .map(|s| Node {
@@ -74,7 +94,8 @@ impl Tree {
         let mut shift = 0;
         let mut lvl = 0;
         while shift < depth {
-            let bits = if depth - shift >= 2 { 2 } else { 1 };
+            let want = fanouts[(lvl as usize).min(fanouts.len() - 1)].trailing_zeros();
+            let bits = want.min(depth - shift);
             let fanout = 1u32 << bits;
             lvl += 1;
             let mut next = Vec::with_capacity(level.len() / fanout as usize);
@@ -165,7 +186,7 @@ mod tests {
 
     #[test]
     fn paper_tree_has_341_routers_in_five_levels() {
-        let t = Tree::new(10, 1472).unwrap();
+        let t = Tree::new(10, 1472, &[4]).unwrap();
         let per_level: Vec<usize> = (1..=5).map(|l| t.routers().filter(|n| n.level == l).count()).collect();
         assert_eq!(per_level, vec![256, 64, 16, 4, 1]);
         assert_eq!(t.nodes.len(), 1024 + 341 + 1);
@@ -174,11 +195,11 @@ mod tests {
 
     #[test]
     fn odd_depth_root_has_two_children() {
-        let t = Tree::new(5, 1472).unwrap();
+        let t = Tree::new(5, 1472, &[4]).unwrap();
         let root = &t.nodes[t.root()];
         assert_eq!((root.fanout, root.subtree_shift, root.prefix), (2, 5, 0));
         assert_eq!(t.routers().count(), 8 + 2 + 1);
-        let t1 = Tree::new(1, 16).unwrap();
+        let t1 = Tree::new(1, 16, &[4]).unwrap();
         assert_eq!(t1.nodes[t1.root()].fanout, 2);
         assert_eq!(t1.nodes.len(), 4);
     }
@@ -186,7 +207,7 @@ mod tests {
     #[test]
     fn every_shard_routes_down_from_the_root_to_its_tracer() {
         for depth in 1..=8 {
-            let t = Tree::new(depth, 1 << 20).unwrap();
+            let t = Tree::new(depth, 1 << 20, &[4]).unwrap();
             for s in 0..(1u32 << depth) {
                 let mut at = t.root();
                 while t.nodes[at].role == Role::Router {
@@ -202,18 +223,38 @@ mod tests {
 
     #[test]
     fn siblings_share_the_first_router() {
-        let t = Tree::new(10, 1472).unwrap();
+        let t = Tree::new(10, 1472, &[4]).unwrap();
         assert_eq!(t.path_hops(0, 1), 1);
         assert_eq!(t.path_hops(0, 4), 3);
         assert_eq!(t.path_hops(0, 1023), 9);
     }
 
     #[test]
+    fn wide_routers_take_four_bits_per_level() {
+        let t = Tree::new(10, 1472, &[16]).unwrap();
+        let per_level: Vec<(usize, u32)> = (1..=3)
+            .map(|l| {
+                let r: Vec<_> = t.routers().filter(|n| n.level == l).collect();
+                (r.len(), r[0].fanout)
+            })
+            .collect();
+        assert_eq!(per_level, vec![(64, 16), (4, 16), (1, 4)]);
+        assert_eq!(t.path_hops(0, 15), 1);
+        assert_eq!(t.path_hops(0, 16), 3);
+        assert_eq!(t.path_hops(0, 1023), 5);
+        let mixed = Tree::new(10, 1472, &[16, 8]).unwrap();
+        assert_eq!(mixed.routers().map(|n| n.fanout).filter(|&f| f == 8).count(), 8 + 1);
+        for bad in [&[3u32][..], &[32], &[1], &[]] {
+            assert!(Tree::new(10, 1472, bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn too_many_tiles_is_an_error() {
-        let e = Tree::new(11, 1472).unwrap_err();
+        let e = Tree::new(11, 1472, &[4]).unwrap_err();
         assert!(e.to_string().contains("the target has 1472"), "{e}");
-        assert!(Tree::new(0, 1472).is_err());
+        assert!(Tree::new(0, 1472, &[4]).is_err());
         // Shard 0xFFFF would read as an empty slot.
-        assert!(Tree::new(16, u32::MAX).unwrap_err().to_string().contains("32,768"));
+        assert!(Tree::new(16, u32::MAX, &[4]).unwrap_err().to_string().contains("32,768"));
     }
 }

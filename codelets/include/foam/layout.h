@@ -89,6 +89,22 @@ typedef struct foam_camera {
 } foam_camera;
 FOAM_STATIC_ASSERT(sizeof(foam_camera) == 88, "foam_camera is 88 bytes");
 
+/* ---- camera region (generator tile) ------------------------------------------
+ * Copies of the shards nearest the camera, written by the host with each camera:
+ *   foam_region_header | shard blob | shard blob | ...
+ * The generator marches new primary rays through them before they enter the
+ * tree, so the shards every primary ray crosses first are not a queue of their
+ * own (paper §5.4: the camera's shard serialises the frame). shard[0] is the
+ * shard holding the camera's start cell. Offsets are bytes from the region start. */
+#define FOAM_REGION_MAX_SHARDS 64
+typedef struct foam_region_header {
+  uint32_t count;       /* shards held */
+  uint32_t total_bytes; /* header and blobs */
+  uint16_t shard[FOAM_REGION_MAX_SHARDS];
+  uint32_t offset[FOAM_REGION_MAX_SHARDS];
+} foam_region_header;
+FOAM_STATIC_ASSERT(sizeof(foam_region_header) == 392, "foam_region_header is 392 bytes");
+
 /* ---- framebuffer slice ---------------------------------------------------- */
 
 /* One pixel of a tracer's framebuffer slice. `writes` counts how many finished
@@ -188,18 +204,22 @@ typedef struct foam_params {
   uint32_t layout;       /* foam_layout */
   uint32_t ray_bytes;    /* payload stride: 28/24/20, +4 with hop counters */
   uint32_t hops;         /* 1 when foam_ray_hops follows each payload */
-  uint32_t link_capacity;  /* rays per link buffer */
+  uint32_t link_capacity;  /* rays per link buffer: a router's child lanes, a tracer's or the generator's one edge */
   uint32_t queue_capacity; /* rays per router queue / tracer pending store / generator spill */
   uint32_t shard;        /* tracer: its shard id; router: subtree prefix; generator: 0 */
   uint32_t level_shift;  /* router: shard-id bits below its children (child = (id >> shift) & (fanout-1)) */
-  uint32_t fanout;       /* router: number of children (2 or 4) */
+  uint32_t fanout;       /* router: number of children (a power of two, 2..FOAM_MAX_FANOUT) */
   uint32_t subtree_shift; /* router: a shard is in the subtree iff (id >> subtree_shift) == shard */
   /* generator */
   uint32_t max_in_flight; /* never more rays injected and unfinished than this */
   uint32_t batch_kind;    /* 0 rows, 1 columns */
   uint32_t batch_lines;   /* rows or columns per batch */
   uint32_t drain_iters;   /* idle iterations after each batch */
-  uint32_t reserved[3];
+  /* router: rays per buffer of the edge to its parent. Edges are sized per tree
+   * level, so the few busy edges near the root can be wide while the many tracer
+   * edges (most of the exchanged bytes) stay narrow. */
+  uint32_t parent_capacity;
+  uint32_t reserved[2];
 } foam_params;
 FOAM_STATIC_ASSERT(sizeof(foam_params) == 64, "foam_params is 64 bytes");
 
@@ -231,12 +251,14 @@ FOAM_STATIC_ASSERT(sizeof(foam_frame_status) == 32, "foam_frame_status is 32 byt
 /* ---- per-role control state (codelet-private meaning, host allocates and zeroes) -- */
 
 #define FOAM_WORKERS 6
-#define FOAM_MAX_FANOUT 4
-/* Router ray categories: DOWN to child c (0..3), TURN to child c (4..7), UP (8). */
+/* Wide routers shorten paths: with 16 children per router a 1024-shard tree has
+ * three router levels instead of five. */
+#define FOAM_MAX_FANOUT 16
+/* Router ray categories: DOWN to child c, TURN to child c, UP. */
 #define FOAM_CAT_DOWN 0
-#define FOAM_CAT_TURN 4
-#define FOAM_CAT_UP 8
-#define FOAM_CATS 9
+#define FOAM_CAT_TURN FOAM_MAX_FANOUT
+#define FOAM_CAT_UP (2 * FOAM_MAX_FANOUT)
+#define FOAM_CATS (2 * FOAM_MAX_FANOUT + 1)
 
 /* A router's control block. RouterCount fills `counts` (one row per worker, so
  * workers write disjoint words); RouterPlan turns them into ranks and lane/queue
@@ -257,7 +279,7 @@ typedef struct foam_router_ctl {
   uint32_t rr;                            /* child that gets leftover credit first */
   uint32_t reserved[2];
 } foam_router_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 624, "foam_router_ctl is 624 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 2208, "foam_router_ctl is 2208 bytes");
 
 /* Per-worker counters of a tracer, written by TracerMarch (one row per worker). */
 #define FOAM_TW_MARCHED 0
@@ -281,7 +303,7 @@ typedef struct foam_generator_ctl {
   uint32_t granted;    /* credit given to the root last step */
   uint32_t march_begin, march_end; /* outbox slots of this step's new primary rays */
   uint32_t reserved;
-  uint32_t work[FOAM_WORKERS][2]; /* per worker: primaries marched, cells marched */
+  uint32_t work[FOAM_WORKERS][2]; /* per worker: shard visits marched, cells marched */
 } foam_generator_ctl;
 FOAM_STATIC_ASSERT(sizeof(foam_generator_ctl) == 80, "foam_generator_ctl is 80 bytes");
 
