@@ -135,6 +135,7 @@ fn bad_tree_options_are_one_line_errors() {
         (DeviceOptions { link_capacity: vec![384, 0], ..opts(RayLayout::Half) }, "at least 1 ray"),
         (DeviceOptions { link_capacity: vec![4096], ..opts(RayLayout::Half) }, "no room for queues"),
         (DeviceOptions { region_bytes: Some(600 * 1024), ..opts(RayLayout::Half) }, "no room for a spill store"),
+        (DeviceOptions { spill: Some(100), ..opts(RayLayout::Half) }, "the spill store (100) must hold at least one link buffer"),
     ] {
         let e = plan(o).expect("must be refused");
         assert!(e.contains(want) && !e.contains('\n'), "{e}");

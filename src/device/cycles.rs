@@ -28,8 +28,9 @@
 //!
 //! The exchange is modelled as built: a static `Copy` moves every link buffer in full
 //! each iteration, whatever it holds, so the busiest tile (the router whose lanes
-//! hold the most bytes) moves all of its buffers each way. The "occupied slots only" figure shows what an
-//! exchange moving just the rays present would cost (a lower bound for that design).
+//! hold the most bytes) moves all of its buffers each way. The "occupied slots
+//! only" figure shows what an exchange moving just the rays present would cost (a
+//! lower bound for that design).
 
 use serde::Serialize;
 

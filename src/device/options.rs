@@ -98,7 +98,7 @@ pub const REGION_HEADER_BYTES: u32 = std::mem::size_of::<partition::layout::foam
 
 /// Bytes of one link buffer of `capacity` rays.
 pub fn link_bytes(capacity: u32, ray_bytes: u32) -> u32 {
-    16 + capacity * ray_bytes
+    std::mem::size_of::<partition::layout::foam_link_header>() as u32 + capacity * ray_bytes
 }
 
 /// Default rays per link buffer by level for the 20-byte half payload: narrow

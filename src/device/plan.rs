@@ -43,8 +43,6 @@ pub struct DevicePlan {
     pub ray_bytes: u32,
     /// Pixels per framebuffer slice: pixel p lives on tracer p / slice_pixels.
     pub slice_pixels: u32,
-    /// Bytes of the generator's camera region.
-    pub region_bytes: usize,
     /// Bounds of each shard's sites (min xyz, max xyz): which shards are nearest a camera.
     shard_boxes: Vec<[f32; 6]>,
     pub spec: RenderSpec,
@@ -97,6 +95,11 @@ impl DevicePlan {
         let tile = partition::MK2_TILE_BYTES as u32;
         let region_bytes = options.region_capacity(ray_bytes, tile, largest_shard, top_edge);
         let spill = options.spill_capacity(ray_bytes, tile, region_bytes, top_edge);
+        if let Some(s) = options.spill.filter(|&s| s < top_edge) {
+            return Err(DeviceError::Options(format!(
+                "the spill store ({s}) must hold at least one link buffer ({top_edge} rays)"
+            )));
+        }
         if spill < top_edge {
             return Err(DeviceError::Options(format!(
                 "the generator tile has no room for a spill store of at least one link buffer ({top_edge} rays) beside its camera region ({region_bytes} B, the largest shard is {largest_shard} B): use more shards or a smaller --region-kib"
@@ -105,7 +108,7 @@ impl DevicePlan {
         let mut router_queue = vec![0u32; tree.nodes.len()];
         for (i, n) in tree.nodes.iter().enumerate().filter(|(_, n)| n.role == Role::Router) {
             let (child, parent) = (options.edge_capacity(n.level - 1), options.edge_capacity(n.level));
-            let q = options.router_queue_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32, n.fanout, child, parent);
+            let q = options.router_queue_capacity(ray_bytes, tile, n.fanout, child, parent);
             if q < child.max(parent) {
                 return Err(DeviceError::Options(format!(
                     "a level-{} router ({} children) has no room for queues beside its links of {child} and {parent} rays: lower --link-capacity or --fanout",
@@ -163,7 +166,6 @@ impl DevicePlan {
             height,
             ray_bytes,
             slice_pixels,
-            region_bytes: region_bytes as usize,
             shard_boxes: boxes,
             partition: part,
             spec,
@@ -220,13 +222,13 @@ impl DevicePlan {
         };
         let mut order: Vec<usize> = (0..self.shard_boxes.len()).filter(|&s| s != start).collect();
         order.sort_by(|&a, &b| dist(&self.shard_boxes[a]).total_cmp(&dist(&self.shard_boxes[b])).then(a.cmp(&b)));
-        let mut header = foam_region_header { count: 0, total_bytes: 0, shard: [0; 64], offset: [0; 64] };
+        let mut header = foam_region_header { count: 0, total_bytes: 0, shard: [0; REGION_SHARDS], offset: [0; REGION_SHARDS] };
         let mut blobs = Vec::new();
         let head = size_of::<foam_region_header>();
         for s in std::iter::once(start).chain(order) {
             let node = &self.spec.nodes[s];
             // The region is sized to hold the largest shard, so the start shard always fits.
-            let full = header.count as usize == header.shard.len() || head + blobs.len() + node.shard_bytes > self.region_bytes;
+            let full = header.count as usize == header.shard.len() || head + blobs.len() + node.shard_bytes > self.spec.region_bytes;
             if s != start && full {
                 break;
             }
@@ -238,10 +240,12 @@ impl DevicePlan {
         header.total_bytes = (head + blobs.len()) as u32;
         let mut region = record_bytes(&header);
         region.extend_from_slice(&blobs);
-        region.resize(self.region_bytes, 0);
+        region.resize(self.spec.region_bytes, 0);
         region
     }
 }
+
+const REGION_SHARDS: usize = partition::layout::FOAM_REGION_MAX_SHARDS as usize;
 
 /// Host-written bytes of one frame (see [`DevicePlan::frame_blocks`]).
 pub struct FrameBlocks {
@@ -261,9 +265,6 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
     }
     if o.link_capacity.contains(&0) || o.tracer_queue == 0 || o.router_queue == Some(0) {
         return bad("link, tracer and router capacities must be at least 1 ray".into());
-    }
-    if let Err(e) = super::tree::check_fanouts(&o.fanout) {
-        return bad(e.to_string());
     }
     if !(0.0..1.0).contains(&o.t_stop) {
         return bad(format!("transmittance threshold {} must be in [0, 1)", o.t_stop));

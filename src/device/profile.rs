@@ -57,7 +57,7 @@ pub fn profile(plan: DevicePlan, cam: &Camera, mean_degree: f64) -> Result<Profi
     let tree = plan.tree.clone();
     let ray_bytes = plan.ray_bytes as u64;
     // The tile that sends the most bytes when every link buffer moves whole.
-    let edge = |level: u32| LINK_HEADER_BYTES + plan.options.edge_capacity(level) as u64 * ray_bytes;
+    let edge = |level: u32| super::options::link_bytes(plan.options.edge_capacity(level), plan.ray_bytes) as u64;
     let (busiest_link_bytes, links_max) = tree
         .nodes
         .iter()
