@@ -65,24 +65,28 @@ public:
     memmove(store, store + (size_t)respill * stride, (size_t)(c.spill - respill) * stride);
     c.spill -= respill;
 
-    // New primary rays, one batch at a time, with optional idle windows between.
+    // New primary rays in scan order, batch after batch, as far as the root's credit
+    // and the in-flight cap allow. With drain iterations the generator idles that
+    // many steps after each batch (the paper's hand-tuned schedule); without, batches
+    // follow each other within a step, so only the credits pace the injection.
     const uint32_t inFlight = fs.injected - in.finished;
     uint32_t room = inFlight < p.max_in_flight ? p.max_in_flight - inFlight : 0;
-    if (c.batch_left == 0 && c.next < total) {
-      if (c.drain_left > 0) {
-        c.drain_left--;
-      } else {
+    if (room > limit - sent) room = limit - sent;
+    bool idle = false;
+    if (c.batch_left == 0 && c.next < total && c.drain_left > 0) {
+      c.drain_left--;
+      idle = true;
+    }
+    c.march_begin = sent;
+    uint32_t emit = 0;
+    while (!idle && emit < room && c.next < total) {
+      if (c.batch_left == 0) {
+        if (c.drain_left > 0) break;  // the drain window starts next step
         uint32_t lines = p.batch_kind == 0 ? cam.width : cam.height;
         uint32_t batch = p.batch_lines * lines;
         c.batch_left = total - c.next < batch ? total - c.next : batch;
         c.drain_left = p.drain_iters;
       }
-    }
-    c.march_begin = sent;
-    uint32_t emit = c.batch_left;
-    if (emit > limit - sent) emit = limit - sent;
-    if (emit > room) emit = room;
-    for (uint32_t i = 0; i < emit; ++i, ++c.next) {
       uint32_t x, y;
       if (p.batch_kind == 0) {
         x = c.next % cam.width;
@@ -101,9 +105,11 @@ public:
       r.depth = -1.0f;
       r.router_hops = r.tracer_hops = 0;
       foam_ray_store(out + (size_t)sent++ * stride, p.layout, p.hops, &r);
+      ++c.next;
+      --c.batch_left;
+      ++emit;
     }
     c.march_end = sent;
-    c.batch_left -= emit;
     fs.injected += emit;
     if (sent < cap) foam_slot_invalidate(out + (size_t)sent * stride);
 
@@ -141,11 +147,15 @@ public:
 
 namespace {
 
-// Index of `shard` among the region's copies, or -1.
+// Index of `shard` among the region's copies (listed by ascending id), or -1.
 inline int regionIndex(const foam_region_header &h, uint16_t shard) {
-  for (uint32_t k = 0; k < h.count; ++k)
-    if (h.shard[k] == shard) return (int)k;
-  return -1;
+  uint32_t lo = 0, hi = h.count;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (h.shard[mid] < shard) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < h.count && h.shard[lo] == shard ? (int)lo : -1;
 }
 
 }  // namespace

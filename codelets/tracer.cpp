@@ -22,9 +22,8 @@ namespace {
 bool writePixel(unsigned char *pixels, unsigned slicePixels, const foam_params &p, const foam_camera &cam,
                 const foam_ray &ray) {
   uint32_t pixel = foam_px_y(ray.px) * cam.width + foam_px_x(ray.px);
-  uint32_t first = p.shard * cam.slice_pixels;
-  if (pixel < first || pixel - first >= slicePixels) return false;
-  unsigned char *slot = pixels + (size_t)(pixel - first) * sizeof(foam_pixel);
+  if (pixel % cam.tracers != p.shard || pixel / cam.tracers >= slicePixels) return false;
+  unsigned char *slot = pixels + (size_t)(pixel / cam.tracers) * sizeof(foam_pixel);
   foam_pixel px;
   memcpy(&px, slot, sizeof px);
   px.r = ray.r;
@@ -40,6 +39,19 @@ bool writePixel(unsigned char *pixels, unsigned slicePixels, const foam_params &
   return true;
 }
 
+void keepResult(unsigned char *slot, const foam_camera &cam, const foam_params &p, const foam_ray &ray) {
+  foam_result r;
+  r.pixel = foam_px_y(ray.px) * cam.width + foam_px_x(ray.px) + 1;
+  r.r = ray.r;
+  r.g = ray.g;
+  r.b = ray.b;
+  r.opacity = 1.0f - ray.T;
+  r.depth = p.layout == FOAM_LAYOUT_HALF && ray.depth >= 0.0f ? ray.depth : -1.0f;
+  r.router_hops = ray.router_hops;
+  r.tracer_hops = ray.tracer_hops;
+  memcpy(slot, &r, sizeof r);
+}
+
 }  // namespace
 
 // Phase 1 of a step: six workers march disjoint ranges of the inbox in place. A
@@ -52,6 +64,7 @@ public:
   Input<Bytes> params;
   InOut<Bytes> inbox;
   InOut<Bytes> pixels;
+  InOut<Bytes> results;  // result store: worker w owns slots [w, w + 1) * result_slots
   InOut<Words> ctl;  // foam_tracer_ctl; this vertex writes only work[workerId]
 
   bool compute(unsigned workerId) {
@@ -65,7 +78,8 @@ public:
     const unsigned begin = hdr.count * workerId / workers;
     const unsigned end = hdr.count * (workerId + 1) / workers;
     unsigned char *slots = &inbox[0] + sizeof(foam_link_header);
-    unsigned *work = &ctl[0] + offsetof(foam_tracer_ctl, work) / 4 + workerId * 4;
+    unsigned *work = &ctl[0] + offsetof(foam_tracer_ctl, work) / 4 + workerId * FOAM_TW_COUNTERS;
+    unsigned char *store = &results[0] + (size_t)workerId * p.result_slots * sizeof(foam_result);
 
     for (unsigned i = begin; i < end; ++i) {
       unsigned char *slot = slots + (size_t)i * p.ray_bytes;
@@ -78,6 +92,20 @@ public:
       if (ray.cell != FOAM_FINISHED_CELL) {
         work[FOAM_TW_STEPS] += foam_visit(&view, &cam, &ray);
         work[FOAM_TW_MARCHED]++;
+        // A pixel gets the payload's precision wherever its ray ends: as if it had
+        // travelled once more.
+        if (ray.cell == FOAM_FINISHED_CELL) {
+          foam_ray_store(slot, p.layout, p.hops, &ray);
+          foam_ray_load(slot, p.layout, p.hops, &ray);
+        }
+        // Finished here: keep it in this worker's part of the result store if
+        // there is room, instead of sending it home through the tree.
+        if (ray.cell == FOAM_FINISHED_CELL && work[FOAM_TW_RESULTS] < p.result_slots) {
+          keepResult(store + (size_t)work[FOAM_TW_RESULTS]++ * sizeof(foam_result), cam, p, ray);
+          work[FOAM_TW_PIXELS]++;
+          foam_slot_invalidate(slot);
+          continue;
+        }
       }
       const bool finished = ray.cell == FOAM_FINISHED_CELL;
       if (finished && ray.shard == p.shard) {
@@ -147,9 +175,9 @@ public:
     if (grant > p.link_capacity) grant = p.link_capacity;
 
     foam_tile_stats st = load<foam_tile_stats>(stats);
-    uint32_t totals[4] = {0, 0, 0, 0};
+    uint32_t totals[FOAM_TW_COUNTERS] = {};
     for (unsigned w = 0; w < FOAM_WORKERS; ++w)
-      for (unsigned k = 0; k < 4; ++k) totals[k] += c.work[w][k];
+      for (unsigned k = 0; k < FOAM_TW_COUNTERS; ++k) totals[k] += c.work[w][k];
     foam_link_header h;
     h.count = sent;
     h.credit = grant;
@@ -174,6 +202,6 @@ public:
 };
 
 #ifndef __IPU__
-FOAM_HOST_VERTEX(TracerMarch, shard, camera, params, inbox, pixels, ctl)
+FOAM_HOST_VERTEX(TracerMarch, shard, camera, params, inbox, pixels, results, ctl)
 FOAM_HOST_VERTEX(TracerSend, params, inbox, outbox, pending, ctl, stats)
 #endif

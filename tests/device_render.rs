@@ -26,7 +26,7 @@ fn garden() -> &'static (Scene, Camera) {
 fn render(scene: &Scene, cam: &Camera, shards: u64, opts: &DeviceOptions) -> DeviceFrame {
     let plan = DevicePlan::new(scene, shards, cam.width, cam.height, opts, &|| {}).unwrap();
     let mut r = DeviceRenderer::new(plan).unwrap();
-    r.render(cam, &mut |_, _| {}).unwrap()
+    r.render(scene, cam, &mut |_, _| {}).unwrap()
 }
 
 fn reference(scene: &Scene, cam: &Camera) -> Vec<f64> {
@@ -100,7 +100,7 @@ fn tiny_buffers_apply_back_pressure_and_change_nothing() {
 }
 
 #[test]
-fn tree_shape_link_sizes_and_camera_region_change_nothing_but_speed() {
+fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_speed() {
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(96, 72).unwrap();
     let base = render(scene, &cam, 256, &opts(RayLayout::Half));
@@ -112,6 +112,10 @@ fn tree_shape_link_sizes_and_camera_region_change_nothing_but_speed() {
         DeviceOptions { fanout: vec![2, 16, 8], link_capacity: vec![7, 300, 33], ..opts(RayLayout::Half) },
         // A region as large as the spill store allows.
         DeviceOptions { region_bytes: Some(400 * 1024), ..opts(RayLayout::Half) },
+        // Every finished ray travels to its pixel's home tracer...
+        DeviceOptions { results: 0, ..opts(RayLayout::Half) },
+        // ...or only those that find a tracer's one slot per worker taken.
+        DeviceOptions { results: 6, ..opts(RayLayout::Half) },
     ];
     let mut hops = Vec::new();
     for o in &variants {
@@ -120,8 +124,10 @@ fn tree_shape_link_sizes_and_camera_region_change_nothing_but_speed() {
         assert_eq!(f.output, base.output, "{:?} / {:?}: the image must not depend on the tree", o.fanout, o.link_capacity);
         hops.push(f.stats.router_hops_per_tracer_hop);
     }
-    // Wider routers shorten routes: the quadtree pays more router hops per tracer hop.
-    assert!(hops[0] > base.stats.router_hops_per_tracer_hop, "{hops:?} vs {}", base.stats.router_hops_per_tracer_hop);
+    // Wider routers shorten routes: the quadtree pays more router hops per tracer hop;
+    // and rays kept where they finish save the trip home.
+    let b = base.stats.router_hops_per_tracer_hop;
+    assert!(hops[0] > b && hops[3] > hops[4] && hops[4] > b, "{hops:?} vs {b}");
 }
 
 #[test]
@@ -148,8 +154,8 @@ fn reruns_and_thread_counts_are_bit_identical() {
     let cam = garden_cam.resized(80, 60).unwrap();
     let plan = DevicePlan::new(scene, 64, cam.width, cam.height, &opts(RayLayout::Half), &|| {}).unwrap();
     let mut r = DeviceRenderer::new(plan).unwrap();
-    let a = r.render(&cam, &mut |_, _| {}).unwrap();
-    let b = r.render(&cam, &mut |_, _| {}).unwrap();
+    let a = r.render(scene, &cam, &mut |_, _| {}).unwrap();
+    let b = r.render(scene, &cam, &mut |_, _| {}).unwrap();
     assert_eq!(a.output, b.output, "a second frame on the same engine");
     assert_eq!(a.stats.iterations, b.stats.iterations);
     // Thread count is read by the runtime's pool from FOAM_THREADS; run a child test

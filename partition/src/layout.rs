@@ -8,7 +8,7 @@ pub const FOAM_INVALID_SHARD: u32 = 65535;
 pub const FOAM_FINISHED_CELL: u32 = 65535;
 pub const FOAM_MAX_CELL_STEPS: u32 = 1024;
 pub const FOAM_SHARD_MAGIC: u32 = 1296125766;
-pub const FOAM_REGION_MAX_SHARDS: u32 = 64;
+pub const FOAM_REGION_MAX_SHARDS: u32 = 256;
 pub const FOAM_PX_BITS: u32 = 11;
 pub const FOAM_MAX_IMAGE_SIDE: u32 = 2048;
 pub const FOAM_PX_MASK: u32 = 2047;
@@ -23,6 +23,8 @@ pub const FOAM_TW_MARCHED: u32 = 0;
 pub const FOAM_TW_STEPS: u32 = 1;
 pub const FOAM_TW_PIXELS: u32 = 2;
 pub const FOAM_TW_MISROUTED: u32 = 3;
+pub const FOAM_TW_RESULTS: u32 = 4;
+pub const FOAM_TW_COUNTERS: u32 = 5;
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct foam_cell {
@@ -149,10 +151,11 @@ pub struct foam_camera {
     pub start_cell: u16,
     pub slice_pixels: u32,
     pub frame: u32,
+    pub tracers: u32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_camera"][::core::mem::size_of::<foam_camera>() - 88usize];
+    ["Size of foam_camera"][::core::mem::size_of::<foam_camera>() - 92usize];
     ["Alignment of foam_camera"][::core::mem::align_of::<foam_camera>() - 4usize];
     [
         "Offset of field: foam_camera::c2w",
@@ -190,20 +193,23 @@ const _: () = {
     [
         "Offset of field: foam_camera::frame",
     ][::core::mem::offset_of!(foam_camera, frame) - 84usize];
+    [
+        "Offset of field: foam_camera::tracers",
+    ][::core::mem::offset_of!(foam_camera, tracers) - 88usize];
 };
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq)]
 pub struct foam_region_header {
     pub count: u32,
     pub total_bytes: u32,
-    pub shard: [u16; 64usize],
-    pub offset: [u32; 64usize],
+    pub shard: [u16; 256usize],
+    pub offset: [u32; 256usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
         "Size of foam_region_header",
-    ][::core::mem::size_of::<foam_region_header>() - 392usize];
+    ][::core::mem::size_of::<foam_region_header>() - 1544usize];
     [
         "Alignment of foam_region_header",
     ][::core::mem::align_of::<foam_region_header>() - 4usize];
@@ -218,7 +224,7 @@ const _: () = {
     ][::core::mem::offset_of!(foam_region_header, shard) - 8usize];
     [
         "Offset of field: foam_region_header::offset",
-    ][::core::mem::offset_of!(foam_region_header, offset) - 136usize];
+    ][::core::mem::offset_of!(foam_region_header, offset) - 520usize];
 };
 impl Default for foam_region_header {
     fn default() -> Self {
@@ -263,6 +269,47 @@ const _: () = {
     [
         "Offset of field: foam_pixel::writes",
     ][::core::mem::offset_of!(foam_pixel, writes) - 24usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_result {
+    pub pixel: u32,
+    pub r: f32,
+    pub g: f32,
+    pub b: f32,
+    pub opacity: f32,
+    pub depth: f32,
+    pub router_hops: u16,
+    pub tracer_hops: u16,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of foam_result"][::core::mem::size_of::<foam_result>() - 28usize];
+    ["Alignment of foam_result"][::core::mem::align_of::<foam_result>() - 4usize];
+    [
+        "Offset of field: foam_result::pixel",
+    ][::core::mem::offset_of!(foam_result, pixel) - 0usize];
+    [
+        "Offset of field: foam_result::r",
+    ][::core::mem::offset_of!(foam_result, r) - 4usize];
+    [
+        "Offset of field: foam_result::g",
+    ][::core::mem::offset_of!(foam_result, g) - 8usize];
+    [
+        "Offset of field: foam_result::b",
+    ][::core::mem::offset_of!(foam_result, b) - 12usize];
+    [
+        "Offset of field: foam_result::opacity",
+    ][::core::mem::offset_of!(foam_result, opacity) - 16usize];
+    [
+        "Offset of field: foam_result::depth",
+    ][::core::mem::offset_of!(foam_result, depth) - 20usize];
+    [
+        "Offset of field: foam_result::router_hops",
+    ][::core::mem::offset_of!(foam_result, router_hops) - 24usize];
+    [
+        "Offset of field: foam_result::tracer_hops",
+    ][::core::mem::offset_of!(foam_result, tracer_hops) - 26usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
@@ -461,7 +508,8 @@ pub struct foam_params {
     pub batch_lines: u32,
     pub drain_iters: u32,
     pub parent_capacity: u32,
-    pub reserved: [u32; 2usize],
+    pub result_slots: u32,
+    pub reserved: u32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
@@ -510,8 +558,11 @@ const _: () = {
         "Offset of field: foam_params::parent_capacity",
     ][::core::mem::offset_of!(foam_params, parent_capacity) - 52usize];
     [
+        "Offset of field: foam_params::result_slots",
+    ][::core::mem::offset_of!(foam_params, result_slots) - 56usize];
+    [
         "Offset of field: foam_params::reserved",
-    ][::core::mem::offset_of!(foam_params, reserved) - 56usize];
+    ][::core::mem::offset_of!(foam_params, reserved) - 60usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
@@ -682,11 +733,11 @@ pub struct foam_tracer_ctl {
     pub granted: u32,
     pub overflow: u32,
     pub reserved: u32,
-    pub work: [[u32; 4usize]; 6usize],
+    pub work: [[u32; 5usize]; 6usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_tracer_ctl"][::core::mem::size_of::<foam_tracer_ctl>() - 112usize];
+    ["Size of foam_tracer_ctl"][::core::mem::size_of::<foam_tracer_ctl>() - 136usize];
     [
         "Alignment of foam_tracer_ctl",
     ][::core::mem::align_of::<foam_tracer_ctl>() - 4usize];

@@ -12,6 +12,7 @@ fn rust_size(name: &str) -> Option<usize> {
         "foam_shard_header" => size_of::<foam_shard_header>(),
         "foam_camera" => size_of::<foam_camera>(),
         "foam_pixel" => size_of::<foam_pixel>(),
+        "foam_result" => size_of::<foam_result>(),
         "foam_ray_dest" => size_of::<foam_ray_dest>(),
         "foam_ray_fp32" => size_of::<foam_ray_fp32>(),
         "foam_ray_mixed" => size_of::<foam_ray_mixed>(),
@@ -42,7 +43,7 @@ fn static_asserted_sizes_match() {
         assert_eq!(got, n, "{name}: Rust {got} B, layout.h {n} B");
         checked.push(name.to_string());
     }
-    assert_eq!(checked.len(), 18, "every struct of layout.h is asserted: {checked:?}");
+    assert_eq!(checked.len(), 19, "every struct of layout.h is asserted: {checked:?}");
 }
 
 #[test]
@@ -52,14 +53,15 @@ fn structs_have_no_padding() {
     assert_eq!(size_of::<foam_halo>(), 3 * 4 + 2 * 2);
     assert_eq!(size_of::<foam_shard_header>(), 4 + 2 * 2 + 8 * 4);
     assert_eq!(size_of::<foam_pixel>(), 5 * 4 + 2 * 2 + 4);
-    assert_eq!(size_of::<foam_camera>(), 16 * 4 + 3 * 4 + 2 * 2 + 2 * 4);
+    assert_eq!(size_of::<foam_result>(), 6 * 4 + 2 * 2);
+    assert_eq!(size_of::<foam_camera>(), 16 * 4 + 3 * 4 + 2 * 2 + 3 * 4);
     assert_eq!(size_of::<foam_params>(), 16 * 4);
     let (f, cats) = (FOAM_MAX_FANOUT as usize, FOAM_CATS as usize);
     assert_eq!(cats, 2 * f + 1);
     assert_eq!(size_of::<foam_router_ctl>(), (5 + (f + 1) + 2 * 6 * cats + 3 * cats + 2 * f + 3) * 4);
     let shards = FOAM_REGION_MAX_SHARDS as usize;
     assert_eq!(size_of::<foam_region_header>(), 2 * 4 + shards * (2 + 4));
-    assert_eq!(size_of::<foam_tracer_ctl>(), (4 + 6 * 4) * 4);
+    assert_eq!(size_of::<foam_tracer_ctl>(), (4 + 6 * FOAM_TW_COUNTERS as usize) * 4);
 }
 
 #[test]

@@ -21,7 +21,7 @@ namespace program = poplar::program;
 // The tensors one node owns, all mapped to its tile.
 struct NodeTensors {
   Tensor params, inboxes, outboxes, ctl, stats;
-  Tensor shard, camera, pending, pixels;  // tracers
+  Tensor shard, camera, pending, pixels, results;  // tracers
   Tensor queues;                          // routers
   Tensor spill, status, region;           // generator
 };
@@ -82,6 +82,9 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       x.pending = bytes(g, n.tile, (std::size_t)p.queue_capacity * spec.rayBytes, name + "/pending");
       x.ctl = words(g, n.tile, sizeof(foam_tracer_ctl) / 4, name + "/ctl");
       x.pixels = bytes(g, n.tile, (std::size_t)spec.slicePixels * sizeof(foam_pixel), name + "/pixels");
+      // At least one word, so that no result store (--results 0) is still a tensor.
+      x.results = bytes(g, n.tile, std::max<std::size_t>(4, (std::size_t)FOAM_WORKERS * p.result_slots * sizeof(foam_result)),
+                        name + "/results");
       break;
     case Role::Router:
       if (n.fanout < 2 || n.fanout > FOAM_MAX_FANOUT || (n.fanout & (n.fanout - 1)) || n.fanout != p.fanout)
@@ -122,7 +125,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
     g.setTileMapping(v, tile);
   };
 
-  std::vector<Tensor> exSrc, exDst, camDst, pixelSlices, statsAll;
+  std::vector<Tensor> exSrc, exDst, camDst, pixelSlices, resultStores, statsAll;
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec &n = spec.nodes[i];
     NodeTensors &x = t[i];
@@ -132,7 +135,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
     case Role::Tracer: {
       auto march = g.addVertex(step1, "TracerMarch",
                                {{"shard", x.shard}, {"camera", x.camera}, {"params", x.params},
-                                {"inbox", x.inboxes}, {"pixels", x.pixels}, {"ctl", x.ctl}});
+                                {"inbox", x.inboxes}, {"pixels", x.pixels}, {"results", x.results}, {"ctl", x.ctl}});
       g.setTileMapping(march, tile);
       auto send = g.addVertex(step2, "TracerSend",
                               {{"params", x.params}, {"inbox", x.inboxes}, {"outbox", x.outboxes},
@@ -140,7 +143,8 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       g.setTileMapping(send, tile);
       camDst.push_back(x.camera);
       pixelSlices.push_back(x.pixels);
-      for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.pixels, &x.stats}) zero(*z, tile);
+      resultStores.push_back(x.results);
+      for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.pixels, &x.results, &x.stats}) zero(*z, tile);
       zeroWords(x.ctl, tile);
       break;
     }
@@ -215,6 +219,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
   g.createHostWrite(kRegionHandle, t[(std::size_t)generator].region);
   g.createHostRead(kStatusHandle, t[(std::size_t)generator].status);
   g.createHostRead(kPixelsHandle, poplar::concat(pixelSlices));
+  g.createHostRead(kResultsHandle, poplar::concat(resultStores));
   g.createHostRead(kStatsHandle, poplar::concat(statsAll));
 
   std::vector<program::Program> progs(kNumPrograms);

@@ -42,6 +42,7 @@ inline constexpr const char *kCameraHandle = "camera";
 inline constexpr const char *kRegionHandle = "camera_region";
 inline constexpr const char *kStatusHandle = "status";
 inline constexpr const char *kPixelsHandle = "pixels";
+inline constexpr const char *kResultsHandle = "results";
 inline constexpr const char *kStatsHandle = "stats";
 
 // Programs, by index in the returned vector.

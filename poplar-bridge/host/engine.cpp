@@ -15,7 +15,13 @@ namespace poplar_host {
 struct VRun {
   void *obj;
   bool (*run)(void *);
+  bool (*runWorker)(void *, unsigned);
   unsigned vertex;
+};
+
+struct Job {
+  unsigned group;  // tile group
+  int worker;      // -1: the group's vertices in order; else one worker of its lone MultiVertex
 };
 
 struct CsPlan {
@@ -23,6 +29,11 @@ struct CsPlan {
   std::vector<VRun> runs;                 // grouped by tile, in vertex order within a tile
   std::vector<std::size_t> tileStart;     // tile group k is runs[tileStart[k], tileStart[k+1])
   std::vector<unsigned> tiles;
+  // What the pool runs. A tile whose only vertex in the set is a MultiVertex runs as
+  // six jobs, one per worker, as its workers run concurrently on hardware; so one busy
+  // tile does not hold a host thread while the others idle. Jobs are ordered worker
+  // by worker so that a tile's workers land far apart in the pool's queue.
+  std::vector<Job> jobs;
   std::uint64_t perfMax = 0;
 };
 
@@ -192,11 +203,21 @@ void EngineImpl::bindVertices() {
       p.tiles.push_back(tile);
       p.tileStart.push_back(p.runs.size());
     }
-    p.runs.push_back({obj, vt.run, id});
+    p.runs.push_back({obj, vt.run, vt.runWorker, id});
   }
   for (std::size_t c = 0; c < cs.size(); ++c) {
     CsPlan &p = cs[c];
     p.tileStart.push_back(p.runs.size());
+    const unsigned workers = poplar::MultiVertex::numWorkers();
+    auto split = [&](std::size_t k) {
+      return p.tileStart[k + 1] - p.tileStart[k] == 1 && s.vertices[p.runs[p.tileStart[k]].vertex].type->multi;
+    };
+    for (std::size_t k = 0; k + 1 < p.tileStart.size(); ++k)
+      p.jobs.push_back({static_cast<unsigned>(k), split(k) ? 0 : -1});
+    for (unsigned w = 1; w < workers; ++w)
+      for (std::size_t k = 0; k + 1 < p.tileStart.size(); ++k)
+        if (split(k))
+          p.jobs.push_back({static_cast<unsigned>(k), static_cast<int>(w)});
     for (std::size_t k = 0; k + 1 < p.tileStart.size(); ++k) {
       std::uint64_t sum = 0;
       for (std::size_t r = p.tileStart[k]; r < p.tileStart[k + 1]; ++r)
@@ -347,11 +368,13 @@ void EngineImpl::runCs(const CsPlan &p) {
       err = msg;
     }
   };
-  auto job = [&](std::size_t k) {
+  auto job = [&](std::size_t j) {
+    const std::size_t k = p.jobs[j].group;
+    const int w = p.jobs[j].worker;
     const VRun *r = p.runs.data() + p.tileStart[k], *end = p.runs.data() + p.tileStart[k + 1];
     try {
       for (; r != end; ++r)
-        if (!r->run(r->obj)) {
+        if (!(w < 0 ? r->run(r->obj) : r->runWorker(r->obj, static_cast<unsigned>(w)))) {
           fail(k, "vertex " + s.vertexName(r->vertex) + " on tile " + std::to_string(p.tiles[k]) +
                       " returned false from compute()");
           return;
@@ -360,7 +383,7 @@ void EngineImpl::runCs(const CsPlan &p) {
       fail(k, "vertex " + s.vertexName(r->vertex) + " on tile " + std::to_string(p.tiles[k]) + " threw: " + ex.what());
     }
   };
-  poolPtr->run(p.tiles.size(), job);
+  poolPtr->run(p.jobs.size(), job);
   if (badTile != SIZE_MAX)
     throw poplar::runtime_error(err);
 }

@@ -165,6 +165,7 @@ pub const CAMERA_HANDLE: &str = "camera";
 pub const REGION_HANDLE: &str = "camera_region";
 pub const STATUS_HANDLE: &str = "status";
 pub const PIXELS_HANDLE: &str = "pixels";
+pub const RESULTS_HANDLE: &str = "results";
 pub const STATS_HANDLE: &str = "stats";
 
 macro_rules! handle {

@@ -62,11 +62,16 @@ pub struct Args {
     /// Rays per link buffer by tree level (see `render --link-capacity`).
     #[arg(long, value_delimiter = ',', value_name = "N,..")]
     pub link_capacity: Vec<u32>,
-    /// KiB of the generator tile for copies of the shards nearest the camera, which
-    /// it marches new rays through (at least the largest shard); default: half of
-    /// what its links leave, the rest is the spill store.
+    /// KiB of the generator tile for copies of the shards a coarse host pass over the
+    /// frame's rays finds them crossing first, which it marches new rays through (at
+    /// least the largest shard); default: half of what its links leave, the rest is
+    /// the spill store.
     #[arg(long, value_name = "KIB")]
     pub region_kib: Option<u32>,
+    /// Finished rays each tracer keeps where they finish instead of sending them to
+    /// their pixel's home tracer (split over its six workers; 0: all go home).
+    #[arg(long, default_value_t = DeviceOptions::default().results, value_name = "N")]
+    pub results: u32,
     /// Timed frames per configuration (device and reference); medians are reported.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub frames: u32,
@@ -163,6 +168,7 @@ impl Bench<'_> {
             fanout: self.args.fanout.clone(),
             link_capacity: self.args.link_capacity.clone(),
             region_bytes: self.args.region_kib.map(|k| k.saturating_mul(1024)),
+            results: self.args.results,
             ..DeviceOptions::default()
         }
     }
@@ -183,7 +189,7 @@ impl Bench<'_> {
         if let Some(i) = self.profiles.iter().position(|(b, _)| *b == batch) {
             return Ok(&self.profiles[i].1);
         }
-        let p = profile::profile(self.plan(1, batch)?, &self.cam, self.mean_degree)
+        let p = profile::profile(self.plan(1, batch)?, self.scene, &self.cam, self.mean_degree)
             .with_context(|| format!("instrumented rc-1 run with batch {batch}"))?;
         self.profiles.push((batch, p));
         Ok(&self.profiles.last().expect("just pushed").1)
@@ -197,7 +203,7 @@ impl Bench<'_> {
         let mut last = None;
         for _ in 0..self.args.frames {
             let f = renderer
-                .render(&self.cam, &mut |_, _| {})
+                .render(self.scene, &self.cam, &mut |_, _| {})
                 .with_context(|| format!("rendering ({what})"))?;
             times.push(f.stats.wall_s);
             last = Some(f);

@@ -60,12 +60,12 @@ pub struct Args {
     #[arg(long, value_name = "GPU.png")]
     pub compare: Option<PathBuf>,
     /// Router children per tree level from the tracers up (powers of two, 2..16;
-    /// the last repeats, the top router takes the bits left): 16 by default, 4 is
+    /// the last repeats, the top router takes the bits left): 16,8 by default, 4 is
     /// the paper's quadtree.
     #[arg(long, value_delimiter = ',', default_values_t = DeviceOptions::default().fanout, value_name = "F,..", help_heading = "Buffers")]
     pub fanout: Vec<u32>,
     /// Rays per link buffer by tree level: tracer edges, then the edges above each
-    /// router level; the last repeats up to the generator. Default 384,512,2048 for
+    /// router level; the last repeats up to the generator. Default 384,768,1024 for
     /// the half payload, the same bytes for the others.
     #[arg(long, value_delimiter = ',', value_name = "N,..", help_heading = "Buffers")]
     pub link_capacity: Vec<u32>,
@@ -79,11 +79,16 @@ pub struct Args {
     /// as many as fit the generator tile.
     #[arg(long, value_name = "N", help_heading = "Buffers")]
     pub spill: Option<u32>,
-    /// KiB of the generator tile for copies of the shards nearest the camera, which
-    /// it marches new rays through (at least the largest shard); default: half of
-    /// what its links leave, the rest is the spill store.
+    /// KiB of the generator tile for copies of the shards a coarse host pass over the
+    /// frame's rays finds them crossing first, which it marches new rays through (at
+    /// least the largest shard); default: half of what its links leave, the rest is
+    /// the spill store.
     #[arg(long, value_name = "KIB")]
     pub region_kib: Option<u32>,
+    /// Finished rays each tracer keeps where they finish instead of sending them to
+    /// their pixel's home tracer (split over its six workers; 0: all go home).
+    #[arg(long, default_value_t = DeviceOptions::default().results, value_name = "N")]
+    pub results: u32,
     /// Tiles of the target (1472 per Mk2 IPU).
     #[arg(long, default_value_t = DeviceOptions::default().tiles, value_name = "N", help_heading = "Buffers")]
     pub tiles: u32,
@@ -125,6 +130,7 @@ impl Args {
             router_queue: self.router_queue,
             spill: self.spill,
             region_bytes: self.region_kib.map(|k| k.saturating_mul(1024)),
+            results: self.results,
             tiles: self.tiles,
             ..DeviceOptions::default()
         }
@@ -157,10 +163,9 @@ pub fn run(args: Args) -> Result<()> {
     let opts = args.device_options();
     let plan = DevicePlan::new(&scene, args.shards, cam.width, cam.height, &opts, &|| {})
         .with_context(|| format!("planning {} for the device", args.scene.display()))?;
-    drop(scene);
     let mut renderer = DeviceRenderer::new(plan).context("building the render graph")?;
     let bar = progress_bar(cam.width as u64 * cam.height as u64);
-    let frame = renderer.render(&cam, &mut |done, _| bar.set_position(done)).context("rendering")?;
+    let frame = renderer.render(&scene, &cam, &mut |done, _| bar.set_position(done)).context("rendering")?;
     bar.finish_and_clear();
 
     let output = args.out.output.clone().unwrap_or_else(|| {

@@ -5,7 +5,7 @@
 use std::mem::size_of;
 use std::time::Instant;
 
-use partition::layout::{foam_frame_status, foam_pixel, foam_tile_stats};
+use partition::layout::{foam_frame_status, foam_pixel, foam_result, foam_tile_stats};
 use poplar_bridge::Session;
 
 use super::options::Backend;
@@ -15,6 +15,7 @@ use super::tree::Role;
 use super::DeviceError;
 use crate::camera::Camera;
 use crate::reference::RenderOutput;
+use crate::scene::Scene;
 
 // Program indices in the order compile() received them.
 const FRAME_START: u32 = 0;
@@ -92,8 +93,8 @@ impl DeviceRenderer {
 
     /// Renders one frame. The camera changes only here, between drained frames, so a
     /// ray never meets a camera other than its own (paper §5.6).
-    pub fn render(&mut self, cam: &Camera, progress: &mut dyn FnMut(u64, u64)) -> Result<DeviceFrame, DeviceError> {
-        self.render_observed(cam, progress, None)
+    pub fn render(&mut self, scene: &Scene, cam: &Camera, progress: &mut dyn FnMut(u64, u64)) -> Result<DeviceFrame, DeviceError> {
+        self.render_observed(scene, cam, progress, None)
     }
 
     /// As [`render`](Self::render), and after every host call also reads all tiles'
@@ -102,6 +103,7 @@ impl DeviceRenderer {
     /// extra reads are host calls too: an instrumented frame is for profiles, not timing.
     pub fn render_observed(
         &mut self,
+        scene: &Scene,
         cam: &Camera,
         progress: &mut dyn FnMut(u64, u64),
         mut per_call: Option<&mut PerCall<'_>>,
@@ -109,7 +111,7 @@ impl DeviceRenderer {
         let t0 = Instant::now();
         let mut call_stats = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
         let before = self.session.counters()?;
-        let blocks = self.plan.frame_blocks(cam, self.frame)?;
+        let blocks = self.plan.frame_blocks(scene, cam, self.frame)?;
         self.frame += 1;
         self.session.write_tensor(poplar_bridge::CAMERA_HANDLE, &blocks.camera)?;
         self.session.write_tensor(poplar_bridge::REGION_HANDLE, &blocks.region)?;
@@ -157,7 +159,30 @@ impl DeviceRenderer {
         let shards = self.plan.shards();
         let mut px_bytes = vec![0u8; shards * self.plan.slice_pixels as usize * size_of::<foam_pixel>()];
         self.session.read_tensor(poplar_bridge::PIXELS_HANDLE, &mut px_bytes)?;
-        let pixels: Vec<foam_pixel> = read_records(&px_bytes);
+        // The slices hold the pixels dealt out round-robin (layout.h foam_camera):
+        // put them back in scan order; slots past the frame must stay unwritten.
+        let slices: Vec<foam_pixel> = read_records(&px_bytes);
+        let slots = self.plan.slice_pixels as usize;
+        let mut pixels: Vec<foam_pixel> = (0..shards * slots).map(|p| slices[(p % shards) * slots + p / shards]).collect();
+        // Rays kept where they finished (layout.h foam_result).
+        let mut res_bytes = vec![0u8; self.plan.result_store_bytes()];
+        self.session.read_tensor(poplar_bridge::RESULTS_HANDLE, &mut res_bytes)?;
+        let stored = self.plan.result_store_bytes() / size_of::<foam_result>() * size_of::<foam_result>();
+        for r in read_records::<foam_result>(&res_bytes[..stored]).into_iter().filter(|r| r.pixel != 0) {
+            let Some(px) = pixels.get_mut(r.pixel as usize - 1) else {
+                return Err(DeviceError::Incomplete(format!("a result names pixel {} outside the frame", r.pixel - 1)));
+            };
+            *px = foam_pixel {
+                r: r.r,
+                g: r.g,
+                b: r.b,
+                opacity: r.opacity,
+                depth: r.depth,
+                router_hops: r.router_hops,
+                tracer_hops: r.tracer_hops,
+                writes: px.writes + 1,
+            };
+        }
         let mut stats_bytes = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
         self.session.read_tensor(poplar_bridge::STATS_HANDLE, &mut stats_bytes)?;
         let tiles: Vec<foam_tile_stats> = read_records(&stats_bytes);

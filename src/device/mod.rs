@@ -8,6 +8,7 @@ pub mod hopmaps;
 pub mod options;
 pub mod plan;
 pub mod profile;
+pub mod region;
 pub mod stats;
 pub mod tree;
 

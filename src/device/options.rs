@@ -72,6 +72,9 @@ pub struct DeviceOptions {
     pub link_capacity: Vec<u32>,
     /// Rays a tracer can hold waiting for upward credit.
     pub tracer_queue: u32,
+    /// Finished rays a tracer keeps in its result store instead of sending them
+    /// to their pixel's home tracer (split evenly over its six workers).
+    pub results: u32,
     /// Rays per router queue (up and down each; double-buffered on the tile).
     /// `None` fills the router tile.
     pub router_queue: Option<u32>,
@@ -103,7 +106,7 @@ pub fn link_bytes(capacity: u32, ray_bytes: u32) -> u32 {
 
 /// Default rays per link buffer by level for the 20-byte half payload: narrow
 /// tracer edges (most of the bytes exchanged), wide edges near the root.
-pub const HALF_LINK_CAPACITY: [u32; 3] = [384, 512, 2048];
+pub const HALF_LINK_CAPACITY: [u32; 3] = [384, 768, 1024];
 
 /// The default link capacities for `ray_bytes` payloads: the half payload's bytes.
 pub fn default_link_capacity(ray_bytes: u32) -> Vec<u32> {
@@ -163,9 +166,10 @@ impl Default for DeviceOptions {
             rc: 20,
             batch: Batch::default(),
             drain_iters: 0,
-            fanout: vec![16],
+            fanout: vec![16, 8],
             link_capacity: Vec::new(),
             tracer_queue: 2048,
+            results: 1536,
             router_queue: None,
             spill: None,
             region_bytes: None,
@@ -180,12 +184,15 @@ impl Default for DeviceOptions {
 mod tests {
     use super::*;
 
-    /// `foam-ipu partition` judges tiles with its default ray slots; that verdict must
-    /// be conservative for the device's real tracer buffers (inbox, outbox, pending).
+    /// `foam-ipu partition` judges tiles with its default ray slots (of the 20-byte
+    /// payload); that verdict must be conservative for the device's real tracer
+    /// buffers (inbox, outbox, pending store and result store).
     #[test]
     fn partition_footprint_covers_the_tracer_buffers() {
         let o = DeviceOptions::default();
-        assert!(2 * o.edge_capacity(0) + o.tracer_queue <= partition::FootprintParams::DEFAULT_TRACER_RAY_SLOTS);
+        let result = std::mem::size_of::<partition::layout::foam_result>() as u32;
+        let bytes = (2 * o.edge_capacity(0) + o.tracer_queue) * 20 + o.results * result;
+        assert!(bytes <= partition::FootprintParams::DEFAULT_TRACER_RAY_SLOTS * 20, "{bytes} B");
     }
 
     #[test]
@@ -202,9 +209,9 @@ mod tests {
             let s = o.spill_capacity(rb, 638_976, 100_000, e);
             assert!(s >= 4096 && 2 * link_bytes(e, rb) + s * rb + 100_000 <= 638_976);
         }
-        assert_eq!((o.edge_capacity(0), o.edge_capacity(2), o.edge_capacity(7)), (384, 2048, 2048));
+        assert_eq!((o.edge_capacity(0), o.edge_capacity(2), o.edge_capacity(7)), (384, 1024, 1024));
         assert_eq!(default_link_capacity(20), HALF_LINK_CAPACITY.to_vec());
-        assert_eq!(default_link_capacity(32), vec![240, 320, 1280]);
+        assert_eq!(default_link_capacity(32), vec![240, 480, 640]);
         assert!("cols:2".parse::<Batch>().unwrap().columns);
         assert!("rows:0".parse::<Batch>().is_err());
     }

@@ -41,10 +41,8 @@ pub struct DevicePlan {
     pub width: u32,
     pub height: u32,
     pub ray_bytes: u32,
-    /// Pixels per framebuffer slice: pixel p lives on tracer p / slice_pixels.
+    /// Framebuffer slots per tracer: pixel p lives on tracer p % shards, slot p / shards.
     pub slice_pixels: u32,
-    /// Bounds of each shard's sites (min xyz, max xyz): which shards are nearest a camera.
-    shard_boxes: Vec<[f32; 6]>,
     pub spec: RenderSpec,
     sites: SiteIndex,
 }
@@ -151,14 +149,6 @@ impl DevicePlan {
             region_bytes: region_bytes as usize,
             rc: options.rc,
         };
-        let mut boxes = vec![[f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY]; packed.len()];
-        for (g, p) in scene.positions.iter().enumerate() {
-            let b = &mut boxes[part.owner(g as u32)];
-            for k in 0..3 {
-                b[k] = b[k].min(p[k]);
-                b[k + 3] = b[k + 3].max(p[k]);
-            }
-        }
         Ok(DevicePlan {
             tree,
             options: options.clone(),
@@ -166,7 +156,6 @@ impl DevicePlan {
             height,
             ray_bytes,
             slice_pixels,
-            shard_boxes: boxes,
             partition: part,
             spec,
             sites,
@@ -177,15 +166,30 @@ impl DevicePlan {
         self.tree.tracers()
     }
 
+    /// Bytes of all tracers' result stores as the host reads them (the graph gives
+    /// an empty store one word).
+    pub fn result_store_bytes(&self) -> usize {
+        let per_tracer = (self.options.results / partition::layout::FOAM_WORKERS) as usize
+            * partition::layout::FOAM_WORKERS as usize
+            * size_of::<partition::layout::foam_result>();
+        self.shards() * per_tracer.max(4)
+    }
+
     /// What the host writes to the device for one frame: the camera block broadcast to
-    /// every tile, and the packed shard holding the camera's start cell (the site
-    /// nearest the camera, wherever it is), padded to the generator's copy, for the
-    /// generator to march primary rays through.
-    pub fn frame_blocks(&self, cam: &Camera, frame: u32) -> Result<FrameBlocks, DeviceError> {
+    /// every tile, and the generator's camera region (see [`super::region`]) for the
+    /// view. `scene` must be the scene the plan was made from.
+    pub fn frame_blocks(&self, scene: &Scene, cam: &Camera, frame: u32) -> Result<FrameBlocks, DeviceError> {
         if cam.width != self.width || cam.height != self.height {
             return Err(DeviceError::Options(format!(
                 "camera is {}x{} but the device was planned for {}x{}",
                 cam.width, cam.height, self.width, self.height
+            )));
+        }
+        if scene.positions.len() != self.partition.slot.len() {
+            return Err(DeviceError::Options(format!(
+                "the scene has {} cells but the device was planned for {}",
+                scene.positions.len(),
+                self.partition.slot.len()
             )));
         }
         let start = self.sites.nearest(cam.position.to_array());
@@ -208,36 +212,34 @@ impl DevicePlan {
             start_cell: self.partition.local_index(start) as u16,
             slice_pixels: self.slice_pixels,
             frame,
+            tracers: self.shards() as u32,
         };
-        Ok(FrameBlocks { camera: record_bytes(&block), region: self.camera_region(owner, cam.position.to_array()) })
+        let tracer = crate::reference::Tracer::new(scene);
+        let part = &self.partition;
+        let paths = super::region::sample_paths(&tracer, &|c| part.owner(c), cam, start, self.options.t_stop);
+        let sizes: Vec<usize> = self.spec.nodes[..self.shards()].iter().map(|n| n.shard_bytes).collect();
+        let budget = self.spec.region_bytes - size_of::<foam_region_header>();
+        let shards = super::region::choose(&paths, owner, &sizes, budget, REGION_SHARDS);
+        Ok(FrameBlocks { camera: record_bytes(&block), region: self.camera_region(&shards) })
     }
 
-    /// The generator's camera region for a camera at `eye` whose start cell is in
-    /// shard `start`: that shard, then the shards whose sites lie nearest the eye,
-    /// as many as fit. The order is a pure function of the camera, so frames stay
-    /// deterministic.
-    pub fn camera_region(&self, start: usize, eye: [f32; 3]) -> Vec<u8> {
-        let dist = |b: &[f32; 6]| -> f32 {
-            (0..3).map(|k| (b[k] - eye[k]).max(eye[k] - b[k + 3]).max(0.0).powi(2)).sum()
-        };
-        let mut order: Vec<usize> = (0..self.shard_boxes.len()).filter(|&s| s != start).collect();
-        order.sort_by(|&a, &b| dist(&self.shard_boxes[a]).total_cmp(&dist(&self.shard_boxes[b])).then(a.cmp(&b)));
+    /// The generator's camera region holding copies of `shards` (which must fit: see
+    /// [`super::region::choose`]), listed by shard id so the generator can search it.
+    pub fn camera_region(&self, shards: &[usize]) -> Vec<u8> {
+        let mut sorted = shards.to_vec();
+        sorted.sort_unstable();
         let mut header = foam_region_header { count: 0, total_bytes: 0, shard: [0; REGION_SHARDS], offset: [0; REGION_SHARDS] };
         let mut blobs = Vec::new();
         let head = size_of::<foam_region_header>();
-        for s in std::iter::once(start).chain(order) {
+        for s in sorted {
             let node = &self.spec.nodes[s];
-            // The region is sized to hold the largest shard, so the start shard always fits.
-            let full = header.count as usize == header.shard.len() || head + blobs.len() + node.shard_bytes > self.spec.region_bytes;
-            if s != start && full {
-                break;
-            }
             header.shard[header.count as usize] = s as u16;
             header.offset[header.count as usize] = (head + blobs.len()) as u32;
             header.count += 1;
             blobs.extend_from_slice(&self.spec.shards[node.shard_offset..node.shard_offset + node.shard_bytes]);
         }
         header.total_bytes = (head + blobs.len()) as u32;
+        assert!(header.total_bytes as usize <= self.spec.region_bytes, "camera region over its budget");
         let mut region = record_bytes(&header);
         region.extend_from_slice(&blobs);
         region.resize(self.spec.region_bytes, 0);
@@ -291,7 +293,8 @@ fn node_params(n: &super::tree::Node, o: &DeviceOptions, ray_bytes: u32, spill: 
         batch_lines: o.batch.lines,
         drain_iters: o.drain_iters,
         parent_capacity: if n.role == Role::Router { o.edge_capacity(n.level) } else { 0 },
-        reserved: [0; 2],
+        result_slots: if n.role == Role::Tracer { o.results / partition::layout::FOAM_WORKERS } else { 0 },
+        reserved: 0,
     };
     match n.role {
         Role::Tracer => p.queue_capacity = o.tracer_queue,

@@ -47,7 +47,7 @@ pub struct Profile {
 }
 
 /// Renders `cam` once with `plan` (which must have rc 1) and records every iteration.
-pub fn profile(plan: DevicePlan, cam: &Camera, mean_degree: f64) -> Result<Profile, DeviceError> {
+pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean_degree: f64) -> Result<Profile, DeviceError> {
     if plan.options.rc != 1 {
         return Err(DeviceError::Options(format!(
             "a profile needs rc 1 (one iteration per host call), not {}",
@@ -118,7 +118,7 @@ pub fn profile(plan: DevicePlan, cam: &Camera, mean_degree: f64) -> Result<Profi
         prev.copy_from_slice(tiles);
         loads.push(it);
     };
-    renderer.render_observed(cam, &mut |_, _| {}, Some(&mut per_call))?;
+    renderer.render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call))?;
     if let Some(k) = bad_step {
         return Err(DeviceError::Incomplete(format!(
             "a host call of the profile ran {k} iterations, not 1"

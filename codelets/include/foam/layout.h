@@ -84,26 +84,31 @@ typedef struct foam_camera {
   float t_stop;         /* a ray stops once transmittance T <= t_stop */
   uint16_t start_shard; /* shard and local cell holding the site nearest the camera */
   uint16_t start_cell;
-  uint32_t slice_pixels; /* framebuffer slice length: pixel p lives on tracer p / slice_pixels */
+  /* The framebuffer is dealt out pixel by pixel: pixel p lives on tracer p % tracers
+   * in slot p / tracers. Rays finish in scan order, roughly, so contiguous slices
+   * would send a whole row's finished rays to two tracers under one router. */
+  uint32_t slice_pixels; /* framebuffer slots per tracer */
   uint32_t frame;        /* frame number, for sanity checks */
+  uint32_t tracers;      /* tracer tiles (shards) */
 } foam_camera;
-FOAM_STATIC_ASSERT(sizeof(foam_camera) == 88, "foam_camera is 88 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_camera) == 92, "foam_camera is 92 bytes");
 
 /* ---- camera region (generator tile) ------------------------------------------
  * Copies of the shards nearest the camera, written by the host with each camera:
  *   foam_region_header | shard blob | shard blob | ...
  * The generator marches new primary rays through them before they enter the
  * tree, so the shards every primary ray crosses first are not a queue of their
- * own (paper §5.4: the camera's shard serialises the frame). shard[0] is the
- * shard holding the camera's start cell. Offsets are bytes from the region start. */
-#define FOAM_REGION_MAX_SHARDS 64
+ * own (paper §5.4: the camera's shard serialises the frame). Shards are listed in
+ * ascending id order, so the generator finds one by binary search. Offsets are
+ * bytes from the region start. */
+#define FOAM_REGION_MAX_SHARDS 256
 typedef struct foam_region_header {
   uint32_t count;       /* shards held */
   uint32_t total_bytes; /* header and blobs */
   uint16_t shard[FOAM_REGION_MAX_SHARDS];
   uint32_t offset[FOAM_REGION_MAX_SHARDS];
 } foam_region_header;
-FOAM_STATIC_ASSERT(sizeof(foam_region_header) == 392, "foam_region_header is 392 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_region_header) == 1544, "foam_region_header is 1544 bytes");
 
 /* ---- framebuffer slice ---------------------------------------------------- */
 
@@ -117,6 +122,18 @@ typedef struct foam_pixel {
   uint32_t writes;
 } foam_pixel;
 FOAM_STATIC_ASSERT(sizeof(foam_pixel) == 28, "foam_pixel is 28 bytes");
+
+/* A finished ray kept by the tracer it finished on. Delivering every finished ray
+ * to its pixel's home tracer costs a trip through the router tree, mostly across
+ * the root; so each tracer keeps a result store and writes the rays that finish
+ * on it there, as long as there is room. Only the rest travel home. The host reads
+ * the stores with the slices; `pixel` is the pixel index + 1, 0 for an empty slot. */
+typedef struct foam_result {
+  uint32_t pixel;
+  float r, g, b, opacity, depth;
+  uint16_t router_hops, tracer_hops;
+} foam_result;
+FOAM_STATIC_ASSERT(sizeof(foam_result) == 28, "foam_result is 28 bytes");
 
 /* ---- ray payloads (paper Tab. 1) -------------------------------------------
  * All three layouts start with the destination, so routers read one uint16_t at
@@ -219,7 +236,10 @@ typedef struct foam_params {
    * level, so the few busy edges near the root can be wide while the many tracer
    * edges (most of the exchanged bytes) stay narrow. */
   uint32_t parent_capacity;
-  uint32_t reserved[2];
+  /* tracer: result-store slots per worker (each worker of TracerMarch owns a
+   * contiguous part, so results are written without sharing) */
+  uint32_t result_slots;
+  uint32_t reserved;
 } foam_params;
 FOAM_STATIC_ASSERT(sizeof(foam_params) == 64, "foam_params is 64 bytes");
 
@@ -286,14 +306,16 @@ FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 2208, "foam_router_ctl is 2208 byt
 #define FOAM_TW_STEPS 1
 #define FOAM_TW_PIXELS 2
 #define FOAM_TW_MISROUTED 3
+#define FOAM_TW_RESULTS 4 /* result-store slots used this frame */
+#define FOAM_TW_COUNTERS 5
 typedef struct foam_tracer_ctl {
   uint32_t pending;   /* rays waiting in the pending store for upward credit */
   uint32_t granted;   /* credit given to the parent last step, still outstanding */
   uint32_t overflow;
   uint32_t reserved;
-  uint32_t work[FOAM_WORKERS][4];
+  uint32_t work[FOAM_WORKERS][FOAM_TW_COUNTERS];
 } foam_tracer_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_tracer_ctl) == 112, "foam_tracer_ctl is 112 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_tracer_ctl) == 136, "foam_tracer_ctl is 136 bytes");
 
 typedef struct foam_generator_ctl {
   uint32_t next;       /* next pixel in scan order */

@@ -161,7 +161,7 @@ static inline uint32_t foam_visit(const foam_shard_view *s, const foam_camera *c
   ray->tracer_hops++;
   if (foam_march(s, o, d, cam->t_stop, ray, &cells) == FOAM_MARCH_FINISHED) {
     uint32_t pixel = foam_px_y(ray->px) * cam->width + foam_px_x(ray->px);
-    ray->shard = (uint16_t)(pixel / cam->slice_pixels);
+    ray->shard = (uint16_t)(pixel % cam->tracers);
     ray->cell = FOAM_FINISHED_CELL;
   }
   return cells;

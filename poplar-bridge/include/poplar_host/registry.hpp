@@ -64,6 +64,7 @@ struct VertexType {
   void (*construct)(void *) = nullptr;
   void (*destroy)(void *) = nullptr;
   bool (*run)(void *) = nullptr; // runs compute(), or compute(0..5) in worker order
+  bool (*runWorker)(void *, unsigned) = nullptr; // MultiVertex only: compute(w) of one worker
   std::vector<FieldDesc> fields;
   const FieldDesc *field(const std::string &n) const {
     for (const auto &f : fields)
@@ -154,8 +155,9 @@ template <typename V> bool callCompute(V &v, unsigned w) {
     return v.compute(w);
   }
 }
-// A MultiVertex's workers run one after another in worker order: see README
-// ("worker serialisation") — codelets must not wait for each other.
+// runVertex runs a MultiVertex's workers one after another in worker order; the
+// engine instead runs a tile's lone MultiVertex as six jobs on its pool (see README,
+// "workers") — codelets must not wait for each other.
 template <typename V> bool runVertex(void *obj) {
   V &v = *static_cast<V *>(obj);
   if constexpr (std::is_base_of<poplar::MultiVertex, V>::value) {
@@ -166,6 +168,13 @@ template <typename V> bool runVertex(void *obj) {
   } else {
     return callCompute(v);
   }
+}
+
+template <typename V> bool runWorker(void *obj, unsigned w) {
+  if constexpr (std::is_base_of<poplar::MultiVertex, V>::value)
+    return callCompute(*static_cast<V *>(obj), w);
+  else
+    return w == 0 && callCompute(*static_cast<V *>(obj));
 }
 
 template <typename V> VertexType makeVertexType(const char *name, const char *file, std::vector<FieldDesc> fields) {
@@ -180,6 +189,7 @@ template <typename V> VertexType makeVertexType(const char *name, const char *fi
   t.construct = [](void *p) { new (p) V(); };
   t.destroy = [](void *p) { static_cast<V *>(p)->~V(); };
   t.run = &runVertex<V>;
+  t.runWorker = &runWorker<V>;
   t.fields = std::move(fields);
   return t;
 }

@@ -1,0 +1,140 @@
+//! Which shards the generator's camera region holds.
+//!
+//! Every primary ray starts in the camera's cell, so the shards around the camera
+//! see the whole frame; but which shards a frame's rays *keep* crossing depends on
+//! the view, not on distance alone (large near-empty cells at the edge of the view
+//! may be crossed by most rays, and shards behind the camera by none). So before a
+//! frame the host traces a coarse grid of its rays through the cells, records the
+//! shards each one crosses in order, and grows the region from the start shard one
+//! shard at a time: always the shard where most sampled rays would leave the region
+//! so far. The generator marches a ray only while it stays in the region, so this
+//! greedy choice is what maximises the visits that never enter the tree.
+//!
+//! The choice only moves work between tiles: rays cross region shards through their
+//! payloads exactly as they cross tracer tiles, so the image does not depend on it.
+
+use rayon::prelude::*;
+
+use crate::camera::Camera;
+use crate::reference::Tracer;
+
+/// Sampled rays per frame: enough to rank the few hundred shards a region can hold.
+const TARGET_SAMPLES: u32 = 4800;
+
+/// The shards (deduplicated consecutive runs) that a grid of the frame's rays cross,
+/// in order, each path ending where the ray stops (`t_stop`, a hull cell, or the
+/// step limit), as the device's rays do.
+pub fn sample_paths(
+    tracer: &Tracer,
+    owner: &(dyn Fn(u32) -> usize + Sync),
+    cam: &Camera,
+    start: u32,
+    t_stop: f32,
+) -> Vec<Vec<u16>> {
+    let pixels = cam.width as u64 * cam.height as u64;
+    let stride = ((pixels as f64 / TARGET_SAMPLES as f64).sqrt().floor() as u32).max(1);
+    let (nx, ny) = (cam.width.div_ceil(stride), cam.height.div_ceil(stride));
+    let scene = tracer.scene;
+    (0..nx * ny)
+        .into_par_iter()
+        .map(|k| {
+            let (x, y) = (
+                (k % nx) * stride + stride / 2,
+                (k / nx) * stride + stride / 2,
+            );
+            let (o, d) = cam.pixel_ray(x.min(cam.width - 1), y.min(cam.height - 1));
+            let mut path: Vec<u16> = Vec::new();
+            let mut transmittance = 1.0f32;
+            tracer.walk(
+                start,
+                o,
+                d,
+                0.0,
+                partition::layout::FOAM_MAX_CELL_STEPS,
+                |cell, t0, t1| {
+                    let s = owner(cell) as u16;
+                    if path.last() != Some(&s) {
+                        path.push(s);
+                    }
+                    transmittance *= (-scene.density[cell as usize] * (t1 - t0)).exp();
+                    transmittance > t_stop
+                },
+            );
+            if path.is_empty() {
+                path.push(owner(start) as u16);
+            }
+            path
+        })
+        .collect()
+}
+
+/// Grows the region from `start`: repeatedly adds the shard where most sampled
+/// `paths` would leave the region, as long as its blob (`sizes[s]` bytes) fits in
+/// `budget` bytes and the region holds fewer than `max_shards`. Shards no sampled ray
+/// reaches are not worth their bytes. Deterministic: ties go to the lower shard id.
+pub fn choose(
+    paths: &[Vec<u16>],
+    start: usize,
+    sizes: &[usize],
+    budget: usize,
+    max_shards: usize,
+) -> Vec<usize> {
+    let n = sizes.len();
+    let mut inside = vec![false; n];
+    let mut chosen = vec![start];
+    inside[start] = true;
+    let mut used = sizes[start];
+    // Rays waiting at each frontier shard, and how far along its path each ray is.
+    let mut waiting: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut pos = vec![0usize; paths.len()];
+    let advance = |r: usize, pos: &mut [usize], inside: &[bool], waiting: &mut [Vec<u32>]| {
+        let p = &paths[r];
+        while pos[r] < p.len() && inside[p[pos[r]] as usize] {
+            pos[r] += 1;
+        }
+        if let Some(&s) = p.get(pos[r]) {
+            waiting[s as usize].push(r as u32);
+        }
+    };
+    for r in 0..paths.len() {
+        advance(r, &mut pos, &inside, &mut waiting);
+    }
+    while chosen.len() < max_shards {
+        let best = (0..n)
+            .filter(|&s| !inside[s] && !waiting[s].is_empty() && used + sizes[s] <= budget)
+            .max_by(|&a, &b| waiting[a].len().cmp(&waiting[b].len()).then(b.cmp(&a)));
+        let Some(s) = best else { break };
+        inside[s] = true;
+        chosen.push(s);
+        used += sizes[s];
+        for r in std::mem::take(&mut waiting[s]) {
+            advance(r as usize, &mut pos, &inside, &mut waiting);
+        }
+    }
+    chosen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grows_along_the_paths_most_rays_take() {
+        // Ten rays leave shard 0 into shard 1, then 2; three go 0 -> 3 -> 4.
+        let mut paths = vec![vec![0u16, 1, 2]; 10];
+        paths.extend(vec![vec![0u16, 3, 4]; 3]);
+        paths.push(vec![0, 5, 0, 6]); // comes back to the start: only its prefix counts
+        let sizes = vec![10usize; 8];
+        assert_eq!(
+            choose(&paths, 0, &sizes, 1000, 8),
+            vec![0, 1, 2, 3, 4, 5, 6]
+        );
+        assert_eq!(choose(&paths, 0, &sizes, 1000, 3), vec![0, 1, 2]);
+        // The budget skips what does not fit and takes what still does.
+        let mut sizes = vec![10usize; 8];
+        sizes[2] = 500;
+        assert_eq!(choose(&paths, 0, &sizes, 45, 8), vec![0, 1, 3, 4]);
+        // Shards no sampled ray reaches stay out; the start shard is always in.
+        assert_eq!(choose(&[], 7, &sizes, 0, 8), vec![7]);
+    }
+}
