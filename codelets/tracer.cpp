@@ -1,5 +1,6 @@
 // Tracer tiles: march the rays their parent router delivered through the local
-// shard, finish rays into the tile's framebuffer slice, and hand the rest back to
+// shard, keep the rays that finish in its result store or framebuffer slice, and
+// hand the rest back to
 // the router tree (paper §4.5, §4.7).
 #include <poplar/Vertex.hpp>
 
@@ -17,46 +18,49 @@ using namespace poplar;
 
 namespace {
 
+// What a finished ray leaves behind, wherever it is written.
+foam_result outcome(const foam_camera &cam, const foam_params &p, const foam_ray &ray) {
+  foam_result r;
+  r.pixel = foam_pixel_index(&cam, ray.px) + 1;
+  r.r = ray.r;
+  r.g = ray.g;
+  r.b = ray.b;
+  r.opacity = 1.0f - ray.T;
+  // Only the half payload carries depth between tiles; the others cannot know it.
+  r.depth = p.layout == FOAM_LAYOUT_HALF && ray.depth >= 0.0f ? ray.depth : -1.0f;
+  r.router_hops = ray.router_hops;
+  r.tracer_hops = ray.tracer_hops;
+  return r;
+}
+
 // Writes a finished ray into this tracer's framebuffer slice; false if the pixel is
 // not in the slice (a routing bug: counted, never silently ignored).
 bool writePixel(unsigned char *pixels, unsigned slicePixels, const foam_params &p, const foam_camera &cam,
                 const foam_ray &ray) {
-  uint32_t pixel = foam_px_y(ray.px) * cam.width + foam_px_x(ray.px);
+  const foam_result r = outcome(cam, p, ray);
+  const uint32_t pixel = r.pixel - 1;
   if (pixel % cam.tracers != p.shard || pixel / cam.tracers >= slicePixels) return false;
   unsigned char *slot = pixels + (size_t)(pixel / cam.tracers) * sizeof(foam_pixel);
   foam_pixel px;
   memcpy(&px, slot, sizeof px);
-  px.r = ray.r;
-  px.g = ray.g;
-  px.b = ray.b;
-  px.opacity = 1.0f - ray.T;
-  // Only the half payload carries depth between tiles; the others cannot know it.
-  px.depth = p.layout == FOAM_LAYOUT_HALF && ray.depth >= 0.0f ? ray.depth : -1.0f;
-  px.router_hops = ray.router_hops;
-  px.tracer_hops = ray.tracer_hops;
+  px.r = r.r;
+  px.g = r.g;
+  px.b = r.b;
+  px.opacity = r.opacity;
+  px.depth = r.depth;
+  px.router_hops = r.router_hops;
+  px.tracer_hops = r.tracer_hops;
   px.writes += 1;
   memcpy(slot, &px, sizeof px);
   return true;
 }
 
-void keepResult(unsigned char *slot, const foam_camera &cam, const foam_params &p, const foam_ray &ray) {
-  foam_result r;
-  r.pixel = foam_px_y(ray.px) * cam.width + foam_px_x(ray.px) + 1;
-  r.r = ray.r;
-  r.g = ray.g;
-  r.b = ray.b;
-  r.opacity = 1.0f - ray.T;
-  r.depth = p.layout == FOAM_LAYOUT_HALF && ray.depth >= 0.0f ? ray.depth : -1.0f;
-  r.router_hops = ray.router_hops;
-  r.tracer_hops = ray.tracer_hops;
-  memcpy(slot, &r, sizeof r);
-}
-
 }  // namespace
 
 // Phase 1 of a step: six workers march disjoint ranges of the inbox in place. A
-// ray that finishes here and belongs to this slice is written and its slot freed;
-// every other ray keeps its slot with its new destination for TracerSend.
+// ray that finishes here goes to the worker's part of the result store, or to this
+// slice if it is home, and its slot is freed; every other ray keeps its slot with
+// its new destination for TracerSend.
 class TracerMarch : public MultiVertex {
 public:
   Input<Bytes> shard;
@@ -92,30 +96,30 @@ public:
       if (ray.cell != FOAM_FINISHED_CELL) {
         work[FOAM_TW_STEPS] += foam_visit(&view, &cam, &ray);
         work[FOAM_TW_MARCHED]++;
-        // A pixel gets the payload's precision wherever its ray ends: as if it had
-        // travelled once more.
-        if (ray.cell == FOAM_FINISHED_CELL) {
-          foam_ray_store(slot, p.layout, p.hops, &ray);
-          foam_ray_load(slot, p.layout, p.hops, &ray);
-        }
+        // Back into its slot: it travels on from there, and a ray that ended here
+        // takes the payload's precision, as if it had travelled once more, so its
+        // pixel does not depend on where it is written.
+        foam_ray_store(slot, p.layout, p.hops, &ray);
+        if (ray.cell != FOAM_FINISHED_CELL) continue;
+        foam_ray_load(slot, p.layout, p.hops, &ray);
         // Finished here: keep it in this worker's part of the result store if
         // there is room, instead of sending it home through the tree.
-        if (ray.cell == FOAM_FINISHED_CELL && work[FOAM_TW_RESULTS] < p.result_slots) {
-          keepResult(store + (size_t)work[FOAM_TW_RESULTS]++ * sizeof(foam_result), cam, p, ray);
+        if (work[FOAM_TW_RESULTS] < p.result_slots) {
+          const foam_result r = outcome(cam, p, ray);
+          memcpy(store + (size_t)work[FOAM_TW_RESULTS]++ * sizeof r, &r, sizeof r);
           work[FOAM_TW_PIXELS]++;
           foam_slot_invalidate(slot);
           continue;
         }
       }
-      const bool finished = ray.cell == FOAM_FINISHED_CELL;
-      if (finished && ray.shard == p.shard) {
+      // Finished, and home (arrived, or ended here): write the pixel and free the
+      // slot. A finished ray whose home is elsewhere is already in its slot.
+      if (ray.shard == p.shard) {
         if (writePixel(&pixels[0], slicePixels, p, cam, ray))
           work[FOAM_TW_PIXELS]++;
         else
           work[FOAM_TW_MISROUTED]++;
         foam_slot_invalidate(slot);
-      } else {
-        foam_ray_store(slot, p.layout, p.hops, &ray);
       }
     }
     return true;

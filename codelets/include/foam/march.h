@@ -151,6 +151,11 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
   return end;
 }
 
+/* Scan-order index of a ray's pixel. */
+static inline uint32_t foam_pixel_index(const foam_camera *cam, uint32_t px) {
+  return foam_px_y(px) * cam->width + foam_px_x(px);
+}
+
 /* One marching visit of a ray on a tile holding `s`: rebuild the ray from the camera
  * and its pixel, march it, and address a finished ray to the tracer that owns its
  * pixel's framebuffer slice. Returns the cells marched. */
@@ -160,8 +165,7 @@ static inline uint32_t foam_visit(const foam_shard_view *s, const foam_camera *c
   uint32_t cells = 0;
   ray->tracer_hops++;
   if (foam_march(s, o, d, cam->t_stop, ray, &cells) == FOAM_MARCH_FINISHED) {
-    uint32_t pixel = foam_px_y(ray->px) * cam->width + foam_px_x(ray->px);
-    ray->shard = (uint16_t)(pixel % cam->tracers);
+    ray->shard = (uint16_t)(foam_pixel_index(cam, ray->px) % cam->tracers);
     ray->cell = FOAM_FINISHED_CELL;
   }
   return cells;
