@@ -1,7 +1,6 @@
 // Tracer tiles: march the rays their parent router delivered through the local
 // shard, keep the rays that finish in its result store or framebuffer slice, and
-// hand the rest back to
-// the router tree (paper §4.5, §4.7).
+// hand the rest back to the router tree (paper §4.5, §4.7).
 #include <poplar/Vertex.hpp>
 
 #include "foam/codelet.h"
