@@ -3,15 +3,18 @@
 // its two queues onto its outboxes, in three compute sets — count, plan, forward —
 // so that workers write disjoint ranges without atomics, locks or barriers.
 //
-// Lane l < fanout is child l, lane fanout is the parent. Child lanes hold
-// link_capacity rays each, the parent lane parent_capacity (edges are sized per
-// tree level); the lanes are packed back to back in that order.
+// Lane l < fanout is child l; the root then has one lane per injector tile, and
+// the last lane is the parent. Child lanes hold link_capacity rays each, injector
+// lanes inject_capacity on the way in and a bare header (credit) on the way out,
+// the parent lane parent_capacity (edges are sized per tree level); the lanes are
+// packed back to back in that order.
 //
 // Deadlock freedom: rays arriving from the parent only go down; rays arriving from
-// a child go down into a sibling subtree ("turn") or up. A turn that finds its child
-// lane out of credit may go up instead ("escape"), so the upward path never waits
-// on a downward one; at the root the generator's spill store, sized for every ray in
-// flight, always takes what goes up. Credits bound every queue, so nothing drops.
+// a child or an injector go down into a subtree ("turn") or up. A turn that finds
+// its child lane out of credit may go up instead ("escape"), so the upward path
+// never waits on a downward one; at the root the generator's spill store takes
+// what goes up, and the root's credit to the injectors keeps every ray in flight
+// within that store. Credits bound every queue, so nothing drops.
 #include <poplar/Vertex.hpp>
 
 #include "foam/codelet.h"
@@ -27,12 +30,19 @@ using namespace poplar;
 
 namespace {
 
-inline unsigned laneCap(const foam_params &p, unsigned l) {
-  return l < p.fanout ? p.link_capacity : p.parent_capacity;
+inline unsigned parentLane(const foam_params &p) { return p.fanout + p.inject_lanes; }
+
+// Rays of lane l's inbound (`out` false) or outbound buffer.
+inline unsigned laneCap(const foam_params &p, unsigned l, bool out) {
+  if (l < p.fanout) return p.link_capacity;
+  if (l < parentLane(p)) return out ? 0 : p.inject_capacity;
+  return p.parent_capacity;
 }
 
-inline size_t laneOffset(const foam_params &p, unsigned l) {
-  return (size_t)l * (sizeof(foam_link_header) + (size_t)p.link_capacity * p.ray_bytes);
+inline size_t laneOffset(const foam_params &p, unsigned l, bool out) {
+  const size_t child = sizeof(foam_link_header) + (size_t)p.link_capacity * p.ray_bytes;
+  const size_t inject = sizeof(foam_link_header) + (out ? 0 : (size_t)p.inject_capacity * p.ray_bytes);
+  return (size_t)(l < p.fanout ? l : p.fanout) * child + (size_t)(l > p.fanout ? l - p.fanout : 0) * inject;
 }
 
 // Category of a ray (FOAM_CAT_*), or -1 for an empty slot.
@@ -48,9 +58,9 @@ inline int classify(const foam_params &p, uint16_t shard, bool fromParent) {
 // so that both see every ray with the same rank: the down queue and the parent
 // inbox (rays travelling down), then the up queue and the child inboxes.
 struct Sources {
-  const unsigned char *ptr[2 + 1 + FOAM_MAX_FANOUT];
-  unsigned count[2 + 1 + FOAM_MAX_FANOUT];
-  bool fromParent[2 + 1 + FOAM_MAX_FANOUT];
+  const unsigned char *ptr[2 + 1 + FOAM_MAX_LANES];
+  unsigned count[2 + 1 + FOAM_MAX_LANES];
+  bool fromParent[2 + 1 + FOAM_MAX_LANES];
   unsigned n;
 };
 
@@ -62,13 +72,13 @@ inline Sources sources(const foam_params &p, const unsigned char *inboxes, const
   const unsigned char *downHalf = queues + (size_t)(2 + parity) * q * stride;
   s.n = 0;
   s.ptr[s.n] = downHalf; s.count[s.n] = downCount; s.fromParent[s.n++] = true;
-  const unsigned char *parentIn = inboxes + laneOffset(p, p.fanout);
+  const unsigned char *parentIn = inboxes + laneOffset(p, parentLane(p), false);
   s.ptr[s.n] = parentIn + sizeof(foam_link_header);
   s.count[s.n] = load<foam_link_header>(parentIn).count;
   s.fromParent[s.n++] = true;
   s.ptr[s.n] = upHalf; s.count[s.n] = upCount; s.fromParent[s.n++] = false;
-  for (unsigned c = 0; c < p.fanout; ++c) {
-    const unsigned char *in = inboxes + laneOffset(p, c);
+  for (unsigned c = 0; c < parentLane(p); ++c) {  // children, then injectors
+    const unsigned char *in = inboxes + laneOffset(p, c, false);
     s.ptr[s.n] = in + sizeof(foam_link_header);
     s.count[s.n] = load<foam_link_header>(in).count;
     s.fromParent[s.n++] = false;
@@ -118,8 +128,9 @@ public:
     const foam_params p = load<foam_params>(params);
     foam_router_ctl c = load<foam_router_ctl>(ctl);
     const unsigned f = p.fanout, cap = p.link_capacity, pcap = p.parent_capacity, q = p.queue_capacity;
-    foam_link_header in[FOAM_MAX_FANOUT + 1];
-    for (unsigned l = 0; l <= f; ++l) in[l] = load<foam_link_header>(inboxes, laneOffset(p, l));
+    const unsigned pl = parentLane(p);  // child lanes [0, f), injector lanes [f, pl)
+    foam_link_header in[FOAM_MAX_LANES + 1];
+    for (unsigned l = 0; l <= pl; ++l) in[l] = load<foam_link_header>(inboxes, laneOffset(p, l, false));
 
     uint32_t total[FOAM_CATS];
     for (unsigned k = 0; k < FOAM_CATS; ++k) {
@@ -134,7 +145,7 @@ public:
     }
     auto minu = [](uint32_t a, uint32_t b) { return a < b ? a : b; };
 
-    uint32_t laneCount[FOAM_MAX_FANOUT + 1] = {};
+    uint32_t laneCount[FOAM_MAX_LANES + 1] = {};
     for (unsigned ch = 0; ch < f; ++ch) {
       uint32_t credit = minu(in[ch].credit, cap);
       c.send[FOAM_CAT_DOWN + ch] = minu(total[FOAM_CAT_DOWN + ch], credit);
@@ -144,7 +155,7 @@ public:
       c.lane_off[FOAM_CAT_TURN + ch] = c.send[FOAM_CAT_DOWN + ch];
       laneCount[ch] = c.send[FOAM_CAT_DOWN + ch] + c.send[FOAM_CAT_TURN + ch];
     }
-    uint32_t up = minu(in[f].credit, pcap);
+    uint32_t up = minu(in[pl].credit, pcap);
     c.send[FOAM_CAT_UP] = minu(total[FOAM_CAT_UP], up);
     up -= c.send[FOAM_CAT_UP];
     uint32_t off = c.send[FOAM_CAT_UP];
@@ -155,7 +166,7 @@ public:
       c.esc_off[ch] = off;
       off += c.escape[ch];
     }
-    laneCount[f] = off;
+    laneCount[pl] = off;
 
     uint32_t down = 0;
     for (unsigned ch = 0; ch < f; ++ch) {
@@ -183,56 +194,73 @@ public:
     // Credits for next step. Rays granted last step arrive after this exchange,
     // so they are reserved as if already queued.
     uint32_t reservedUp = upq;
-    for (unsigned ch = 0; ch < f; ++ch) reservedUp += c.granted[ch];
+    for (unsigned ch = 0; ch < pl; ++ch) reservedUp += c.granted[ch];
     uint32_t availUp = reservedUp < q ? q - reservedUp : 0;
     // Upward credit follows demand: an even split leaves most of it reserved for
     // quiet children while one busy child (the tracer beside the camera) waits,
     // and the wider the router the worse. A child's demand next step is what it
     // reported still waiting plus what goes down to it now, which it marches and
     // mostly hands back.
-    uint32_t grant[FOAM_MAX_FANOUT + 1] = {};
-    uint32_t demand[FOAM_MAX_FANOUT] = {};
+    uint32_t grant[FOAM_MAX_LANES + 1] = {};
+    uint32_t demand[FOAM_MAX_LANES] = {};
     uint32_t wanted = 0;
+    uint32_t finished = 0;
     for (unsigned ch = 0; ch < f; ++ch) {
       demand[ch] = minu(in[ch].pending + laneCount[ch], cap);
       wanted += demand[ch];
+      finished += in[ch].finished;
+    }
+    if (pl > f) {
+      // Injectors: new rays may enter only while every ray in flight (arrived, or
+      // granted and on its way) still fits the generator's spill store.
+      uint32_t outstanding = 0, asked = 0;
+      for (unsigned l = f; l < pl; ++l) {
+        c.injected += in[l].count;
+        outstanding += c.granted[l];
+        demand[l] = minu(in[l].pending, p.inject_capacity);
+        asked += demand[l];
+      }
+      const uint32_t flying = c.injected - minu(finished, c.injected) + outstanding;
+      const uint32_t room = flying < p.max_in_flight ? p.max_in_flight - flying : 0;
+      for (unsigned l = f; l < pl; ++l) {
+        if (asked > room) demand[l] = (uint32_t)((uint64_t)demand[l] * room / asked);
+        wanted += demand[l];
+      }
     }
     // Credit beyond demand is not handed out: it would stay reserved for a step
     // while nothing arrives under it (a quiet child reports its demand next step).
     if (wanted <= availUp) {
-      for (unsigned ch = 0; ch < f; ++ch) grant[ch] = demand[ch];
+      for (unsigned ch = 0; ch < pl; ++ch) grant[ch] = demand[ch];
     } else {
       uint32_t given = 0;
-      for (unsigned ch = 0; ch < f; ++ch) {
+      for (unsigned ch = 0; ch < pl; ++ch) {
         grant[ch] = (uint32_t)((uint64_t)demand[ch] * availUp / wanted);
         given += grant[ch];
       }
-      for (unsigned i = 0; i < f && given < availUp; ++i) {  // rounding leftover, rotating
-        unsigned ch = (c.rr + i) % f;
+      for (unsigned i = 0; i < pl && given < availUp; ++i) {  // rounding leftover, rotating
+        unsigned ch = (c.rr + i) % pl;
         if (grant[ch] < demand[ch]) grant[ch]++, given++;
       }
-      c.rr = (c.rr + 1) % f;
+      c.rr = (c.rr + 1) % pl;
     }
-    uint32_t reservedDown = down + c.granted[f];
-    grant[f] = minu(reservedDown < q ? q - reservedDown : 0, pcap);
+    uint32_t reservedDown = down + c.granted[pl];
+    grant[pl] = minu(reservedDown < q ? q - reservedDown : 0, pcap);
 
-    uint32_t finished = 0;
-    for (unsigned ch = 0; ch < f; ++ch) finished += in[ch].finished;
-    for (unsigned l = 0; l <= f; ++l) {
+    for (unsigned l = 0; l <= pl; ++l) {
       foam_link_header h;
       h.count = laneCount[l];
       h.credit = grant[l];
-      h.finished = l == f ? finished : 0;
-      h.pending = l == f ? upq : down;
-      unsigned char *box = &outboxes[0] + laneOffset(p, l);
+      h.finished = l == pl ? finished : 0;
+      h.pending = l == pl ? upq : down;
+      unsigned char *box = &outboxes[0] + laneOffset(p, l, true);
       memcpy(box, &h, sizeof h);
-      if (laneCount[l] < laneCap(p, l)) foam_slot_invalidate(box + sizeof h + (size_t)laneCount[l] * p.ray_bytes);
+      if (laneCount[l] < laneCap(p, l, true)) foam_slot_invalidate(box + sizeof h + (size_t)laneCount[l] * p.ray_bytes);
       c.granted[l] = grant[l];
     }
     memcpy(&ctl[0], &c, sizeof c);
 
     uint32_t moved = 0;
-    for (unsigned l = 0; l <= f; ++l) moved += laneCount[l];
+    for (unsigned l = 0; l <= pl; ++l) moved += laneCount[l];
     st.rays_in += moved;
     if (upq + down > st.peak_queue) st.peak_queue = upq + down;
     st.iterations++;
@@ -254,7 +282,7 @@ public:
   bool compute(unsigned workerId) {
     const foam_params p = load<foam_params>(params);
     const foam_router_ctl c = load<foam_router_ctl>(ctl);
-    const unsigned stride = p.ray_bytes, q = p.queue_capacity, f = p.fanout;
+    const unsigned stride = p.ray_bytes, q = p.queue_capacity, up = parentLane(p);
     const unsigned srcParity = c.parity ^ 1u;
     unsigned char *qs = &queues[0];
     const Sources s = sources(p, &inboxes[0], qs, srcParity, c.src_up_count, c.src_down_count);
@@ -262,7 +290,7 @@ public:
     unsigned char *downDst = qs + (size_t)(2 + c.parity) * q * stride;
     unsigned char *boxes = &outboxes[0];
     auto lane = [&](unsigned l, uint32_t slot) {
-      return boxes + laneOffset(p, l) + sizeof(foam_link_header) + (size_t)slot * stride;
+      return boxes + laneOffset(p, l, true) + sizeof(foam_link_header) + (size_t)slot * stride;
     };
     // A queue slot, or null past the capacity (never with correct credits).
     auto stay = [&](unsigned char *half, uint32_t slot) -> unsigned char * {
@@ -282,7 +310,7 @@ public:
         unsigned char *dst;
         bool leaves = true;
         if (cat == FOAM_CAT_UP) {
-          if (r < c.send[cat]) dst = lane(f, r);
+          if (r < c.send[cat]) dst = lane(up, r);
           else { dst = stay(upDst, c.stay_off[cat] + r - c.send[cat]); leaves = false; }
         } else if (cat < FOAM_CAT_TURN) {
           unsigned ch = (unsigned)cat - FOAM_CAT_DOWN;
@@ -291,7 +319,7 @@ public:
         } else {
           unsigned ch = (unsigned)cat - FOAM_CAT_TURN;
           if (r < c.send[cat]) dst = lane(ch, c.lane_off[cat] + r);
-          else if (r < c.send[cat] + c.escape[ch]) dst = lane(f, c.esc_off[ch] + r - c.send[cat]);
+          else if (r < c.send[cat] + c.escape[ch]) dst = lane(up, c.esc_off[ch] + r - c.send[cat]);
           else {
             dst = stay(upDst, c.stay_off[cat] + r - c.send[cat] - c.escape[ch]);
             leaves = false;

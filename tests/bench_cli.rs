@@ -168,7 +168,7 @@ fn a_tiny_sweep_writes_tables_json_and_plots() {
         "--out",
         d.to_str().unwrap(),
     ]);
-    assert!(out.contains("sweep rc (batch rows:1):"), "{out}");
+    assert!(out.contains("sweep rc (batch blocks:8):"), "{out}");
     assert!(out.contains("sweep batch (rc 20):"), "{out}");
     assert!(out.contains("cols:2"), "{out}");
     for f in ["sweep_rc.png", "sweep_batch.png"] {

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use foam_ipu::camera::Camera;
 use foam_ipu::camera::json::read_camera_json;
-use foam_ipu::device::{DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
+use foam_ipu::device::{Batch, DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
 use foam_ipu::metrics::psnr;
 use foam_ipu::reference::{SiteIndex, TraceOptions, render_from};
 use foam_ipu::scene::{Scene, read_scene};
@@ -116,6 +116,20 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
         DeviceOptions { results: 0, ..opts(RayLayout::Half) },
         // ...or only those that find a tracer's one slot per worker taken.
         DeviceOptions { results: 6, ..opts(RayLayout::Half) },
+        // One injector taking the paper's scan-ordered rows.
+        DeviceOptions { injectors: 1, batch: Batch::Rows(1), ..opts(RayLayout::Half) },
+        // Three injectors dealt columns with idle steps between them, through narrow
+        // lanes, and an in-flight cap of one link buffer: the root's credit gate binds.
+        DeviceOptions {
+            injectors: 3,
+            batch: Batch::Cols(3),
+            drain_iters: 2,
+            inject_capacity: 16,
+            spill: Some(384),
+            ..opts(RayLayout::Half)
+        },
+        // Odd blocks that do not tile the frame.
+        DeviceOptions { batch: Batch::Blocks(5), ..opts(RayLayout::Half) },
     ];
     let mut hops = Vec::new();
     for o in &variants {
@@ -140,7 +154,9 @@ fn bad_tree_options_are_one_line_errors() {
         (DeviceOptions { fanout: vec![32], ..opts(RayLayout::Half) }, "fanout 32"),
         (DeviceOptions { link_capacity: vec![384, 0], ..opts(RayLayout::Half) }, "at least 1 ray"),
         (DeviceOptions { link_capacity: vec![4096], ..opts(RayLayout::Half) }, "no room for queues"),
-        (DeviceOptions { region_bytes: Some(600 * 1024), ..opts(RayLayout::Half) }, "no room for a spill store"),
+        (DeviceOptions { region_bytes: Some(620 * 1024), ..opts(RayLayout::Half) }, "an injector tile needs"),
+        (DeviceOptions { injectors: 9, ..opts(RayLayout::Half) }, "9 injectors: the root takes 1 to 8 injector lanes"),
+        (DeviceOptions { inject_capacity: 0, ..opts(RayLayout::Half) }, "--inject-capacity must be at least 1 ray"),
         (DeviceOptions { spill: Some(100), ..opts(RayLayout::Half) }, "the spill store (100) must hold at least one link buffer"),
     ] {
         let e = plan(o).expect("must be refused");

@@ -92,7 +92,8 @@ fn bad_input_is_a_one_line_error() {
     check(&["--shards", "16", "--width", "2048", "--height", "2048"], "/pixels");
     check(&["--width", "2049", "--height", "12"], "outside 1..=2048");
     check(&["--backend", "ipu"], "--features poplar");
-    check(&["--batch", "diagonal:3"], "rows:N or cols:N");
+    check(&["--batch", "diagonal:3"], "rows:N, cols:N or blocks:N");
+    check(&["--injectors", "0"], "0 injectors: the root takes 1 to 8 injector lanes");
     check(&["--tiles", "100"], "the target has 100");
     let e = expect_error(&["render", "/nonexistent/scene.ply", "--camera", "nope.json", "-o", o]);
     assert!(e.contains("nope.json") || e.contains("nonexistent"), "{e}");

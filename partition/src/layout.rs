@@ -15,6 +15,8 @@ pub const FOAM_PX_MASK: u32 = 2047;
 pub const FOAM_STEPS_SHIFT: u32 = 22;
 pub const FOAM_WORKERS: u32 = 6;
 pub const FOAM_MAX_FANOUT: u32 = 16;
+pub const FOAM_MAX_INJECTORS: u32 = 8;
+pub const FOAM_MAX_LANES: u32 = 24;
 pub const FOAM_CAT_DOWN: u32 = 0;
 pub const FOAM_CAT_TURN: u32 = 16;
 pub const FOAM_CAT_UP: u32 = 32;
@@ -235,6 +237,19 @@ impl Default for foam_region_header {
         }
     }
 }
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_block {
+    pub x: u16,
+    pub y: u16,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of foam_block"][::core::mem::size_of::<foam_block>() - 4usize];
+    ["Alignment of foam_block"][::core::mem::align_of::<foam_block>() - 2usize];
+    ["Offset of field: foam_block::x"][::core::mem::offset_of!(foam_block, x) - 0usize];
+    ["Offset of field: foam_block::y"][::core::mem::offset_of!(foam_block, y) - 2usize];
+};
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct foam_pixel {
@@ -505,15 +520,19 @@ pub struct foam_params {
     pub subtree_shift: u32,
     pub max_in_flight: u32,
     pub batch_kind: u32,
-    pub batch_lines: u32,
+    pub block_w: u32,
+    pub block_h: u32,
     pub drain_iters: u32,
     pub parent_capacity: u32,
     pub result_slots: u32,
+    pub inject_lanes: u32,
+    pub inject_capacity: u32,
+    pub block_slots: u32,
     pub reserved: u32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_params"][::core::mem::size_of::<foam_params>() - 64usize];
+    ["Size of foam_params"][::core::mem::size_of::<foam_params>() - 80usize];
     ["Alignment of foam_params"][::core::mem::align_of::<foam_params>() - 4usize];
     [
         "Offset of field: foam_params::layout",
@@ -549,20 +568,32 @@ const _: () = {
         "Offset of field: foam_params::batch_kind",
     ][::core::mem::offset_of!(foam_params, batch_kind) - 40usize];
     [
-        "Offset of field: foam_params::batch_lines",
-    ][::core::mem::offset_of!(foam_params, batch_lines) - 44usize];
+        "Offset of field: foam_params::block_w",
+    ][::core::mem::offset_of!(foam_params, block_w) - 44usize];
+    [
+        "Offset of field: foam_params::block_h",
+    ][::core::mem::offset_of!(foam_params, block_h) - 48usize];
     [
         "Offset of field: foam_params::drain_iters",
-    ][::core::mem::offset_of!(foam_params, drain_iters) - 48usize];
+    ][::core::mem::offset_of!(foam_params, drain_iters) - 52usize];
     [
         "Offset of field: foam_params::parent_capacity",
-    ][::core::mem::offset_of!(foam_params, parent_capacity) - 52usize];
+    ][::core::mem::offset_of!(foam_params, parent_capacity) - 56usize];
     [
         "Offset of field: foam_params::result_slots",
-    ][::core::mem::offset_of!(foam_params, result_slots) - 56usize];
+    ][::core::mem::offset_of!(foam_params, result_slots) - 60usize];
+    [
+        "Offset of field: foam_params::inject_lanes",
+    ][::core::mem::offset_of!(foam_params, inject_lanes) - 64usize];
+    [
+        "Offset of field: foam_params::inject_capacity",
+    ][::core::mem::offset_of!(foam_params, inject_capacity) - 68usize];
+    [
+        "Offset of field: foam_params::block_slots",
+    ][::core::mem::offset_of!(foam_params, block_slots) - 72usize];
     [
         "Offset of field: foam_params::reserved",
-    ][::core::mem::offset_of!(foam_params, reserved) - 60usize];
+    ][::core::mem::offset_of!(foam_params, reserved) - 76usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
@@ -654,7 +685,7 @@ pub struct foam_router_ctl {
     pub down_count: u32,
     pub src_up_count: u32,
     pub src_down_count: u32,
-    pub granted: [u32; 17usize],
+    pub granted: [u32; 25usize],
     pub counts: [[u32; 33usize]; 6usize],
     pub base: [[u32; 33usize]; 6usize],
     pub send: [u32; 33usize],
@@ -663,11 +694,12 @@ pub struct foam_router_ctl {
     pub esc_off: [u32; 16usize],
     pub stay_off: [u32; 33usize],
     pub rr: u32,
-    pub reserved: [u32; 2usize],
+    pub injected: u32,
+    pub reserved: u32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_router_ctl"][::core::mem::size_of::<foam_router_ctl>() - 2208usize];
+    ["Size of foam_router_ctl"][::core::mem::size_of::<foam_router_ctl>() - 2240usize];
     [
         "Alignment of foam_router_ctl",
     ][::core::mem::align_of::<foam_router_ctl>() - 4usize];
@@ -691,31 +723,34 @@ const _: () = {
     ][::core::mem::offset_of!(foam_router_ctl, granted) - 20usize];
     [
         "Offset of field: foam_router_ctl::counts",
-    ][::core::mem::offset_of!(foam_router_ctl, counts) - 88usize];
+    ][::core::mem::offset_of!(foam_router_ctl, counts) - 120usize];
     [
         "Offset of field: foam_router_ctl::base",
-    ][::core::mem::offset_of!(foam_router_ctl, base) - 880usize];
+    ][::core::mem::offset_of!(foam_router_ctl, base) - 912usize];
     [
         "Offset of field: foam_router_ctl::send",
-    ][::core::mem::offset_of!(foam_router_ctl, send) - 1672usize];
+    ][::core::mem::offset_of!(foam_router_ctl, send) - 1704usize];
     [
         "Offset of field: foam_router_ctl::escape",
-    ][::core::mem::offset_of!(foam_router_ctl, escape) - 1804usize];
+    ][::core::mem::offset_of!(foam_router_ctl, escape) - 1836usize];
     [
         "Offset of field: foam_router_ctl::lane_off",
-    ][::core::mem::offset_of!(foam_router_ctl, lane_off) - 1868usize];
+    ][::core::mem::offset_of!(foam_router_ctl, lane_off) - 1900usize];
     [
         "Offset of field: foam_router_ctl::esc_off",
-    ][::core::mem::offset_of!(foam_router_ctl, esc_off) - 2000usize];
+    ][::core::mem::offset_of!(foam_router_ctl, esc_off) - 2032usize];
     [
         "Offset of field: foam_router_ctl::stay_off",
-    ][::core::mem::offset_of!(foam_router_ctl, stay_off) - 2064usize];
+    ][::core::mem::offset_of!(foam_router_ctl, stay_off) - 2096usize];
     [
         "Offset of field: foam_router_ctl::rr",
-    ][::core::mem::offset_of!(foam_router_ctl, rr) - 2196usize];
+    ][::core::mem::offset_of!(foam_router_ctl, rr) - 2228usize];
+    [
+        "Offset of field: foam_router_ctl::injected",
+    ][::core::mem::offset_of!(foam_router_ctl, injected) - 2232usize];
     [
         "Offset of field: foam_router_ctl::reserved",
-    ][::core::mem::offset_of!(foam_router_ctl, reserved) - 2200usize];
+    ][::core::mem::offset_of!(foam_router_ctl, reserved) - 2236usize];
 };
 impl Default for foam_router_ctl {
     fn default() -> Self {
@@ -760,49 +795,64 @@ const _: () = {
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct foam_generator_ctl {
-    pub next: u32,
-    pub batch_left: u32,
-    pub drain_left: u32,
     pub spill: u32,
     pub granted: u32,
-    pub march_begin: u32,
-    pub march_end: u32,
-    pub reserved: u32,
-    pub work: [[u32; 2usize]; 6usize],
+    pub reserved: [u32; 2usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
         "Size of foam_generator_ctl",
-    ][::core::mem::size_of::<foam_generator_ctl>() - 80usize];
+    ][::core::mem::size_of::<foam_generator_ctl>() - 16usize];
     [
         "Alignment of foam_generator_ctl",
     ][::core::mem::align_of::<foam_generator_ctl>() - 4usize];
     [
-        "Offset of field: foam_generator_ctl::next",
-    ][::core::mem::offset_of!(foam_generator_ctl, next) - 0usize];
-    [
-        "Offset of field: foam_generator_ctl::batch_left",
-    ][::core::mem::offset_of!(foam_generator_ctl, batch_left) - 4usize];
-    [
-        "Offset of field: foam_generator_ctl::drain_left",
-    ][::core::mem::offset_of!(foam_generator_ctl, drain_left) - 8usize];
-    [
         "Offset of field: foam_generator_ctl::spill",
-    ][::core::mem::offset_of!(foam_generator_ctl, spill) - 12usize];
+    ][::core::mem::offset_of!(foam_generator_ctl, spill) - 0usize];
     [
         "Offset of field: foam_generator_ctl::granted",
-    ][::core::mem::offset_of!(foam_generator_ctl, granted) - 16usize];
-    [
-        "Offset of field: foam_generator_ctl::march_begin",
-    ][::core::mem::offset_of!(foam_generator_ctl, march_begin) - 20usize];
-    [
-        "Offset of field: foam_generator_ctl::march_end",
-    ][::core::mem::offset_of!(foam_generator_ctl, march_end) - 24usize];
+    ][::core::mem::offset_of!(foam_generator_ctl, granted) - 4usize];
     [
         "Offset of field: foam_generator_ctl::reserved",
-    ][::core::mem::offset_of!(foam_generator_ctl, reserved) - 28usize];
+    ][::core::mem::offset_of!(foam_generator_ctl, reserved) - 8usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_injector_ctl {
+    pub next: u32,
+    pub block_left: u32,
+    pub drain_left: u32,
+    pub march_begin: u32,
+    pub march_end: u32,
+    pub reserved: [u32; 3usize],
+    pub work: [[u32; 2usize]; 6usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of foam_injector_ctl"][::core::mem::size_of::<foam_injector_ctl>() - 80usize];
     [
-        "Offset of field: foam_generator_ctl::work",
-    ][::core::mem::offset_of!(foam_generator_ctl, work) - 32usize];
+        "Alignment of foam_injector_ctl",
+    ][::core::mem::align_of::<foam_injector_ctl>() - 4usize];
+    [
+        "Offset of field: foam_injector_ctl::next",
+    ][::core::mem::offset_of!(foam_injector_ctl, next) - 0usize];
+    [
+        "Offset of field: foam_injector_ctl::block_left",
+    ][::core::mem::offset_of!(foam_injector_ctl, block_left) - 4usize];
+    [
+        "Offset of field: foam_injector_ctl::drain_left",
+    ][::core::mem::offset_of!(foam_injector_ctl, drain_left) - 8usize];
+    [
+        "Offset of field: foam_injector_ctl::march_begin",
+    ][::core::mem::offset_of!(foam_injector_ctl, march_begin) - 12usize];
+    [
+        "Offset of field: foam_injector_ctl::march_end",
+    ][::core::mem::offset_of!(foam_injector_ctl, march_end) - 16usize];
+    [
+        "Offset of field: foam_injector_ctl::reserved",
+    ][::core::mem::offset_of!(foam_injector_ctl, reserved) - 20usize];
+    [
+        "Offset of field: foam_injector_ctl::work",
+    ][::core::mem::offset_of!(foam_injector_ctl, work) - 32usize];
 };

@@ -26,6 +26,8 @@ fn rust_size(name: &str) -> Option<usize> {
         "foam_router_ctl" => size_of::<foam_router_ctl>(),
         "foam_tracer_ctl" => size_of::<foam_tracer_ctl>(),
         "foam_generator_ctl" => size_of::<foam_generator_ctl>(),
+        "foam_injector_ctl" => size_of::<foam_injector_ctl>(),
+        "foam_block" => size_of::<foam_block>(),
         _ => return None,
     })
 }
@@ -43,7 +45,7 @@ fn static_asserted_sizes_match() {
         assert_eq!(got, n, "{name}: Rust {got} B, layout.h {n} B");
         checked.push(name.to_string());
     }
-    assert_eq!(checked.len(), 19, "every struct of layout.h is asserted: {checked:?}");
+    assert_eq!(checked.len(), 21, "every struct of layout.h is asserted: {checked:?}");
 }
 
 #[test]
@@ -55,10 +57,14 @@ fn structs_have_no_padding() {
     assert_eq!(size_of::<foam_pixel>(), 5 * 4 + 2 * 2 + 4);
     assert_eq!(size_of::<foam_result>(), 6 * 4 + 2 * 2);
     assert_eq!(size_of::<foam_camera>(), 16 * 4 + 3 * 4 + 2 * 2 + 3 * 4);
-    assert_eq!(size_of::<foam_params>(), 16 * 4);
-    let (f, cats) = (FOAM_MAX_FANOUT as usize, FOAM_CATS as usize);
+    assert_eq!(size_of::<foam_params>(), 20 * 4);
+    let (f, cats, lanes) = (FOAM_MAX_FANOUT as usize, FOAM_CATS as usize, FOAM_MAX_LANES as usize);
     assert_eq!(cats, 2 * f + 1);
-    assert_eq!(size_of::<foam_router_ctl>(), (5 + (f + 1) + 2 * 6 * cats + 3 * cats + 2 * f + 3) * 4);
+    assert_eq!(lanes, f + FOAM_MAX_INJECTORS as usize);
+    assert_eq!(size_of::<foam_router_ctl>(), (5 + (lanes + 1) + 2 * 6 * cats + 3 * cats + 2 * f + 3) * 4);
+    assert_eq!(size_of::<foam_generator_ctl>(), 4 * 4);
+    assert_eq!(size_of::<foam_injector_ctl>(), (8 + 2 * 6) * 4);
+    assert_eq!(size_of::<foam_block>(), 2 * 2);
     let shards = FOAM_REGION_MAX_SHARDS as usize;
     assert_eq!(size_of::<foam_region_header>(), 2 * 4 + shards * (2 + 4));
     assert_eq!(size_of::<foam_tracer_ctl>(), (4 + 6 * FOAM_TW_COUNTERS as usize) * 4);

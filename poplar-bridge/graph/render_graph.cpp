@@ -23,7 +23,8 @@ struct NodeTensors {
   Tensor params, inboxes, outboxes, ctl, stats;
   Tensor shard, camera, pending, pixels, results;  // tracers
   Tensor queues;                          // routers
-  Tensor spill, status, region;           // generator
+  Tensor spill, status;                   // generator (status: injectors too)
+  Tensor region, blocks;                  // injectors
 };
 
 Tensor bytes(Graph &g, unsigned tile, std::size_t n, const std::string &name) {
@@ -45,7 +46,10 @@ Tensor constBytes(Graph &g, unsigned tile, const uint8_t *data, std::size_t n, c
 }
 
 std::string nodeName(const NodeSpec &n, std::size_t i) {
-  const char *role = n.role == Role::Tracer ? "tracer" : n.role == Role::Router ? "router" : "generator";
+  const char *role = n.role == Role::Tracer    ? "tracer"
+                     : n.role == Role::Router  ? "router"
+                     : n.role == Role::Injector ? "injector"
+                                               : "generator";
   return std::string(role) + std::to_string(i) + "@" + std::to_string(n.tile);
 }
 
@@ -60,6 +64,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
     throw std::invalid_argument("the camera region must hold its header and be whole words");
   std::vector<NodeTensors> t(spec.nodes.size());
   int generator = -1;
+  std::vector<std::size_t> injectors;
 
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec &n = spec.nodes[i];
@@ -89,8 +94,13 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
     case Role::Router:
       if (n.fanout < 2 || n.fanout > FOAM_MAX_FANOUT || (n.fanout & (n.fanout - 1)) || n.fanout != p.fanout)
         throw std::invalid_argument(name + ": fanout must be a power of two from 2 to " + std::to_string(FOAM_MAX_FANOUT));
-      x.inboxes = bytes(g, n.tile, link * n.fanout + linkBytes(p.parent_capacity), name + "/inboxes");
-      x.outboxes = bytes(g, n.tile, link * n.fanout + linkBytes(p.parent_capacity), name + "/outboxes");
+      if (p.inject_lanes > FOAM_MAX_INJECTORS)
+        throw std::invalid_argument(name + ": at most " + std::to_string(FOAM_MAX_INJECTORS) + " injector lanes");
+      // Injector lanes: rays come in, only a credit header goes out.
+      x.inboxes = bytes(g, n.tile, link * n.fanout + linkBytes(p.inject_capacity) * p.inject_lanes + linkBytes(p.parent_capacity),
+                        name + "/inboxes");
+      x.outboxes = bytes(g, n.tile, link * n.fanout + linkBytes(0) * p.inject_lanes + linkBytes(p.parent_capacity),
+                         name + "/outboxes");
       x.queues = bytes(g, n.tile, (std::size_t)4 * p.queue_capacity * spec.rayBytes, name + "/queues");
       x.ctl = words(g, n.tile, sizeof(foam_router_ctl) / 4, name + "/ctl");
       break;
@@ -103,12 +113,22 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       x.spill = bytes(g, n.tile, (std::size_t)p.queue_capacity * spec.rayBytes, name + "/spill");
       x.ctl = words(g, n.tile, sizeof(foam_generator_ctl) / 4, name + "/ctl");
       x.status = bytes(g, n.tile, sizeof(foam_frame_status), name + "/status");
-      // Copies of the shards nearest the camera, written with each camera.
+      break;
+    case Role::Injector:
+      injectors.push_back(i);
+      x.camera = bytes(g, n.tile, sizeof(foam_camera), name + "/camera");
+      x.inboxes = bytes(g, n.tile, linkBytes(0), name + "/inbox");
+      x.outboxes = bytes(g, n.tile, link, name + "/outbox");
+      x.ctl = words(g, n.tile, sizeof(foam_injector_ctl) / 4, name + "/ctl");
+      x.status = bytes(g, n.tile, sizeof(foam_frame_status), name + "/status");
+      // Written with each camera: the shards its rays cross first, and its blocks.
       x.region = bytes(g, n.tile, spec.regionBytes, name + "/camera-region");
+      x.blocks = bytes(g, n.tile, sizeof(uint32_t) + (std::size_t)p.block_slots * sizeof(foam_block), name + "/blocks");
       break;
     }
   }
   if (generator < 0) throw std::invalid_argument("the plan has no generator");
+  if (injectors.empty()) throw std::invalid_argument("the plan has no injector");
 
   ComputeSet step1 = g.addComputeSet("step/march+count+generate");
   ComputeSet step2 = g.addComputeSet("step/send+plan");
@@ -170,10 +190,20 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
                               {"outbox", x.outboxes}, {"spill", x.spill}, {"ctl", x.ctl},
                               {"status", x.status}, {"stats", x.stats}});
       g.setTileMapping(gen, tile);
-      auto march = g.addVertex(step2, "GeneratorMarch",
+      for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.status, &x.stats}) zero(*z, tile);
+      zeroWords(x.ctl, tile);
+      break;
+    }
+    case Role::Injector: {
+      auto inj = g.addVertex(step1, "Injector",
+                             {{"params", x.params}, {"camera", x.camera}, {"blocks", x.blocks}, {"inbox", x.inboxes},
+                              {"outbox", x.outboxes}, {"ctl", x.ctl}, {"status", x.status}, {"stats", x.stats}});
+      g.setTileMapping(inj, tile);
+      auto march = g.addVertex(step2, "InjectorMarch",
                                {{"region", x.region}, {"camera", x.camera}, {"params", x.params},
                                 {"outbox", x.outboxes}, {"ctl", x.ctl}});
       g.setTileMapping(march, tile);
+      camDst.push_back(x.camera);
       for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.status, &x.stats}) zero(*z, tile);
       zeroWords(x.ctl, tile);
       break;
@@ -184,18 +214,37 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
     if (n.parent >= 0) {
       const NodeSpec &pn = spec.nodes[(std::size_t)n.parent];
       NodeTensors &px = t[(std::size_t)n.parent];
-      if (n.lane >= pn.fanout) throw std::invalid_argument(nodeName(n, i) + ": lane beyond its parent's fanout");
       const foam_params &p = params[i], &pp = params[(std::size_t)n.parent];
+      const bool injector = n.role == Role::Injector;
+      if (injector ? pn.role != Role::Router || n.lane < pn.fanout || n.lane >= pn.fanout + pp.inject_lanes
+                   : n.lane >= pn.fanout)
+        throw std::invalid_argument(nodeName(n, i) + ": lane " + std::to_string(n.lane) + " is not one of its parent's " +
+                                    (injector ? "injector lanes" : "child lanes"));
       // Both ends of an edge must agree on its capacity: the exchange copies whole buffers.
       const uint32_t upCap = n.role == Role::Router ? p.parent_capacity : p.link_capacity;
-      if (upCap != pp.link_capacity)
+      const uint32_t laneCap = injector ? pp.inject_capacity : pp.link_capacity;
+      if (upCap != laneCap)
         throw std::invalid_argument(nodeName(n, i) + ": its edge holds " + std::to_string(upCap) + " rays but its parent's lane " +
-                                    std::to_string(pp.link_capacity));
-      const std::size_t link = linkBytes(upCap), childLanes = linkBytes(p.link_capacity) * n.fanout;
-      Tensor up = n.role == Role::Router ? x.outboxes.slice(childLanes, childLanes + link) : x.outboxes;
-      Tensor upIn = n.role == Role::Router ? x.inboxes.slice(childLanes, childLanes + link) : x.inboxes;
-      Tensor parentOut = pn.role == Role::Router ? px.outboxes.slice(link * n.lane, link * (n.lane + 1)) : px.outboxes;
-      Tensor parentIn = pn.role == Role::Router ? px.inboxes.slice(link * n.lane, link * (n.lane + 1)) : px.inboxes;
+                                    std::to_string(laneCap));
+      const std::size_t link = linkBytes(upCap), downLink = linkBytes(injector ? 0 : upCap);
+      const std::size_t childLanes = linkBytes(p.link_capacity) * n.fanout;
+      Tensor up = n.role == Role::Router ? x.outboxes.slice(childLanes + linkBytes(0) * p.inject_lanes,
+                                                            childLanes + linkBytes(0) * p.inject_lanes + link)
+                                         : x.outboxes;
+      Tensor upIn = n.role == Role::Router ? x.inboxes.slice(childLanes + linkBytes(p.inject_capacity) * p.inject_lanes,
+                                                             childLanes + linkBytes(p.inject_capacity) * p.inject_lanes + link)
+                                           : x.inboxes;
+      Tensor parentOut = px.outboxes, parentIn = px.inboxes;
+      if (pn.role == Role::Router) {
+        // Lane offsets as codelets/router.cpp packs them: children, injectors, parent.
+        const std::size_t child = linkBytes(pp.link_capacity);
+        const std::size_t before = std::min<std::size_t>(n.lane, pn.fanout) * child;
+        const std::size_t injBefore = n.lane > pn.fanout ? n.lane - pn.fanout : 0;
+        const std::size_t inOff = before + injBefore * linkBytes(pp.inject_capacity);
+        const std::size_t outOff = before + injBefore * linkBytes(0);
+        parentOut = px.outboxes.slice(outOff, outOff + downLink);
+        parentIn = px.inboxes.slice(inOff, inOff + link);
+      }
       exSrc.push_back(up);
       exDst.push_back(parentIn);
       exSrc.push_back(parentOut);
@@ -216,8 +265,15 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
   program::Repeat steps(spec.rc, body);
 
   g.createHostWrite(kCameraHandle, cam);
-  g.createHostWrite(kRegionHandle, t[(std::size_t)generator].region);
-  g.createHostRead(kStatusHandle, t[(std::size_t)generator].status);
+  std::vector<Tensor> regions, blockLists, statuses{t[(std::size_t)generator].status};
+  for (std::size_t i : injectors) {
+    regions.push_back(t[i].region);
+    blockLists.push_back(t[i].blocks);
+    statuses.push_back(t[i].status);
+  }
+  g.createHostWrite(kRegionHandle, poplar::concat(regions));
+  g.createHostWrite(kBlocksHandle, poplar::concat(blockLists));
+  g.createHostRead(kStatusHandle, poplar::concat(statuses));
   g.createHostRead(kPixelsHandle, poplar::concat(pixelSlices));
   g.createHostRead(kResultsHandle, poplar::concat(resultStores));
   g.createHostRead(kStatsHandle, poplar::concat(statsAll));

@@ -13,14 +13,14 @@
 
 namespace foam {
 
-enum class Role : uint8_t { Tracer = 0, Router = 1, Generator = 2 };
+enum class Role : uint8_t { Tracer = 0, Router = 1, Generator = 2, Injector = 3 };
 
 struct NodeSpec {
   Role role;
   unsigned tile;
   int parent;       // index into RenderSpec::nodes; -1 for the generator
-  unsigned lane;    // which of the parent's child lanes this node is on
-  unsigned fanout;  // children (routers: 2 or 4; generator: 1; tracers: 0)
+  unsigned lane;    // which of the parent's lanes this node is on (injectors: after the children)
+  unsigned fanout;  // children (routers: 2..16; generator: 1; tracers, injectors: 0)
   std::vector<uint8_t> params;  // foam_params bytes
   std::size_t shardOffset = 0;  // tracers: blob within RenderSpec::shardBytes
   std::size_t shardBytes = 0;
@@ -31,7 +31,7 @@ struct RenderSpec {
   std::vector<uint8_t> shardBytes;
   unsigned rayBytes = 20;
   unsigned slicePixels = 0;
-  std::size_t regionBytes = 0;  // the generator's camera region (foam_region_header + blobs)
+  std::size_t regionBytes = 0;  // each injector's camera region (foam_region_header + blobs)
   unsigned rc = 20;
   std::vector<std::string> codeletFiles;
   std::string codeletFlags;
@@ -39,8 +39,9 @@ struct RenderSpec {
 
 // Host stream handles the frame loop uses.
 inline constexpr const char *kCameraHandle = "camera";
-inline constexpr const char *kRegionHandle = "camera_region";
-inline constexpr const char *kStatusHandle = "status";
+inline constexpr const char *kRegionHandle = "camera_region";  // every injector's, in node order
+inline constexpr const char *kBlocksHandle = "blocks";          // every injector's block list, in node order
+inline constexpr const char *kStatusHandle = "status";  // the generator's, then every injector's
 inline constexpr const char *kPixelsHandle = "pixels";
 inline constexpr const char *kResultsHandle = "results";
 inline constexpr const char *kStatsHandle = "stats";

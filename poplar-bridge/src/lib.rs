@@ -63,7 +63,7 @@ mod ffi {
     /// One tile of the render graph (see graph/render_graph.h).
     #[derive(Debug, Clone)]
     struct RenderNode {
-        /// 0 tracer, 1 router, 2 generator.
+        /// 0 tracer, 1 router, 2 generator, 3 injector.
         role: u8,
         tile: u32,
         /// Index of the parent node, -1 for the generator.
@@ -84,7 +84,7 @@ mod ffi {
         shards: Vec<u8>,
         ray_bytes: u32,
         slice_pixels: u32,
-        /// Bytes of the generator's camera region (foam_region_header + shard blobs).
+        /// Bytes of each injector's camera region (foam_region_header + shard blobs).
         region_bytes: usize,
         rc: u32,
     }
@@ -162,7 +162,11 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 // Host stream handles of the render graph (graph/render_graph.h).
 pub const CAMERA_HANDLE: &str = "camera";
+/// Every injector's camera region, in node order.
 pub const REGION_HANDLE: &str = "camera_region";
+/// Every injector's block list (layout.h foam_block), in node order.
+pub const BLOCKS_HANDLE: &str = "blocks";
+/// The generator's foam_frame_status, then every injector's.
 pub const STATUS_HANDLE: &str = "status";
 pub const PIXELS_HANDLE: &str = "pixels";
 pub const RESULTS_HANDLE: &str = "results";

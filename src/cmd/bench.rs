@@ -50,8 +50,9 @@ pub struct Args {
     /// Compute/exchange iterations per host call.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub rc: u32,
-    /// Primary-ray batches: rows:N or cols:N lines per batch.
-    #[arg(long, default_value = "rows:1", value_name = "rows:N|cols:N")]
+    /// Primary-ray batches: blocks:N (N×N squares, each injector its own part of the
+    /// view, longest sampled paths first) or the paper's rows:N / cols:N lines in scan order.
+    #[arg(long, default_value_t = Batch::default(), value_name = "blocks:N|rows:N|cols:N")]
     pub batch: Batch,
     /// Idle iterations after each batch.
     #[arg(long, default_value_t = 0, value_name = "N")]
@@ -62,12 +63,17 @@ pub struct Args {
     /// Rays per link buffer by tree level (see `render --link-capacity`).
     #[arg(long, value_delimiter = ',', value_name = "N,..")]
     pub link_capacity: Vec<u32>,
-    /// KiB of the generator tile for copies of the shards a coarse host pass over the
-    /// frame's rays finds them crossing first, which it marches new rays through (at
-    /// least the largest shard); default: half of what its links leave, the rest is
-    /// the spill store.
+    /// KiB of each injector tile for copies of the shards a coarse host pass over its
+    /// rays finds them crossing first, which it marches them through (at least the
+    /// largest shard); default: all its tile has left.
     #[arg(long, value_name = "KIB")]
     pub region_kib: Option<u32>,
+    /// Injector tiles emitting primary rays, each on a root lane of its own (1 to 8).
+    #[arg(long, default_value_t = DeviceOptions::default().injectors, value_name = "N")]
+    pub injectors: u32,
+    /// Rays per injector-lane buffer (what one injector can emit per iteration).
+    #[arg(long, default_value_t = DeviceOptions::default().inject_capacity, value_name = "N")]
+    pub inject_capacity: u32,
     /// Finished rays each tracer keeps where they finish instead of sending them to
     /// their pixel's home tracer (split over its six workers; 0: all go home).
     #[arg(long, default_value_t = DeviceOptions::default().results, value_name = "N")]
@@ -168,6 +174,8 @@ impl Bench<'_> {
             fanout: self.args.fanout.clone(),
             link_capacity: self.args.link_capacity.clone(),
             region_bytes: self.args.region_kib.map(|k| k.saturating_mul(1024)),
+            injectors: self.args.injectors,
+            inject_capacity: self.args.inject_capacity,
             results: self.args.results,
             ..DeviceOptions::default()
         }

@@ -13,7 +13,7 @@ use partition::RayLayout;
 
 #[derive(clap::Args, Debug)]
 #[command(
-    about = "Render a scene with the IPU design: tracer tiles, quadtree routers, a ray generator",
+    about = "Render a scene with the IPU design: tracer tiles, router tree, ray injectors and a spill generator",
     long_about = "Render a scene with the design of Radiant Foam on the IPU: the scene is cut into \
 k-d shards, one per tracer tile; rays are marched on the tile that owns their cell and moved \
 between tiles through a quadtree of router tiles by exchange copies; the framebuffer lives in \
@@ -44,8 +44,9 @@ pub struct Args {
     /// Where the graph runs.
     #[arg(long, value_enum, default_value = "host")]
     pub backend: Backend,
-    /// Primary-ray batches: rows:N or cols:N lines per batch.
-    #[arg(long, default_value = "rows:1", value_name = "rows:N|cols:N")]
+    /// Primary-ray batches: blocks:N (N×N squares, each injector its own part of the
+    /// view, longest sampled paths first) or the paper's rows:N / cols:N lines in scan order.
+    #[arg(long, default_value_t = Batch::default(), value_name = "blocks:N|rows:N|cols:N")]
     pub batch: Batch,
     /// Idle iterations after each batch.
     #[arg(long, default_value_t = 0, value_name = "N")]
@@ -65,7 +66,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = DeviceOptions::default().fanout, value_name = "F,..", help_heading = "Buffers")]
     pub fanout: Vec<u32>,
     /// Rays per link buffer by tree level: tracer edges, then the edges above each
-    /// router level; the last repeats up to the generator. Default 384,768,1024 for
+    /// router level; the last repeats up to the generator. Default 384,768,384 for
     /// the half payload, the same bytes for the others.
     #[arg(long, value_delimiter = ',', value_name = "N,..", help_heading = "Buffers")]
     pub link_capacity: Vec<u32>,
@@ -79,12 +80,17 @@ pub struct Args {
     /// as many as fit the generator tile.
     #[arg(long, value_name = "N", help_heading = "Buffers")]
     pub spill: Option<u32>,
-    /// KiB of the generator tile for copies of the shards a coarse host pass over the
-    /// frame's rays finds them crossing first, which it marches new rays through (at
-    /// least the largest shard); default: half of what its links leave, the rest is
-    /// the spill store.
+    /// KiB of each injector tile for copies of the shards a coarse host pass over its
+    /// rays finds them crossing first, which it marches them through (at least the
+    /// largest shard); default: all its tile has left.
     #[arg(long, value_name = "KIB")]
     pub region_kib: Option<u32>,
+    /// Injector tiles emitting primary rays, each on a root lane of its own (1 to 8).
+    #[arg(long, default_value_t = DeviceOptions::default().injectors, value_name = "N", help_heading = "Buffers")]
+    pub injectors: u32,
+    /// Rays per injector-lane buffer (what one injector can emit per iteration).
+    #[arg(long, default_value_t = DeviceOptions::default().inject_capacity, value_name = "N", help_heading = "Buffers")]
+    pub inject_capacity: u32,
     /// Finished rays each tracer keeps where they finish instead of sending them to
     /// their pixel's home tracer (split over its six workers; 0: all go home).
     #[arg(long, default_value_t = DeviceOptions::default().results, value_name = "N")]
@@ -130,6 +136,8 @@ impl Args {
             router_queue: self.router_queue,
             spill: self.spill,
             region_bytes: self.region_kib.map(|k| k.saturating_mul(1024)),
+            injectors: self.injectors,
+            inject_capacity: self.inject_capacity,
             results: self.results,
             tiles: self.tiles,
             ..DeviceOptions::default()

@@ -63,8 +63,10 @@ pub const SEND_RAY_INSTR: f64 = 14.0;
 pub const ROUTER_RAY_INSTR: f64 = 45.0;
 /// RouterPlan (one worker): ranks, credits and headers for five lanes.
 pub const ROUTER_PLAN_INSTR: f64 = 250.0;
-/// Generator (one worker), per ray emitted or taken from the root: build or copy a payload.
+/// Generator (one worker), per ray taken from the root or sent back: copy a payload.
 pub const GENERATOR_RAY_INSTR: f64 = 40.0;
+/// Injector (one worker), per primary ray emitted: pixel of the block, build a payload.
+pub const INJECTOR_RAY_INSTR: f64 = 40.0;
 
 /// One host round trip on real hardware: `Engine::run` of the fused loop plus the read
 /// of the 32-byte frame status (order of magnitude for an IPU-M2000 host link).

@@ -114,17 +114,21 @@ impl DeviceRenderer {
         let blocks = self.plan.frame_blocks(scene, cam, self.frame)?;
         self.frame += 1;
         self.session.write_tensor(poplar_bridge::CAMERA_HANDLE, &blocks.camera)?;
-        self.session.write_tensor(poplar_bridge::REGION_HANDLE, &blocks.region)?;
+        self.session.write_tensor(poplar_bridge::REGION_HANDLE, &blocks.regions)?;
+        self.session.write_tensor(poplar_bridge::BLOCKS_HANDLE, &blocks.blocks)?;
         self.session.run(FRAME_START)?;
 
         let total = cam.width as u64 * cam.height as u64;
-        let mut status = [0u8; size_of::<foam_frame_status>()];
+        // The generator's status, then every injector's: they count what they emitted.
+        let mut status = vec![0u8; (1 + self.plan.tree.injectors().len()) * size_of::<foam_frame_status>()];
         let mut last = (u32::MAX, u32::MAX);
         let mut stalled = 0;
         let st = loop {
             self.session.run(STEPS)?;
             self.session.read_tensor(poplar_bridge::STATUS_HANDLE, &mut status)?;
-            let st: foam_frame_status = read_records(&status)[0];
+            let all: Vec<foam_frame_status> = read_records(&status);
+            let mut st = all[0];
+            st.injected = all[1..].iter().map(|s| s.injected).sum();
             progress(st.finished as u64, total);
             if let Some(f) = per_call.as_mut() {
                 self.session.read_tensor(poplar_bridge::STATS_HANDLE, &mut call_stats)?;
@@ -227,9 +231,8 @@ impl DeviceRenderer {
             self.plan.tree.nodes.iter().zip(&tiles).filter(|(n, _)| n.role == role).map(|(_, s)| f(s)).sum()
         };
         let router_hops_total = sum(Role::Router, &|s| s.rays_in as u64);
-        // Marching visits: on tracers, and the first one on the generator.
-        let generator = &tiles[self.plan.tree.generator()];
-        let tracer_hops_total = sum(Role::Tracer, &|s| s.rays_in as u64) + generator.rays_in as u64;
+        // Marching visits: on tracers, and the first ones on the injectors.
+        let tracer_hops_total = sum(Role::Tracer, &|s| s.rays_in as u64) + sum(Role::Injector, &|s| s.rays_in as u64);
         let dropped: u64 = tiles.iter().map(|s| s.overflow as u64).sum();
         if dropped > 0 {
             return Err(DeviceError::Incomplete(format!("{dropped} rays found no room (a credit violation)")));
@@ -255,7 +258,7 @@ impl DeviceRenderer {
             router_hops_mean: router_hops_total as f64 / total as f64,
             tracer_hops_mean: tracer_hops_total as f64 / total as f64,
             router_hops_per_tracer_hop: router_hops_total as f64 / tracer_hops_total.max(1) as f64,
-            cell_steps: sum(Role::Tracer, &|s| s.cell_steps as u64) + generator.cell_steps as u64,
+            cell_steps: sum(Role::Tracer, &|s| s.cell_steps as u64) + sum(Role::Injector, &|s| s.cell_steps as u64),
             max_buffer_occupancy: tiles.iter().map(|s| s.peak_queue as u64).max().unwrap_or(0),
             tile_bytes_max: self.tile_bytes_max,
             tile_bytes_budget: self.tile_bytes_budget,

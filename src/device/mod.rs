@@ -1,7 +1,8 @@
 //! The device renderer: the paper's IPU design (tracers, quadtree routers, a
-//! generator) built through the Poplar API and run on the host runtime here or on
-//! an IPU with the SDK.
+//! generator, injectors) built through the Poplar API and run on the host runtime
+//! here or on an IPU with the SDK.
 
+pub mod blocks;
 pub mod cycles;
 pub mod frame;
 pub mod hopmaps;

@@ -12,41 +12,61 @@ pub enum Backend {
     Ipu,
 }
 
-/// Scan order and size of the generator's primary-ray batches.
+/// How the injectors take the frame's pixels: in blocks, each a batch of primary
+/// rays. `Rows(n)` and `Cols(n)` are the paper's scan-ordered batches of whole lines
+/// (dealt out to the injectors in turn); `Blocks(n)` are n×n squares that each
+/// injector takes from its own part of the view, longest sampled path first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Batch {
-    pub columns: bool,
-    pub lines: u32,
+pub enum Batch {
+    Rows(u32),
+    Cols(u32),
+    Blocks(u32),
 }
 
 impl Default for Batch {
     fn default() -> Self {
-        Batch { columns: false, lines: 1 }
+        Batch::Blocks(8)
+    }
+}
+
+impl Batch {
+    /// Block width and height for a `width` × `height` frame.
+    pub fn block_size(self, width: u32, height: u32) -> (u32, u32) {
+        match self {
+            Batch::Rows(n) => (width, n),
+            Batch::Cols(n) => (n, height),
+            Batch::Blocks(n) => (n, n),
+        }
     }
 }
 
 impl std::str::FromStr for Batch {
     type Err = String;
 
-    /// `rows:N` or `cols:N`.
+    /// `rows:N`, `cols:N` or `blocks:N`.
     fn from_str(s: &str) -> Result<Batch, String> {
-        let (kind, n) = s.split_once(':').ok_or_else(|| format!("batch '{s}' must be rows:N or cols:N"))?;
-        let columns = match kind {
-            "rows" => false,
-            "cols" | "columns" => true,
-            _ => return Err(format!("batch '{s}' must be rows:N or cols:N")),
-        };
+        let bad = || format!("batch '{s}' must be rows:N, cols:N or blocks:N");
+        let (kind, n) = s.split_once(':').ok_or_else(bad)?;
         let lines: u32 = n.parse().map_err(|_| format!("batch '{s}': N must be a whole number"))?;
-        if lines == 0 {
-            return Err(format!("batch '{s}': N must be at least 1"));
+        if lines == 0 || lines > 2048 {
+            return Err(format!("batch '{s}': N must be at least 1 and at most 2048"));
         }
-        Ok(Batch { columns, lines })
+        match kind {
+            "rows" => Ok(Batch::Rows(lines)),
+            "cols" | "columns" => Ok(Batch::Cols(lines)),
+            "blocks" => Ok(Batch::Blocks(lines)),
+            _ => Err(bad()),
+        }
     }
 }
 
 impl std::fmt::Display for Batch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", if self.columns { "cols" } else { "rows" }, self.lines)
+        match self {
+            Batch::Rows(n) => write!(f, "rows:{n}"),
+            Batch::Cols(n) => write!(f, "cols:{n}"),
+            Batch::Blocks(n) => write!(f, "blocks:{n}"),
+        }
     }
 }
 
@@ -61,6 +81,10 @@ pub struct DeviceOptions {
     pub batch: Batch,
     /// Idle iterations between batches.
     pub drain_iters: u32,
+    /// Injector tiles on lanes of the root (1 to 8).
+    pub injectors: u32,
+    /// Rays per injector-lane buffer.
+    pub inject_capacity: u32,
     /// Router children per level, from the tracers up; the last entry repeats and
     /// the top router takes the shard-id bits that remain.
     pub fanout: Vec<u32>,
@@ -81,8 +105,8 @@ pub struct DeviceOptions {
     /// Rays the generator's spill store holds; also the in-flight cap. `None` fills
     /// the generator tile.
     pub spill: Option<u32>,
-    /// Bytes of the generator's camera region (copies of the shards nearest the
-    /// camera it marches new rays through). `None`: half of what its links leave.
+    /// Bytes of each injector's camera region (copies of the shards its rays cross
+    /// first, which it marches them through). `None`: what its tile has left.
     pub region_bytes: Option<u32>,
     /// Stop a ray once its transmittance is at or below this.
     pub t_stop: f32,
@@ -105,8 +129,11 @@ pub fn link_bytes(capacity: u32, ray_bytes: u32) -> u32 {
 }
 
 /// Default rays per link buffer by level for the 20-byte half payload: narrow
-/// tracer edges (most of the bytes exchanged), wide edges near the root.
-pub const HALF_LINK_CAPACITY: [u32; 3] = [384, 768, 1024];
+/// tracer edges (most of the bytes exchanged), wider edges between the routers,
+/// and below the root edges narrow enough that the root, which also takes the
+/// injectors' lanes, keeps a queue of about 4000 rays (its credit loop reserves a
+/// step's worth of queue for what it granted, so its queue bounds injection).
+pub const HALF_LINK_CAPACITY: [u32; 3] = [384, 768, 384];
 
 /// The default link capacities for `ray_bytes` payloads: the half payload's bytes.
 pub fn default_link_capacity(ray_bytes: u32) -> Vec<u32> {
@@ -121,36 +148,46 @@ impl DeviceOptions {
         c[(level as usize).min(c.len() - 1)]
     }
 
-    /// The camera region: as given (at least the largest shard), or half of what
-    /// the generator tile has beside its two link buffers of `edge` rays, in whole
-    /// KiB — shared with the spill store, which also caps the rays in flight.
-    pub fn region_capacity(&self, ray_bytes: u32, tile_bytes: u32, largest_shard: u32, edge: u32) -> u32 {
+    /// An injector's camera region: as given (at least the largest shard), or what
+    /// its tile has beside its link buffer of `inject` rays and its block list of
+    /// `block_list` bytes, in whole KiB.
+    pub fn region_capacity(&self, ray_bytes: u32, tile_bytes: u32, largest_shard: u32, inject: u32, block_list: u32) -> u32 {
         let least = REGION_HEADER_BYTES + largest_shard;
         let bytes = self.region_bytes.unwrap_or_else(|| {
-            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + 2 * link_bytes(edge, ray_bytes));
-            free / 2 / 1024 * 1024
+            let links = link_bytes(inject, ray_bytes) + link_bytes(0, ray_bytes);
+            tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links + block_list) / 1024 * 1024
         });
         bytes.max(least).next_multiple_of(4)
     }
 
     /// The spill capacity: as given, or as many rays as fit the generator tile
-    /// beside its two link buffers (`edge` rays each) and its camera region, in
-    /// whole multiples of 256.
-    pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32, region: u32, edge: u32) -> u32 {
+    /// beside its two link buffers (`edge` rays each), in whole multiples of 256.
+    pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32, edge: u32) -> u32 {
         self.spill.unwrap_or_else(|| {
             let links = 2 * link_bytes(edge, ray_bytes);
-            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links + region);
+            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links);
             (free / ray_bytes) / 256 * 256
         })
     }
 
     /// Router queue capacity: as given, or what fills the router tile beside its
     /// link buffers (`fanout` child lanes of `child` rays and a parent lane of
-    /// `parent` rays, both directions) as four queues (up and down, each
-    /// double-buffered), in multiples of 256.
-    pub fn router_queue_capacity(&self, ray_bytes: u32, tile_bytes: u32, fanout: u32, child: u32, parent: u32) -> u32 {
+    /// `parent` rays, both directions, and `injectors` lanes of `inject` rays coming
+    /// in) as four queues (up and down, each double-buffered), in multiples of 256.
+    #[allow(clippy::too_many_arguments)]
+    pub fn router_queue_capacity(
+        &self,
+        ray_bytes: u32,
+        tile_bytes: u32,
+        fanout: u32,
+        child: u32,
+        parent: u32,
+        injectors: u32,
+        inject: u32,
+    ) -> u32 {
         self.router_queue.unwrap_or_else(|| {
-            let links = 2 * (fanout * link_bytes(child, ray_bytes) + link_bytes(parent, ray_bytes));
+            let links = 2 * (fanout * link_bytes(child, ray_bytes) + link_bytes(parent, ray_bytes))
+                + injectors * (link_bytes(inject, ray_bytes) + link_bytes(0, ray_bytes));
             let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links);
             (free / (4 * ray_bytes)) / 256 * 256
         })
@@ -166,6 +203,8 @@ impl Default for DeviceOptions {
             rc: 20,
             batch: Batch::default(),
             drain_iters: 0,
+            injectors: 8,
+            inject_capacity: 384,
             fanout: vec![16, 8],
             link_capacity: Vec::new(),
             tracer_queue: 2048,
@@ -200,19 +239,27 @@ mod tests {
         let o = DeviceOptions::default();
         for rb in [20, 24, 28, 32] {
             for (f, c, p) in [(16, 256, 512), (16, 512, 1024), (4, 1024, 1024), (4, 512, 512)] {
-                let q = o.router_queue_capacity(rb, 638_976, f, c, p);
+                let q = o.router_queue_capacity(rb, 638_976, f, c, p, 0, 0);
                 let bytes = 2 * (f * link_bytes(c, rb) + link_bytes(p, rb)) + 4 * q * rb;
                 assert!(bytes + TILE_RESERVE_BYTES <= 638_976, "ray {rb} B, {f}x{c}+{p}: queue {q}, {bytes} B");
                 assert!(rb > 24 || q >= c.max(p), "half and mixed payloads fit queues of a link at least: {q}");
             }
             let e = o.edge_capacity(9);
-            let s = o.spill_capacity(rb, 638_976, 100_000, e);
-            assert!(s >= 4096 && 2 * link_bytes(e, rb) + s * rb + 100_000 <= 638_976);
+            let s = o.spill_capacity(rb, 638_976, e);
+            assert!(s >= 16384 && 2 * link_bytes(e, rb) + s * rb + TILE_RESERVE_BYTES <= 638_976);
+            let r = o.region_capacity(rb, 638_976, 1000, 384, 2404);
+            assert!(r >= 480 * 1024 && r + link_bytes(384, rb) + link_bytes(0, rb) + 2404 + TILE_RESERVE_BYTES <= 638_976, "{r}");
+            // The root with eight injector lanes still has queues of a link buffer.
+            let q = o.router_queue_capacity(rb, 638_976, 8, 384 * 20 / rb, 384 * 20 / rb, 8, 384 * 20 / rb);
+            assert!(q >= 3 * 384 * 20 / rb, "ray {rb} B: root queue {q}");
         }
-        assert_eq!((o.edge_capacity(0), o.edge_capacity(2), o.edge_capacity(7)), (384, 1024, 1024));
+        assert_eq!((o.edge_capacity(0), o.edge_capacity(1), o.edge_capacity(7)), (384, 768, 384));
         assert_eq!(default_link_capacity(20), HALF_LINK_CAPACITY.to_vec());
-        assert_eq!(default_link_capacity(32), vec![240, 480, 640]);
-        assert!("cols:2".parse::<Batch>().unwrap().columns);
+        assert_eq!(default_link_capacity(32), vec![240, 480, 240]);
+        assert_eq!("cols:2".parse::<Batch>(), Ok(Batch::Cols(2)));
+        assert_eq!("blocks:8".parse::<Batch>().map(|b| b.to_string()), Ok("blocks:8".into()));
         assert!("rows:0".parse::<Batch>().is_err());
+        assert!("tiles:8".parse::<Batch>().is_err());
+        assert_eq!(Batch::Rows(2).block_size(640, 480), (640, 2));
     }
 }

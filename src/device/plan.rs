@@ -45,6 +45,9 @@ pub struct DevicePlan {
     pub slice_pixels: u32,
     pub spec: RenderSpec,
     sites: SiteIndex,
+    /// The blocks each injector emits (see [`super::blocks`]); their order is chosen per frame.
+    groups: Vec<Vec<super::blocks::Block>>,
+    block_slots: u32,
 }
 
 impl DevicePlan {
@@ -60,7 +63,7 @@ impl DevicePlan {
     ) -> Result<DevicePlan, DeviceError> {
         check_options(options, width, height)?;
         let depth = partition::check_shard_count(shards)?;
-        let tree = Tree::new(depth, options.tiles, &options.fanout)?;
+        let tree = Tree::new(depth, options.tiles, &options.fanout, options.injectors)?;
         let sref = SceneRef {
             positions: &scene.positions,
             density: &scene.density,
@@ -91,22 +94,32 @@ impl DevicePlan {
         let largest_shard = packed.iter().map(|p| p.blob.len() as u32).max().unwrap_or(0);
         let top_edge = options.edge_capacity(tree.nodes[tree.root()].level);
         let tile = partition::MK2_TILE_BYTES as u32;
-        let region_bytes = options.region_capacity(ray_bytes, tile, largest_shard, top_edge);
-        let spill = options.spill_capacity(ray_bytes, tile, region_bytes, top_edge);
+        let groups = super::blocks::groups(options.batch, width, height, options.injectors);
+        let block_slots = groups.iter().map(Vec::len).max().unwrap_or(0) as u32;
+        let block_list = super::blocks::list_bytes(block_slots) as u32;
+        let region_bytes = options.region_capacity(ray_bytes, tile, largest_shard, options.inject_capacity, block_list);
+        let spill = options.spill_capacity(ray_bytes, tile, top_edge);
         if let Some(s) = options.spill.filter(|&s| s < top_edge) {
             return Err(DeviceError::Options(format!(
                 "the spill store ({s}) must hold at least one link buffer ({top_edge} rays)"
             )));
         }
-        if spill < top_edge {
+        if options.inject_capacity == 0 {
+            return Err(DeviceError::Options("--inject-capacity must be at least 1 ray".into()));
+        }
+        let injector_bytes = region_bytes
+            + block_list
+            + super::options::link_bytes(options.inject_capacity, ray_bytes)
+            + super::options::link_bytes(0, ray_bytes);
+        if injector_bytes + super::options::TILE_RESERVE_BYTES > tile {
             return Err(DeviceError::Options(format!(
-                "the generator tile has no room for a spill store of at least one link buffer ({top_edge} rays) beside its camera region ({region_bytes} B, the largest shard is {largest_shard} B): use more shards or a smaller --region-kib"
+                "an injector tile needs {injector_bytes} B for its camera region ({region_bytes} B, the largest shard is {largest_shard} B), block list and link but a tile has {tile}: use more shards, a smaller --region-kib or --inject-capacity"
             )));
         }
         let mut router_queue = vec![0u32; tree.nodes.len()];
         for (i, n) in tree.nodes.iter().enumerate().filter(|(_, n)| n.role == Role::Router) {
             let (child, parent) = (options.edge_capacity(n.level - 1), options.edge_capacity(n.level));
-            let q = options.router_queue_capacity(ray_bytes, tile, n.fanout, child, parent);
+            let q = options.router_queue_capacity(ray_bytes, tile, n.fanout, child, parent, n.inject_lanes, options.inject_capacity);
             if q < child.max(parent) {
                 return Err(DeviceError::Options(format!(
                     "a level-{} router ({} children) has no room for queues beside its links of {child} and {parent} rays: lower --link-capacity or --fanout",
@@ -127,7 +140,7 @@ impl DevicePlan {
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                let params = node_params(n, options, ray_bytes, spill, router_queue[i]);
+                let params = node_params(n, options, ray_bytes, spill, router_queue[i], (width, height), block_slots);
                 let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[n.prefix as usize] } else { (0, 0) };
                 RenderNode {
                     role: n.role as u8,
@@ -159,6 +172,8 @@ impl DevicePlan {
             partition: part,
             spec,
             sites,
+            groups,
+            block_slots,
         })
     }
 
@@ -216,15 +231,24 @@ impl DevicePlan {
         };
         let tracer = crate::reference::Tracer::new(scene);
         let part = &self.partition;
-        let paths = super::region::sample_paths(&tracer, &|c| part.owner(c), cam, start, self.options.t_stop);
+        let owner_of = |c: u32| part.owner(c);
         let sizes: Vec<usize> = self.spec.nodes[..self.shards()].iter().map(|n| n.shard_bytes).collect();
         let budget = self.spec.region_bytes - size_of::<foam_region_header>();
-        let shards = super::region::choose(&paths, owner, &sizes, budget, REGION_SHARDS);
-        Ok(FrameBlocks { camera: record_bytes(&block), region: self.camera_region(&shards) })
+        let order = super::blocks::order(&self.groups, self.options.batch, cam, &|samples: &[(u32, u32)]| {
+            super::region::sample_paths(&tracer, &owner_of, cam, start, self.options.t_stop, samples)
+        });
+        let mut regions = Vec::with_capacity(self.groups.len() * self.spec.region_bytes);
+        let mut lists = Vec::with_capacity(self.groups.len() * super::blocks::list_bytes(self.block_slots));
+        for (blocks, paths) in &order {
+            let shards = super::region::choose(paths, owner, &sizes, budget, REGION_SHARDS);
+            regions.extend_from_slice(&self.camera_region(&shards));
+            lists.extend_from_slice(&super::blocks::list(blocks, self.block_slots));
+        }
+        Ok(FrameBlocks { camera: record_bytes(&block), regions, blocks: lists })
     }
 
-    /// The generator's camera region holding copies of `shards` (which must fit: see
-    /// [`super::region::choose`]), listed by shard id so the generator can search it.
+    /// An injector's camera region holding copies of `shards` (which must fit: see
+    /// [`super::region::choose`]), listed by shard id so the injector can search it.
     pub fn camera_region(&self, shards: &[usize]) -> Vec<u8> {
         let mut sorted = shards.to_vec();
         sorted.sort_unstable();
@@ -252,7 +276,10 @@ const REGION_SHARDS: usize = partition::layout::FOAM_REGION_MAX_SHARDS as usize;
 /// Host-written bytes of one frame (see [`DevicePlan::frame_blocks`]).
 pub struct FrameBlocks {
     pub camera: Vec<u8>,
-    pub region: Vec<u8>,
+    /// Every injector's camera region, in node order.
+    pub regions: Vec<u8>,
+    /// Every injector's block list (layout.h foam_block), in node order.
+    pub blocks: Vec<u8>,
 }
 
 fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), DeviceError> {
@@ -274,7 +301,16 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
     Ok(())
 }
 
-fn node_params(n: &super::tree::Node, o: &DeviceOptions, ray_bytes: u32, spill: u32, router_queue: u32) -> foam_params {
+fn node_params(
+    n: &super::tree::Node,
+    o: &DeviceOptions,
+    ray_bytes: u32,
+    spill: u32,
+    router_queue: u32,
+    (width, height): (u32, u32),
+    block_slots: u32,
+) -> foam_params {
+    let (block_w, block_h) = o.batch.block_size(width, height);
     let mut p = foam_params {
         layout: layout_code(o.layout),
         ray_bytes,
@@ -282,6 +318,7 @@ fn node_params(n: &super::tree::Node, o: &DeviceOptions, ray_bytes: u32, spill: 
         link_capacity: match n.role {
             Role::Tracer => o.edge_capacity(0),
             Role::Router | Role::Generator => o.edge_capacity(n.level - 1),
+            Role::Injector => o.inject_capacity,
         },
         queue_capacity: 0,
         shard: n.prefix,
@@ -289,21 +326,34 @@ fn node_params(n: &super::tree::Node, o: &DeviceOptions, ray_bytes: u32, spill: 
         fanout: n.fanout,
         subtree_shift: n.subtree_shift,
         max_in_flight: 0,
-        batch_kind: o.batch.columns as u32,
-        batch_lines: o.batch.lines,
-        drain_iters: o.drain_iters,
+        batch_kind: 0,
+        block_w: 0,
+        block_h: 0,
+        drain_iters: 0,
         parent_capacity: if n.role == Role::Router { o.edge_capacity(n.level) } else { 0 },
         result_slots: if n.role == Role::Tracer { o.results / partition::layout::FOAM_WORKERS } else { 0 },
+        inject_lanes: n.inject_lanes,
+        inject_capacity: if n.inject_lanes > 0 { o.inject_capacity } else { 0 },
+        block_slots: 0,
         reserved: 0,
     };
     match n.role {
         Role::Tracer => p.queue_capacity = o.tracer_queue,
-        Role::Router => p.queue_capacity = router_queue,
-        Role::Generator => {
-            // The generator must be able to take every ray in flight from the root:
-            // that is what makes the routers deadlock free (codelets/router.cpp).
-            p.queue_capacity = spill;
-            p.max_in_flight = spill;
+        Role::Router => {
+            p.queue_capacity = router_queue;
+            // The root admits new rays only while the generator could take every ray
+            // in flight: that is what makes the routers deadlock free (codelets/router.cpp).
+            if n.inject_lanes > 0 {
+                p.max_in_flight = spill;
+            }
+        }
+        Role::Generator => p.queue_capacity = spill,
+        Role::Injector => {
+            p.batch_kind = matches!(o.batch, super::options::Batch::Cols(_)) as u32;
+            p.block_w = block_w;
+            p.block_h = block_h;
+            p.drain_iters = o.drain_iters;
+            p.block_slots = block_slots;
         }
     }
     p

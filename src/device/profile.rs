@@ -9,8 +9,8 @@ use partition::layout::{foam_frame_status, foam_link_header, foam_tile_stats};
 use serde::Serialize;
 
 use super::cycles::{
-    GENERATOR_RAY_INSTR, ROUTER_PLAN_INSTR, ROUTER_RAY_INSTR, SEND_RAY_INSTR, TRACER_RAY_INSTR, cell_step_instr,
-    multi_worker_cycles, single_worker_cycles,
+    GENERATOR_RAY_INSTR, INJECTOR_RAY_INSTR, ROUTER_PLAN_INSTR, ROUTER_RAY_INSTR, SEND_RAY_INSTR, TRACER_RAY_INSTR,
+    cell_step_instr, multi_worker_cycles, single_worker_cycles,
 };
 use super::tree::Role;
 use super::{DeviceError, DevicePlan, DeviceRenderer};
@@ -63,8 +63,12 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
         .iter()
         .map(|n| match n.role {
             Role::Tracer => (edge(0), 1),
-            Role::Router => (n.fanout as u64 * edge(n.level - 1) + edge(n.level), n.fanout as u64 + 1),
+            // Injector lanes carry only a credit header down.
+            Role::Router => {
+                (n.fanout as u64 * edge(n.level - 1) + edge(n.level) + n.inject_lanes as u64 * LINK_HEADER_BYTES, n.fanout as u64 + 1)
+            }
             Role::Generator => (edge(n.level - 1), 1),
+            Role::Injector => (super::options::link_bytes(plan.options.inject_capacity, plan.ray_bytes) as u64, 1),
         })
         .max()
         .unwrap_or((0, 1));
@@ -90,7 +94,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
         prev_injected = st.injected as u64;
         for ((n, s), p) in tree.nodes.iter().zip(tiles).zip(&prev) {
             let rays = (s.rays_in - p.rays_in) as u64;
-            let links = n.fanout as u64 + n.parent.is_some() as u64;
+            let links = n.fanout as u64 + n.inject_lanes as u64 + n.parent.is_some() as u64;
             match n.role {
                 Role::Tracer => {
                     let steps = (s.cell_steps - p.cell_steps) as u64;
@@ -108,11 +112,20 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
                     it.busiest_router_rays = it.busiest_router_rays.max(rays);
                 }
                 Role::Generator => {
-                    let generator = single_worker_cycles((rays + it.injected) as f64 * GENERATOR_RAY_INSTR);
-                    it.step1_cycles = it.step1_cycles.max(generator);
+                    // Spilled rays sent back down (rays_in counts them).
+                    it.step1_cycles = it.step1_cycles.max(single_worker_cycles(rays as f64 * GENERATOR_RAY_INSTR));
+                }
+                Role::Injector => {
+                    // Emitting is one worker; marching the region is six, like a tracer.
+                    let steps = (s.cell_steps - p.cell_steps) as u64;
+                    let emitted = (s.pixels - p.pixels) as u64;
+                    it.step1_cycles = it.step1_cycles.max(single_worker_cycles(emitted as f64 * INJECTOR_RAY_INSTR));
+                    let instr = rays as f64 * TRACER_RAY_INSTR + steps as f64 * step_instr;
+                    it.step2_cycles = it.step2_cycles.max(multi_worker_cycles(instr, emitted.max(1)));
+                    it.busiest_cell_steps = it.busiest_cell_steps.max(steps);
                 }
             }
-            let sent = if n.role == Role::Generator { it.injected } else { rays };
+            let sent = if n.role == Role::Injector { (s.pixels - p.pixels) as u64 } else { rays };
             it.occupied_bytes = it.occupied_bytes.max(sent * ray_bytes + links * LINK_HEADER_BYTES);
         }
         prev.copy_from_slice(tiles);

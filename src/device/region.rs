@@ -1,14 +1,15 @@
-//! Which shards the generator's camera region holds.
+//! Which shards an injector's camera region holds.
 //!
 //! Every primary ray starts in the camera's cell, so the shards around the camera
 //! see the whole frame; but which shards a frame's rays *keep* crossing depends on
 //! the view, not on distance alone (large near-empty cells at the edge of the view
 //! may be crossed by most rays, and shards behind the camera by none). So before a
-//! frame the host traces a coarse grid of its rays through the cells, records the
-//! shards each one crosses in order, and grows the region from the start shard one
-//! shard at a time: always the shard where most sampled rays would leave the region
-//! so far. The generator marches a ray only while it stays in the region, so this
-//! greedy choice is what maximises the visits that never enter the tree.
+//! frame the host traces a sample of each injector's rays through the cells (see
+//! [`super::blocks`]), records the shards each one crosses in order, and grows the
+//! region from the start shard one shard at a time: always the shard where most
+//! sampled rays would leave the region so far. The injector marches a ray only
+//! while it stays in the region, so this greedy choice is what maximises the
+//! visits that never enter the tree.
 //!
 //! The choice only moves work between tiles: rays cross region shards through their
 //! payloads exactly as they cross tracer tiles, so the image does not depend on it.
@@ -18,31 +19,22 @@ use rayon::prelude::*;
 use crate::camera::Camera;
 use crate::reference::Tracer;
 
-/// Sampled rays per frame: enough to rank the few hundred shards a region can hold.
-const TARGET_SAMPLES: u32 = 4800;
-
-/// The shards (deduplicated consecutive runs) that a grid of the frame's rays cross,
-/// in order, each path ending where the ray stops (`t_stop`, a hull cell, or the
-/// step limit), as the device's rays do.
+/// The shards (deduplicated consecutive runs) that the rays of the `samples` pixels
+/// cross, in order, each path ending where the ray stops (`t_stop`, a hull cell, or
+/// the step limit), as the device's rays do.
 pub fn sample_paths(
     tracer: &Tracer,
     owner: &(dyn Fn(u32) -> usize + Sync),
     cam: &Camera,
     start: u32,
     t_stop: f32,
+    samples: &[(u32, u32)],
 ) -> Vec<Vec<u16>> {
-    let pixels = cam.width as u64 * cam.height as u64;
-    let stride = ((pixels as f64 / TARGET_SAMPLES as f64).sqrt().floor() as u32).max(1);
-    let (nx, ny) = (cam.width.div_ceil(stride), cam.height.div_ceil(stride));
     let scene = tracer.scene;
-    (0..nx * ny)
-        .into_par_iter()
-        .map(|k| {
-            let (x, y) = (
-                (k % nx) * stride + stride / 2,
-                (k / nx) * stride + stride / 2,
-            );
-            let (o, d) = cam.pixel_ray(x.min(cam.width - 1), y.min(cam.height - 1));
+    samples
+        .par_iter()
+        .map(|&(x, y)| {
+            let (o, d) = cam.pixel_ray(x, y);
             let mut path: Vec<u16> = Vec::new();
             let mut transmittance = 1.0f32;
             tracer.walk(

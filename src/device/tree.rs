@@ -1,5 +1,6 @@
 //! Tile roles: tracers at the leaves, a tree of routers over the shard-id bits,
-//! and the generator above the root (paper §4.1, §4.3).
+//! the generator above the root (paper §4.1, §4.3), and injector tiles on lanes of
+//! their own at the root that emit the primary rays.
 //!
 //! Shard ids are k-d tree paths (first split = most significant bit), so grouping
 //! ids by their high bits puts spatial neighbours under the same routers. Each
@@ -13,6 +14,7 @@ pub enum Role {
     Tracer,
     Router,
     Generator,
+    Injector,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,11 +23,13 @@ pub struct Node {
     pub tile: u32,
     /// Index of the parent node; `None` only for the generator.
     pub parent: Option<usize>,
-    /// This node's lane among its parent's children.
+    /// This node's lane among its parent's children (injectors: after them).
     pub lane: u32,
     /// Children: a power of two up to FOAM_MAX_FANOUT for routers, 1 for the
-    /// generator, 0 for tracers.
+    /// generator, 0 for tracers and injectors.
     pub fanout: u32,
+    /// Routers: injector lanes after the children (the root only).
+    pub inject_lanes: u32,
     /// Shard-id bits below this node's subtree: a shard `s` is inside iff
     /// `s >> subtree_shift == prefix`.
     pub subtree_shift: u32,
@@ -40,6 +44,8 @@ pub struct Node {
 pub struct Tree {
     pub depth: u32,
     pub nodes: Vec<Node>,
+    root: usize,
+    generator: usize,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -48,14 +54,18 @@ pub enum TreeError {
         "{shards} shards: the device needs a power of two from 2 to 32,768 (payloads address shards in 16 bits and 0xFFFF marks an empty slot)"
     )]
     BadDepth { shards: u64 },
-    #[error("{needed} tiles needed ({tracers} tracers, {routers} routers, 1 generator) but the target has {available}")]
-    TooManyTiles { needed: u64, tracers: u64, routers: u64, available: u32 },
+    #[error("{needed} tiles needed ({tracers} tracers, {routers} routers, 1 generator, {injectors} injectors) but the target has {available}")]
+    TooManyTiles { needed: u64, tracers: u64, routers: u64, injectors: u32, available: u32 },
+    #[error("{0} injectors: the root takes 1 to {max} injector lanes", max = MAX_INJECTORS)]
+    BadInjectors(u32),
     #[error("router fanout {0} must be a power of two from 2 to {max}", max = MAX_FANOUT)]
     BadFanout(u32),
 }
 
 /// Widest router the codelets handle (layout.h).
 pub const MAX_FANOUT: u32 = partition::layout::FOAM_MAX_FANOUT;
+/// Most injector lanes the root takes (layout.h).
+pub const MAX_INJECTORS: u32 = partition::layout::FOAM_MAX_INJECTORS;
 
 /// Router fanouts per level from the tracers up; the last entry repeats and the
 /// top level takes whatever shard-id bits remain (so it may be narrower).
@@ -69,9 +79,10 @@ fn check_fanouts(fanouts: &[u32]) -> Result<(), TreeError> {
 
 impl Tree {
     /// The tree for `2^depth` shards with router `fanouts` per level (see
-    /// [`check_fanouts`]); tracer `s` is on tile `s`, routers follow level by level
-    /// from the bottom, the generator takes the next tile.
-    pub fn new(depth: u32, tiles_available: u32, fanouts: &[u32]) -> Result<Tree, TreeError> {
+    /// [`check_fanouts`]) and `injectors` injector tiles on root lanes; tracer `s` is
+    /// on tile `s`, routers follow level by level from the bottom, then the
+    /// generator, then the injectors.
+    pub fn new(depth: u32, tiles_available: u32, fanouts: &[u32], injectors: u32) -> Result<Tree, TreeError> {
         if !(1..=15).contains(&depth) {
             return Err(TreeError::BadDepth { shards: 1u64 << depth.min(63) });
         }
@@ -84,6 +95,7 @@ impl Tree {
                 parent: None,
                 lane: 0,
                 fanout: 0,
+                inject_lanes: 0,
                 subtree_shift: 0,
                 prefix: s,
                 level_shift: 0,
@@ -108,6 +120,7 @@ impl Tree {
                     parent: None,
                     lane: 0,
                     fanout,
+                    inject_lanes: 0,
                     subtree_shift: shift + bits,
                     prefix,
                     level_shift: shift,
@@ -123,6 +136,10 @@ impl Tree {
             shift += bits;
         }
         let root = level[0];
+        let root_fanout = nodes[root].fanout;
+        if !(1..=MAX_INJECTORS).contains(&injectors) {
+            return Err(TreeError::BadInjectors(injectors));
+        }
         let generator = nodes.len();
         nodes.push(Node {
             role: Role::Generator,
@@ -130,6 +147,7 @@ impl Tree {
             parent: None,
             lane: 0,
             fanout: 1,
+            inject_lanes: 0,
             subtree_shift: depth,
             prefix: 0,
             level_shift: depth,
@@ -137,16 +155,33 @@ impl Tree {
         });
         nodes[root].parent = Some(generator);
         nodes[root].lane = 0;
+        nodes[root].inject_lanes = injectors;
+        for i in 0..injectors {
+            let id = nodes.len();
+            nodes.push(Node {
+                role: Role::Injector,
+                tile: id as u32,
+                parent: Some(root),
+                lane: root_fanout + i,
+                fanout: 0,
+                inject_lanes: 0,
+                subtree_shift: depth,
+                prefix: 0,
+                level_shift: depth,
+                level: lvl + 1,
+            });
+        }
         let needed = nodes.len() as u64;
         if needed > tiles_available as u64 {
             return Err(TreeError::TooManyTiles {
                 needed,
                 tracers: tracers as u64,
-                routers: needed - tracers as u64 - 1,
+                routers: needed - tracers as u64 - 1 - injectors as u64,
+                injectors,
                 available: tiles_available,
             });
         }
-        Ok(Tree { depth, nodes })
+        Ok(Tree { depth, nodes, root, generator })
     }
 
     pub fn tracers(&self) -> usize {
@@ -158,11 +193,16 @@ impl Tree {
     }
 
     pub fn generator(&self) -> usize {
-        self.nodes.len() - 1
+        self.generator
     }
 
     pub fn root(&self) -> usize {
-        self.nodes.len() - 2
+        self.root
+    }
+
+    /// Node indices of the injectors, in lane order.
+    pub fn injectors(&self) -> std::ops::Range<usize> {
+        self.generator + 1..self.nodes.len()
     }
 
     /// Router hops on the tree path between two tracers (up to the lowest common
@@ -186,28 +226,28 @@ mod tests {
 
     #[test]
     fn paper_tree_has_341_routers_in_five_levels() {
-        let t = Tree::new(10, 1472, &[4]).unwrap();
+        let t = Tree::new(10, 1472, &[4], 1).unwrap();
         let per_level: Vec<usize> = (1..=5).map(|l| t.routers().filter(|n| n.level == l).count()).collect();
         assert_eq!(per_level, vec![256, 64, 16, 4, 1]);
-        assert_eq!(t.nodes.len(), 1024 + 341 + 1);
+        assert_eq!(t.nodes.len(), 1024 + 341 + 1 + 1);
         assert!(t.routers().all(|n| n.fanout == 4));
     }
 
     #[test]
     fn odd_depth_root_has_two_children() {
-        let t = Tree::new(5, 1472, &[4]).unwrap();
+        let t = Tree::new(5, 1472, &[4], 2).unwrap();
         let root = &t.nodes[t.root()];
         assert_eq!((root.fanout, root.subtree_shift, root.prefix), (2, 5, 0));
         assert_eq!(t.routers().count(), 8 + 2 + 1);
-        let t1 = Tree::new(1, 16, &[4]).unwrap();
+        let t1 = Tree::new(1, 16, &[4], 1).unwrap();
         assert_eq!(t1.nodes[t1.root()].fanout, 2);
-        assert_eq!(t1.nodes.len(), 4);
+        assert_eq!(t1.nodes.len(), 5);
     }
 
     #[test]
     fn every_shard_routes_down_from_the_root_to_its_tracer() {
         for depth in 1..=8 {
-            let t = Tree::new(depth, 1 << 20, &[4]).unwrap();
+            let t = Tree::new(depth, 1 << 20, &[4], 1).unwrap();
             for s in 0..(1u32 << depth) {
                 let mut at = t.root();
                 while t.nodes[at].role == Role::Router {
@@ -223,7 +263,7 @@ mod tests {
 
     #[test]
     fn siblings_share_the_first_router() {
-        let t = Tree::new(10, 1472, &[4]).unwrap();
+        let t = Tree::new(10, 1472, &[4], 1).unwrap();
         assert_eq!(t.path_hops(0, 1), 1);
         assert_eq!(t.path_hops(0, 4), 3);
         assert_eq!(t.path_hops(0, 1023), 9);
@@ -231,7 +271,7 @@ mod tests {
 
     #[test]
     fn wide_routers_take_four_bits_per_level() {
-        let t = Tree::new(10, 1472, &[16]).unwrap();
+        let t = Tree::new(10, 1472, &[16], 8).unwrap();
         let per_level: Vec<(usize, u32)> = (1..=3)
             .map(|l| {
                 let r: Vec<_> = t.routers().filter(|n| n.level == l).collect();
@@ -242,19 +282,32 @@ mod tests {
         assert_eq!(t.path_hops(0, 15), 1);
         assert_eq!(t.path_hops(0, 16), 3);
         assert_eq!(t.path_hops(0, 1023), 5);
-        let mixed = Tree::new(10, 1472, &[16, 8]).unwrap();
+        let mixed = Tree::new(10, 1472, &[16, 8], 8).unwrap();
         assert_eq!(mixed.routers().map(|n| n.fanout).filter(|&f| f == 8).count(), 8 + 1);
         for bad in [&[3u32][..], &[32], &[1], &[]] {
-            assert!(Tree::new(10, 1472, bad).is_err(), "{bad:?}");
+            assert!(Tree::new(10, 1472, bad, 1).is_err(), "{bad:?}");
         }
     }
 
     #[test]
     fn too_many_tiles_is_an_error() {
-        let e = Tree::new(11, 1472, &[4]).unwrap_err();
+        let e = Tree::new(11, 1472, &[4], 1).unwrap_err();
         assert!(e.to_string().contains("the target has 1472"), "{e}");
-        assert!(Tree::new(0, 1472, &[4]).is_err());
+        assert!(Tree::new(0, 1472, &[4], 1).is_err());
         // Shard 0xFFFF would read as an empty slot.
-        assert!(Tree::new(16, u32::MAX, &[4]).unwrap_err().to_string().contains("32,768"));
+        assert!(Tree::new(16, u32::MAX, &[4], 1).unwrap_err().to_string().contains("32,768"));
+        // At least one injector, at most eight, beside any root.
+        let e = Tree::new(10, 1472, &[16, 8], 9).unwrap_err();
+        assert!(e.to_string().contains("1 to 8 injector lanes"), "{e}");
+        assert!(Tree::new(10, 1472, &[16, 8], 0).is_err());
+        let t = Tree::new(10, 1472, &[16, 8], 8).unwrap();
+        assert_eq!(t.nodes.len(), 1024 + 73 + 1 + 8);
+        let root = &t.nodes[t.root()];
+        assert_eq!((root.fanout, root.inject_lanes, root.parent), (8, 8, Some(t.generator())));
+        let lanes: Vec<u32> = t.injectors().map(|i| t.nodes[i].lane).collect();
+        assert_eq!(lanes, (8..16).collect::<Vec<u32>>());
+        assert!(t.injectors().all(|i| t.nodes[i].role == Role::Injector && t.nodes[i].parent == Some(t.root())));
+        let t = Tree::new(4, 1472, &[16], 8).unwrap();
+        assert_eq!(t.nodes[t.root()].fanout + t.nodes[t.root()].inject_lanes, 24);
     }
 }

@@ -93,13 +93,14 @@ typedef struct foam_camera {
 } foam_camera;
 FOAM_STATIC_ASSERT(sizeof(foam_camera) == 92, "foam_camera is 92 bytes");
 
-/* ---- camera region (generator tile) ------------------------------------------
- * Copies of the shards nearest the camera, written by the host with each camera:
+/* ---- camera region (injector tiles) -------------------------------------------
+ * Copies of the shards an injector's rays cross first, written by the host with
+ * each camera:
  *   foam_region_header | shard blob | shard blob | ...
- * The generator marches new primary rays through them before they enter the
+ * The injector marches its new primary rays through them before they enter the
  * tree, so the shards every primary ray crosses first are not a queue of their
  * own (paper §5.4: the camera's shard serialises the frame). Shards are listed in
- * ascending id order, so the generator finds one by binary search. Offsets are
+ * ascending id order, so the injector finds one by binary search. Offsets are
  * bytes from the region start. */
 #define FOAM_REGION_MAX_SHARDS 256
 typedef struct foam_region_header {
@@ -109,6 +110,16 @@ typedef struct foam_region_header {
   uint32_t offset[FOAM_REGION_MAX_SHARDS];
 } foam_region_header;
 FOAM_STATIC_ASSERT(sizeof(foam_region_header) == 1544, "foam_region_header is 1544 bytes");
+
+/* ---- block list (injector tiles) ---------------------------------------------
+ * The pixels an injector emits, as blocks of block_w x block_h pixels (foam_params)
+ * in the order the host chose for the frame (longest sampled paths first):
+ *   uint32_t count | foam_block x block_slots
+ * A block is named by its top-left pixel; pixels outside the frame are skipped. */
+typedef struct foam_block {
+  uint16_t x, y;
+} foam_block;
+FOAM_STATIC_ASSERT(sizeof(foam_block) == 4, "foam_block is 4 bytes");
 
 /* ---- framebuffer slice ---------------------------------------------------- */
 
@@ -200,7 +211,7 @@ typedef enum foam_layout {
 } foam_layout;
 
 /* ---- links between tiles ----------------------------------------------------
- * Every tree edge (child <-> parent, and root <-> generator) has one buffer per
+ * Every tree edge (child <-> parent, root <-> generator, injector -> root) has one buffer per
  * direction: the sender fills its outbox during compute, the exchange copies it
  * whole onto the receiver's inbox. A buffer is
  *   foam_link_header | capacity x ray stride
@@ -221,17 +232,19 @@ typedef struct foam_params {
   uint32_t layout;       /* foam_layout */
   uint32_t ray_bytes;    /* payload stride: 28/24/20, +4 with hop counters */
   uint32_t hops;         /* 1 when foam_ray_hops follows each payload */
-  uint32_t link_capacity;  /* rays per link buffer: a router's child lanes, a tracer's or the generator's one edge */
+  uint32_t link_capacity;  /* rays per link buffer: a router's child lanes, a tracer's, the generator's or an injector's one edge */
   uint32_t queue_capacity; /* rays per router queue / tracer pending store / generator spill */
   uint32_t shard;        /* tracer: its shard id; router: subtree prefix; generator: 0 */
   uint32_t level_shift;  /* router: shard-id bits below its children (child = (id >> shift) & (fanout-1)) */
   uint32_t fanout;       /* router: number of children (a power of two, 2..FOAM_MAX_FANOUT) */
   uint32_t subtree_shift; /* router: a shard is in the subtree iff (id >> subtree_shift) == shard */
-  /* generator */
-  uint32_t max_in_flight; /* never more rays injected and unfinished than this */
-  uint32_t batch_kind;    /* 0 rows, 1 columns */
-  uint32_t batch_lines;   /* rows or columns per batch */
-  uint32_t drain_iters;   /* idle iterations after each batch */
+  /* root router: never more rays injected and unfinished than this (the hub's
+   * spill capacity: the root's escape valve must take every ray in flight) */
+  uint32_t max_in_flight;
+  /* injector */
+  uint32_t batch_kind;    /* pixel order inside a block: 0 rows, 1 columns */
+  uint32_t block_w, block_h; /* pixels per block; scan-order batches are blocks of whole rows or columns */
+  uint32_t drain_iters;   /* idle iterations after each block */
   /* router: rays per buffer of the edge to its parent. Edges are sized per tree
    * level, so the few busy edges near the root can be wide while the many tracer
    * edges (most of the exchanged bytes) stay narrow. */
@@ -239,15 +252,20 @@ typedef struct foam_params {
   /* tracer: result-store slots per worker (each worker of TracerMarch owns a
    * contiguous part, so results are written without sharing) */
   uint32_t result_slots;
+  /* router: injector lanes after its child lanes (the root only). Nothing goes
+   * down them but credit, so their outbound buffers are a bare header. */
+  uint32_t inject_lanes;
+  uint32_t inject_capacity; /* router: rays per injector-lane buffer */
+  uint32_t block_slots;     /* injector: entries its block list has room for */
   uint32_t reserved;
 } foam_params;
-FOAM_STATIC_ASSERT(sizeof(foam_params) == 64, "foam_params is 64 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_params) == 80, "foam_params is 80 bytes");
 
 /* Cumulative counters every role keeps for statistics (read once per frame). */
 typedef struct foam_tile_stats {
-  uint32_t rays_in;       /* tracer, generator: rays marched (tracer hops); router: rays forwarded (router hops) */
-  uint32_t cell_steps;    /* tracer, generator: cells marched */
-  uint32_t pixels;        /* tracer: pixels written into its slice */
+  uint32_t rays_in;       /* tracer, injector: rays marched (tracer hops); router: rays forwarded (router hops) */
+  uint32_t cell_steps;    /* tracer, injector: cells marched */
+  uint32_t pixels;        /* tracer: pixels written into its slice; injector: rays emitted */
   uint32_t peak_queue;    /* highest occupancy of its queues/pending store */
   uint32_t overflow;      /* rays that found no room: must stay 0 (credits forbid it) */
   uint32_t misrouted;     /* rays delivered to the wrong tile: must stay 0 */
@@ -256,7 +274,8 @@ typedef struct foam_tile_stats {
 } foam_tile_stats;
 FOAM_STATIC_ASSERT(sizeof(foam_tile_stats) == 32, "foam_tile_stats is 32 bytes");
 
-/* Host-visible progress of the frame, kept on the generator tile. */
+/* Host-visible progress of the frame, kept on the generator tile (finished, spilled,
+ * iterations, overflow) and on every injector (injected, iterations, total). */
 typedef struct foam_frame_status {
   uint32_t injected;  /* primary rays emitted */
   uint32_t finished;  /* pixels finished, as summed up the router tree */
@@ -274,6 +293,9 @@ FOAM_STATIC_ASSERT(sizeof(foam_frame_status) == 32, "foam_frame_status is 32 byt
 /* Wide routers shorten paths: with 16 children per router a 1024-shard tree has
  * three router levels instead of five. */
 #define FOAM_MAX_FANOUT 16
+/* Injector tiles hang off the root on lanes after its children. */
+#define FOAM_MAX_INJECTORS 8
+#define FOAM_MAX_LANES (FOAM_MAX_FANOUT + FOAM_MAX_INJECTORS)
 /* Router ray categories: DOWN to child c, TURN to child c, UP. */
 #define FOAM_CAT_DOWN 0
 #define FOAM_CAT_TURN FOAM_MAX_FANOUT
@@ -288,7 +310,7 @@ typedef struct foam_router_ctl {
   uint32_t parity;         /* queue half that holds the current rays */
   uint32_t up_count, down_count;         /* rays queued now */
   uint32_t src_up_count, src_down_count; /* rays in the halves being drained this step */
-  uint32_t granted[FOAM_MAX_FANOUT + 1]; /* credit given last step per lane, still outstanding */
+  uint32_t granted[FOAM_MAX_LANES + 1];  /* credit given last step per lane, still outstanding */
   uint32_t counts[FOAM_WORKERS][FOAM_CATS];
   uint32_t base[FOAM_WORKERS][FOAM_CATS]; /* rank of each worker's first ray per category */
   uint32_t send[FOAM_CATS];               /* ranks below this leave on their own lane */
@@ -297,9 +319,10 @@ typedef struct foam_router_ctl {
   uint32_t esc_off[FOAM_MAX_FANOUT];      /* parent-lane slot of the first escaped turn */
   uint32_t stay_off[FOAM_CATS];           /* queue slot of the first staying rank */
   uint32_t rr;                            /* child that gets leftover credit first */
-  uint32_t reserved[2];
+  uint32_t injected;                      /* root: rays arrived from injector lanes this frame */
+  uint32_t reserved;
 } foam_router_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 2208, "foam_router_ctl is 2208 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 2240, "foam_router_ctl is 2240 bytes");
 
 /* Per-worker counters of a tracer, written by TracerMarch (one row per worker). */
 #define FOAM_TW_MARCHED 0
@@ -318,15 +341,20 @@ typedef struct foam_tracer_ctl {
 FOAM_STATIC_ASSERT(sizeof(foam_tracer_ctl) == 136, "foam_tracer_ctl is 136 bytes");
 
 typedef struct foam_generator_ctl {
-  uint32_t next;       /* next pixel in scan order */
-  uint32_t batch_left; /* primary rays left in the current batch */
-  uint32_t drain_left; /* idle iterations left before the next batch */
   uint32_t spill;      /* rays in the spill store */
   uint32_t granted;    /* credit given to the root last step */
-  uint32_t march_begin, march_end; /* outbox slots of this step's new primary rays */
-  uint32_t reserved;
-  uint32_t work[FOAM_WORKERS][2]; /* per worker: shard visits marched, cells marched */
+  uint32_t reserved[2];
 } foam_generator_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_generator_ctl) == 80, "foam_generator_ctl is 80 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_generator_ctl) == 16, "foam_generator_ctl is 16 bytes");
+
+typedef struct foam_injector_ctl {
+  uint32_t next;       /* next entry of the block list */
+  uint32_t block_left; /* pixels of the current block not yet emitted (0: none open) */
+  uint32_t drain_left; /* idle iterations left before the next block */
+  uint32_t march_begin, march_end; /* outbox slots of this step's new primary rays */
+  uint32_t reserved[3];
+  uint32_t work[FOAM_WORKERS][2]; /* per worker: shard visits marched, cells marched */
+} foam_injector_ctl;
+FOAM_STATIC_ASSERT(sizeof(foam_injector_ctl) == 80, "foam_injector_ctl is 80 bytes");
 
 #endif /* FOAM_LAYOUT_H */

@@ -58,20 +58,21 @@ impl std::str::FromStr for Sweep {
                 for group in values.split('|') {
                     let (kind, ns) = group
                         .split_once(':')
-                        .ok_or_else(|| format!("batch group '{group}' must be rows:N,N,... or cols:N,N,..."))?;
-                    let columns = match kind.trim() {
-                        "rows" => false,
-                        "cols" | "columns" => true,
+                        .ok_or_else(|| format!("batch group '{group}' must be rows:N,N,..., cols:N,N,... or blocks:N,N,..."))?;
+                    let make: fn(u32) -> Batch = match kind.trim() {
+                        "rows" => Batch::Rows,
+                        "cols" | "columns" => Batch::Cols,
+                        "blocks" => Batch::Blocks,
                         k => {
                             return Err(format!(
-                                "batch group '{group}': unknown scan order '{k}' (rows or cols)"
+                                "batch group '{group}': unknown scan order '{k}' (rows, cols or blocks)"
                             ));
                         }
                     };
                     out.extend(
                         list(&format!("batch {}", kind.trim()), ns)?
                             .into_iter()
-                            .map(|lines| Batch { columns, lines }),
+                            .map(make),
                     );
                 }
                 Ok(Sweep::Batch(out))
@@ -88,21 +89,8 @@ mod tests {
     #[test]
     fn parses_both_kinds() {
         assert_eq!("rc=1,5,10".parse::<Sweep>().unwrap(), Sweep::Rc(vec![1, 5, 10]));
-        let b: Sweep = "batch=rows:1,2|cols:4".parse().unwrap();
-        let want = vec![
-            Batch {
-                columns: false,
-                lines: 1,
-            },
-            Batch {
-                columns: false,
-                lines: 2,
-            },
-            Batch {
-                columns: true,
-                lines: 4,
-            },
-        ];
+        let b: Sweep = "batch=rows:1,2|cols:4|blocks:8".parse().unwrap();
+        let want = vec![Batch::Rows(1), Batch::Rows(2), Batch::Cols(4), Batch::Blocks(8)];
         assert_eq!(b, Sweep::Batch(want));
     }
 
