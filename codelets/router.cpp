@@ -4,10 +4,7 @@
 // so that workers write disjoint ranges without atomics, locks or barriers.
 //
 // Lane l < fanout is child l; the root then has one lane per injector tile, and
-// the last lane is the parent. Child lanes hold link_capacity rays each, injector
-// lanes inject_capacity on the way in and a bare header (credit) on the way out,
-// the parent lane parent_capacity (edges are sized per tree level); the lanes are
-// packed back to back in that order.
+// the last lane is the parent (foam/lanes.h packs them).
 //
 // Deadlock freedom: rays arriving from the parent only go down; rays arriving from
 // a child or an injector go down into a subtree ("turn") or up. A turn that finds
@@ -22,6 +19,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "foam/lanes.h"
 #include "foam/layout.h"
 #include "foam/ray.h"
 
@@ -29,21 +27,6 @@ using namespace poplar;
 
 
 namespace {
-
-inline unsigned parentLane(const foam_params &p) { return p.fanout + p.inject_lanes; }
-
-// Rays of lane l's inbound (`out` false) or outbound buffer.
-inline unsigned laneCap(const foam_params &p, unsigned l, bool out) {
-  if (l < p.fanout) return p.link_capacity;
-  if (l < parentLane(p)) return out ? 0 : p.inject_capacity;
-  return p.parent_capacity;
-}
-
-inline size_t laneOffset(const foam_params &p, unsigned l, bool out) {
-  const size_t child = sizeof(foam_link_header) + (size_t)p.link_capacity * p.ray_bytes;
-  const size_t inject = sizeof(foam_link_header) + (out ? 0 : (size_t)p.inject_capacity * p.ray_bytes);
-  return (size_t)(l < p.fanout ? l : p.fanout) * child + (size_t)(l > p.fanout ? l - p.fanout : 0) * inject;
-}
 
 // Category of a ray (FOAM_CAT_*), or -1 for an empty slot.
 inline int classify(const foam_params &p, uint16_t shard, bool fromParent) {
@@ -72,13 +55,13 @@ inline Sources sources(const foam_params &p, const unsigned char *inboxes, const
   const unsigned char *downHalf = queues + (size_t)(2 + parity) * q * stride;
   s.n = 0;
   s.ptr[s.n] = downHalf; s.count[s.n] = downCount; s.fromParent[s.n++] = true;
-  const unsigned char *parentIn = inboxes + laneOffset(p, parentLane(p), false);
+  const unsigned char *parentIn = inboxes + foam_lane_offset(&p, foam_parent_lane(&p), 0);
   s.ptr[s.n] = parentIn + sizeof(foam_link_header);
   s.count[s.n] = load<foam_link_header>(parentIn).count;
   s.fromParent[s.n++] = true;
   s.ptr[s.n] = upHalf; s.count[s.n] = upCount; s.fromParent[s.n++] = false;
-  for (unsigned c = 0; c < parentLane(p); ++c) {  // children, then injectors
-    const unsigned char *in = inboxes + laneOffset(p, c, false);
+  for (unsigned c = 0; c < foam_parent_lane(&p); ++c) {  // children, then injectors
+    const unsigned char *in = inboxes + foam_lane_offset(&p, c, 0);
     s.ptr[s.n] = in + sizeof(foam_link_header);
     s.count[s.n] = load<foam_link_header>(in).count;
     s.fromParent[s.n++] = false;
@@ -128,9 +111,9 @@ public:
     const foam_params p = load<foam_params>(params);
     foam_router_ctl c = load<foam_router_ctl>(ctl);
     const unsigned f = p.fanout, cap = p.link_capacity, pcap = p.parent_capacity, q = p.queue_capacity;
-    const unsigned pl = parentLane(p);  // child lanes [0, f), injector lanes [f, pl)
+    const unsigned pl = foam_parent_lane(&p);  // child lanes [0, f), injector lanes [f, pl)
     foam_link_header in[FOAM_MAX_LANES + 1];
-    for (unsigned l = 0; l <= pl; ++l) in[l] = load<foam_link_header>(inboxes, laneOffset(p, l, false));
+    for (unsigned l = 0; l <= pl; ++l) in[l] = load<foam_link_header>(inboxes, foam_lane_offset(&p, l, 0));
 
     uint32_t total[FOAM_CATS];
     for (unsigned k = 0; k < FOAM_CATS; ++k) {
@@ -252,9 +235,9 @@ public:
       h.credit = grant[l];
       h.finished = l == pl ? finished : 0;
       h.pending = l == pl ? upq : down;
-      unsigned char *box = &outboxes[0] + laneOffset(p, l, true);
+      unsigned char *box = &outboxes[0] + foam_lane_offset(&p, l, 1);
       memcpy(box, &h, sizeof h);
-      if (laneCount[l] < laneCap(p, l, true)) foam_slot_invalidate(box + sizeof h + (size_t)laneCount[l] * p.ray_bytes);
+      if (laneCount[l] < foam_lane_capacity(&p, l, 1)) foam_slot_invalidate(box + sizeof h + (size_t)laneCount[l] * p.ray_bytes);
       c.granted[l] = grant[l];
     }
     memcpy(&ctl[0], &c, sizeof c);
@@ -282,7 +265,7 @@ public:
   bool compute(unsigned workerId) {
     const foam_params p = load<foam_params>(params);
     const foam_router_ctl c = load<foam_router_ctl>(ctl);
-    const unsigned stride = p.ray_bytes, q = p.queue_capacity, up = parentLane(p);
+    const unsigned stride = p.ray_bytes, q = p.queue_capacity, up = foam_parent_lane(&p);
     const unsigned srcParity = c.parity ^ 1u;
     unsigned char *qs = &queues[0];
     const Sources s = sources(p, &inboxes[0], qs, srcParity, c.src_up_count, c.src_down_count);
@@ -290,7 +273,7 @@ public:
     unsigned char *downDst = qs + (size_t)(2 + c.parity) * q * stride;
     unsigned char *boxes = &outboxes[0];
     auto lane = [&](unsigned l, uint32_t slot) {
-      return boxes + laneOffset(p, l, true) + sizeof(foam_link_header) + (size_t)slot * stride;
+      return boxes + foam_lane_offset(&p, l, 1) + sizeof(foam_link_header) + (size_t)slot * stride;
     };
     // A queue slot, or null past the capacity (never with correct credits).
     auto stay = [&](unsigned char *half, uint32_t slot) -> unsigned char * {

@@ -6,6 +6,7 @@
 
 #include <poplar/ArrayRef.hpp>
 
+#include "foam/lanes.h"
 #include "foam/layout.h"
 
 namespace foam {
@@ -97,10 +98,8 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       if (p.inject_lanes > FOAM_MAX_INJECTORS)
         throw std::invalid_argument(name + ": at most " + std::to_string(FOAM_MAX_INJECTORS) + " injector lanes");
       // Injector lanes: rays come in, only a credit header goes out.
-      x.inboxes = bytes(g, n.tile, link * n.fanout + linkBytes(p.inject_capacity) * p.inject_lanes + linkBytes(p.parent_capacity),
-                        name + "/inboxes");
-      x.outboxes = bytes(g, n.tile, link * n.fanout + linkBytes(0) * p.inject_lanes + linkBytes(p.parent_capacity),
-                         name + "/outboxes");
+      x.inboxes = bytes(g, n.tile, foam_lane_offset(&p, foam_parent_lane(&p) + 1, 0), name + "/inboxes");
+      x.outboxes = bytes(g, n.tile, foam_lane_offset(&p, foam_parent_lane(&p) + 1, 1), name + "/outboxes");
       x.queues = bytes(g, n.tile, (std::size_t)4 * p.queue_capacity * spec.rayBytes, name + "/queues");
       x.ctl = words(g, n.tile, sizeof(foam_router_ctl) / 4, name + "/ctl");
       break;
@@ -227,23 +226,15 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
         throw std::invalid_argument(nodeName(n, i) + ": its edge holds " + std::to_string(upCap) + " rays but its parent's lane " +
                                     std::to_string(laneCap));
       const std::size_t link = linkBytes(upCap), downLink = linkBytes(injector ? 0 : upCap);
-      const std::size_t childLanes = linkBytes(p.link_capacity) * n.fanout;
-      Tensor up = n.role == Role::Router ? x.outboxes.slice(childLanes + linkBytes(0) * p.inject_lanes,
-                                                            childLanes + linkBytes(0) * p.inject_lanes + link)
-                                         : x.outboxes;
-      Tensor upIn = n.role == Role::Router ? x.inboxes.slice(childLanes + linkBytes(p.inject_capacity) * p.inject_lanes,
-                                                             childLanes + linkBytes(p.inject_capacity) * p.inject_lanes + link)
-                                           : x.inboxes;
+      Tensor up = x.outboxes, upIn = x.inboxes;
+      if (n.role == Role::Router) {
+        up = x.outboxes.slice(foam_lane_offset(&p, foam_parent_lane(&p), 1), foam_lane_offset(&p, foam_parent_lane(&p) + 1, 1));
+        upIn = x.inboxes.slice(foam_lane_offset(&p, foam_parent_lane(&p), 0), foam_lane_offset(&p, foam_parent_lane(&p) + 1, 0));
+      }
       Tensor parentOut = px.outboxes, parentIn = px.inboxes;
       if (pn.role == Role::Router) {
-        // Lane offsets as codelets/router.cpp packs them: children, injectors, parent.
-        const std::size_t child = linkBytes(pp.link_capacity);
-        const std::size_t before = std::min<std::size_t>(n.lane, pn.fanout) * child;
-        const std::size_t injBefore = n.lane > pn.fanout ? n.lane - pn.fanout : 0;
-        const std::size_t inOff = before + injBefore * linkBytes(pp.inject_capacity);
-        const std::size_t outOff = before + injBefore * linkBytes(0);
-        parentOut = px.outboxes.slice(outOff, outOff + downLink);
-        parentIn = px.inboxes.slice(inOff, inOff + link);
+        parentOut = px.outboxes.slice(foam_lane_offset(&pp, n.lane, 1), foam_lane_offset(&pp, n.lane, 1) + downLink);
+        parentIn = px.inboxes.slice(foam_lane_offset(&pp, n.lane, 0), foam_lane_offset(&pp, n.lane, 0) + link);
       }
       exSrc.push_back(up);
       exDst.push_back(parentIn);

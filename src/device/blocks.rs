@@ -59,28 +59,43 @@ pub fn groups(batch: Batch, width: u32, height: u32, injectors: u32) -> Vec<Vec<
 /// Sampled paths: the shards each given pixel's ray crosses, in order.
 pub type Sampler<'a> = dyn Fn(&[(u32, u32)]) -> Vec<Vec<u16>> + 'a;
 
-/// For every injector, its blocks in the order to emit them for `cam`, and the
-/// sampled paths to choose its camera region from.
-pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler<'_>) -> Vec<(Vec<Block>, Vec<Vec<u16>>)> {
+/// The frame's blocks per injector in the order to emit them, and the sampled paths
+/// to choose camera regions from.
+pub struct FrameOrder {
+    pub blocks: Vec<Vec<Block>>,
+    /// One set of paths per injector, or a single set that every injector shares
+    /// (then all of them get the same region, chosen once).
+    pub paths: Vec<Vec<Vec<u16>>>,
+}
+
+impl FrameOrder {
+    /// Which entry of `paths` injector `i` chooses its region from.
+    pub fn paths_of(&self, i: usize) -> usize {
+        i.min(self.paths.len() - 1)
+    }
+}
+
+/// Orders every injector's blocks for `cam` and samples the paths of its rays.
+pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler<'_>) -> FrameOrder {
     match batch {
         Batch::Rows(_) | Batch::Cols(_) => {
             // Every injector's lines sweep the whole view: one region serves them all.
-            let paths = sample(&grid_samples(cam));
-            groups.iter().map(|g| (g.clone(), paths.clone())).collect()
+            FrameOrder { blocks: groups.to_vec(), paths: vec![sample(&grid_samples(cam))] }
         }
         Batch::Blocks(n) => {
             let centre = |(x, y): Block| ((x as u32 + n / 2).min(cam.width - 1), (y as u32 + n / 2).min(cam.height - 1));
             let samples: Vec<(u32, u32)> = groups.iter().flatten().map(|&b| centre(b)).collect();
             let mut paths = sample(&samples).into_iter();
-            groups
+            let (blocks, paths) = groups
                 .iter()
                 .map(|g| {
                     let mut own: Vec<(Block, Vec<u16>)> = g.iter().map(|&b| (b, paths.next().unwrap_or_default())).collect();
                     // Longest first; the sort is stable, so ties keep scan order.
                     own.sort_by_key(|(_, p)| std::cmp::Reverse(p.len()));
-                    own.into_iter().unzip()
+                    own.into_iter().unzip::<_, _, Vec<_>, Vec<_>>()
                 })
-                .collect()
+                .unzip();
+            FrameOrder { blocks, paths }
         }
     }
 }
@@ -163,10 +178,15 @@ mod tests {
         let sample = |s: &[(u32, u32)]| s.iter().map(|&p| len(p)).collect::<Vec<_>>();
         let order = order(&groups, Batch::Blocks(8), &cam, &sample);
         // Centres x = 4, 12, 20: paths of 2, 4 and 1 shards.
-        assert_eq!(order[0].0, vec![(8, 0), (0, 0), (16, 0)]);
-        assert_eq!(order[0].1.iter().map(Vec::len).collect::<Vec<_>>(), vec![4, 2, 1]);
-        assert_eq!(order[1].0, vec![(0, 8)]);
-        let bytes = list(&order[0].0, 4);
+        assert_eq!(order.blocks[0], vec![(8, 0), (0, 0), (16, 0)]);
+        assert_eq!(order.paths[0].iter().map(Vec::len).collect::<Vec<_>>(), vec![4, 2, 1]);
+        assert_eq!(order.blocks[1], vec![(0, 8)]);
+        assert_eq!(order.paths_of(1), 1);
+        // Lines share one sample of the whole view.
+        let lines = super::order(&groups, Batch::Rows(1), &cam, &sample);
+        assert_eq!((lines.paths.len(), lines.paths_of(1)), (1, 0));
+        assert_eq!(lines.blocks, groups);
+        let bytes = list(&order.blocks[0], 4);
         assert_eq!(bytes.len(), 20);
         assert_eq!(&bytes[..8], &[3, 0, 0, 0, 8, 0, 0, 0]);
     }

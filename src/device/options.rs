@@ -30,6 +30,16 @@ impl Default for Batch {
 }
 
 impl Batch {
+    /// The kind of batch a `--batch` or `--sweep batch=` value names before its `:N`.
+    pub fn kind(name: &str) -> Option<fn(u32) -> Batch> {
+        match name {
+            "rows" => Some(Batch::Rows),
+            "cols" | "columns" => Some(Batch::Cols),
+            "blocks" => Some(Batch::Blocks),
+            _ => None,
+        }
+    }
+
     /// Block width and height for a `width` × `height` frame.
     pub fn block_size(self, width: u32, height: u32) -> (u32, u32) {
         match self {
@@ -47,16 +57,12 @@ impl std::str::FromStr for Batch {
     fn from_str(s: &str) -> Result<Batch, String> {
         let bad = || format!("batch '{s}' must be rows:N, cols:N or blocks:N");
         let (kind, n) = s.split_once(':').ok_or_else(bad)?;
+        let make = Batch::kind(kind).ok_or_else(bad)?;
         let lines: u32 = n.parse().map_err(|_| format!("batch '{s}': N must be a whole number"))?;
         if lines == 0 || lines > 2048 {
             return Err(format!("batch '{s}': N must be at least 1 and at most 2048"));
         }
-        match kind {
-            "rows" => Ok(Batch::Rows(lines)),
-            "cols" | "columns" => Ok(Batch::Cols(lines)),
-            "blocks" => Ok(Batch::Blocks(lines)),
-            _ => Err(bad()),
-        }
+        Ok(make(lines))
     }
 }
 
@@ -128,6 +134,12 @@ pub fn link_bytes(capacity: u32, ray_bytes: u32) -> u32 {
     std::mem::size_of::<partition::layout::foam_link_header>() as u32 + capacity * ray_bytes
 }
 
+/// Bytes of the buffers of one injector edge (at the injector, and again on the
+/// root's lane): `inject` rays going up, a bare credit header coming down.
+pub fn inject_link_bytes(inject: u32, ray_bytes: u32) -> u32 {
+    link_bytes(inject, ray_bytes) + link_bytes(0, ray_bytes)
+}
+
 /// Default rays per link buffer by level for the 20-byte half payload: narrow
 /// tracer edges (most of the bytes exchanged), wider edges between the routers,
 /// and below the root edges narrow enough that the root, which also takes the
@@ -154,8 +166,7 @@ impl DeviceOptions {
     pub fn region_capacity(&self, ray_bytes: u32, tile_bytes: u32, largest_shard: u32, inject: u32, block_list: u32) -> u32 {
         let least = REGION_HEADER_BYTES + largest_shard;
         let bytes = self.region_bytes.unwrap_or_else(|| {
-            let links = link_bytes(inject, ray_bytes) + link_bytes(0, ray_bytes);
-            tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links + block_list) / 1024 * 1024
+            tile_bytes.saturating_sub(TILE_RESERVE_BYTES + inject_link_bytes(inject, ray_bytes) + block_list) / 1024 * 1024
         });
         bytes.max(least).next_multiple_of(4)
     }
@@ -187,7 +198,7 @@ impl DeviceOptions {
     ) -> u32 {
         self.router_queue.unwrap_or_else(|| {
             let links = 2 * (fanout * link_bytes(child, ray_bytes) + link_bytes(parent, ray_bytes))
-                + injectors * (link_bytes(inject, ray_bytes) + link_bytes(0, ray_bytes));
+                + injectors * inject_link_bytes(inject, ray_bytes);
             let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links);
             (free / (4 * ray_bytes)) / 256 * 256
         })

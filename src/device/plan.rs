@@ -107,10 +107,7 @@ impl DevicePlan {
         if options.inject_capacity == 0 {
             return Err(DeviceError::Options("--inject-capacity must be at least 1 ray".into()));
         }
-        let injector_bytes = region_bytes
-            + block_list
-            + super::options::link_bytes(options.inject_capacity, ray_bytes)
-            + super::options::link_bytes(0, ray_bytes);
+        let injector_bytes = region_bytes + block_list + super::options::inject_link_bytes(options.inject_capacity, ray_bytes);
         if injector_bytes + super::options::TILE_RESERVE_BYTES > tile {
             return Err(DeviceError::Options(format!(
                 "an injector tile needs {injector_bytes} B for its camera region ({region_bytes} B, the largest shard is {largest_shard} B), block list and link but a tile has {tile}: use more shards, a smaller --region-kib or --inject-capacity"
@@ -237,11 +234,15 @@ impl DevicePlan {
         let order = super::blocks::order(&self.groups, self.options.batch, cam, &|samples: &[(u32, u32)]| {
             super::region::sample_paths(&tracer, &owner_of, cam, start, self.options.t_stop, samples)
         });
+        let chosen: Vec<Vec<u8>> = order
+            .paths
+            .iter()
+            .map(|paths| self.camera_region(&super::region::choose(paths, owner, &sizes, budget, REGION_SHARDS)))
+            .collect();
         let mut regions = Vec::with_capacity(self.groups.len() * self.spec.region_bytes);
         let mut lists = Vec::with_capacity(self.groups.len() * super::blocks::list_bytes(self.block_slots));
-        for (blocks, paths) in &order {
-            let shards = super::region::choose(paths, owner, &sizes, budget, REGION_SHARDS);
-            regions.extend_from_slice(&self.camera_region(&shards));
+        for (i, blocks) in order.blocks.iter().enumerate() {
+            regions.extend_from_slice(&chosen[order.paths_of(i)]);
             lists.extend_from_slice(&super::blocks::list(blocks, self.block_slots));
         }
         Ok(FrameBlocks { camera: record_bytes(&block), regions, blocks: lists })

@@ -59,16 +59,9 @@ impl std::str::FromStr for Sweep {
                     let (kind, ns) = group
                         .split_once(':')
                         .ok_or_else(|| format!("batch group '{group}' must be rows:N,N,..., cols:N,N,... or blocks:N,N,..."))?;
-                    let make: fn(u32) -> Batch = match kind.trim() {
-                        "rows" => Batch::Rows,
-                        "cols" | "columns" => Batch::Cols,
-                        "blocks" => Batch::Blocks,
-                        k => {
-                            return Err(format!(
-                                "batch group '{group}': unknown scan order '{k}' (rows, cols or blocks)"
-                            ));
-                        }
-                    };
+                    let make = Batch::kind(kind.trim()).ok_or_else(|| {
+                        format!("batch group '{group}': unknown scan order '{}' (rows, cols or blocks)", kind.trim())
+                    })?;
                     out.extend(
                         list(&format!("batch {}", kind.trim()), ns)?
                             .into_iter()
