@@ -151,6 +151,8 @@ public:
       unsigned char *slot = slots + (size_t)i * p.ray_bytes;
       foam_ray ray;
       foam_ray_load(slot, p.layout, p.hops, &ray);
+      foam_vec3 o, d;  // the pixel's ray, the same on every shard it crosses here
+      foam_camera_ray(&cam, foam_px_x(ray.px), foam_px_y(ray.px), &o, &d);
       // A finished ray is addressed to its pixel's owner, which may be a shard held
       // here too: it stops marching all the same. Between shards the ray goes
       // through its payload, as it would between tracer tiles, so the image does
@@ -159,7 +161,7 @@ public:
            k = regionIndex(rh, ray.shard)) {
         foam_shard_view view;
         foam_shard_open(&region[0] + rh.offset[k], &view);
-        work[1] += foam_visit(&view, &cam, &ray);
+        work[1] += foam_visit_ray(&view, &cam, o, d, &ray);
         work[0]++;  // one visit = one tracer hop, as on a tracer tile
         foam_ray_store(slot, p.layout, p.hops, &ray);
         foam_ray_load(slot, p.layout, p.hops, &ray);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "foam/lanes.h"
 #include "foam/layout.h"
 #include "foam/march.h"
 #include "foam/ray.h"
@@ -54,9 +55,32 @@ bool writePixel(unsigned char *pixels, unsigned slicePixels, const foam_params &
   return true;
 }
 
+// The buffers a tracer takes rays from each step: its parent's inbox, then one
+// per side link, in lane order (TracerMarch rewrites the rays in place,
+// TracerSend only reads them).
+template <typename Byte> struct Inboxes {
+  Byte *slots[1 + FOAM_MAX_SIDES];
+  unsigned count[1 + FOAM_MAX_SIDES];
+  unsigned n;
+};
+
+template <typename Byte> Inboxes<Byte> inboxes(const foam_params &p, Byte *inbox, Byte *sideIn) {
+  Inboxes<Byte> b;
+  b.slots[0] = inbox + sizeof(foam_link_header);
+  b.count[0] = load<foam_link_header>(inbox).count;
+  b.n = 1;
+  const size_t stride = foam_link_bytes(&p, p.side_capacity);
+  for (unsigned k = 0; k < p.side_lanes; ++k, ++b.n) {
+    Byte *side = sideIn + k * stride;
+    b.slots[b.n] = side + sizeof(foam_link_header);
+    b.count[b.n] = load<foam_link_header>(side).count;
+  }
+  return b;
+}
+
 }  // namespace
 
-// Phase 1 of a step: six workers march disjoint ranges of the inbox in place. A
+// Phase 1 of a step: six workers march disjoint ranges of the inboxes in place. A
 // ray that finishes here goes to the worker's part of the result store, or to this
 // slice if it is home, and its slot is freed; every other ray keeps its slot with
 // its new destination for TracerSend.
@@ -66,59 +90,67 @@ public:
   Input<Bytes> camera;
   Input<Bytes> params;
   InOut<Bytes> inbox;
+  InOut<Bytes> sideIn;
   InOut<Bytes> pixels;
   InOut<Bytes> results;  // result store: worker w owns slots [w, w + 1) * result_slots
   InOut<Words> ctl;  // foam_tracer_ctl; this vertex writes only work[workerId]
 
   bool compute(unsigned workerId) {
     const foam_params p = load<foam_params>(params);
+    const Inboxes<unsigned char> in = inboxes(p, &inbox[0], &sideIn[0]);
+    const unsigned workers = numWorkers();
+    unsigned total = 0;
+    for (unsigned b = 0; b < in.n; ++b) total += in.count[b];
+    const unsigned begin = total * workerId / workers;
+    const unsigned end = total * (workerId + 1) / workers;
+    if (begin == end) return true;  // most tracers idle most steps: touch nothing more
     const foam_camera cam = load<foam_camera>(camera);
-    const foam_link_header hdr = load<foam_link_header>(inbox);
     foam_shard_view view;
     foam_shard_open(&shard[0], &view);
     const unsigned slicePixels = pixels.size() / sizeof(foam_pixel);
-    const unsigned workers = numWorkers();
-    const unsigned begin = hdr.count * workerId / workers;
-    const unsigned end = hdr.count * (workerId + 1) / workers;
-    unsigned char *slots = &inbox[0] + sizeof(foam_link_header);
     unsigned *work = &ctl[0] + offsetof(foam_tracer_ctl, work) / 4 + workerId * FOAM_TW_COUNTERS;
     unsigned char *store = &results[0] + (size_t)workerId * p.result_slots * sizeof(foam_result);
 
-    for (unsigned i = begin; i < end; ++i) {
-      unsigned char *slot = slots + (size_t)i * p.ray_bytes;
-      foam_ray ray;
-      foam_ray_load(slot, p.layout, p.hops, &ray);
-      if (ray.shard != p.shard) {  // not ours: TracerSend returns it to the tree
-        work[FOAM_TW_MISROUTED]++;
-        continue;
-      }
-      if (ray.cell != FOAM_FINISHED_CELL) {
-        work[FOAM_TW_STEPS] += foam_visit(&view, &cam, &ray);
-        work[FOAM_TW_MARCHED]++;
-        // Back into its slot: it travels on from there, and a ray that ended here
-        // takes the payload's precision, as if it had travelled once more, so its
-        // pixel does not depend on where it is written.
-        foam_ray_store(slot, p.layout, p.hops, &ray);
-        if (ray.cell != FOAM_FINISHED_CELL) continue;
+    // The worker's range runs over the inboxes as if they were one.
+    for (unsigned b = 0, base = 0; b < in.n; base += in.count[b++]) {
+      const unsigned lo = begin > base ? begin - base : 0;
+      const unsigned hi = end < base + in.count[b] ? (end > base ? end - base : 0) : in.count[b];
+      for (unsigned i = lo; i < hi; ++i) {
+        unsigned char *slot = in.slots[b] + (size_t)i * p.ray_bytes;
+        foam_ray ray;
         foam_ray_load(slot, p.layout, p.hops, &ray);
-        // Finished here: keep it in this worker's part of the result store if
-        // there is room, instead of sending it home through the tree.
-        if (work[FOAM_TW_RESULTS] < p.result_slots) {
-          const foam_result r = outcome(cam, p, ray);
-          memcpy(store + (size_t)work[FOAM_TW_RESULTS]++ * sizeof r, &r, sizeof r);
-          work[FOAM_TW_PIXELS]++;
-          foam_slot_invalidate(slot);
+        if (ray.shard != p.shard) {  // not ours: TracerSend returns it to the tree
+          work[FOAM_TW_MISROUTED]++;
           continue;
         }
-      }
-      // Finished, and home (arrived, or ended here): write the pixel and free the
-      // slot. A finished ray whose home is elsewhere is already in its slot.
-      if (ray.shard == p.shard) {
-        if (writePixel(&pixels[0], slicePixels, p, cam, ray))
-          work[FOAM_TW_PIXELS]++;
-        else
-          work[FOAM_TW_MISROUTED]++;
-        foam_slot_invalidate(slot);
+        if (ray.cell != FOAM_FINISHED_CELL) {
+          work[FOAM_TW_STEPS] += foam_visit(&view, &cam, &ray);
+          work[FOAM_TW_MARCHED]++;
+          // Back into its slot: it travels on from there, and a ray that ended here
+          // takes the payload's precision, as if it had travelled once more, so its
+          // pixel does not depend on where it is written.
+          foam_ray_store(slot, p.layout, p.hops, &ray);
+          if (ray.cell != FOAM_FINISHED_CELL) continue;
+          foam_ray_load(slot, p.layout, p.hops, &ray);
+          // Finished here: keep it in this worker's part of the result store if
+          // there is room, instead of sending it home through the tree.
+          if (work[FOAM_TW_RESULTS] < p.result_slots) {
+            const foam_result r = outcome(cam, p, ray);
+            memcpy(store + (size_t)work[FOAM_TW_RESULTS]++ * sizeof r, &r, sizeof r);
+            work[FOAM_TW_PIXELS]++;
+            foam_slot_invalidate(slot);
+            continue;
+          }
+        }
+        // Finished, and home (arrived, or ended here): write the pixel and free the
+        // slot. A finished ray whose home is elsewhere is already in its slot.
+        if (ray.shard == p.shard) {
+          if (writePixel(&pixels[0], slicePixels, p, cam, ray))
+            work[FOAM_TW_PIXELS]++;
+          else
+            work[FOAM_TW_MISROUTED]++;
+          foam_slot_invalidate(slot);
+        }
       }
     }
     return true;
@@ -126,14 +158,18 @@ public:
 };
 
 // Phase 2: one worker moves outgoing rays (the pending store first, oldest first,
-// then this step's inbox) into the outbox as far as the parent's credit allows;
-// the rest wait in the pending store. Then it grants the parent credit for the
-// rays this tile can still take without overflowing the pending store.
+// then this step's inboxes) out: over the side link to their next shard if it is
+// a side neighbour with credit left, else into the parent's outbox as far as its
+// credit allows; the rest wait in the pending store. Then it grants credit, the
+// parent first, for the rays this tile can still take without overflowing the
+// pending store.
 class TracerSend : public Vertex {
 public:
   Input<Bytes> params;
   Input<Bytes> inbox;
+  Input<Bytes> sideIn;
   InOut<Bytes> outbox;
+  InOut<Bytes> sideOut;
   InOut<Bytes> pending;
   InOut<Words> ctl;
   InOut<Bytes> stats;
@@ -145,37 +181,56 @@ public:
     const unsigned stride = p.ray_bytes;
     const unsigned capacity = p.queue_capacity;
     const unsigned limit = in.credit < p.link_capacity ? in.credit : p.link_capacity;
+    const size_t sideStride = foam_link_bytes(&p, p.side_capacity);
     unsigned char *out = &outbox[0] + sizeof(foam_link_header);
     unsigned char *store = &pending[0];
     unsigned sent = 0, kept = 0;
+    unsigned sideLimit[FOAM_MAX_SIDES], sideSent[FOAM_MAX_SIDES];
+    for (unsigned k = 0; k < p.side_lanes; ++k) {
+      const unsigned credit = load<foam_link_header>(sideIn, k * sideStride).credit;
+      sideLimit[k] = credit < p.side_capacity ? credit : p.side_capacity;
+      sideSent[k] = 0;
+    }
+    // Sends the ray in `src` on if some link has credit for it.
+    auto send = [&](const unsigned char *src) {
+      const uint16_t dest = foam_slot_shard(src);
+      for (unsigned k = 0; k < p.side_lanes; ++k) {
+        if (p.side_shard[k] != dest) continue;
+        if (sideSent[k] == sideLimit[k]) break;
+        unsigned char *slots = &sideOut[0] + k * sideStride + sizeof(foam_link_header);
+        memcpy(slots + (size_t)sideSent[k]++ * stride, src, stride);
+        return true;
+      }
+      if (sent == limit) return false;
+      memcpy(out + (size_t)sent++ * stride, src, stride);
+      return true;
+    };
 
     for (unsigned i = 0; i < c.pending; ++i) {
       unsigned char *src = store + (size_t)i * stride;
-      if (sent < limit) {
-        memcpy(out + (size_t)sent++ * stride, src, stride);
-      } else {
-        if (kept != i) memmove(store + (size_t)kept * stride, src, stride);
-        kept++;
-      }
+      if (send(src)) continue;
+      if (kept != i) memmove(store + (size_t)kept * stride, src, stride);
+      kept++;
     }
-    const unsigned char *slots = &inbox[0] + sizeof(foam_link_header);
-    for (unsigned i = 0; i < in.count; ++i) {
-      const unsigned char *src = slots + (size_t)i * stride;
-      if (foam_slot_shard(src) == FOAM_INVALID_SHARD) continue;
-      if (sent < limit) {
-        memcpy(out + (size_t)sent++ * stride, src, stride);
-      } else if (kept < capacity) {
-        memcpy(store + (size_t)kept++ * stride, src, stride);
-      } else {
-        c.overflow++;  // credits make this impossible; counted so a bug cannot hide
+    const Inboxes<const unsigned char> from = inboxes(p, &inbox[0], &sideIn[0]);
+    for (unsigned b = 0; b < from.n; ++b) {
+      for (unsigned i = 0; i < from.count[b]; ++i) {
+        const unsigned char *src = from.slots[b] + (size_t)i * stride;
+        if (foam_slot_shard(src) == FOAM_INVALID_SHARD || send(src)) continue;
+        if (kept < capacity)
+          memcpy(store + (size_t)kept++ * stride, src, stride);
+        else
+          c.overflow++;  // credits make this impossible; counted so a bug cannot hide
       }
     }
     if (sent < p.link_capacity) foam_slot_invalidate(out + (size_t)sent * stride);
 
-    // Arrivals under the grant given last step are still to come: reserve for them.
+    // Arrivals under the grants given last step are still to come: reserve for them.
     unsigned reserved = kept + c.granted;
-    unsigned grant = reserved < capacity ? capacity - reserved : 0;
-    if (grant > p.link_capacity) grant = p.link_capacity;
+    for (unsigned k = 0; k < p.side_lanes; ++k) reserved += c.side_granted[k];
+    unsigned avail = reserved < capacity ? capacity - reserved : 0;
+    const unsigned grant = avail < p.link_capacity ? avail : p.link_capacity;
+    avail -= grant;
 
     foam_tile_stats st = load<foam_tile_stats>(stats);
     uint32_t totals[FOAM_TW_COUNTERS] = {};
@@ -187,6 +242,21 @@ public:
     h.finished = totals[FOAM_TW_PIXELS];
     h.pending = kept;
     memcpy(&outbox[0], &h, sizeof h);
+    for (unsigned k = 0; k < p.side_lanes; ++k) {
+      const unsigned g = avail < p.side_capacity ? avail : p.side_capacity;
+      avail -= g;
+      c.side_granted[k] = g;
+      c.side_sent += sideSent[k];
+      unsigned char *side = &sideOut[0] + k * sideStride;
+      if (sideSent[k] < p.side_capacity)
+        foam_slot_invalidate(side + sizeof(foam_link_header) + (size_t)sideSent[k] * stride);
+      foam_link_header sh;
+      sh.count = sideSent[k];
+      sh.credit = g;
+      sh.finished = 0;
+      sh.pending = kept;
+      memcpy(side, &sh, sizeof sh);
+    }
 
     c.pending = kept;
     c.granted = grant;
@@ -197,6 +267,7 @@ public:
     st.pixels = totals[FOAM_TW_PIXELS];
     st.misrouted = totals[FOAM_TW_MISROUTED];
     st.overflow = c.overflow;
+    st.side_sent = c.side_sent;
     if (kept > st.peak_queue) st.peak_queue = kept;
     st.iterations++;
     memcpy(&stats[0], &st, sizeof st);
@@ -205,6 +276,6 @@ public:
 };
 
 #ifndef __IPU__
-FOAM_HOST_VERTEX(TracerMarch, shard, camera, params, inbox, pixels, results, ctl)
-FOAM_HOST_VERTEX(TracerSend, params, inbox, outbox, pending, ctl, stats)
+FOAM_HOST_VERTEX(TracerMarch, shard, camera, params, inbox, sideIn, pixels, results, ctl)
+FOAM_HOST_VERTEX(TracerSend, params, inbox, sideIn, outbox, sideOut, pending, ctl, stats)
 #endif

@@ -130,18 +130,26 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
         },
         // Odd blocks that do not tile the frame.
         DeviceOptions { batch: Batch::Blocks(5), ..opts(RayLayout::Half) },
+        // No side links: every crossing goes through the routers...
+        DeviceOptions { side_links: 0, ..opts(RayLayout::Half) },
+        // ...or all sixteen, each a single slot, so their credit runs out every step.
+        DeviceOptions { side_links: 16, side_capacity: 1, ..opts(RayLayout::Half) },
     ];
-    let mut hops = Vec::new();
+    let (mut hops, mut sides) = (Vec::new(), Vec::new());
     for o in &variants {
         let f = render(scene, &cam, 256, o);
         assert_complete(&f);
         assert_eq!(f.output, base.output, "{:?} / {:?}: the image must not depend on the tree", o.fanout, o.link_capacity);
         hops.push(f.stats.router_hops_per_tracer_hop);
+        sides.push(f.stats.side_hops_mean);
     }
     // Wider routers shorten routes: the quadtree pays more router hops per tracer hop;
     // and rays kept where they finish save the trip home.
     let b = base.stats.router_hops_per_tracer_hop;
     assert!(hops[0] > b && hops[3] > hops[4] && hops[4] > b, "{hops:?} vs {b}");
+    // Side links take crossings off the routers.
+    assert!(base.stats.side_hops_mean > 0.0 && sides[8] == 0.0 && sides[9] > 0.0, "{sides:?}");
+    assert!(hops[8] > b, "without side links: {} router hops per tracer hop vs {b}", hops[8]);
 }
 
 #[test]
@@ -158,6 +166,8 @@ fn bad_tree_options_are_one_line_errors() {
         (DeviceOptions { injectors: 9, ..opts(RayLayout::Half) }, "9 injectors: the root takes 1 to 8 injector lanes"),
         (DeviceOptions { inject_capacity: 0, ..opts(RayLayout::Half) }, "--inject-capacity must be at least 1 ray"),
         (DeviceOptions { spill: Some(100), ..opts(RayLayout::Half) }, "the spill store (100) must hold at least one link buffer"),
+        (DeviceOptions { side_links: 17, ..opts(RayLayout::Half) }, "--side-links 17: a tracer has at most 16 side links"),
+        (DeviceOptions { side_capacity: 0, ..opts(RayLayout::Half) }, "--side-capacity must be at least 1 ray"),
     ] {
         let e = plan(o).expect("must be refused");
         assert!(e.contains(want) && !e.contains('\n'), "{e}");

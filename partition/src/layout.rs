@@ -4,6 +4,7 @@
 // To regenerate with `FOAM_REGEN_BINDINGS=1 cargo test -p partition --test layout_bindings` (or `cargo test -p partition --test layout_bindings -- --ignored regenerate`) and commit partition/src/layout.rs.
 
 pub const FOAM_MAX_SHARD_ENTRIES: u32 = 65535;
+pub const FOAM_MAX_SIDES: u32 = 16;
 pub const FOAM_INVALID_SHARD: u32 = 65535;
 pub const FOAM_FINISHED_CELL: u32 = 65535;
 pub const FOAM_MAX_CELL_STEPS: u32 = 1024;
@@ -528,11 +529,13 @@ pub struct foam_params {
     pub inject_lanes: u32,
     pub inject_capacity: u32,
     pub block_slots: u32,
-    pub reserved: u32,
+    pub side_lanes: u32,
+    pub side_capacity: u32,
+    pub side_shard: [u16; 16usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_params"][::core::mem::size_of::<foam_params>() - 80usize];
+    ["Size of foam_params"][::core::mem::size_of::<foam_params>() - 116usize];
     ["Alignment of foam_params"][::core::mem::align_of::<foam_params>() - 4usize];
     [
         "Offset of field: foam_params::layout",
@@ -592,8 +595,14 @@ const _: () = {
         "Offset of field: foam_params::block_slots",
     ][::core::mem::offset_of!(foam_params, block_slots) - 72usize];
     [
-        "Offset of field: foam_params::reserved",
-    ][::core::mem::offset_of!(foam_params, reserved) - 76usize];
+        "Offset of field: foam_params::side_lanes",
+    ][::core::mem::offset_of!(foam_params, side_lanes) - 76usize];
+    [
+        "Offset of field: foam_params::side_capacity",
+    ][::core::mem::offset_of!(foam_params, side_capacity) - 80usize];
+    [
+        "Offset of field: foam_params::side_shard",
+    ][::core::mem::offset_of!(foam_params, side_shard) - 84usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
@@ -605,7 +614,7 @@ pub struct foam_tile_stats {
     pub overflow: u32,
     pub misrouted: u32,
     pub iterations: u32,
-    pub reserved: u32,
+    pub side_sent: u32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
@@ -635,8 +644,8 @@ const _: () = {
         "Offset of field: foam_tile_stats::iterations",
     ][::core::mem::offset_of!(foam_tile_stats, iterations) - 24usize];
     [
-        "Offset of field: foam_tile_stats::reserved",
-    ][::core::mem::offset_of!(foam_tile_stats, reserved) - 28usize];
+        "Offset of field: foam_tile_stats::side_sent",
+    ][::core::mem::offset_of!(foam_tile_stats, side_sent) - 28usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
@@ -767,12 +776,13 @@ pub struct foam_tracer_ctl {
     pub pending: u32,
     pub granted: u32,
     pub overflow: u32,
-    pub reserved: u32,
+    pub side_sent: u32,
     pub work: [[u32; 5usize]; 6usize],
+    pub side_granted: [u32; 16usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_tracer_ctl"][::core::mem::size_of::<foam_tracer_ctl>() - 136usize];
+    ["Size of foam_tracer_ctl"][::core::mem::size_of::<foam_tracer_ctl>() - 200usize];
     [
         "Alignment of foam_tracer_ctl",
     ][::core::mem::align_of::<foam_tracer_ctl>() - 4usize];
@@ -786,11 +796,14 @@ const _: () = {
         "Offset of field: foam_tracer_ctl::overflow",
     ][::core::mem::offset_of!(foam_tracer_ctl, overflow) - 8usize];
     [
-        "Offset of field: foam_tracer_ctl::reserved",
-    ][::core::mem::offset_of!(foam_tracer_ctl, reserved) - 12usize];
+        "Offset of field: foam_tracer_ctl::side_sent",
+    ][::core::mem::offset_of!(foam_tracer_ctl, side_sent) - 12usize];
     [
         "Offset of field: foam_tracer_ctl::work",
     ][::core::mem::offset_of!(foam_tracer_ctl, work) - 16usize];
+    [
+        "Offset of field: foam_tracer_ctl::side_granted",
+    ][::core::mem::offset_of!(foam_tracer_ctl, side_granted) - 136usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]

@@ -57,7 +57,8 @@ fn structs_have_no_padding() {
     assert_eq!(size_of::<foam_pixel>(), 5 * 4 + 2 * 2 + 4);
     assert_eq!(size_of::<foam_result>(), 6 * 4 + 2 * 2);
     assert_eq!(size_of::<foam_camera>(), 16 * 4 + 3 * 4 + 2 * 2 + 3 * 4);
-    assert_eq!(size_of::<foam_params>(), 20 * 4);
+    let sides = FOAM_MAX_SIDES as usize;
+    assert_eq!(size_of::<foam_params>(), 21 * 4 + sides * 2);
     let (f, cats, lanes) = (FOAM_MAX_FANOUT as usize, FOAM_CATS as usize, FOAM_MAX_LANES as usize);
     assert_eq!(cats, 2 * f + 1);
     assert_eq!(lanes, f + FOAM_MAX_INJECTORS as usize);
@@ -67,7 +68,7 @@ fn structs_have_no_padding() {
     assert_eq!(size_of::<foam_block>(), 2 * 2);
     let shards = FOAM_REGION_MAX_SHARDS as usize;
     assert_eq!(size_of::<foam_region_header>(), 2 * 4 + shards * (2 + 4));
-    assert_eq!(size_of::<foam_tracer_ctl>(), (4 + 6 * FOAM_TW_COUNTERS as usize) * 4);
+    assert_eq!(size_of::<foam_tracer_ctl>(), (4 + 6 * FOAM_TW_COUNTERS as usize + sides) * 4);
 }
 
 #[test]

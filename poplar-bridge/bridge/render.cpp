@@ -25,6 +25,7 @@ rust::Vec<std::uint32_t> build_render_graph(Session &session, const RenderSpec &
     ns.params.assign(n.params.begin(), n.params.end());
     ns.shardOffset = n.shard_offset;
     ns.shardBytes = n.shard_bytes;
+    ns.sides.assign(n.sides.begin(), n.sides.end());
     s.nodes.push_back(std::move(ns));
   }
   std::vector<poplar::program::Program> progs = foam::buildRenderGraph(session.graph(), s);

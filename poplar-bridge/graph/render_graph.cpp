@@ -23,6 +23,7 @@ namespace program = poplar::program;
 struct NodeTensors {
   Tensor params, inboxes, outboxes, ctl, stats;
   Tensor shard, camera, pending, pixels, results;  // tracers
+  Tensor sideIn, sideOut;                          // tracers: side links, lane after lane
   Tensor queues;                          // routers
   Tensor spill, status;                   // generator (status: injectors too)
   Tensor region, blocks;                  // injectors
@@ -86,6 +87,12 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       x.inboxes = bytes(g, n.tile, link, name + "/inbox");
       x.outboxes = bytes(g, n.tile, link, name + "/outbox");
       x.pending = bytes(g, n.tile, (std::size_t)p.queue_capacity * spec.rayBytes, name + "/pending");
+      if (n.sides.size() != p.side_lanes || p.side_lanes > FOAM_MAX_SIDES)
+        throw std::invalid_argument(name + ": " + std::to_string(n.sides.size()) + " side links but params say " +
+                                    std::to_string(p.side_lanes) + " (at most " + std::to_string(FOAM_MAX_SIDES) + ")");
+      // A tracer without side links still gets one empty header, so the fields exist.
+      x.sideIn = bytes(g, n.tile, std::max<std::size_t>(1, p.side_lanes) * linkBytes(p.side_capacity), name + "/side-in");
+      x.sideOut = bytes(g, n.tile, std::max<std::size_t>(1, p.side_lanes) * linkBytes(p.side_capacity), name + "/side-out");
       x.ctl = words(g, n.tile, sizeof(foam_tracer_ctl) / 4, name + "/ctl");
       x.pixels = bytes(g, n.tile, (std::size_t)spec.slicePixels * sizeof(foam_pixel), name + "/pixels");
       // At least one word, so that no result store (--results 0) is still a tensor.
@@ -145,6 +152,26 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
   };
 
   std::vector<Tensor> exSrc, exDst, camDst, pixelSlices, resultStores, statsAll;
+  // Tracer i's side lane k sends to the lane of tracer sides[k] that leads back to i.
+  auto sideLinks = [&](std::size_t i) {
+    const NodeSpec &n = spec.nodes[i];
+    const foam_params &p = params[i];
+    const std::size_t link = linkBytes(p.side_capacity);
+    for (unsigned k = 0; k < n.sides.size(); ++k) {
+      const std::size_t j = n.sides[k];
+      const std::string what = nodeName(n, i) + ": side link " + std::to_string(k);
+      if (j >= spec.nodes.size() || spec.nodes[j].role != Role::Tracer || j == i)
+        throw std::invalid_argument(what + " does not lead to another tracer");
+      const auto &back = spec.nodes[j].sides;
+      const auto it = std::find(back.begin(), back.end(), (unsigned)i);
+      if (it == back.end()) throw std::invalid_argument(what + " has no way back");
+      if (params[j].side_capacity != p.side_capacity || p.side_shard[k] != params[j].shard)
+        throw std::invalid_argument(what + ": the two ends disagree on its shard or capacity");
+      const std::size_t backLane = (std::size_t)(it - back.begin());
+      exSrc.push_back(t[i].sideOut.slice(k * link, (k + 1) * link));
+      exDst.push_back(t[j].sideIn.slice(backLane * link, (backLane + 1) * link));
+    }
+  };
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec &n = spec.nodes[i];
     NodeTensors &x = t[i];
@@ -154,17 +181,20 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
     case Role::Tracer: {
       auto march = g.addVertex(step1, "TracerMarch",
                                {{"shard", x.shard}, {"camera", x.camera}, {"params", x.params},
-                                {"inbox", x.inboxes}, {"pixels", x.pixels}, {"results", x.results}, {"ctl", x.ctl}});
+                                {"inbox", x.inboxes}, {"sideIn", x.sideIn}, {"pixels", x.pixels}, {"results", x.results},
+                                {"ctl", x.ctl}});
       g.setTileMapping(march, tile);
       auto send = g.addVertex(step2, "TracerSend",
-                              {{"params", x.params}, {"inbox", x.inboxes}, {"outbox", x.outboxes},
-                               {"pending", x.pending}, {"ctl", x.ctl}, {"stats", x.stats}});
+                              {{"params", x.params}, {"inbox", x.inboxes}, {"sideIn", x.sideIn}, {"outbox", x.outboxes},
+                               {"sideOut", x.sideOut}, {"pending", x.pending}, {"ctl", x.ctl}, {"stats", x.stats}});
       g.setTileMapping(send, tile);
       camDst.push_back(x.camera);
       pixelSlices.push_back(x.pixels);
       resultStores.push_back(x.results);
-      for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.pixels, &x.results, &x.stats}) zero(*z, tile);
+      for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.sideIn, &x.sideOut, &x.pixels, &x.results, &x.stats})
+        zero(*z, tile);
       zeroWords(x.ctl, tile);
+      sideLinks(i);
       break;
     }
     case Role::Router: {

@@ -24,6 +24,7 @@ struct NodeSpec {
   std::vector<uint8_t> params;  // foam_params bytes
   std::size_t shardOffset = 0;  // tracers: blob within RenderSpec::shardBytes
   std::size_t shardBytes = 0;
+  std::vector<unsigned> sides;  // tracers: the tracer nodes of its side links, lane k to sides[k]
 };
 
 struct RenderSpec {

@@ -74,6 +74,8 @@ mod ffi {
         params: Vec<u8>,
         shard_offset: usize,
         shard_bytes: usize,
+        /// Tracers: the tracer nodes at the other end of its side links, in lane order.
+        sides: Vec<u32>,
     }
 
     /// The device plan handed to the C++ render graph builder.

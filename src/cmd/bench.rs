@@ -74,6 +74,12 @@ pub struct Args {
     /// Rays per injector-lane buffer (what one injector can emit per iteration).
     #[arg(long, default_value_t = DeviceOptions::default().inject_capacity, value_name = "N")]
     pub inject_capacity: u32,
+    /// Side links per tracer (see `render --side-links`).
+    #[arg(long, default_value_t = DeviceOptions::default().side_links, value_name = "N")]
+    pub side_links: u32,
+    /// Rays per side-link buffer (see `render --side-capacity`).
+    #[arg(long, default_value_t = DeviceOptions::default().side_capacity, value_name = "N")]
+    pub side_capacity: u32,
     /// Finished rays each tracer keeps where they finish instead of sending them to
     /// their pixel's home tracer (split over its six workers; 0: all go home).
     #[arg(long, default_value_t = DeviceOptions::default().results, value_name = "N")]
@@ -176,6 +182,8 @@ impl Bench<'_> {
             region_bytes: self.args.region_kib.map(|k| k.saturating_mul(1024)),
             injectors: self.args.injectors,
             inject_capacity: self.args.inject_capacity,
+            side_links: self.args.side_links,
+            side_capacity: self.args.side_capacity,
             results: self.args.results,
             ..DeviceOptions::default()
         }

@@ -66,13 +66,20 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = DeviceOptions::default().fanout, value_name = "F,..", help_heading = "Buffers")]
     pub fanout: Vec<u32>,
     /// Rays per link buffer by tree level: tracer edges, then the edges above each
-    /// router level; the last repeats up to the generator. Default 384,768,384 for
+    /// router level; the last repeats up to the generator. Default 256,768,384 for
     /// the half payload, the same bytes for the others.
     #[arg(long, value_delimiter = ',', value_name = "N,..", help_heading = "Buffers")]
     pub link_capacity: Vec<u32>,
     /// Rays a tracer holds while waiting for credit.
     #[arg(long, default_value_t = DeviceOptions::default().tracer_queue, value_name = "N", help_heading = "Buffers")]
     pub tracer_queue: u32,
+    /// Side links per tracer: direct edges to the neighbouring shards whose crossings
+    /// would cost the most router hops (0 to 16; 0: every ray takes the router tree).
+    #[arg(long, default_value_t = DeviceOptions::default().side_links, value_name = "N", help_heading = "Buffers")]
+    pub side_links: u32,
+    /// Rays per side-link buffer (each direction).
+    #[arg(long, default_value_t = DeviceOptions::default().side_capacity, value_name = "N", help_heading = "Buffers")]
+    pub side_capacity: u32,
     /// Rays per router queue (up and down); default: as many as fit the router tile.
     #[arg(long, value_name = "N", help_heading = "Buffers")]
     pub router_queue: Option<u32>,
@@ -133,6 +140,8 @@ impl Args {
             fanout: self.fanout.clone(),
             link_capacity: self.link_capacity.clone(),
             tracer_queue: self.tracer_queue,
+            side_links: self.side_links,
+            side_capacity: self.side_capacity,
             router_queue: self.router_queue,
             spill: self.spill,
             region_bytes: self.region_kib.map(|k| k.saturating_mul(1024)),

@@ -258,6 +258,7 @@ impl DeviceRenderer {
             router_hops_mean: router_hops_total as f64 / total as f64,
             tracer_hops_mean: tracer_hops_total as f64 / total as f64,
             router_hops_per_tracer_hop: router_hops_total as f64 / tracer_hops_total.max(1) as f64,
+            side_hops_mean: sum(Role::Tracer, &|s| s.side_sent as u64) as f64 / total as f64,
             cell_steps: sum(Role::Tracer, &|s| s.cell_steps as u64) + sum(Role::Injector, &|s| s.cell_steps as u64),
             max_buffer_occupancy: tiles.iter().map(|s| s.peak_queue as u64).max().unwrap_or(0),
             tile_bytes_max: self.tile_bytes_max,

@@ -10,6 +10,7 @@ pub mod options;
 pub mod plan;
 pub mod profile;
 pub mod region;
+pub mod sides;
 pub mod stats;
 pub mod tree;
 

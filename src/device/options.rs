@@ -102,6 +102,11 @@ pub struct DeviceOptions {
     pub link_capacity: Vec<u32>,
     /// Rays a tracer can hold waiting for upward credit.
     pub tracer_queue: u32,
+    /// Side links per tracer: direct edges to the neighbouring shards whose
+    /// crossings would cost the most router hops (see [`super::sides`]); 0: none.
+    pub side_links: u32,
+    /// Rays per side-link buffer (each direction).
+    pub side_capacity: u32,
     /// Finished rays a tracer keeps in its result store instead of sending them
     /// to their pixel's home tracer (split evenly over its six workers).
     pub results: u32,
@@ -145,7 +150,7 @@ pub fn inject_link_bytes(inject: u32, ray_bytes: u32) -> u32 {
 /// and below the root edges narrow enough that the root, which also takes the
 /// injectors' lanes, keeps a queue of about 4000 rays (its credit loop reserves a
 /// step's worth of queue for what it granted, so its queue bounds injection).
-pub const HALF_LINK_CAPACITY: [u32; 3] = [384, 768, 384];
+pub const HALF_LINK_CAPACITY: [u32; 3] = [256, 768, 384];
 
 /// The default link capacities for `ray_bytes` payloads: the half payload's bytes.
 pub fn default_link_capacity(ray_bytes: u32) -> Vec<u32> {
@@ -219,6 +224,8 @@ impl Default for DeviceOptions {
             fanout: vec![16, 8],
             link_capacity: Vec::new(),
             tracer_queue: 2048,
+            side_links: 8,
+            side_capacity: 32,
             results: 1536,
             router_queue: None,
             spill: None,
@@ -236,12 +243,13 @@ mod tests {
 
     /// `foam-ipu partition` judges tiles with its default ray slots (of the 20-byte
     /// payload); that verdict must be conservative for the device's real tracer
-    /// buffers (inbox, outbox, pending store and result store).
+    /// buffers (inbox, outbox, side links, pending store and result store).
     #[test]
     fn partition_footprint_covers_the_tracer_buffers() {
         let o = DeviceOptions::default();
         let result = std::mem::size_of::<partition::layout::foam_result>() as u32;
-        let bytes = (2 * o.edge_capacity(0) + o.tracer_queue) * 20 + o.results * result;
+        let sides = 2 * o.side_links * link_bytes(o.side_capacity, 20);
+        let bytes = (2 * o.edge_capacity(0) + o.tracer_queue) * 20 + o.results * result + sides;
         assert!(bytes <= partition::FootprintParams::DEFAULT_TRACER_RAY_SLOTS * 20, "{bytes} B");
     }
 
@@ -264,9 +272,9 @@ mod tests {
             let q = o.router_queue_capacity(rb, 638_976, 8, 384 * 20 / rb, 384 * 20 / rb, 8, 384 * 20 / rb);
             assert!(q >= 3 * 384 * 20 / rb, "ray {rb} B: root queue {q}");
         }
-        assert_eq!((o.edge_capacity(0), o.edge_capacity(1), o.edge_capacity(7)), (384, 768, 384));
+        assert_eq!((o.edge_capacity(0), o.edge_capacity(1), o.edge_capacity(7)), (256, 768, 384));
         assert_eq!(default_link_capacity(20), HALF_LINK_CAPACITY.to_vec());
-        assert_eq!(default_link_capacity(32), vec![240, 480, 240]);
+        assert_eq!(default_link_capacity(32), vec![160, 480, 240]);
         assert_eq!("cols:2".parse::<Batch>(), Ok(Batch::Cols(2)));
         assert_eq!("blocks:8".parse::<Batch>().map(|b| b.to_string()), Ok("blocks:8".into()));
         assert!("rows:0".parse::<Batch>().is_err());

@@ -126,6 +126,9 @@ impl DevicePlan {
             router_queue[i] = q;
         }
 
+        let owner = |c: u32| part.owner(c);
+        let sides = super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, &tree, options.side_links);
+
         let mut blobs = Vec::with_capacity(packed.iter().map(|p| p.blob.len()).sum());
         let mut offsets = Vec::with_capacity(packed.len());
         for p in &packed {
@@ -137,8 +140,14 @@ impl DevicePlan {
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                let params = node_params(n, options, ray_bytes, spill, router_queue[i], (width, height), block_slots);
+                let mut params = node_params(n, options, ray_bytes, spill, router_queue[i], (width, height), block_slots);
                 let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[n.prefix as usize] } else { (0, 0) };
+                // Tracer node i holds shard i, so a side neighbour's shard is its node.
+                let sides = if n.role == Role::Tracer { sides[i].clone() } else { Vec::new() };
+                params.side_lanes = sides.len() as u32;
+                for (k, &s) in sides.iter().enumerate() {
+                    params.side_shard[k] = s as u16;
+                }
                 RenderNode {
                     role: n.role as u8,
                     tile: n.tile,
@@ -148,6 +157,7 @@ impl DevicePlan {
                     params: record_bytes(&params),
                     shard_offset,
                     shard_bytes,
+                    sides,
                 }
             })
             .collect();
@@ -296,6 +306,13 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
     if o.link_capacity.contains(&0) || o.tracer_queue == 0 || o.router_queue == Some(0) {
         return bad("link, tracer and router capacities must be at least 1 ray".into());
     }
+    let most = partition::layout::FOAM_MAX_SIDES;
+    if o.side_links > most {
+        return bad(format!("--side-links {}: a tracer has at most {most} side links", o.side_links));
+    }
+    if o.side_links > 0 && o.side_capacity == 0 {
+        return bad("--side-capacity must be at least 1 ray when tracers have side links".into());
+    }
     if !(0.0..1.0).contains(&o.t_stop) {
         return bad(format!("transmittance threshold {} must be in [0, 1)", o.t_stop));
     }
@@ -336,7 +353,9 @@ fn node_params(
         inject_lanes: n.inject_lanes,
         inject_capacity: if n.inject_lanes > 0 { o.inject_capacity } else { 0 },
         block_slots: 0,
-        reserved: 0,
+        side_lanes: 0,
+        side_capacity: if n.role == Role::Tracer { o.side_capacity } else { 0 },
+        side_shard: [0; partition::layout::FOAM_MAX_SIDES as usize],
     };
     match n.role {
         Role::Tracer => p.queue_capacity = o.tracer_queue,

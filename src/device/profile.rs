@@ -58,11 +58,15 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
     let ray_bytes = plan.ray_bytes as u64;
     // The tile that sends the most bytes when every link buffer moves whole.
     let edge = |level: u32| super::options::link_bytes(plan.options.edge_capacity(level), plan.ray_bytes) as u64;
+    let side_edge = super::options::link_bytes(plan.options.side_capacity, plan.ray_bytes) as u64;
+    let sides: Vec<u64> = plan.spec.nodes.iter().map(|n| n.sides.len() as u64).collect();
     let (busiest_link_bytes, links_max) = tree
         .nodes
         .iter()
-        .map(|n| match n.role {
-            Role::Tracer => (edge(0), 1),
+        .zip(&sides)
+        .map(|(n, &k)| match n.role {
+            // Its parent edge and its side links.
+            Role::Tracer => (edge(0) + k * side_edge, 1 + k),
             // Injector lanes carry only a credit header down.
             Role::Router => {
                 (n.fanout as u64 * edge(n.level - 1) + edge(n.level) + n.inject_lanes as u64 * LINK_HEADER_BYTES, n.fanout as u64 + 1)
@@ -92,9 +96,9 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
             ..IterationLoad::default()
         };
         prev_injected = st.injected as u64;
-        for ((n, s), p) in tree.nodes.iter().zip(tiles).zip(&prev) {
+        for (((n, s), p), &k) in tree.nodes.iter().zip(tiles).zip(&prev).zip(&sides) {
             let rays = (s.rays_in - p.rays_in) as u64;
-            let links = n.fanout as u64 + n.inject_lanes as u64 + n.parent.is_some() as u64;
+            let links = n.fanout as u64 + n.inject_lanes as u64 + n.parent.is_some() as u64 + k;
             match n.role {
                 Role::Tracer => {
                     let steps = (s.cell_steps - p.cell_steps) as u64;

@@ -29,6 +29,8 @@ pub struct FrameStats {
     /// Tracer tiles a ray is marched on, on average.
     pub tracer_hops_mean: f64,
     pub router_hops_per_tracer_hop: f64,
+    /// Shard crossings a ray makes over a side link (tracer to tracer, no router), on average.
+    pub side_hops_mean: f64,
     pub cell_steps: u64,
     /// Highest number of rays waiting in any tile's queues at the end of a step.
     pub max_buffer_occupancy: u64,

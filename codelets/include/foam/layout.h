@@ -24,6 +24,8 @@
 
 /* A shard addresses [local | halo] cells with 16-bit indices. */
 #define FOAM_MAX_SHARD_ENTRIES 65535u
+/* Side links per tracer tile (foam_params.side_shard). */
+#define FOAM_MAX_SIDES 16u
 /* Destination shard of an empty buffer slot: routers compact valid rays to the
  * head of a buffer and mark the first free slot (the "invalid tail") with it. */
 #define FOAM_INVALID_SHARD 0xFFFFu
@@ -211,8 +213,8 @@ typedef enum foam_layout {
 } foam_layout;
 
 /* ---- links between tiles ----------------------------------------------------
- * Every tree edge (child <-> parent, root <-> generator, injector -> root) has one buffer per
- * direction: the sender fills its outbox during compute, the exchange copies it
+ * Every tree edge (child <-> parent, root <-> generator, injector -> root) and
+ * every side link (tracer <-> tracer) has one buffer per direction: the sender fills its outbox during compute, the exchange copies it
  * whole onto the receiver's inbox. A buffer is
  *   foam_link_header | capacity x ray stride
  * with rays packed at the head and the slot after the last one marked with
@@ -257,9 +259,14 @@ typedef struct foam_params {
   uint32_t inject_lanes;
   uint32_t inject_capacity; /* router: rays per injector-lane buffer */
   uint32_t block_slots;     /* injector: entries its block list has room for */
-  uint32_t reserved;
+  /* tracer: side links, direct edges to the shards it shares most faces with
+   * (src/device/sides.rs chooses them). A ray bound for side_shard[k] skips the
+   * router tree when lane k has credit, and takes the tree when it has not. */
+  uint32_t side_lanes;
+  uint32_t side_capacity;  /* rays per side-link buffer, both directions */
+  uint16_t side_shard[FOAM_MAX_SIDES];
 } foam_params;
-FOAM_STATIC_ASSERT(sizeof(foam_params) == 80, "foam_params is 80 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_params) == 116, "foam_params is 116 bytes");
 
 /* Cumulative counters every role keeps for statistics (read once per frame). */
 typedef struct foam_tile_stats {
@@ -270,7 +277,7 @@ typedef struct foam_tile_stats {
   uint32_t overflow;      /* rays that found no room: must stay 0 (credits forbid it) */
   uint32_t misrouted;     /* rays delivered to the wrong tile: must stay 0 */
   uint32_t iterations;    /* compute steps seen */
-  uint32_t reserved;
+  uint32_t side_sent;     /* tracer: rays sent over its side links */
 } foam_tile_stats;
 FOAM_STATIC_ASSERT(sizeof(foam_tile_stats) == 32, "foam_tile_stats is 32 bytes");
 
@@ -332,13 +339,14 @@ FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 2240, "foam_router_ctl is 2240 byt
 #define FOAM_TW_RESULTS 4 /* result-store slots used this frame */
 #define FOAM_TW_COUNTERS 5
 typedef struct foam_tracer_ctl {
-  uint32_t pending;   /* rays waiting in the pending store for upward credit */
+  uint32_t pending;   /* rays waiting in the pending store for credit */
   uint32_t granted;   /* credit given to the parent last step, still outstanding */
   uint32_t overflow;
-  uint32_t reserved;
+  uint32_t side_sent; /* rays sent over side links this frame */
   uint32_t work[FOAM_WORKERS][FOAM_TW_COUNTERS];
+  uint32_t side_granted[FOAM_MAX_SIDES]; /* credit given on each side link last step */
 } foam_tracer_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_tracer_ctl) == 136, "foam_tracer_ctl is 136 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_tracer_ctl) == 200, "foam_tracer_ctl is 200 bytes");
 
 typedef struct foam_generator_ctl {
   uint32_t spill;      /* rays in the spill store */

@@ -156,12 +156,11 @@ static inline uint32_t foam_pixel_index(const foam_camera *cam, uint32_t px) {
   return foam_px_y(px) * cam->width + foam_px_x(px);
 }
 
-/* One marching visit of a ray on a tile holding `s`: rebuild the ray from the camera
- * and its pixel, march it, and address a finished ray to the tracer that owns its
- * pixel's framebuffer slice. Returns the cells marched. */
-static inline uint32_t foam_visit(const foam_shard_view *s, const foam_camera *cam, foam_ray *ray) {
-  foam_vec3 o, d;
-  foam_camera_ray(cam, foam_px_x(ray->px), foam_px_y(ray->px), &o, &d);
+/* One marching visit of a ray with origin `o` and direction `d` (foam_camera_ray
+ * of its pixel) on a tile holding `s`: march it, and address a finished ray to the
+ * tracer that owns its pixel's framebuffer slice. Returns the cells marched. */
+static inline uint32_t foam_visit_ray(const foam_shard_view *s, const foam_camera *cam, foam_vec3 o, foam_vec3 d,
+                                      foam_ray *ray) {
   uint32_t cells = 0;
   ray->tracer_hops++;
   if (foam_march(s, o, d, cam->t_stop, ray, &cells) == FOAM_MARCH_FINISHED) {
@@ -169,6 +168,13 @@ static inline uint32_t foam_visit(const foam_shard_view *s, const foam_camera *c
     ray->cell = FOAM_FINISHED_CELL;
   }
   return cells;
+}
+
+/* foam_visit_ray for a ray rebuilt from the camera and its pixel. */
+static inline uint32_t foam_visit(const foam_shard_view *s, const foam_camera *cam, foam_ray *ray) {
+  foam_vec3 o, d;
+  foam_camera_ray(cam, foam_px_x(ray->px), foam_px_y(ray->px), &o, &d);
+  return foam_visit_ray(s, cam, o, d, ray);
 }
 
 #endif /* FOAM_MARCH_H */

@@ -107,6 +107,7 @@ fn point(w: &mut String, p: &Point) {
     let _ = writeln!(w, "router hops/ray: {:.2}", st.router_hops_mean);
     let _ = writeln!(w, "tracer hops/ray: {:.2}", st.tracer_hops_mean);
     let _ = writeln!(w, "router hops per tracer hop: {:.2}", st.router_hops_per_tracer_hop);
+    let _ = writeln!(w, "side-link hops/ray (tracer to tracer, no router): {:.2}", st.side_hops_mean);
     let _ = writeln!(
         w,
         "peak buffer occupancy: {} rays (generator spill peak {})",

@@ -1,0 +1,131 @@
+//! Side links: direct tracer-to-tracer edges beside the router tree.
+//!
+//! The paper sends every ray that leaves a shard through the routers; a crossing
+//! between shards under different level-2 routers then costs five router hops, one
+//! compute/exchange iteration each. A long ray crosses dozens of shards, and the
+//! frame cannot end before its last ray does, so those hops set a floor under the
+//! iteration count. Each tracer therefore gets a few direct links, fixed when the
+//! graph is built, to the shards it shares most faces with, weighted by the router
+//! hops a crossing would otherwise cost. The tree stays: a ray for a shard that is
+//! not a side neighbour, or whose link is out of credit, goes through the routers
+//! as before, so the deadlock-freedom argument of codelets/router.cpp is untouched.
+
+use super::tree::Tree;
+
+/// Each shard's side neighbours, in lane order (ascending shard id), at most
+/// `per_shard` each, and always symmetric: `b` is in `of[a]` iff `a` is in `of[b]`.
+///
+/// A pair's weight is the number of Voronoi faces between the two shards (cell
+/// adjacencies that cross), times the router hops a crossing costs through the
+/// tree; pairs are taken greedily by weight while both ends have lanes left, so
+/// the choice is deterministic.
+pub fn choose(adjacency_end: &[u32], adjacency: &[u32], owner: &dyn Fn(u32) -> usize, tree: &Tree, per_shard: u32) -> Vec<Vec<u32>> {
+    let shards = tree.tracers();
+    let mut of = vec![Vec::new(); shards];
+    if per_shard == 0 {
+        return of;
+    }
+    let mut faces: Vec<(u32, u32)> = Vec::new();
+    let mut start = 0usize;
+    for (c, &end) in adjacency_end.iter().enumerate() {
+        let a = owner(c as u32) as u32;
+        for &g in &adjacency[start..end as usize] {
+            let b = owner(g) as u32;
+            // Each face once, from its lower-numbered shard (adjacency is symmetric).
+            if a < b {
+                faces.push((a, b));
+            }
+        }
+        start = end as usize;
+    }
+    faces.sort_unstable();
+    let mut pairs: Vec<(u64, u32, u32)> = Vec::new();
+    for run in faces.chunk_by(|x, y| x == y) {
+        let (a, b) = run[0];
+        let hops = router_hops(tree, a as usize, b as usize) as u64;
+        pairs.push((run.len() as u64 * hops, a, b));
+    }
+    // Heaviest first; ties by shard ids, so the choice does not depend on sort internals.
+    pairs.sort_unstable_by(|x, y| y.0.cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
+    for (_, a, b) in pairs {
+        if of[a as usize].len() < per_shard as usize && of[b as usize].len() < per_shard as usize {
+            of[a as usize].push(b);
+            of[b as usize].push(a);
+        }
+    }
+    for lanes in &mut of {
+        lanes.sort_unstable();
+    }
+    of
+}
+
+/// Router tiles a ray visits going from tracer `a` to tracer `b` through the tree.
+pub fn router_hops(tree: &Tree, a: usize, b: usize) -> u32 {
+    let mut up = Vec::new();
+    let mut n = a;
+    while let Some(p) = tree.nodes[n].parent {
+        up.push(p);
+        n = p;
+    }
+    let mut n = b;
+    let mut down = 0;
+    while let Some(p) = tree.nodes[n].parent {
+        if let Some(i) = up.iter().position(|&x| x == p) {
+            return (i + 1 + down) as u32;
+        }
+        down += 1;
+        n = p;
+    }
+    unreachable!("tracers {a} and {b} share no router")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line of cells, two per shard: shard s touches s - 1 and s + 1 only.
+    fn line(shards: usize) -> (Vec<u32>, Vec<u32>) {
+        let cells = 2 * shards;
+        let (mut end, mut adj) = (Vec::new(), Vec::new());
+        for c in 0..cells {
+            if c > 0 {
+                adj.push(c as u32 - 1);
+            }
+            if c + 1 < cells {
+                adj.push(c as u32 + 1);
+            }
+            end.push(adj.len() as u32);
+        }
+        (end, adj)
+    }
+
+    #[test]
+    fn hops_follow_the_tree() {
+        let tree = Tree::new(10, 1472, &[16, 8], 8).unwrap();
+        assert_eq!(router_hops(&tree, 0, 15), 1);
+        assert_eq!(router_hops(&tree, 0, 16), 3);
+        assert_eq!(router_hops(&tree, 0, 127), 3);
+        assert_eq!(router_hops(&tree, 127, 128), 5);
+    }
+
+    #[test]
+    fn links_are_symmetric_bounded_and_prefer_costly_crossings() {
+        let tree = Tree::new(10, 1472, &[16, 8], 8).unwrap();
+        let (end, adj) = line(1024);
+        let owner = |c: u32| c as usize / 2;
+        let of = choose(&end, &adj, &owner, &tree, 1);
+        for (a, lanes) in of.iter().enumerate() {
+            assert!(lanes.len() <= 1);
+            for &b in lanes {
+                assert!(of[b as usize].contains(&(a as u32)), "{a} -> {b} has no way back");
+                assert_eq!((a as i64 - b as i64).abs(), 1);
+            }
+        }
+        // The crossings under the root and under level-2 routers win their lanes.
+        assert_eq!(of[127], vec![128]);
+        assert_eq!(of[15], vec![16]);
+        let two = choose(&end, &adj, &owner, &tree, 2);
+        assert_eq!(two[5], vec![4, 6]);
+        assert!(choose(&end, &adj, &owner, &tree, 0).iter().all(Vec::is_empty));
+    }
+}
