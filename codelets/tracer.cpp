@@ -69,9 +69,8 @@ template <typename Byte> Inboxes<Byte> inboxes(const foam_params &p, Byte *inbox
   b.slots[0] = inbox + sizeof(foam_link_header);
   b.count[0] = load<foam_link_header>(inbox).count;
   b.n = 1;
-  const size_t stride = foam_link_bytes(&p, p.side_capacity);
   for (unsigned k = 0; k < p.side_lanes; ++k, ++b.n) {
-    Byte *side = sideIn + k * stride;
+    Byte *side = sideIn + foam_side_offset(&p, k);
     b.slots[b.n] = side + sizeof(foam_link_header);
     b.count[b.n] = load<foam_link_header>(side).count;
   }
@@ -114,7 +113,7 @@ public:
     // The worker's range runs over the inboxes as if they were one.
     for (unsigned b = 0, base = 0; b < in.n; base += in.count[b++]) {
       const unsigned lo = begin > base ? begin - base : 0;
-      const unsigned hi = end < base + in.count[b] ? (end > base ? end - base : 0) : in.count[b];
+      const unsigned hi = end > base ? (end - base < in.count[b] ? end - base : in.count[b]) : 0;
       for (unsigned i = lo; i < hi; ++i) {
         unsigned char *slot = in.slots[b] + (size_t)i * p.ray_bytes;
         foam_ray ray;
@@ -181,13 +180,12 @@ public:
     const unsigned stride = p.ray_bytes;
     const unsigned capacity = p.queue_capacity;
     const unsigned limit = in.credit < p.link_capacity ? in.credit : p.link_capacity;
-    const size_t sideStride = foam_link_bytes(&p, p.side_capacity);
     unsigned char *out = &outbox[0] + sizeof(foam_link_header);
     unsigned char *store = &pending[0];
     unsigned sent = 0, kept = 0;
     unsigned sideLimit[FOAM_MAX_SIDES], sideSent[FOAM_MAX_SIDES];
     for (unsigned k = 0; k < p.side_lanes; ++k) {
-      const unsigned credit = load<foam_link_header>(sideIn, k * sideStride).credit;
+      const unsigned credit = load<foam_link_header>(sideIn, foam_side_offset(&p, k)).credit;
       sideLimit[k] = credit < p.side_capacity ? credit : p.side_capacity;
       sideSent[k] = 0;
     }
@@ -197,7 +195,7 @@ public:
       for (unsigned k = 0; k < p.side_lanes; ++k) {
         if (p.side_shard[k] != dest) continue;
         if (sideSent[k] == sideLimit[k]) break;
-        unsigned char *slots = &sideOut[0] + k * sideStride + sizeof(foam_link_header);
+        unsigned char *slots = &sideOut[0] + foam_side_offset(&p, k) + sizeof(foam_link_header);
         memcpy(slots + (size_t)sideSent[k]++ * stride, src, stride);
         return true;
       }
@@ -246,8 +244,8 @@ public:
       const unsigned g = avail < p.side_capacity ? avail : p.side_capacity;
       avail -= g;
       c.side_granted[k] = g;
-      c.side_sent += sideSent[k];
-      unsigned char *side = &sideOut[0] + k * sideStride;
+      st.side_sent += sideSent[k];
+      unsigned char *side = &sideOut[0] + foam_side_offset(&p, k);
       if (sideSent[k] < p.side_capacity)
         foam_slot_invalidate(side + sizeof(foam_link_header) + (size_t)sideSent[k] * stride);
       foam_link_header sh;
@@ -267,7 +265,6 @@ public:
     st.pixels = totals[FOAM_TW_PIXELS];
     st.misrouted = totals[FOAM_TW_MISROUTED];
     st.overflow = c.overflow;
-    st.side_sent = c.side_sent;
     if (kept > st.peak_queue) st.peak_queue = kept;
     st.iterations++;
     memcpy(&stats[0], &st, sizeof st);

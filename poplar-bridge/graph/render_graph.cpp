@@ -91,8 +91,8 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
         throw std::invalid_argument(name + ": " + std::to_string(n.sides.size()) + " side links but params say " +
                                     std::to_string(p.side_lanes) + " (at most " + std::to_string(FOAM_MAX_SIDES) + ")");
       // A tracer without side links still gets one empty header, so the fields exist.
-      x.sideIn = bytes(g, n.tile, std::max<std::size_t>(1, p.side_lanes) * linkBytes(p.side_capacity), name + "/side-in");
-      x.sideOut = bytes(g, n.tile, std::max<std::size_t>(1, p.side_lanes) * linkBytes(p.side_capacity), name + "/side-out");
+      x.sideIn = bytes(g, n.tile, foam_side_offset(&p, std::max(1u, p.side_lanes)), name + "/side-in");
+      x.sideOut = bytes(g, n.tile, foam_side_offset(&p, std::max(1u, p.side_lanes)), name + "/side-out");
       x.ctl = words(g, n.tile, sizeof(foam_tracer_ctl) / 4, name + "/ctl");
       x.pixels = bytes(g, n.tile, (std::size_t)spec.slicePixels * sizeof(foam_pixel), name + "/pixels");
       // At least one word, so that no result store (--results 0) is still a tensor.
@@ -156,7 +156,6 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
   auto sideLinks = [&](std::size_t i) {
     const NodeSpec &n = spec.nodes[i];
     const foam_params &p = params[i];
-    const std::size_t link = linkBytes(p.side_capacity);
     for (unsigned k = 0; k < n.sides.size(); ++k) {
       const std::size_t j = n.sides[k];
       const std::string what = nodeName(n, i) + ": side link " + std::to_string(k);
@@ -167,9 +166,9 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       if (it == back.end()) throw std::invalid_argument(what + " has no way back");
       if (params[j].side_capacity != p.side_capacity || p.side_shard[k] != params[j].shard)
         throw std::invalid_argument(what + ": the two ends disagree on its shard or capacity");
-      const std::size_t backLane = (std::size_t)(it - back.begin());
-      exSrc.push_back(t[i].sideOut.slice(k * link, (k + 1) * link));
-      exDst.push_back(t[j].sideIn.slice(backLane * link, (backLane + 1) * link));
+      const unsigned backLane = (unsigned)(it - back.begin());
+      exSrc.push_back(t[i].sideOut.slice(foam_side_offset(&p, k), foam_side_offset(&p, k + 1)));
+      exDst.push_back(t[j].sideIn.slice(foam_side_offset(&p, backLane), foam_side_offset(&p, backLane + 1)));
     }
   };
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {

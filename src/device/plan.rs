@@ -127,7 +127,7 @@ impl DevicePlan {
         }
 
         let owner = |c: u32| part.owner(c);
-        let sides = super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, &tree, options.side_links);
+        let mut sides = super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, &tree, options.side_links);
 
         let mut blobs = Vec::with_capacity(packed.iter().map(|p| p.blob.len()).sum());
         let mut offsets = Vec::with_capacity(packed.len());
@@ -143,7 +143,7 @@ impl DevicePlan {
                 let mut params = node_params(n, options, ray_bytes, spill, router_queue[i], (width, height), block_slots);
                 let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[n.prefix as usize] } else { (0, 0) };
                 // Tracer node i holds shard i, so a side neighbour's shard is its node.
-                let sides = if n.role == Role::Tracer { sides[i].clone() } else { Vec::new() };
+                let sides = if n.role == Role::Tracer { std::mem::take(&mut sides[i]) } else { Vec::new() };
                 params.side_lanes = sides.len() as u32;
                 for (k, &s) in sides.iter().enumerate() {
                     params.side_shard[k] = s as u16;

@@ -1,8 +1,10 @@
 /* How a router tile packs its link buffers (one inbound and one outbound tensor,
  * lanes back to back): child lanes 0..fanout-1 of link_capacity rays, then the
  * root's injector lanes of inject_capacity rays in and a bare header (credit) out,
- * then the parent lane of parent_capacity rays. The router codelets and the graph
- * builder, which slices the exchange copies out of these tensors, both use this. */
+ * then the parent lane of parent_capacity rays; and how a tracer packs its side
+ * links (side lanes of side_capacity rays back to back, one tensor each way). The
+ * codelets and the graph builder, which slices the exchange copies out of these
+ * tensors, both use this. */
 #ifndef FOAM_LANES_H
 #define FOAM_LANES_H
 
@@ -33,6 +35,11 @@ static inline size_t foam_lane_offset(const foam_params *p, unsigned l, int out)
   return children * foam_link_bytes(p, p->link_capacity) +
          injectors * foam_link_bytes(p, out ? 0u : p->inject_capacity) +
          (l > f + g ? foam_link_bytes(p, p->parent_capacity) : 0u);
+}
+
+/* Byte offset of a tracer's side lane k; k = side_lanes gives the total. */
+static inline size_t foam_side_offset(const foam_params *p, unsigned k) {
+  return k * foam_link_bytes(p, p->side_capacity);
 }
 
 #endif /* FOAM_LANES_H */

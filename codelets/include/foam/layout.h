@@ -342,7 +342,7 @@ typedef struct foam_tracer_ctl {
   uint32_t pending;   /* rays waiting in the pending store for credit */
   uint32_t granted;   /* credit given to the parent last step, still outstanding */
   uint32_t overflow;
-  uint32_t side_sent; /* rays sent over side links this frame */
+  uint32_t reserved;
   uint32_t work[FOAM_WORKERS][FOAM_TW_COUNTERS];
   uint32_t side_granted[FOAM_MAX_SIDES]; /* credit given on each side link last step */
 } foam_tracer_ctl;
