@@ -38,7 +38,7 @@ pub fn groups(batch: Batch, width: u32, height: u32, injectors: u32) -> Vec<Vec<
         Batch::Blocks(_) => {
             // gx × gy rectangles of the block grid, as close to square as g allows.
             let gx = (1..=g)
-                .filter(|d| g % d == 0)
+                .filter(|d| g.is_multiple_of(*d))
                 .min_by(|&a, &b| {
                     let skew = |d: u32| (nx as f64 / d as f64 - ny as f64 / (g / d) as f64).abs();
                     skew(a).total_cmp(&skew(b)).then(a.cmp(&b))

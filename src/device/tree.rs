@@ -70,7 +70,7 @@ pub const MAX_INJECTORS: u32 = partition::layout::FOAM_MAX_INJECTORS;
 /// Router fanouts per level from the tracers up; the last entry repeats and the
 /// top level takes whatever shard-id bits remain (so it may be narrower).
 fn check_fanouts(fanouts: &[u32]) -> Result<(), TreeError> {
-    match fanouts.iter().find(|&&f| f < 2 || f > MAX_FANOUT || !f.is_power_of_two()) {
+    match fanouts.iter().find(|&&f| !(2..=MAX_FANOUT).contains(&f) || !f.is_power_of_two()) {
         Some(&f) => Err(TreeError::BadFanout(f)),
         None if fanouts.is_empty() => Err(TreeError::BadFanout(0)),
         None => Ok(()),
