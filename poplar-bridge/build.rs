@@ -45,6 +45,12 @@ fn main() {
         .flag("-Wextra")
         .flag("-Wdouble-promotion")
         .include(codelets_dir.join("include"));
+    // Half conversions in F16C instructions instead of bit twiddling (foam/half.h):
+    // the host runtime converts every ray payload at every shard crossing. Only for
+    // a native build on a machine that has them, so the binary runs where it was built.
+    if host_has_f16c() {
+        b.flag("-mf16c");
+    }
     for f in cpp_files(&crate_dir.join("bridge")).into_iter().chain(cpp_files(&crate_dir.join("graph"))) {
         b.file(f);
     }
@@ -132,4 +138,19 @@ fn main() {
         b.file(&mpath);
     }
     b.compile("poplar_bridge_cpp");
+}
+
+/// Whether this build targets the machine running it and that machine has F16C.
+fn host_has_f16c() -> bool {
+    if env::var("TARGET").ok() != env::var("HOST").ok() {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("f16c")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }

@@ -143,12 +143,17 @@ fn json_has_the_keys_and_consistent_numbers() {
     assert_eq!(e["host_round_trips"].as_u64().unwrap(), iterations / 20);
     let frame = e["frame_s"].as_f64().unwrap();
     assert!(frame > 0.0 && e["frame_s_occupied_only"].as_f64().unwrap() <= frame);
-    // Half payload, default-size links: the busiest sender is the wider of the
-    // level-1 routers (16 tracer lanes and a parent lane) and the root.
-    let o = foam_ipu::device::DeviceOptions::default();
-    let lb = |c: u32| 16 + c as u64 * 20;
-    let level1 = 16 * lb(o.edge_capacity(0)) + lb(o.edge_capacity(1));
-    let root = 4 * lb(o.edge_capacity(1)) + lb(o.edge_capacity(2));
+    // Half payload, links as planned (the tracer edges sized to the camera, the
+    // router edges at their defaults): the busiest sender is the wider of the
+    // level-1 routers (16 tracer lanes and a parent lane) and the root (4 child
+    // lanes, the generator's, and a bare credit header down each of 8 injector lanes).
+    let caps: Vec<u64> = p["link_capacity"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    assert!(p["links_sized_to_camera"].as_bool().unwrap());
+    assert!(caps[0] >= 64 && caps[0] <= 256 && caps[1..] == [768, 384], "{caps:?}");
+    assert!((8..=32).contains(&p["side_capacity"].as_u64().unwrap()));
+    let lb = |c: u64| 16 + c * 20;
+    let level1 = 16 * lb(caps[0]) + lb(caps[1]);
+    let root = 4 * lb(caps[1]) + lb(caps[2]) + 8 * lb(0);
     assert_eq!(e["exchange_bytes_per_iteration"].as_u64().unwrap(), level1.max(root));
     assert!(e["busiest_cell_steps_max"].as_u64().unwrap() > 0);
     assert!(e["busiest_router_rays_max"].as_u64().unwrap() > 0);

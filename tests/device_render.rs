@@ -72,11 +72,51 @@ fn larger_synth_scene_matches_the_reference() {
     let (_, garden_cam) = garden();
     let cam = garden_cam.resized(320, 240).unwrap();
     let want = reference(&scene, &cam);
+    let mut half = None;
     for (layout, min_db) in [(RayLayout::Fp32, 60.0), (RayLayout::Half, 50.0)] {
         let f = render(&scene, &cam, 1024, &opts(layout));
         assert_complete(&f);
         let db = psnr(&composite(&f), &want);
         assert!(db >= min_db, "{}: {db:.2} dB < {min_db}", layout.name());
+        half = Some(f);
+    }
+    // Planned for the camera, side links follow the sampled crossings: here some
+    // rays leave the injectors' regions, so there are links and rays take them, and
+    // the image is the same as with links chosen by faces.
+    let sized = DeviceOptions { size_links: true, ..opts(RayLayout::Half) };
+    let plan = DevicePlan::for_camera(&scene, 1024, &cam, &sized, &|| {}).unwrap();
+    let links: usize = plan.spec.nodes.iter().map(|n| n.sides.len()).sum();
+    assert!(links > 0);
+    let f = DeviceRenderer::new(plan).unwrap().render(&scene, &cam, &mut |_, _| {}).unwrap();
+    assert_complete(&f);
+    assert!(f.stats.side_hops_mean > 0.0);
+    assert_eq!(f.output, half.unwrap().output, "the image must not depend on which side links exist");
+}
+
+#[test]
+fn links_sized_to_a_light_view_shrink_and_change_nothing_but_speed() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    let base = render(scene, &cam, 256, &opts(RayLayout::Half));
+    let sized_opts = DeviceOptions { size_links: true, ..opts(RayLayout::Half) };
+    let plan = DevicePlan::for_camera(scene, 256, &cam, &sized_opts, &|| {}).unwrap();
+    // The injectors' regions take nearly every sampled visit of this small view.
+    let load = plan.tracer_load(scene, &cam);
+    let peak = load.iter().cloned().fold(0.0, f64::max);
+    assert!(peak < 96.0 * 72.0, "peak tracer load {peak}");
+    assert!(plan.options.link_capacity[0] < 256 && plan.options.side_capacity < 32, "{:?}", plan.options.link_capacity);
+    let mut r = DeviceRenderer::new(plan).unwrap();
+    let f = r.render(scene, &cam, &mut |_, _| {}).unwrap();
+    assert_complete(&f);
+    assert_eq!(f.output, base.output, "the image must not depend on link sizes");
+    // Given sizes, or sizing off, are kept as they are.
+    for o in [
+        DeviceOptions { link_capacity: vec![128, 768, 384], ..sized_opts.clone() },
+        opts(RayLayout::Half),
+    ] {
+        let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &|| {}).unwrap();
+        let want = if o.link_capacity.is_empty() { vec![256, 768, 384] } else { o.link_capacity.clone() };
+        assert_eq!((plan.options.link_capacity.clone(), plan.options.side_capacity), (want, 32));
     }
 }
 

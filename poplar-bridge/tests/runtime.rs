@@ -145,6 +145,16 @@ fn half_codelet_arithmetic_and_conversions() {
 }
 
 #[test]
+fn payload_half_conversions_agree_with_the_portable_ones() {
+    let s = run("foam_half", 0).unwrap();
+    assert_eq!(field(&s, "h2f_mismatches"), "0");
+    assert_eq!(field(&s, "f2h_mismatches"), "0");
+    // build.rs turns F16C on for a native build on a machine that has it.
+    #[cfg(target_arch = "x86_64")]
+    assert_eq!(field(&s, "f16c"), if std::arch::is_x86_feature_detected!("f16c") { "1" } else { "0" });
+}
+
+#[test]
 fn device_manager_and_target_facts() {
     assert_eq!(run("device_manager", 0).unwrap(), "ipu=0;model_tiles=2944;bytes=638976;workers=6;half=2");
 }

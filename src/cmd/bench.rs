@@ -78,8 +78,8 @@ pub struct Args {
     #[arg(long, default_value_t = DeviceOptions::default().side_links, value_name = "N")]
     pub side_links: u32,
     /// Rays per side-link buffer (see `render --side-capacity`).
-    #[arg(long, default_value_t = DeviceOptions::default().side_capacity, value_name = "N")]
-    pub side_capacity: u32,
+    #[arg(long, value_name = "N")]
+    pub side_capacity: Option<u32>,
     /// Finished rays each tracer keeps where they finish instead of sending them to
     /// their pixel's home tracer (split over its six workers; 0: all go home).
     #[arg(long, default_value_t = DeviceOptions::default().results, value_name = "N")]
@@ -106,6 +106,13 @@ pub struct Args {
 pub struct Point {
     pub rc: u32,
     pub batch: String,
+    /// Rays per link buffer by tree level (tracer edges first) and per side-link
+    /// buffer, as planned, and whether they were sized to the camera.
+    pub link_capacity: Vec<u32>,
+    pub side_capacity: u32,
+    /// Side links planned, both directions counted once (tracer pairs).
+    pub side_links: u64,
+    pub links_sized_to_camera: bool,
     /// Statistics of the last timed frame (`wall_s` of that frame).
     pub stats: FrameStats,
     /// Median device frame time (host runtime) and every timed frame.
@@ -183,21 +190,15 @@ impl Bench<'_> {
             injectors: self.args.injectors,
             inject_capacity: self.args.inject_capacity,
             side_links: self.args.side_links,
-            side_capacity: self.args.side_capacity,
+            side_capacity: self.args.side_capacity.unwrap_or(DeviceOptions::default().side_capacity),
+            size_links: self.args.link_capacity.is_empty() && self.args.side_capacity.is_none(),
             results: self.args.results,
             ..DeviceOptions::default()
         }
     }
 
     fn plan(&self, rc: u32, batch: Batch) -> Result<DevicePlan> {
-        DevicePlan::new(
-            self.scene,
-            self.args.shards,
-            self.cam.width,
-            self.cam.height,
-            &self.options(rc, batch),
-            &|| {},
-        )
+        DevicePlan::for_camera(self.scene, self.args.shards, &self.cam, &self.options(rc, batch), &|| {})
         .with_context(|| format!("planning {} for the device", self.args.scene.display()))
     }
 
@@ -213,7 +214,11 @@ impl Bench<'_> {
 
     fn measure(&mut self, rc: u32, batch: Batch) -> Result<Point> {
         let what = format!("rc {rc}, batch {batch}");
-        let mut renderer = DeviceRenderer::new(self.plan(rc, batch)?)
+        let plan = self.plan(rc, batch)?;
+        let (link_capacity, side_capacity) = (plan.options.link_capacity.clone(), plan.options.side_capacity);
+        let links_sized_to_camera = plan.options.size_links && self.args.link_capacity.is_empty();
+        let side_links = plan.spec.nodes.iter().map(|n| n.sides.len() as u64).sum::<u64>() / 2;
+        let mut renderer = DeviceRenderer::new(plan)
             .with_context(|| format!("building the render graph ({what})"))?;
         let mut times = Vec::new();
         let mut last = None;
@@ -235,6 +240,10 @@ impl Bench<'_> {
         Ok(Point {
             rc,
             batch: batch.to_string(),
+            link_capacity,
+            side_capacity,
+            side_links,
+            links_sized_to_camera,
             psnr_db: psnr(&composite(&frame.output), &self.reference),
             stats: frame.stats,
             device_s,

@@ -67,7 +67,8 @@ pub struct Args {
     pub fanout: Vec<u32>,
     /// Rays per link buffer by tree level: tracer edges, then the edges above each
     /// router level; the last repeats up to the generator. Default 256,768,384 for
-    /// the half payload, the same bytes for the others.
+    /// the half payload, the same bytes for the others, with the tracer edges (and
+    /// side links) sized down to what a sample of the camera's rays needs.
     #[arg(long, value_delimiter = ',', value_name = "N,..", help_heading = "Buffers")]
     pub link_capacity: Vec<u32>,
     /// Rays a tracer holds while waiting for credit.
@@ -77,9 +78,10 @@ pub struct Args {
     /// would cost the most router hops (0 to 16; 0: every ray takes the router tree).
     #[arg(long, default_value_t = DeviceOptions::default().side_links, value_name = "N", help_heading = "Buffers")]
     pub side_links: u32,
-    /// Rays per side-link buffer (each direction).
-    #[arg(long, default_value_t = DeviceOptions::default().side_capacity, value_name = "N", help_heading = "Buffers")]
-    pub side_capacity: u32,
+    /// Rays per side-link buffer (each direction). Default 32, sized down with the
+    /// tracer edges when --link-capacity is not given either.
+    #[arg(long, value_name = "N", help_heading = "Buffers")]
+    pub side_capacity: Option<u32>,
     /// Rays per router queue (up and down); default: as many as fit the router tile.
     #[arg(long, value_name = "N", help_heading = "Buffers")]
     pub router_queue: Option<u32>,
@@ -141,7 +143,8 @@ impl Args {
             link_capacity: self.link_capacity.clone(),
             tracer_queue: self.tracer_queue,
             side_links: self.side_links,
-            side_capacity: self.side_capacity,
+            side_capacity: self.side_capacity.unwrap_or(DeviceOptions::default().side_capacity),
+            size_links: self.link_capacity.is_empty() && self.side_capacity.is_none(),
             router_queue: self.router_queue,
             spill: self.spill,
             region_bytes: self.region_kib.map(|k| k.saturating_mul(1024)),
@@ -178,7 +181,7 @@ pub fn run(args: Args) -> Result<()> {
     let (cam, _) = load_camera(&default_camera(&args.scene, &args.camera))?;
     let scene = crate::scene::read_scene(&args.scene).with_context(|| format!("reading {}", args.scene.display()))?;
     let opts = args.device_options();
-    let plan = DevicePlan::new(&scene, args.shards, cam.width, cam.height, &opts, &|| {})
+    let plan = DevicePlan::for_camera(&scene, args.shards, &cam, &opts, &|| {})
         .with_context(|| format!("planning {} for the device", args.scene.display()))?;
     let mut renderer = DeviceRenderer::new(plan).context("building the render graph")?;
     let bar = progress_bar(cam.width as u64 * cam.height as u64);

@@ -41,15 +41,22 @@ pub struct DeviceRenderer {
     setup_s: f64,
     tile_bytes_max: u64,
     tile_bytes_budget: u64,
+    // Read buffers for the framebuffer slices and result stores, kept across frames:
+    // the result stores are tens of MB, and a fresh buffer each frame costs its page
+    // faults again.
+    px_bytes: Vec<u8>,
+    res_bytes: Vec<u8>,
+}
+
+fn read_record<T: Copy>(bytes: &[u8]) -> T {
+    assert_eq!(bytes.len(), size_of::<T>());
+    // SAFETY: T is a layout.h record (plain fixed-width fields, no padding) and the
+    // slice has exactly its size; read_unaligned copes with any alignment.
+    unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<T>()) }
 }
 
 fn read_records<T: Copy>(bytes: &[u8]) -> Vec<T> {
-    bytes
-        .chunks_exact(size_of::<T>())
-        // SAFETY: T is a layout.h record (plain fixed-width fields, no padding) and
-        // the chunk has exactly its size; read_unaligned copes with any alignment.
-        .map(|c| unsafe { std::ptr::read_unaligned(c.as_ptr().cast::<T>()) })
-        .collect()
+    bytes.chunks_exact(size_of::<T>()).map(read_record).collect()
 }
 
 impl DeviceRenderer {
@@ -73,8 +80,12 @@ impl DeviceRenderer {
             .map(|t| t.tensor_bytes + t.vertex_state_bytes + t.code_bytes)
             .max()
             .unwrap_or(0);
+        let px_bytes = vec![0u8; plan.shards() * plan.slice_pixels as usize * size_of::<foam_pixel>()];
+        let res_bytes = vec![0u8; plan.result_store_bytes()];
         Ok(DeviceRenderer {
             tile_bytes_budget: report.bytes_per_tile,
+            px_bytes,
+            res_bytes,
             plan,
             session,
             frame: 0,
@@ -161,20 +172,23 @@ impl DeviceRenderer {
         };
 
         let shards = self.plan.shards();
-        let mut px_bytes = vec![0u8; shards * self.plan.slice_pixels as usize * size_of::<foam_pixel>()];
-        self.session.read_tensor(poplar_bridge::PIXELS_HANDLE, &mut px_bytes)?;
+        self.session.read_tensor(poplar_bridge::PIXELS_HANDLE, &mut self.px_bytes)?;
         // The slices hold the pixels dealt out round-robin (layout.h foam_camera):
         // put them back in scan order; slots past the frame must stay unwritten.
-        let slices: Vec<foam_pixel> = read_records(&px_bytes);
+        let slices: Vec<foam_pixel> = read_records(&self.px_bytes);
         let slots = self.plan.slice_pixels as usize;
         let mut pixels: Vec<foam_pixel> = (0..shards * slots).map(|p| slices[(p % shards) * slots + p / shards]).collect();
-        // Rays kept where they finished (layout.h foam_result).
-        let mut res_bytes = vec![0u8; self.plan.result_store_bytes()];
-        self.session.read_tensor(poplar_bridge::RESULTS_HANDLE, &mut res_bytes)?;
-        let stored = self.plan.result_store_bytes() / size_of::<foam_result>() * size_of::<foam_result>();
-        for r in read_records::<foam_result>(&res_bytes[..stored]).into_iter().filter(|r| r.pixel != 0) {
-            let Some(px) = pixels.get_mut(r.pixel as usize - 1) else {
-                return Err(DeviceError::Incomplete(format!("a result names pixel {} outside the frame", r.pixel - 1)));
+        // Rays kept where they finished (layout.h foam_result); most slots are empty,
+        // so only the pixel word of each is read before the record.
+        self.session.read_tensor(poplar_bridge::RESULTS_HANDLE, &mut self.res_bytes)?;
+        for rec in self.res_bytes.chunks_exact(size_of::<foam_result>()) {
+            let pixel = u32::from_le_bytes([rec[0], rec[1], rec[2], rec[3]]);
+            if pixel == 0 {
+                continue;
+            }
+            let r: foam_result = read_record(rec);
+            let Some(px) = pixels.get_mut(pixel as usize - 1) else {
+                return Err(DeviceError::Incomplete(format!("a result names pixel {} outside the frame", pixel - 1)));
             };
             *px = foam_pixel {
                 r: r.r,

@@ -107,6 +107,11 @@ pub struct DeviceOptions {
     pub side_links: u32,
     /// Rays per side-link buffer (each direction).
     pub side_capacity: u32,
+    /// [`DevicePlan::for_camera`](super::DevicePlan::for_camera) sizes the tracer
+    /// links (edges and side links) to the camera's expected load when no
+    /// `link_capacity` is given (see [`tracer_links_for_load`]); the CLI's default
+    /// unless --link-capacity or --side-capacity is given.
+    pub size_links: bool,
     /// Finished rays a tracer keeps in its result store instead of sending them
     /// to their pixel's home tracer (split evenly over its six workers).
     pub results: u32,
@@ -155,6 +160,32 @@ pub const HALF_LINK_CAPACITY: [u32; 3] = [256, 768, 384];
 /// The default link capacities for `ray_bytes` payloads: the half payload's bytes.
 pub fn default_link_capacity(ray_bytes: u32) -> Vec<u32> {
     HALF_LINK_CAPACITY.iter().map(|&c| (c * 20 / ray_bytes.max(1)).max(16) / 16 * 16).collect()
+}
+
+/// Iterations over which links sized to a camera should carry the busiest
+/// tracer's expected visits: half the issue-5 frame budget of 240, because rays
+/// arrive in bursts, not evenly.
+pub const SIZING_ITERATIONS: f64 = 120.0;
+
+/// Smallest tracer edge and side-link buffers when links are sized to a camera.
+pub const MIN_SIZED_EDGE: u32 = 64;
+pub const MIN_SIZED_SIDE: u32 = 8;
+
+/// `options` with tracer links sized for a busiest tracer that expects `peak`
+/// marching visits a frame: the default buffers (tracer edges and side links
+/// together) when it needs their rate ([`SIZING_ITERATIONS`]) or more, otherwise
+/// scaled down in proportion, to at least [`MIN_SIZED_EDGE`] and
+/// [`MIN_SIZED_SIDE`] rays. Router edges keep their defaults.
+pub fn tracer_links_for_load(options: &DeviceOptions, ray_bytes: u32, peak: f64) -> DeviceOptions {
+    let mut o = options.clone();
+    let defaults = default_link_capacity(ray_bytes);
+    let full = defaults[0] + o.side_links * o.side_capacity;
+    let share = (peak / SIZING_ITERATIONS / full as f64).min(1.0);
+    let edge = ((defaults[0] as f64 * share).ceil() as u32).div_ceil(16) * 16;
+    o.link_capacity = defaults.clone();
+    o.link_capacity[0] = edge.clamp(MIN_SIZED_EDGE.min(defaults[0]), defaults[0]);
+    o.side_capacity = ((o.side_capacity as f64 * share).ceil() as u32).clamp(MIN_SIZED_SIDE.min(o.side_capacity), o.side_capacity);
+    o
 }
 
 impl DeviceOptions {
@@ -224,8 +255,9 @@ impl Default for DeviceOptions {
             fanout: vec![16, 8],
             link_capacity: Vec::new(),
             tracer_queue: 2048,
-            side_links: 8,
+            side_links: 16,
             side_capacity: 32,
+            size_links: false,
             results: 1536,
             router_queue: None,
             spill: None,
@@ -251,6 +283,32 @@ mod tests {
         let sides = 2 * o.side_links * link_bytes(o.side_capacity, 20);
         let bytes = (2 * o.edge_capacity(0) + o.tracer_queue) * 20 + o.results * result + sides;
         assert!(bytes <= partition::FootprintParams::DEFAULT_TRACER_RAY_SLOTS * 20, "{bytes} B");
+    }
+
+    #[test]
+    fn links_sized_to_a_load_scale_with_it_between_the_floor_and_the_defaults() {
+        let o = DeviceOptions { size_links: true, side_links: 8, ..DeviceOptions::default() };
+        let sized = |rb, peak| {
+            let s = tracer_links_for_load(&o, rb, peak);
+            (s.link_capacity, s.side_capacity)
+        };
+        // No tracer load: the floor; the router edges keep their defaults.
+        assert_eq!(sized(20, 0.0), (vec![64, 768, 384], 8));
+        // A busiest tracer that needs the default buffers' rate, or more: the defaults.
+        let full = (256 + 8 * 32) as f64 * SIZING_ITERATIONS;
+        assert_eq!(sized(20, full), (HALF_LINK_CAPACITY.to_vec(), 32));
+        assert_eq!(sized(20, 10.0 * full), (HALF_LINK_CAPACITY.to_vec(), 32));
+        // Half the rate: half the buffers, edges in whole 16-ray steps.
+        assert_eq!(sized(20, full / 2.0), (vec![128, 768, 384], 16));
+        assert_eq!(sized(20, full / 3.0), (vec![96, 768, 384], 11));
+        // Other payloads start from their own (byte-equal) defaults.
+        assert_eq!(sized(28, 10.0 * full).0, default_link_capacity(28));
+        // Without side links the edges carry the whole rate.
+        let none = DeviceOptions { side_links: 0, ..o.clone() };
+        assert_eq!(tracer_links_for_load(&none, 20, 256.0 * SIZING_ITERATIONS).link_capacity[0], 256);
+        // Floors never exceed what was asked for.
+        let small = DeviceOptions { side_capacity: 4, ..o };
+        assert_eq!(tracer_links_for_load(&small, 20, 0.0).side_capacity, 4);
     }
 
     #[test]

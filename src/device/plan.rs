@@ -62,8 +62,50 @@ impl DevicePlan {
         progress: &(dyn Fn() + Sync),
     ) -> Result<DevicePlan, DeviceError> {
         check_options(options, width, height)?;
-        let depth = partition::check_shard_count(shards)?;
-        let tree = Tree::new(depth, options.tiles, &options.fanout, options.injectors)?;
+        let (part, packed, sites) = Self::cut(scene, shards, progress)?;
+        Self::assemble(scene, (part, sites), &packed, width, height, options, None)
+    }
+
+    /// As [`new`](Self::new) for frames from `cam`. With `options.size_links` and no
+    /// `link_capacity` given, the tracers' links follow a sample of the camera's rays
+    /// ([`DevicePlan::tracer_traffic`]): their buffers are sized to the load on the
+    /// busiest tracer ([`super::options::tracer_links_for_load`]), and side links
+    /// join the shards the sampled rays cross between ([`super::sides::choose_by_traffic`])
+    /// instead of those sharing the most faces. Every link is exchanged whole every
+    /// iteration, so a view that the injectors mostly march themselves should not
+    /// pay for links sized and placed for one that floods a few tracers. Other
+    /// cameras still render with the plan, only perhaps in more iterations.
+    pub fn for_camera(
+        scene: &Scene,
+        shards: u64,
+        cam: &Camera,
+        options: &DeviceOptions,
+        progress: &(dyn Fn() + Sync),
+    ) -> Result<DevicePlan, DeviceError> {
+        check_options(options, cam.width, cam.height)?;
+        let (part, packed, sites) = Self::cut(scene, shards, progress)?;
+        let sizing = options.size_links && options.link_capacity.is_empty();
+        // Side links are chosen from the traffic below when sizing: none until then.
+        let no_sides = sizing.then(|| vec![Vec::new(); packed.len()]);
+        let plan = Self::assemble(scene, (part, sites), &packed, cam.width, cam.height, options, no_sides)?;
+        if !sizing {
+            return Ok(plan);
+        }
+        let (load, crossings) = plan.tracer_traffic(scene, cam);
+        let peak = load.into_iter().fold(0.0, f64::max);
+        let sized = super::options::tracer_links_for_load(options, plan.ray_bytes, peak);
+        let sides = super::sides::choose_by_traffic(&crossings, &plan.tree, options.side_links);
+        let DevicePlan { partition, sites, .. } = plan;
+        Self::assemble(scene, (partition, sites), &packed, cam.width, cam.height, &sized, Some(sides))
+    }
+
+    /// The scene cut into shards and packed for their tiles, and the site index.
+    fn cut(
+        scene: &Scene,
+        shards: u64,
+        progress: &(dyn Fn() + Sync),
+    ) -> Result<(Partition, Vec<partition::PackedShard>, SiteIndex), DeviceError> {
+        partition::check_shard_count(shards)?;
         let sref = SceneRef {
             positions: &scene.positions,
             density: &scene.density,
@@ -75,6 +117,22 @@ impl DevicePlan {
         let part = partition::partition(&sref, shards, Method::Kdtree)?;
         let packed = partition::pack_all(&sref, &part, progress)?;
         let sites = SiteIndex::new(scene).ok_or_else(|| DeviceError::Options("the scene has no sites".into()))?;
+        Ok((part, packed, sites))
+    }
+
+    /// Lays out the device for shards already cut and packed.
+    fn assemble(
+        scene: &Scene,
+        (part, sites): (Partition, SiteIndex),
+        packed: &[partition::PackedShard],
+        width: u32,
+        height: u32,
+        options: &DeviceOptions,
+        // Side neighbours per tracer if chosen already (by traffic); by faces if not.
+        sides: Option<Vec<Vec<u32>>>,
+    ) -> Result<DevicePlan, DeviceError> {
+        let depth = partition::check_shard_count(packed.len() as u64)?;
+        let tree = Tree::new(depth, options.tiles, &options.fanout, options.injectors)?;
 
         let ray_bytes = (options.layout.payload_bytes() as usize + if options.hops { size_of::<foam_ray_hops>() } else { 0 }) as u32;
         let mut resolved = options.clone();
@@ -83,7 +141,7 @@ impl DevicePlan {
         }
         let options = &resolved;
         let pixels = width as u64 * height as u64;
-        let slice_pixels = pixels.div_ceil(shards) as u32;
+        let slice_pixels = pixels.div_ceil(packed.len() as u64) as u32;
         let budget = partition::MK2_TILE_BYTES;
         if let Some((s, p)) = packed.iter().enumerate().find(|(_, p)| p.blob.len() as u64 > budget) {
             return Err(DeviceError::Options(format!(
@@ -127,11 +185,13 @@ impl DevicePlan {
         }
 
         let owner = |c: u32| part.owner(c);
-        let mut sides = super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, &tree, options.side_links);
+        let mut sides = sides.unwrap_or_else(|| {
+            super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, &tree, options.side_links)
+        });
 
         let mut blobs = Vec::with_capacity(packed.iter().map(|p| p.blob.len()).sum());
         let mut offsets = Vec::with_capacity(packed.len());
-        for p in &packed {
+        for p in packed {
             offsets.push((blobs.len(), p.blob.len()));
             blobs.extend_from_slice(&p.blob);
         }
@@ -236,6 +296,22 @@ impl DevicePlan {
             frame,
             tracers: self.shards() as u32,
         };
+        let (order, chosen) = self.sample_frame(scene, cam, start, owner);
+        let chosen: Vec<Vec<u8>> = chosen.iter().map(|shards| self.camera_region(shards)).collect();
+        let mut regions = Vec::with_capacity(self.groups.len() * self.spec.region_bytes);
+        let mut lists = Vec::with_capacity(self.groups.len() * super::blocks::list_bytes(self.block_slots));
+        for (i, blocks) in order.blocks.iter().enumerate() {
+            regions.extend_from_slice(&chosen[order.paths_of(i)]);
+            lists.extend_from_slice(&super::blocks::list(blocks, self.block_slots));
+        }
+        Ok(FrameBlocks { camera: record_bytes(&block), regions, blocks: lists })
+    }
+
+    /// Orders the injectors' blocks for `cam` from a sample of their rays (see
+    /// [`super::blocks::order`]) and chooses each set of sampled paths' camera region
+    /// (see [`super::region::choose`]); `start` is the camera's cell, owned by shard
+    /// `owner`.
+    fn sample_frame(&self, scene: &Scene, cam: &Camera, start: u32, owner: usize) -> (super::blocks::FrameOrder, Vec<Vec<usize>>) {
         let tracer = crate::reference::Tracer::new(scene);
         let part = &self.partition;
         let owner_of = |c: u32| part.owner(c);
@@ -244,18 +320,45 @@ impl DevicePlan {
         let order = super::blocks::order(&self.groups, self.options.batch, cam, &|samples: &[(u32, u32)]| {
             super::region::sample_paths(&tracer, &owner_of, cam, start, self.options.t_stop, samples)
         });
-        let chosen: Vec<Vec<u8>> = order
-            .paths
-            .iter()
-            .map(|paths| self.camera_region(&super::region::choose(paths, owner, &sizes, budget, REGION_SHARDS)))
-            .collect();
-        let mut regions = Vec::with_capacity(self.groups.len() * self.spec.region_bytes);
-        let mut lists = Vec::with_capacity(self.groups.len() * super::blocks::list_bytes(self.block_slots));
-        for (i, blocks) in order.blocks.iter().enumerate() {
-            regions.extend_from_slice(&chosen[order.paths_of(i)]);
-            lists.extend_from_slice(&super::blocks::list(blocks, self.block_slots));
+        let chosen = order.paths.iter().map(|paths| super::region::choose(paths, owner, &sizes, budget, REGION_SHARDS)).collect();
+        (order, chosen)
+    }
+
+    /// Shard visits each tracer can expect to march in a frame from `cam`, estimated
+    /// from the sampled rays that pick the camera regions: every visit after a ray
+    /// leaves its injector's region, each sampled ray standing for an equal share of
+    /// the frame's pixels.
+    pub fn tracer_load(&self, scene: &Scene, cam: &Camera) -> Vec<f64> {
+        self.tracer_traffic(scene, cam).0
+    }
+
+    /// [`tracer_load`](Self::tracer_load), and the crossings between tracers it
+    /// implies: `(a, b, rays)` with `a < b`, both directions together, for every
+    /// pair of shards some sampled ray crosses between outside its injector's region.
+    pub fn tracer_traffic(&self, scene: &Scene, cam: &Camera) -> (Vec<f64>, Vec<(u32, u32, f64)>) {
+        let start = self.sites.nearest(cam.position.to_array());
+        let (order, chosen) = self.sample_frame(scene, cam, start, self.partition.owner(start));
+        let mut crossings: std::collections::BTreeMap<(u32, u32), f64> = Default::default();
+        let mut load = vec![0.0f64; self.shards()];
+        let samples: usize = order.paths.iter().map(Vec::len).sum();
+        let weight = cam.width as f64 * cam.height as f64 / samples.max(1) as f64;
+        for (paths, region) in order.paths.iter().zip(&chosen) {
+            let mut inside = vec![false; self.shards()];
+            for &s in region {
+                inside[s] = true;
+            }
+            for path in paths {
+                let out: Vec<u16> = path.iter().copied().skip_while(|&s| inside[s as usize]).collect();
+                for &s in &out {
+                    load[s as usize] += weight;
+                }
+                for w in out.windows(2) {
+                    let (a, b) = (w[0].min(w[1]) as u32, w[0].max(w[1]) as u32);
+                    *crossings.entry((a, b)).or_default() += weight;
+                }
+            }
         }
-        Ok(FrameBlocks { camera: record_bytes(&block), regions, blocks: lists })
+        (load, crossings.into_iter().map(|((a, b), w)| (a, b, w)).collect())
     }
 
     /// An injector's camera region holding copies of `shards` (which must fit: see

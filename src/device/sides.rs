@@ -59,6 +59,33 @@ pub fn choose(adjacency_end: &[u32], adjacency: &[u32], owner: &dyn Fn(u32) -> u
     of
 }
 
+/// Each shard's side neighbours for a known view: as [`choose`], but a pair's
+/// weight is the rays expected to cross between the two shards (`crossings`, from
+/// [`super::DevicePlan::tracer_traffic`]) times the router hops each crossing would
+/// cost. Only pairs some sampled ray crosses between get a link, so tracers the
+/// view leaves idle exchange no side buffers at all.
+pub fn choose_by_traffic(crossings: &[(u32, u32, f64)], tree: &Tree, per_shard: u32) -> Vec<Vec<u32>> {
+    let mut of: Vec<Vec<u32>> = vec![Vec::new(); tree.tracers()];
+    let mut pairs: Vec<(f64, u32, u32)> = crossings
+        .iter()
+        .filter(|&&(a, b, rays)| a != b && rays > 0.0)
+        .map(|&(a, b, rays)| (rays * router_hops(tree, a as usize, b as usize) as f64, a.min(b), a.max(b)))
+        .collect();
+    // Heaviest first; ties by shard ids, so the choice does not depend on sort internals.
+    pairs.sort_by(|x, y| y.0.total_cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
+    for (_, a, b) in pairs {
+        let (la, lb) = (of[a as usize].len(), of[b as usize].len());
+        if la < per_shard as usize && lb < per_shard as usize && !of[a as usize].contains(&b) {
+            of[a as usize].push(b);
+            of[b as usize].push(a);
+        }
+    }
+    for lanes in &mut of {
+        lanes.sort_unstable();
+    }
+    of
+}
+
 /// Router tiles a ray visits going from tracer `a` to tracer `b` through the tree.
 pub fn router_hops(tree: &Tree, a: usize, b: usize) -> u32 {
     let mut up = Vec::new();
@@ -127,5 +154,24 @@ mod tests {
         let two = choose(&end, &adj, &owner, &tree, 2);
         assert_eq!(two[5], vec![4, 6]);
         assert!(choose(&end, &adj, &owner, &tree, 0).iter().all(Vec::is_empty));
+    }
+
+    #[test]
+    fn traffic_links_follow_the_sampled_crossings_weighted_by_hops() {
+        let tree = Tree::new(10, 1472, &[16, 8], 8).unwrap();
+        // 0-1 share a level-1 router (1 hop), 15-16 a level-2 router (3), 127-128 only
+        // the root (5); 500 and 900 are never crossed between.
+        let crossings = [(0, 1, 100.0), (15, 16, 40.0), (127, 128, 30.0), (1, 15, 20.0), (16, 128, 0.0), (0, 0, 9.0)];
+        let of = choose_by_traffic(&crossings, &tree, 1);
+        // 127-128 (150) beats 15-16 (120) beats 0-1 (100); 1-15 finds 15 taken.
+        assert_eq!((of[127].clone(), of[128].clone()), (vec![128], vec![127]));
+        assert_eq!((of[15].clone(), of[16].clone()), (vec![16], vec![15]));
+        assert_eq!((of[0].clone(), of[1].clone()), (vec![1], vec![0]));
+        assert!(of[500].is_empty() && of[900].is_empty());
+        let two = choose_by_traffic(&crossings, &tree, 2);
+        assert_eq!((two[1].clone(), two[15].clone()), (vec![0, 15], vec![1, 16]));
+        // No rays, no lanes; and no lane to itself.
+        assert!(two[0].iter().all(|&b| b != 0) && two[16] == vec![15]);
+        assert!(choose_by_traffic(&crossings, &tree, 0).iter().all(Vec::is_empty));
     }
 }

@@ -1,6 +1,10 @@
 /* IEEE binary16 <-> float for payload fields stored as uint16_t bit patterns.
- * On the IPU the hardware converts; elsewhere a portable round-to-nearest-even
- * conversion gives the same bits, so host and device agree on every payload. */
+ * On the IPU the hardware converts. On a host the F16C instructions do when the
+ * build enables them (poplar-bridge/build.rs does where the build machine has them:
+ * every ray crossing between shards goes through these), and otherwise a portable
+ * round-to-nearest-even conversion gives the same bits, so host and device agree on
+ * every payload. The portable pair is always built off the IPU so tests can hold it
+ * against the instructions. */
 #ifndef FOAM_HALF_H
 #define FOAM_HALF_H
 
@@ -9,14 +13,12 @@
 
 #ifdef __IPU__
 #include <ipu_builtins.h>
+#elif defined(__F16C__)
+#include <immintrin.h>
 #endif
 
-static inline float foam_h2f(uint16_t h) {
-#ifdef __IPU__
-  half v;
-  memcpy(&v, &h, 2);
-  return (float)v;
-#else
+#ifndef __IPU__
+static inline float foam_h2f_soft(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1Fu;
   uint32_t man = h & 0x3FFu;
@@ -41,16 +43,9 @@ static inline float foam_h2f(uint16_t h) {
   float f;
   memcpy(&f, &bits, 4);
   return f;
-#endif
 }
 
-static inline uint16_t foam_f2h(float f) {
-#ifdef __IPU__
-  half v = (half)f;
-  uint16_t h;
-  memcpy(&h, &v, 2);
-  return h;
-#else
+static inline uint16_t foam_f2h_soft(float f) {
   uint32_t x;
   memcpy(&x, &f, 4);
   uint32_t sign = (x >> 16) & 0x8000u;
@@ -76,6 +71,31 @@ static inline uint16_t foam_f2h(float f) {
   uint32_t rem = absx & 0x1FFFu;
   if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) r++;
   return (uint16_t)(sign | r);
+}
+#endif
+
+static inline float foam_h2f(uint16_t h) {
+#ifdef __IPU__
+  half v;
+  memcpy(&v, &h, 2);
+  return (float)v;
+#elif defined(__F16C__)
+  return _cvtsh_ss(h);
+#else
+  return foam_h2f_soft(h);
+#endif
+}
+
+static inline uint16_t foam_f2h(float f) {
+#ifdef __IPU__
+  half v = (half)f;
+  uint16_t h;
+  memcpy(&h, &v, 2);
+  return h;
+#elif defined(__F16C__)
+  return (uint16_t)_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT);
+#else
+  return foam_f2h_soft(f);
 #endif
 }
 

@@ -59,14 +59,17 @@ static inline foam_cell foam_shard_cell(const foam_shard_view *s, uint32_t i) {
   return c;
 }
 
-/* Site of an adjacency entry: a local cell or a halo record. */
+/* Site of an adjacency entry: a local cell or a halo record. The record is chosen
+ * by a select, not a branch: a small shard's neighbours alternate between local and
+ * halo cells in no predictable order. */
 static inline foam_vec3 foam_shard_site(const foam_shard_view *s, uint32_t n) {
-  float xyz[3];
-  if (n < s->h.n_local)
-    memcpy(xyz, s->cells + (size_t)n * sizeof(foam_cell), sizeof xyz);
-  else
-    memcpy(xyz, s->halo + (size_t)(n - s->h.n_local) * sizeof(foam_halo), sizeof xyz);
-  foam_vec3 v = {xyz[0], xyz[1], xyz[2]};
+  const unsigned char *local = s->cells + (size_t)n * sizeof(foam_cell);
+  const unsigned char *halo = s->halo + ((size_t)n - s->h.n_local) * sizeof(foam_halo);
+  const unsigned char *src = n < s->h.n_local ? local : halo;
+  foam_vec3 v;
+  memcpy(&v.x, src, 4);
+  memcpy(&v.y, src + 4, 4);
+  memcpy(&v.z, src + 8, 4);
   return v;
 }
 

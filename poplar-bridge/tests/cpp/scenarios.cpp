@@ -1,6 +1,8 @@
 // C++ graph code against the Poplar API, run on the host runtime by tests/runtime.rs.
 // Each scenario returns a summary the Rust test checks, or throws (the error under test).
 #include "poplar-bridge/tests/cpp/scenarios.h"
+#include "foam/half.h"
+#include <cstring>
 #include <functional>
 #include <map>
 #include <poplar/DeviceManager.hpp>
@@ -388,6 +390,38 @@ std::string halfBits() {
   return o.str();
 }
 
+// The payload conversions of foam/half.h (F16C where the build enabled it) against
+// their portable versions and the runtime's own half, over every half and a sweep
+// of floats. NaNs only have to stay NaNs: their payload bits are never used.
+std::string foamHalf() {
+  auto bitsOf = [](float f) {
+    std::uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+  };
+  unsigned h2f = 0, f2h = 0;
+  for (std::uint32_t h = 0; h <= 0xFFFFu; ++h) {
+    const float a = foam_h2f((std::uint16_t)h), b = foam_h2f_soft((std::uint16_t)h);
+    const float c = poplar_host::half::fromBits((std::uint16_t)h);
+    if (a != a ? (b == b || c == c) : (bitsOf(a) != bitsOf(b) || bitsOf(a) != bitsOf(c))) h2f++;
+  }
+  auto nanHalf = [](std::uint16_t h) { return (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu) != 0; };
+  for (std::uint64_t x = 0; x <= 0xFFFFFFFFull; x += 4093) {
+    float f;
+    const std::uint32_t u = (std::uint32_t)x;
+    std::memcpy(&f, &u, 4);
+    const std::uint16_t a = foam_f2h(f), b = foam_f2h_soft(f), c = poplar_host::half(f).bits;
+    if (f != f ? !(nanHalf(a) && nanHalf(b) && nanHalf(c)) : (a != b || a != c)) f2h++;
+  }
+#ifdef __F16C__
+  const int f16c = 1;
+#else
+  const int f16c = 0;
+#endif
+  return "f16c=" + std::to_string(f16c) + ";h2f_mismatches=" + std::to_string(h2f) +
+         ";f2h_mismatches=" + std::to_string(f2h);
+}
+
 std::string deviceManager() {
   auto dm = DeviceManager::createDeviceManager();
   const auto hw = dm.getDevices(TargetType::IPU, 1);
@@ -426,6 +460,7 @@ rust::String run_scenario(rust::Str name, unsigned threads) {
       {"bad_host_buffer", badHostBuffer},
       {"device_manager", deviceManager},
       {"half_bits", halfBits},
+      {"foam_half", foamHalf},
   };
   auto it = scenarios.find(std::string(name));
   if (it == scenarios.end())

@@ -87,6 +87,15 @@ pub fn text(r: &Report) -> String {
 fn point(w: &mut String, p: &Point) {
     let st = &p.stats;
     let _ = writeln!(w, "configuration: rc {}, batch {}", p.rc, p.batch);
+    let caps: Vec<String> = p.link_capacity.iter().map(u32::to_string).collect();
+    let _ = writeln!(
+        w,
+        "links: {} rays per buffer by level; {} side links of {} rays{}",
+        caps.join(","),
+        p.side_links,
+        p.side_capacity,
+        if p.links_sized_to_camera { " (tracer links sized to the camera's sampled load)" } else { "" }
+    );
     let _ = writeln!(
         w,
         "device wall time: {:.4} s (median, host runtime; graph build {:.2} s not timed)",
