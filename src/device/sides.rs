@@ -5,8 +5,10 @@
 //! compute/exchange iteration each. A long ray crosses dozens of shards, and the
 //! frame cannot end before its last ray does, so those hops set a floor under the
 //! iteration count. Each tracer therefore gets a few direct links, fixed when the
-//! graph is built, to the shards it shares most faces with, weighted by the router
-//! hops a crossing would otherwise cost. The tree stays: a ray for a shard that is
+//! graph is built, to the shards its rays cross into most ([`choose_by_traffic`],
+//! from the host's sample of a camera's rays) or, with no camera to plan for, that
+//! it shares most faces with ([`choose`]), weighted by the router hops a crossing
+//! would otherwise cost. The tree stays: a ray for a shard that is
 //! not a side neighbour, or whose link is out of credit, goes through the routers
 //! as before, so the deadlock-freedom argument of codelets/router.cpp is untouched.
 
