@@ -191,7 +191,7 @@ impl Bench<'_> {
             inject_capacity: self.args.inject_capacity,
             side_links: self.args.side_links,
             side_capacity: self.args.side_capacity.unwrap_or(DeviceOptions::default().side_capacity),
-            size_links: self.args.link_capacity.is_empty() && self.args.side_capacity.is_none(),
+            size_links: self.args.side_capacity.is_none(),
             results: self.args.results,
             ..DeviceOptions::default()
         }
@@ -214,9 +214,9 @@ impl Bench<'_> {
 
     fn measure(&mut self, rc: u32, batch: Batch) -> Result<Point> {
         let what = format!("rc {rc}, batch {batch}");
+        let links_sized_to_camera = self.options(rc, batch).sizes_links_to_camera();
         let plan = self.plan(rc, batch)?;
         let (link_capacity, side_capacity) = (plan.options.link_capacity.clone(), plan.options.side_capacity);
-        let links_sized_to_camera = plan.options.size_links && self.args.link_capacity.is_empty();
         let side_links = plan.spec.nodes.iter().map(|n| n.sides.len() as u64).sum::<u64>() / 2;
         let mut renderer = DeviceRenderer::new(plan)
             .with_context(|| format!("building the render graph ({what})"))?;

@@ -144,7 +144,7 @@ impl Args {
             tracer_queue: self.tracer_queue,
             side_links: self.side_links,
             side_capacity: self.side_capacity.unwrap_or(DeviceOptions::default().side_capacity),
-            size_links: self.link_capacity.is_empty() && self.side_capacity.is_none(),
+            size_links: self.side_capacity.is_none(),
             router_queue: self.router_queue,
             spill: self.spill,
             region_bytes: self.region_kib.map(|k| k.saturating_mul(1024)),

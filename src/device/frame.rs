@@ -178,17 +178,15 @@ impl DeviceRenderer {
         let slices: Vec<foam_pixel> = read_records(&self.px_bytes);
         let slots = self.plan.slice_pixels as usize;
         let mut pixels: Vec<foam_pixel> = (0..shards * slots).map(|p| slices[(p % shards) * slots + p / shards]).collect();
-        // Rays kept where they finished (layout.h foam_result); most slots are empty,
-        // so only the pixel word of each is read before the record.
+        // Rays kept where they finished (layout.h foam_result; pixel 0: an empty slot).
         self.session.read_tensor(poplar_bridge::RESULTS_HANDLE, &mut self.res_bytes)?;
         for rec in self.res_bytes.chunks_exact(size_of::<foam_result>()) {
-            let pixel = u32::from_le_bytes([rec[0], rec[1], rec[2], rec[3]]);
-            if pixel == 0 {
+            let r: foam_result = read_record(rec);
+            if r.pixel == 0 {
                 continue;
             }
-            let r: foam_result = read_record(rec);
-            let Some(px) = pixels.get_mut(pixel as usize - 1) else {
-                return Err(DeviceError::Incomplete(format!("a result names pixel {} outside the frame", pixel - 1)));
+            let Some(px) = pixels.get_mut(r.pixel as usize - 1) else {
+                return Err(DeviceError::Incomplete(format!("a result names pixel {} outside the frame", r.pixel - 1)));
             };
             *px = foam_pixel {
                 r: r.r,

@@ -109,8 +109,9 @@ pub struct DeviceOptions {
     pub side_capacity: u32,
     /// [`DevicePlan::for_camera`](super::DevicePlan::for_camera) sizes the tracer
     /// links (edges and side links) to the camera's expected load when no
-    /// `link_capacity` is given (see [`tracer_links_for_load`]); the CLI's default
-    /// unless --link-capacity or --side-capacity is given.
+    /// `link_capacity` is given (see [`tracer_links_for_load`] and
+    /// [`DeviceOptions::sizes_links_to_camera`]); the CLI's default unless
+    /// --link-capacity or --side-capacity is given.
     pub size_links: bool,
     /// Finished rays a tracer keeps in its result store instead of sending them
     /// to their pixel's home tracer (split evenly over its six workers).
@@ -189,6 +190,12 @@ pub fn tracer_links_for_load(options: &DeviceOptions, ray_bytes: u32, peak: f64)
 }
 
 impl DeviceOptions {
+    /// Whether [`DevicePlan::for_camera`](super::DevicePlan::for_camera) sizes and
+    /// places the tracer links for its camera: asked to, and no link sizes given.
+    pub fn sizes_links_to_camera(&self) -> bool {
+        self.size_links && self.link_capacity.is_empty()
+    }
+
     /// Rays per buffer of an edge whose lower end is at tree `level` (0 = tracers);
     /// with no capacities given, the half payload's defaults.
     pub fn edge_capacity(&self, level: u32) -> u32 {

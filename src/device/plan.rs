@@ -84,7 +84,7 @@ impl DevicePlan {
     ) -> Result<DevicePlan, DeviceError> {
         check_options(options, cam.width, cam.height)?;
         let (part, packed, sites) = Self::cut(scene, shards, progress)?;
-        let sizing = options.size_links && options.link_capacity.is_empty();
+        let sizing = options.sizes_links_to_camera();
         // Side links are chosen from the traffic below when sizing: none until then.
         let no_sides = sizing.then(|| vec![Vec::new(); packed.len()]);
         let plan = Self::assemble(scene, (part, sites), &packed, cam.width, cam.height, options, no_sides)?;

@@ -23,9 +23,8 @@ use super::tree::Tree;
 /// the choice is deterministic.
 pub fn choose(adjacency_end: &[u32], adjacency: &[u32], owner: &dyn Fn(u32) -> usize, tree: &Tree, per_shard: u32) -> Vec<Vec<u32>> {
     let shards = tree.tracers();
-    let mut of = vec![Vec::new(); shards];
     if per_shard == 0 {
-        return of;
+        return vec![Vec::new(); shards];
     }
     let mut faces: Vec<(u32, u32)> = Vec::new();
     let mut start = 0usize;
@@ -41,24 +40,14 @@ pub fn choose(adjacency_end: &[u32], adjacency: &[u32], owner: &dyn Fn(u32) -> u
         start = end as usize;
     }
     faces.sort_unstable();
-    let mut pairs: Vec<(u64, u32, u32)> = Vec::new();
-    for run in faces.chunk_by(|x, y| x == y) {
-        let (a, b) = run[0];
-        let hops = router_hops(tree, a as usize, b as usize) as u64;
-        pairs.push((run.len() as u64 * hops, a, b));
-    }
-    // Heaviest first; ties by shard ids, so the choice does not depend on sort internals.
-    pairs.sort_unstable_by(|x, y| y.0.cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
-    for (_, a, b) in pairs {
-        if of[a as usize].len() < per_shard as usize && of[b as usize].len() < per_shard as usize {
-            of[a as usize].push(b);
-            of[b as usize].push(a);
-        }
-    }
-    for lanes in &mut of {
-        lanes.sort_unstable();
-    }
-    of
+    let pairs = faces
+        .chunk_by(|x, y| x == y)
+        .map(|run| {
+            let (a, b) = run[0];
+            (run.len() as f64 * router_hops(tree, a as usize, b as usize) as f64, a, b)
+        })
+        .collect();
+    fill(pairs, shards, per_shard)
 }
 
 /// Each shard's side neighbours for a known view: as [`choose`], but a pair's
@@ -67,12 +56,19 @@ pub fn choose(adjacency_end: &[u32], adjacency: &[u32], owner: &dyn Fn(u32) -> u
 /// cost. Only pairs some sampled ray crosses between get a link, so tracers the
 /// view leaves idle exchange no side buffers at all.
 pub fn choose_by_traffic(crossings: &[(u32, u32, f64)], tree: &Tree, per_shard: u32) -> Vec<Vec<u32>> {
-    let mut of: Vec<Vec<u32>> = vec![Vec::new(); tree.tracers()];
-    let mut pairs: Vec<(f64, u32, u32)> = crossings
+    let pairs = crossings
         .iter()
         .filter(|&&(a, b, rays)| a != b && rays > 0.0)
         .map(|&(a, b, rays)| (rays * router_hops(tree, a as usize, b as usize) as f64, a.min(b), a.max(b)))
         .collect();
+    fill(pairs, tree.tracers(), per_shard)
+}
+
+/// Side neighbours of `shards` tracers from weighted pairs `(weight, a, b)`, `a < b`:
+/// heaviest first while both ends have lanes left, each pair once, lanes in
+/// ascending shard order.
+fn fill(mut pairs: Vec<(f64, u32, u32)>, shards: usize, per_shard: u32) -> Vec<Vec<u32>> {
+    let mut of: Vec<Vec<u32>> = vec![Vec::new(); shards];
     // Heaviest first; ties by shard ids, so the choice does not depend on sort internals.
     pairs.sort_by(|x, y| y.0.total_cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
     for (_, a, b) in pairs {
