@@ -112,21 +112,6 @@ public:
   }
 };
 
-namespace {
-
-// Index of `shard` among the region's copies (listed by ascending id), or -1.
-inline int regionIndex(const foam_region_header &h, uint16_t shard) {
-  uint32_t lo = 0, hi = h.count;
-  while (lo < hi) {
-    uint32_t mid = (lo + hi) / 2;
-    if (h.shard[mid] < shard) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < h.count && h.shard[lo] == shard ? (int)lo : -1;
-}
-
-}  // namespace
-
 // Phase 2: six workers march this step's new primary rays, in place in the outbox,
 // through the region's shards, as the tracers owning them would.
 class InjectorMarch : public MultiVertex {
@@ -157,8 +142,8 @@ public:
       // here too: it stops marching all the same. Between shards the ray goes
       // through its payload, as it would between tracer tiles, so the image does
       // not depend on which shards the region holds.
-      for (int k = regionIndex(rh, ray.shard); k >= 0 && ray.cell != FOAM_FINISHED_CELL;
-           k = regionIndex(rh, ray.shard)) {
+      for (int k = foam_region_find(&rh, ray.shard); k >= 0 && ray.cell != FOAM_FINISHED_CELL;
+           k = foam_region_find(&rh, ray.shard)) {
         foam_shard_view view;
         foam_shard_open(&region[0] + rh.offset[k], &view);
         work[1] += foam_visit_ray(&view, &cam, o, d, &ray);

@@ -1,6 +1,12 @@
 // Tracer tiles: march the rays their parent router delivered through the local
 // shard, keep the rays that finish in its result store or framebuffer slice, and
 // hand the rest back to the router tree (paper §4.5, §4.7).
+//
+// A shard of a large scene fills a fraction of its tile, so a tracer may also hold
+// copies of the neighbouring shards its rays cross into most (chosen by the host
+// from a sample of the camera's rays, src/device/copies.rs). A ray goes on through
+// those in the same step instead of taking one compute/exchange iteration, and a
+// trip through the routers, per shard.
 #include <poplar/Vertex.hpp>
 
 #include "foam/codelet.h"
@@ -86,6 +92,7 @@ template <typename Byte> Inboxes<Byte> inboxes(const foam_params &p, Byte *inbox
 class TracerMarch : public MultiVertex {
 public:
   Input<Bytes> shard;
+  Input<Bytes> copies;  // foam_region_header | blobs: neighbours' shards it marches rays on through
   Input<Bytes> camera;
   Input<Bytes> params;
   InOut<Bytes> inbox;
@@ -104,11 +111,16 @@ public:
     const unsigned end = total * (workerId + 1) / workers;
     if (begin == end) return true;  // most tracers idle most steps: touch nothing more
     const foam_camera cam = load<foam_camera>(camera);
-    foam_shard_view view;
-    foam_shard_open(&shard[0], &view);
+    const foam_region_header held = load<foam_region_header>(copies);
     const unsigned slicePixels = pixels.size() / sizeof(foam_pixel);
     unsigned *work = &ctl[0] + offsetof(foam_tracer_ctl, work) / 4 + workerId * FOAM_TW_COUNTERS;
     unsigned char *store = &results[0] + (size_t)workerId * p.result_slots * sizeof(foam_result);
+    // The blob of a shard this tile holds (its own, or a copy), or null.
+    auto blob = [&](uint16_t s) -> const unsigned char * {
+      if (s == p.shard) return &shard[0];
+      const int k = foam_region_find(&held, s);
+      return k < 0 ? nullptr : &copies[0] + held.offset[k];
+    };
 
     // The worker's range runs over the inboxes as if they were one.
     for (unsigned b = 0, base = 0; b < in.n; base += in.count[b++]) {
@@ -123,14 +135,21 @@ public:
           continue;
         }
         if (ray.cell != FOAM_FINISHED_CELL) {
-          work[FOAM_TW_STEPS] += foam_visit(&view, &cam, &ray);
-          work[FOAM_TW_MARCHED]++;
-          // Back into its slot: it travels on from there, and a ray that ended here
-          // takes the payload's precision, as if it had travelled once more, so its
-          // pixel does not depend on where it is written.
-          foam_ray_store(slot, p.layout, p.hops, &ray);
-          if (ray.cell != FOAM_FINISHED_CELL) continue;
-          foam_ray_load(slot, p.layout, p.hops, &ray);
+          // On through every shard held here, each visit a tracer hop. Between
+          // shards, and when it ends here, the ray goes through its payload, as if
+          // it had travelled between tiles: its pixel does not depend on which
+          // shards a tile holds or where it is written.
+          foam_vec3 o, d;
+          foam_camera_ray(&cam, foam_px_x(ray.px), foam_px_y(ray.px), &o, &d);
+          for (const unsigned char *at = blob(ray.shard); at && ray.cell != FOAM_FINISHED_CELL; at = blob(ray.shard)) {
+            foam_shard_view view;
+            foam_shard_open(at, &view);
+            work[FOAM_TW_STEPS] += foam_visit_ray(&view, &cam, o, d, &ray);
+            work[FOAM_TW_MARCHED]++;
+            foam_ray_store(slot, p.layout, p.hops, &ray);
+            foam_ray_load(slot, p.layout, p.hops, &ray);
+          }
+          if (ray.cell != FOAM_FINISHED_CELL) continue;  // TracerSend takes it on
           // Finished here: keep it in this worker's part of the result store if
           // there is room, instead of sending it home through the tree.
           if (work[FOAM_TW_RESULTS] < p.result_slots) {
@@ -273,6 +292,6 @@ public:
 };
 
 #ifndef __IPU__
-FOAM_HOST_VERTEX(TracerMarch, shard, camera, params, inbox, sideIn, pixels, results, ctl)
+FOAM_HOST_VERTEX(TracerMarch, shard, copies, camera, params, inbox, sideIn, pixels, results, ctl)
 FOAM_HOST_VERTEX(TracerSend, params, inbox, sideIn, outbox, sideOut, pending, ctl, stats)
 #endif

@@ -80,17 +80,31 @@ fn larger_synth_scene_matches_the_reference() {
         assert!(db >= min_db, "{}: {db:.2} dB < {min_db}", layout.name());
         half = Some(f);
     }
+    let half = half.unwrap();
     // Planned for the camera, side links follow the sampled crossings: here some
     // rays leave the injectors' regions, so there are links and rays take them, and
-    // the image is the same as with links chosen by faces.
-    let sized = DeviceOptions { size_links: true, ..opts(RayLayout::Half) };
-    let plan = DevicePlan::for_camera(&scene, 1024, &cam, &sized, &|| {}).unwrap();
-    let links: usize = plan.spec.nodes.iter().map(|n| n.sides.len()).sum();
-    assert!(links > 0);
-    let f = DeviceRenderer::new(plan).unwrap().render(&scene, &cam, &mut |_, _| {}).unwrap();
-    assert_complete(&f);
-    assert!(f.stats.side_hops_mean > 0.0);
-    assert_eq!(f.output, half.unwrap().output, "the image must not depend on which side links exist");
+    // the image is the same as with links chosen by faces. Tracers hold copies of
+    // the shards their rays leave into most and march rays on through them, and
+    // keep more of the rays that end on them: fewer router hops, the same image.
+    // (Small stores, so that this 320×240 view fills some.)
+    let sized = DeviceOptions { size_links: true, results: 60, ..opts(RayLayout::Half) };
+    let mut router_hops = Vec::new();
+    for copies in [0, 3] {
+        let o = DeviceOptions { copies, ..sized.clone() };
+        let plan = DevicePlan::for_camera(&scene, 1024, &cam, &o, &|| {}).unwrap();
+        let links: usize = plan.spec.nodes.iter().map(|n| n.sides.len()).sum();
+        assert!(links > 0);
+        let held: Vec<usize> = plan.copies.iter().map(Vec::len).collect();
+        assert!(held.iter().all(|&n| n <= copies as usize) && (copies == 0) == held.iter().all(|&n| n == 0), "{copies}");
+        let grown = plan.result_slots.iter().filter(|&&s| s > o.results / 6).count();
+        assert!(grown > 0, "result stores grow where the sample expects rays to end");
+        let f = DeviceRenderer::new(plan).unwrap().render(&scene, &cam, &mut |_, _| {}).unwrap();
+        assert_complete(&f);
+        assert!(f.stats.side_hops_mean > 0.0);
+        assert_eq!(f.output, half.output, "the image must not depend on side links, copies or result stores ({copies} copies)");
+        router_hops.push(f.stats.router_hops_mean);
+    }
+    assert!(router_hops[1] < router_hops[0], "copies save router hops: {router_hops:?}");
 }
 
 #[test]
@@ -208,6 +222,7 @@ fn bad_tree_options_are_one_line_errors() {
         (DeviceOptions { spill: Some(100), ..opts(RayLayout::Half) }, "the spill store (100) must hold at least one link buffer"),
         (DeviceOptions { side_links: 17, ..opts(RayLayout::Half) }, "--side-links 17: a tracer has at most 16 side links"),
         (DeviceOptions { side_capacity: 0, ..opts(RayLayout::Half) }, "--side-capacity must be at least 1 ray"),
+        (DeviceOptions { copies: 257, ..opts(RayLayout::Half) }, "--copies 257: a tracer holds at most 256 shard copies"),
     ] {
         let e = plan(o).expect("must be refused");
         assert!(e.contains(want) && !e.contains('\n'), "{e}");

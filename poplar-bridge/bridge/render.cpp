@@ -26,6 +26,7 @@ rust::Vec<std::uint32_t> build_render_graph(Session &session, const RenderSpec &
     ns.shardOffset = n.shard_offset;
     ns.shardBytes = n.shard_bytes;
     ns.sides.assign(n.sides.begin(), n.sides.end());
+    ns.copies.assign(n.copies.begin(), n.copies.end());
     s.nodes.push_back(std::move(ns));
   }
   std::vector<poplar::program::Program> progs = foam::buildRenderGraph(session.graph(), s);

@@ -22,7 +22,7 @@ namespace program = poplar::program;
 // The tensors one node owns, all mapped to its tile.
 struct NodeTensors {
   Tensor params, inboxes, outboxes, ctl, stats;
-  Tensor shard, camera, pending, pixels, results;  // tracers
+  Tensor shard, copies, camera, pending, pixels, results;  // tracers
   Tensor sideIn, sideOut;                          // tracers: side links, lane after lane
   Tensor queues;                          // routers
   Tensor spill, status;                   // generator (status: injectors too)
@@ -55,6 +55,30 @@ std::string nodeName(const NodeSpec &n, std::size_t i) {
   return std::string(role) + std::to_string(i) + "@" + std::to_string(n.tile);
 }
 
+// A tracer's copies: the header the plan made, then the blobs it lists, each at
+// the offset the header gives it (tracer node s holds shard s).
+std::vector<uint8_t> copyRegion(const RenderSpec &spec, const NodeSpec &n, const std::string &name) {
+  foam_region_header h{};
+  if (!n.copies.empty() && n.copies.size() != sizeof h)
+    throw std::invalid_argument(name + ": copies must be a foam_region_header");
+  if (!n.copies.empty()) std::memcpy(&h, n.copies.data(), sizeof h);
+  std::vector<uint8_t> region(sizeof h);
+  if (h.count > FOAM_REGION_MAX_SHARDS) throw std::invalid_argument(name + ": too many shard copies");
+  for (uint32_t k = 0; k < h.count; ++k) {
+    const std::string what = name + ": copy " + std::to_string(k);
+    if (h.shard[k] >= spec.nodes.size() || spec.nodes[h.shard[k]].role != Role::Tracer || (k > 0 && h.shard[k] <= h.shard[k - 1]))
+      throw std::invalid_argument(what + " is not a tracer's shard in ascending order");
+    if (h.offset[k] != region.size()) throw std::invalid_argument(what + " is not where the header puts it");
+    const NodeSpec &src = spec.nodes[h.shard[k]];
+    if (src.shardOffset + src.shardBytes > spec.shardBytes.size()) throw std::invalid_argument(what + ": shard blob out of range");
+    const uint8_t *blob = spec.shardBytes.data() + src.shardOffset;
+    region.insert(region.end(), blob, blob + src.shardBytes);
+  }
+  h.total_bytes = (uint32_t)region.size();
+  std::memcpy(region.data(), &h, sizeof h);
+  return region;
+}
+
 }  // namespace
 
 std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec) {
@@ -83,6 +107,10 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       if (n.shardOffset + n.shardBytes > spec.shardBytes.size())
         throw std::invalid_argument(name + ": shard blob out of range");
       x.shard = constBytes(g, n.tile, spec.shardBytes.data() + n.shardOffset, n.shardBytes, name + "/shard");
+      {
+        const std::vector<uint8_t> held = copyRegion(spec, n, name);
+        x.copies = constBytes(g, n.tile, held.data(), held.size(), name + "/copies");
+      }
       x.camera = bytes(g, n.tile, sizeof(foam_camera), name + "/camera");
       x.inboxes = bytes(g, n.tile, link, name + "/inbox");
       x.outboxes = bytes(g, n.tile, link, name + "/outbox");
@@ -179,7 +207,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
     switch (n.role) {
     case Role::Tracer: {
       auto march = g.addVertex(step1, "TracerMarch",
-                               {{"shard", x.shard}, {"camera", x.camera}, {"params", x.params},
+                               {{"shard", x.shard}, {"copies", x.copies}, {"camera", x.camera}, {"params", x.params},
                                 {"inbox", x.inboxes}, {"sideIn", x.sideIn}, {"pixels", x.pixels}, {"results", x.results},
                                 {"ctl", x.ctl}});
       g.setTileMapping(march, tile);

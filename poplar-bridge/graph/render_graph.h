@@ -25,6 +25,9 @@ struct NodeSpec {
   std::size_t shardOffset = 0;  // tracers: blob within RenderSpec::shardBytes
   std::size_t shardBytes = 0;
   std::vector<unsigned> sides;  // tracers: the tracer nodes of its side links, lane k to sides[k]
+  // Tracers: the foam_region_header of the shard copies it holds (empty: none); the
+  // builder appends the listed shards' blobs at the offsets the header names.
+  std::vector<uint8_t> copies;
 };
 
 struct RenderSpec {

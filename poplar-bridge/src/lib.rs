@@ -76,6 +76,9 @@ mod ffi {
         shard_bytes: usize,
         /// Tracers: the tracer nodes at the other end of its side links, in lane order.
         sides: Vec<u32>,
+        /// Tracers: the foam_region_header of the neighbours' shards it holds copies
+        /// of (empty: none); the graph builder appends their blobs from `shards`.
+        copies: Vec<u8>,
     }
 
     /// The device plan handed to the C++ render graph builder.

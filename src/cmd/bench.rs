@@ -77,6 +77,9 @@ pub struct Args {
     /// Side links per tracer (see `render --side-links`).
     #[arg(long, default_value_t = DeviceOptions::default().side_links, value_name = "N")]
     pub side_links: u32,
+    /// Most shard copies per tracer (see `render --copies`).
+    #[arg(long, default_value_t = DeviceOptions::default().copies, value_name = "N")]
+    pub copies: u32,
     /// Rays per side-link buffer (see `render --side-capacity`).
     #[arg(long, value_name = "N")]
     pub side_capacity: Option<u32>,
@@ -113,6 +116,8 @@ pub struct Point {
     /// Side links planned, both directions counted once (tracer pairs).
     pub side_links: u64,
     pub links_sized_to_camera: bool,
+    /// Shard copies planned on all tracers together.
+    pub shard_copies: u64,
     /// Statistics of the last timed frame (`wall_s` of that frame).
     pub stats: FrameStats,
     /// Median device frame time (host runtime) and every timed frame.
@@ -190,6 +195,7 @@ impl Bench<'_> {
             injectors: self.args.injectors,
             inject_capacity: self.args.inject_capacity,
             side_links: self.args.side_links,
+            copies: self.args.copies,
             side_capacity: self.args.side_capacity.unwrap_or(DeviceOptions::default().side_capacity),
             size_links: self.args.side_capacity.is_none(),
             results: self.args.results,
@@ -218,6 +224,7 @@ impl Bench<'_> {
         let plan = self.plan(rc, batch)?;
         let (link_capacity, side_capacity) = (plan.options.link_capacity.clone(), plan.options.side_capacity);
         let side_links = plan.spec.nodes.iter().map(|n| n.sides.len() as u64).sum::<u64>() / 2;
+        let shard_copies = plan.copies.iter().map(|c| c.len() as u64).sum();
         let mut renderer = DeviceRenderer::new(plan)
             .with_context(|| format!("building the render graph ({what})"))?;
         let mut times = Vec::new();
@@ -244,6 +251,7 @@ impl Bench<'_> {
             side_capacity,
             side_links,
             links_sized_to_camera,
+            shard_copies,
             psnr_db: psnr(&composite(&frame.output), &self.reference),
             stats: frame.stats,
             device_s,

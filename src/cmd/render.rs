@@ -78,6 +78,11 @@ pub struct Args {
     /// would cost the most router hops (0 to 16; 0: every ray takes the router tree).
     #[arg(long, default_value_t = DeviceOptions::default().side_links, value_name = "N", help_heading = "Buffers")]
     pub side_links: u32,
+    /// Most copies of neighbouring shards each tracer holds beside its own, to march
+    /// rays on through without a trip through the routers; chosen from a sample of
+    /// the camera's rays, as many as fit the tile (0: none).
+    #[arg(long, default_value_t = DeviceOptions::default().copies, value_name = "N", help_heading = "Buffers")]
+    pub copies: u32,
     /// Rays per side-link buffer (each direction). Default 32, sized down with the
     /// tracer edges when --link-capacity is not given either.
     #[arg(long, value_name = "N", help_heading = "Buffers")]
@@ -143,6 +148,7 @@ impl Args {
             link_capacity: self.link_capacity.clone(),
             tracer_queue: self.tracer_queue,
             side_links: self.side_links,
+            copies: self.copies,
             side_capacity: self.side_capacity.unwrap_or(DeviceOptions::default().side_capacity),
             size_links: self.side_capacity.is_none(),
             router_queue: self.router_queue,

@@ -83,22 +83,38 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
             FrameOrder { blocks: groups.to_vec(), paths: vec![sample(&grid_samples(cam))] }
         }
         Batch::Blocks(n) => {
-            let centre = |(x, y): Block| ((x as u32 + n / 2).min(cam.width - 1), (y as u32 + n / 2).min(cam.height - 1));
-            let samples: Vec<(u32, u32)> = groups.iter().flatten().map(|&b| centre(b)).collect();
+            // k × k sampled pixels per block, about SAMPLE_SPACING apart: the paths
+            // also choose the camera regions and the tracers' shard copies, which
+            // need a few samples per shard the view crosses.
+            let k = n.div_ceil(SAMPLE_SPACING);
+            let at = |(x, y): Block, i: u32| {
+                let (sx, sy) = (x as u32 + (2 * (i % k) + 1) * n / (2 * k), y as u32 + (2 * (i / k) + 1) * n / (2 * k));
+                (sx.min(cam.width - 1), sy.min(cam.height - 1))
+            };
+            let samples: Vec<(u32, u32)> = groups.iter().flatten().flat_map(|&b| (0..k * k).map(move |i| at(b, i))).collect();
             let mut paths = sample(&samples).into_iter();
             let (blocks, paths) = groups
                 .iter()
                 .map(|g| {
-                    let mut own: Vec<(Block, Vec<u16>)> = g.iter().map(|&b| (b, paths.next().unwrap_or_default())).collect();
-                    // Longest first; the sort is stable, so ties keep scan order.
-                    own.sort_by_key(|(_, p)| std::cmp::Reverse(p.len()));
-                    own.into_iter().unzip::<_, _, Vec<_>, Vec<_>>()
+                    let mut own: Vec<(Block, usize)> = Vec::with_capacity(g.len());
+                    let mut all = Vec::with_capacity(g.len() * (k * k) as usize);
+                    for &b in g {
+                        let mine: Vec<Vec<u16>> = paths.by_ref().take((k * k) as usize).collect();
+                        own.push((b, mine.iter().map(Vec::len).max().unwrap_or(0)));
+                        all.extend(mine);
+                    }
+                    // Longest sampled path first; the sort is stable, so ties keep scan order.
+                    own.sort_by_key(|&(_, len)| std::cmp::Reverse(len));
+                    (own.into_iter().map(|(b, _)| b).collect::<Vec<_>>(), all)
                 })
                 .unzip();
             FrameOrder { blocks, paths }
         }
     }
 }
+
+/// Pixels between a block's sampled rays, at most.
+const SAMPLE_SPACING: u32 = 4;
 
 /// The bytes of a block list with room for `slots` blocks (layout.h foam_block).
 pub fn list(blocks: &[Block], slots: u32) -> Vec<u8> {
@@ -177,9 +193,11 @@ mod tests {
         let len = |(x, _): (u32, u32)| vec![0u16; 1 + (x as usize % 20) / 4];
         let sample = |s: &[(u32, u32)]| s.iter().map(|&p| len(p)).collect::<Vec<_>>();
         let order = order(&groups, Batch::Blocks(8), &cam, &sample);
-        // Centres x = 4, 12, 20: paths of 2, 4 and 1 shards.
-        assert_eq!(order.blocks[0], vec![(8, 0), (0, 0), (16, 0)]);
-        assert_eq!(order.paths[0].iter().map(Vec::len).collect::<Vec<_>>(), vec![4, 2, 1]);
+        // 2 × 2 samples per 8 × 8 block, at x = 2, 6 | 10, 14 | 18, 22: paths of 1, 2 |
+        // 3, 4 | 5, 1 shards; a block goes by its longest.
+        assert_eq!(order.blocks[0], vec![(16, 0), (8, 0), (0, 0)]);
+        let lens: Vec<usize> = order.paths[0].iter().map(Vec::len).collect();
+        assert_eq!(lens, vec![1, 2, 1, 2, 3, 4, 3, 4, 5, 1, 5, 1]);
         assert_eq!(order.blocks[1], vec![(0, 8)]);
         assert_eq!(order.paths_of(1), 1);
         // Lines share one sample of the whole view.
@@ -188,6 +206,6 @@ mod tests {
         assert_eq!(lines.blocks, groups);
         let bytes = list(&order.blocks[0], 4);
         assert_eq!(bytes.len(), 20);
-        assert_eq!(&bytes[..8], &[3, 0, 0, 0, 8, 0, 0, 0]);
+        assert_eq!(&bytes[..8], &[3, 0, 0, 0, 16, 0, 0, 0]);
     }
 }

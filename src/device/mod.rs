@@ -3,6 +3,7 @@
 //! here or on an IPU with the SDK.
 
 pub mod blocks;
+pub mod copies;
 pub mod cycles;
 pub mod frame;
 pub mod hopmaps;

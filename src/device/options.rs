@@ -113,6 +113,11 @@ pub struct DeviceOptions {
     /// [`DeviceOptions::sizes_links_to_camera`]); the CLI's default unless
     /// --link-capacity or --side-capacity is given.
     pub size_links: bool,
+    /// Most copies of neighbouring shards a tracer holds beside its own, to march
+    /// rays on through in the same step (see [`super::copies`]); only planned for a
+    /// camera, and only as many as fit the tile beside its grown result store.
+    /// 0: none.
+    pub copies: u32,
     /// Finished rays a tracer keeps in its result store instead of sending them
     /// to their pixel's home tracer (split evenly over its six workers).
     pub results: u32,
@@ -163,10 +168,12 @@ pub fn default_link_capacity(ray_bytes: u32) -> Vec<u32> {
     HALF_LINK_CAPACITY.iter().map(|&c| (c * 20 / ray_bytes.max(1)).max(16) / 16 * 16).collect()
 }
 
-/// Iterations over which links sized to a camera should carry the busiest
-/// tracer's expected visits: half the issue-5 frame budget of 240, because rays
-/// arrive in bursts, not evenly.
-pub const SIZING_ITERATIONS: f64 = 120.0;
+/// Iterations over which links sized to a camera should carry the rays the
+/// busiest tracer is expected to take in: a sixth of the issue-5 frame budget of
+/// 240, because rays arrive in bursts, not evenly (on the 1 M-cell bench scene,
+/// 120 left the busiest tracers' edges at 80 rays and the frame at 360
+/// iterations; 60 gave 300, 40 gave 280).
+pub const SIZING_ITERATIONS: f64 = 40.0;
 
 /// Smallest tracer edge and side-link buffers when links are sized to a camera.
 pub const MIN_SIZED_EDGE: u32 = 64;
@@ -187,6 +194,33 @@ pub fn tracer_links_for_load(options: &DeviceOptions, ray_bytes: u32, peak: f64)
     o.link_capacity[0] = edge.clamp(MIN_SIZED_EDGE.min(defaults[0]), defaults[0]);
     o.side_capacity = ((o.side_capacity as f64 * share).ceil() as u32).clamp(MIN_SIZED_SIDE.min(o.side_capacity), o.side_capacity);
     o
+}
+
+/// Bytes a tracer's tensors take beside its shard copies (see
+/// poplar-bridge/graph/render_graph.cpp), with its links at their largest: the
+/// default or given tracer edge and every side link at `side_capacity`, so that
+/// copies chosen before the links are sized still fit after.
+pub fn tracer_bytes(o: &DeviceOptions, ray_bytes: u32, shard_bytes: u32, slice_pixels: u32) -> u32 {
+    use partition::layout::{
+        foam_camera, foam_params, foam_pixel, foam_result, foam_tile_stats, foam_tracer_ctl, FOAM_WORKERS,
+    };
+    use std::mem::size_of;
+    let edge = if o.link_capacity.is_empty() { default_link_capacity(ray_bytes)[0] } else { o.edge_capacity(0) };
+    let small = size_of::<foam_params>() + size_of::<foam_tile_stats>() + size_of::<foam_camera>() + size_of::<foam_tracer_ctl>();
+    let results = (FOAM_WORKERS * (o.results / FOAM_WORKERS) * size_of::<foam_result>() as u32).max(4);
+    small as u32
+        + shard_bytes
+        + 2 * link_bytes(edge, ray_bytes)
+        + o.tracer_queue * ray_bytes
+        + 2 * o.side_links.max(1) * link_bytes(o.side_capacity, ray_bytes)
+        + slice_pixels * size_of::<foam_pixel>() as u32
+        + results
+}
+
+/// Bytes a tracer tile has for shard copies (their blobs, beyond the copies'
+/// header) beside [`tracer_bytes`] and [`TILE_RESERVE_BYTES`].
+pub fn copy_budget(o: &DeviceOptions, ray_bytes: u32, tile_bytes: u32, shard_bytes: u32, slice_pixels: u32) -> u32 {
+    tile_bytes.saturating_sub(TILE_RESERVE_BYTES + REGION_HEADER_BYTES + tracer_bytes(o, ray_bytes, shard_bytes, slice_pixels))
 }
 
 impl DeviceOptions {
@@ -265,6 +299,7 @@ impl Default for DeviceOptions {
             side_links: 16,
             side_capacity: 32,
             size_links: false,
+            copies: 3,
             results: 1536,
             router_queue: None,
             spill: None,

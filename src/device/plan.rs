@@ -45,6 +45,11 @@ pub struct DevicePlan {
     pub slice_pixels: u32,
     pub spec: RenderSpec,
     sites: SiteIndex,
+    /// Each tracer's shard copies (see [`super::copies`]), ascending; empty unless
+    /// planned for a camera.
+    pub copies: Vec<Vec<usize>>,
+    /// Each tracer's result-store slots per worker (see [`super::options::DeviceOptions::results`]).
+    pub result_slots: Vec<u32>,
     /// The blocks each injector emits (see [`super::blocks`]); their order is chosen per frame.
     groups: Vec<Vec<super::blocks::Block>>,
     block_slots: u32,
@@ -63,18 +68,23 @@ impl DevicePlan {
     ) -> Result<DevicePlan, DeviceError> {
         check_options(options, width, height)?;
         let (part, packed, sites) = Self::cut(scene, shards, progress)?;
-        Self::assemble(scene, (part, sites), &packed, width, height, options, None)
+        Self::assemble(scene, (part, sites), &packed, width, height, options, Neighbours::default())
     }
 
-    /// As [`new`](Self::new) for frames from `cam`. With `options.size_links` and no
-    /// `link_capacity` given, the tracers' links follow a sample of the camera's rays
-    /// ([`DevicePlan::tracer_traffic`]): their buffers are sized to the load on the
-    /// busiest tracer ([`super::options::tracer_links_for_load`]), and side links
-    /// join the shards the sampled rays cross between ([`super::sides::choose_by_traffic`])
-    /// instead of those sharing the most faces. Every link is exchanged whole every
-    /// iteration, so a view that the injectors mostly march themselves should not
-    /// pay for links sized and placed for one that floods a few tracers. Other
-    /// cameras still render with the plan, only perhaps in more iterations.
+    /// As [`new`](Self::new) for frames from `cam`, which a sample of the camera's
+    /// rays ([`DevicePlan::tracer_traffic`]) plans the tracers for:
+    /// - each tracer holds copies of the neighbouring shards its rays leave into
+    ///   most, as many as `options.copies` and its tile allow ([`super::copies`]);
+    /// - with `options.size_links` and no `link_capacity` given, the tracers'
+    ///   buffers are sized to the rays the busiest tracer takes in
+    ///   ([`super::options::tracer_links_for_load`]) and side links join the tiles
+    ///   the sampled rays cross between ([`super::sides::choose_by_traffic`])
+    ///   instead of the shards sharing the most faces. Every link is exchanged
+    ///   whole every iteration, so a view that the injectors mostly march
+    ///   themselves should not pay for links sized and placed for one that floods
+    ///   a few tracers.
+    ///
+    /// Other cameras still render with the plan, only perhaps in more iterations.
     pub fn for_camera(
         scene: &Scene,
         shards: u64,
@@ -86,17 +96,48 @@ impl DevicePlan {
         let (part, packed, sites) = Self::cut(scene, shards, progress)?;
         let sizing = options.sizes_links_to_camera();
         // Side links are chosen from the traffic below when sizing: none until then.
-        let no_sides = sizing.then(|| vec![Vec::new(); packed.len()]);
-        let plan = Self::assemble(scene, (part, sites), &packed, cam.width, cam.height, options, no_sides)?;
-        if !sizing {
-            return Ok(plan);
-        }
-        let (load, crossings) = plan.tracer_traffic(scene, cam);
-        let peak = load.into_iter().fold(0.0, f64::max);
-        let sized = super::options::tracer_links_for_load(options, plan.ray_bytes, peak);
-        let sides = super::sides::choose_by_traffic(&crossings, &plan.tree, options.side_links);
+        let first = Neighbours { sides: sizing.then(|| vec![Vec::new(); packed.len()]), ..Neighbours::default() };
+        let plan = Self::assemble(scene, (part, sites), &packed, cam.width, cam.height, options, first)?;
+        let (paths, weight) = plan.sampled_paths(scene, cam);
+        let sizes: Vec<usize> = packed.iter().map(|p| p.blob.len()).collect();
+        let tile = partition::MK2_TILE_BYTES as u32;
+        let room: Vec<usize> = sizes
+            .iter()
+            .map(|&b| super::options::copy_budget(options, plan.ray_bytes, tile, b as u32, plan.slice_pixels) as usize)
+            .collect();
+        // Every ray a tracer keeps in its result store is one that need not cross
+        // the root to reach its pixel's home, so the stores grow first, to what
+        // the sample expects to end on each tracer, and the copies take what is
+        // left; then the stores take what the copies left. (A store with no slot
+        // per worker is a placeholder word, so only stores with one grow: the
+        // host reads them back to back.)
+        let record = size_of::<partition::layout::foam_result>();
+        let grow = options.results >= partition::layout::FOAM_WORKERS;
+        let extra = |ending: &[f64], spare: &dyn Fn(usize) -> usize| -> Vec<usize> {
+            (0..packed.len())
+                .map(|a| {
+                    let want = (ending[a] * RESULT_MARGIN).ceil() as usize;
+                    if grow { want.saturating_sub(options.results as usize).min(spare(a) / record) } else { 0 }
+                })
+                .collect()
+        };
+        let alone = super::copies::traffic(&paths, weight, &vec![Vec::new(); packed.len()]);
+        let first_extra = extra(&alone.finishes, &|a| room[a]);
+        let budgets: Vec<usize> = (0..packed.len()).map(|a| room[a] - first_extra[a] * record).collect();
+        let copies = super::copies::choose(&paths, &sizes, &budgets, options.copies as usize);
+        let traffic = super::copies::traffic(&paths, weight, &copies);
+        let spare = |a: usize| room[a] - copies[a].iter().map(|&s| sizes[s]).sum::<usize>();
+        let results: Vec<u32> = extra(&traffic.finishes, &spare).into_iter().map(|x| options.results + x as u32).collect();
+        let (sized, sides) = if sizing {
+            let peak = traffic.arrivals.iter().copied().fold(0.0, f64::max);
+            let sides = super::sides::choose_by_traffic(&traffic.crossings, &plan.tree, options.side_links);
+            (super::options::tracer_links_for_load(options, plan.ray_bytes, peak), Some(sides))
+        } else {
+            (options.clone(), None)
+        };
         let DevicePlan { partition, sites, .. } = plan;
-        Self::assemble(scene, (partition, sites), &packed, cam.width, cam.height, &sized, Some(sides))
+        let planned = Neighbours { sides, copies, results };
+        Self::assemble(scene, (partition, sites), &packed, cam.width, cam.height, &sized, planned)
     }
 
     /// The scene cut into shards and packed for their tiles, and the site index.
@@ -128,8 +169,7 @@ impl DevicePlan {
         width: u32,
         height: u32,
         options: &DeviceOptions,
-        // Side neighbours per tracer if chosen already (by traffic); by faces if not.
-        sides: Option<Vec<Vec<u32>>>,
+        neighbours: Neighbours,
     ) -> Result<DevicePlan, DeviceError> {
         let depth = partition::check_shard_count(packed.len() as u64)?;
         let tree = Tree::new(depth, options.tiles, &options.fanout, options.injectors)?;
@@ -185,6 +225,11 @@ impl DevicePlan {
         }
 
         let owner = |c: u32| part.owner(c);
+        let Neighbours { sides, copies, results } = neighbours;
+        let result_slots: Vec<u32> = (0..packed.len())
+            .map(|a| results.get(a).copied().unwrap_or(options.results) / partition::layout::FOAM_WORKERS)
+            .collect();
+        let copies = if copies.is_empty() { vec![Vec::new(); packed.len()] } else { copies };
         let mut sides = sides.unwrap_or_else(|| {
             super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, &tree, options.side_links)
         });
@@ -201,9 +246,17 @@ impl DevicePlan {
             .enumerate()
             .map(|(i, n)| {
                 let mut params = node_params(n, options, ray_bytes, spill, router_queue[i], (width, height), block_slots);
+                if n.role == Role::Tracer {
+                    params.result_slots = result_slots[i];
+                }
                 let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[n.prefix as usize] } else { (0, 0) };
                 // Tracer node i holds shard i, so a side neighbour's shard is its node.
                 let sides = if n.role == Role::Tracer { std::mem::take(&mut sides[i]) } else { Vec::new() };
+                let held = if n.role == Role::Tracer && !copies[i].is_empty() {
+                    record_bytes(&region_header(&copies[i], &|s| packed[s].blob.len()).0)
+                } else {
+                    Vec::new()
+                };
                 params.side_lanes = sides.len() as u32;
                 for (k, &s) in sides.iter().enumerate() {
                     params.side_shard[k] = s as u16;
@@ -218,6 +271,7 @@ impl DevicePlan {
                     shard_offset,
                     shard_bytes,
                     sides,
+                    copies: held,
                 }
             })
             .collect();
@@ -239,6 +293,8 @@ impl DevicePlan {
             partition: part,
             spec,
             sites,
+            copies,
+            result_slots,
             groups,
             block_slots,
         })
@@ -251,10 +307,9 @@ impl DevicePlan {
     /// Bytes of all tracers' result stores as the host reads them (the graph gives
     /// an empty store one word).
     pub fn result_store_bytes(&self) -> usize {
-        let per_tracer = (self.options.results / partition::layout::FOAM_WORKERS) as usize
-            * partition::layout::FOAM_WORKERS as usize
-            * size_of::<partition::layout::foam_result>();
-        self.shards() * per_tracer.max(4)
+        let record = size_of::<partition::layout::foam_result>();
+        let workers = partition::layout::FOAM_WORKERS as usize;
+        self.result_slots.iter().map(|&s| (s as usize * workers * record).max(4)).sum()
     }
 
     /// What the host writes to the device for one frame: the camera block broadcast to
@@ -324,66 +379,93 @@ impl DevicePlan {
         (order, chosen)
     }
 
-    /// Shard visits each tracer can expect to march in a frame from `cam`, estimated
-    /// from the sampled rays that pick the camera regions: every visit after a ray
-    /// leaves its injector's region, each sampled ray standing for an equal share of
-    /// the frame's pixels.
+    /// Rays each tracer can expect to take in during a frame from `cam` (see
+    /// [`tracer_traffic`](Self::tracer_traffic)).
     pub fn tracer_load(&self, scene: &Scene, cam: &Camera) -> Vec<f64> {
-        self.tracer_traffic(scene, cam).0
+        self.tracer_traffic(scene, cam).arrivals
     }
 
-    /// [`tracer_load`](Self::tracer_load), and the crossings between tracers it
-    /// implies: `(a, b, rays)` with `a < b`, both directions together, for every
-    /// pair of shards some sampled ray crosses between outside its injector's region.
-    pub fn tracer_traffic(&self, scene: &Scene, cam: &Camera) -> (Vec<f64>, Vec<(u32, u32, f64)>) {
+    /// What the sampled rays that pick the injectors' camera regions do once they
+    /// leave their injector's region, each standing for an equal share of the
+    /// frame's pixels, on tracers holding this plan's shard copies: the rays each
+    /// tracer takes in through its links, the rays that end on it, and the
+    /// crossings between tracers (see [`super::copies::traffic`]).
+    pub fn tracer_traffic(&self, scene: &Scene, cam: &Camera) -> super::copies::Traffic {
+        let (paths, weight) = self.sampled_paths(scene, cam);
+        super::copies::traffic(&paths, weight, &self.copies)
+    }
+
+    /// The shards each sampled ray of `cam` crosses after it leaves its injector's
+    /// region, and the pixels each path stands for.
+    fn sampled_paths(&self, scene: &Scene, cam: &Camera) -> (Vec<Vec<u16>>, f64) {
         let start = self.sites.nearest(cam.position.to_array());
         let (order, chosen) = self.sample_frame(scene, cam, start, self.partition.owner(start));
-        let mut crossings: std::collections::BTreeMap<(u32, u32), f64> = Default::default();
-        let mut load = vec![0.0f64; self.shards()];
         let samples: usize = order.paths.iter().map(Vec::len).sum();
         let weight = cam.width as f64 * cam.height as f64 / samples.max(1) as f64;
+        let mut out = Vec::with_capacity(samples);
         for (paths, region) in order.paths.iter().zip(&chosen) {
             let mut inside = vec![false; self.shards()];
             for &s in region {
                 inside[s] = true;
             }
             for path in paths {
-                let out: Vec<u16> = path.iter().copied().skip_while(|&s| inside[s as usize]).collect();
-                for &s in &out {
-                    load[s as usize] += weight;
-                }
-                for w in out.windows(2) {
-                    let (a, b) = (w[0].min(w[1]) as u32, w[0].max(w[1]) as u32);
-                    *crossings.entry((a, b)).or_default() += weight;
+                let rest: Vec<u16> = path.iter().copied().skip_while(|&s| inside[s as usize]).collect();
+                if !rest.is_empty() {
+                    out.push(rest);
                 }
             }
         }
-        (load, crossings.into_iter().map(|((a, b), w)| (a, b, w)).collect())
+        (out, weight)
     }
 
     /// An injector's camera region holding copies of `shards` (which must fit: see
     /// [`super::region::choose`]), listed by shard id so the injector can search it.
     pub fn camera_region(&self, shards: &[usize]) -> Vec<u8> {
-        let mut sorted = shards.to_vec();
-        sorted.sort_unstable();
-        let mut header = foam_region_header { count: 0, total_bytes: 0, shard: [0; REGION_SHARDS], offset: [0; REGION_SHARDS] };
-        let mut blobs = Vec::new();
-        let head = size_of::<foam_region_header>();
-        for s in sorted {
-            let node = &self.spec.nodes[s];
-            header.shard[header.count as usize] = s as u16;
-            header.offset[header.count as usize] = (head + blobs.len()) as u32;
-            header.count += 1;
-            blobs.extend_from_slice(&self.spec.shards[node.shard_offset..node.shard_offset + node.shard_bytes]);
-        }
-        header.total_bytes = (head + blobs.len()) as u32;
+        let bytes = |s: usize| self.spec.nodes[s].shard_bytes;
+        let (header, sorted) = region_header(shards, &bytes);
         assert!(header.total_bytes as usize <= self.spec.region_bytes, "camera region over its budget");
         let mut region = record_bytes(&header);
-        region.extend_from_slice(&blobs);
+        for s in sorted {
+            let node = &self.spec.nodes[s];
+            region.extend_from_slice(&self.spec.shards[node.shard_offset..node.shard_offset + node.shard_bytes]);
+        }
         region.resize(self.spec.region_bytes, 0);
         region
     }
 }
+
+/// The directory of a region holding copies of `shards` (blobs of `bytes(s)` bytes)
+/// and the shards in the order their blobs follow it: by ascending id, so that a
+/// tile can search it. The same layout serves injectors' camera regions and
+/// tracers' shard copies.
+fn region_header(shards: &[usize], bytes: &dyn Fn(usize) -> usize) -> (foam_region_header, Vec<usize>) {
+    let mut sorted = shards.to_vec();
+    sorted.sort_unstable();
+    assert!(sorted.len() <= REGION_SHARDS, "more shards than a region lists");
+    let mut header = foam_region_header { count: 0, total_bytes: 0, shard: [0; REGION_SHARDS], offset: [0; REGION_SHARDS] };
+    let mut at = size_of::<foam_region_header>();
+    for &s in &sorted {
+        header.shard[header.count as usize] = s as u16;
+        header.offset[header.count as usize] = at as u32;
+        header.count += 1;
+        at += bytes(s);
+    }
+    header.total_bytes = at as u32;
+    (header, sorted)
+}
+
+/// What is planned per tracer before assembly: side links (`None`: by shared
+/// faces), shard copies (empty: none) and result-store slots (empty: the options').
+#[derive(Default)]
+struct Neighbours {
+    sides: Option<Vec<Vec<u32>>>,
+    copies: Vec<Vec<usize>>,
+    results: Vec<u32>,
+}
+
+/// Result slots a tracer gets per ray the sample expects to end on it: the rays
+/// are split between its six workers' parts of the store, not evenly.
+const RESULT_MARGIN: f64 = 1.5;
 
 const REGION_SHARDS: usize = partition::layout::FOAM_REGION_MAX_SHARDS as usize;
 
@@ -415,6 +497,9 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
     }
     if o.side_links > 0 && o.side_capacity == 0 {
         return bad("--side-capacity must be at least 1 ray when tracers have side links".into());
+    }
+    if o.copies as usize > REGION_SHARDS {
+        return bad(format!("--copies {}: a tracer holds at most {REGION_SHARDS} shard copies", o.copies));
     }
     if !(0.0..1.0).contains(&o.t_stop) {
         return bad(format!("transmittance threshold {} must be in [0, 1)", o.t_stop));

@@ -64,8 +64,8 @@ pub fn sample_paths(
 /// `paths` would leave the region, as long as its blob (`sizes[s]` bytes) fits in
 /// `budget` bytes and the region holds fewer than `max_shards`. Shards no sampled ray
 /// reaches are not worth their bytes. Deterministic: ties go to the lower shard id.
-pub fn choose(
-    paths: &[Vec<u16>],
+pub fn choose<P: AsRef<[u16]>>(
+    paths: &[P],
     start: usize,
     sizes: &[usize],
     budget: usize,
@@ -80,7 +80,7 @@ pub fn choose(
     let mut waiting: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut pos = vec![0usize; paths.len()];
     let advance = |r: usize, pos: &mut [usize], inside: &[bool], waiting: &mut [Vec<u32>]| {
-        let p = &paths[r];
+        let p = paths[r].as_ref();
         while pos[r] < p.len() && inside[p[pos[r]] as usize] {
             pos[r] += 1;
         }
@@ -127,6 +127,6 @@ mod tests {
         sizes[2] = 500;
         assert_eq!(choose(&paths, 0, &sizes, 45, 8), vec![0, 1, 3, 4]);
         // Shards no sampled ray reaches stay out; the start shard is always in.
-        assert_eq!(choose(&[], 7, &sizes, 0, 8), vec![7]);
+        assert_eq!(choose::<Vec<u16>>(&[], 7, &sizes, 0, 8), vec![7]);
     }
 }

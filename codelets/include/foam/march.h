@@ -173,6 +173,18 @@ static inline uint32_t foam_visit_ray(const foam_shard_view *s, const foam_camer
   return cells;
 }
 
+/* Index of `shard` among a region's copies (layout.h foam_region_header, listed by
+ * ascending id), or -1 if the region does not hold it. */
+static inline int foam_region_find(const foam_region_header *h, uint16_t shard) {
+  uint32_t lo = 0, hi = h->count;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (h->shard[mid] < shard) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < h->count && h->shard[lo] == shard ? (int)lo : -1;
+}
+
 /* foam_visit_ray for a ray rebuilt from the camera and its pixel. */
 static inline uint32_t foam_visit(const foam_shard_view *s, const foam_camera *cam, foam_ray *ray) {
   foam_vec3 o, d;

@@ -96,6 +96,7 @@ fn point(w: &mut String, p: &Point) {
         p.side_capacity,
         if p.links_sized_to_camera { " (tracer links sized to the camera's sampled load)" } else { "" }
     );
+    let _ = writeln!(w, "shard copies on tracers: {}", p.shard_copies);
     let _ = writeln!(
         w,
         "device wall time: {:.4} s (median, host runtime; graph build {:.2} s not timed)",

@@ -1,0 +1,133 @@
+//! Shard copies on tracer tiles.
+//!
+//! A ray that crosses from one shard into the next costs at least one
+//! compute/exchange iteration, and usually a few router hops more, however few
+//! cells it marches on either side; a long ray crosses a dozen shards or more, so
+//! the frame's iteration count is mostly that. But a shard of a large scene takes
+//! a fraction of its tile (under 80 KB of 624 KiB for a 1 M-cell scene in 1024
+//! shards), so a tracer can also hold copies of the neighbouring shards its rays
+//! leave into most, and march them on through those in the same step.
+//!
+//! Which neighbours is the camera's business: the host's sample of the frame's
+//! rays ([`super::DevicePlan::tracer_traffic`]) gives the shards each sampled ray
+//! crosses after leaving its injector's region. For each tracer, every place a
+//! sampled path enters its shard is a ray that tracer would march; from there the
+//! copies grow as the injectors' regions do ([`super::region::choose`]): always
+//! the shard where most of those rays would leave what the tile holds so far, as
+//! long as its blob fits the bytes the tile has left.
+//!
+//! The copies only move work between tiles: a ray crosses them through its payload
+//! as it would cross tiles, so the image does not depend on them.
+
+use rayon::prelude::*;
+
+/// The shard copies of each of `budgets.len()` tracers (tracer `a` holds shard `a`):
+/// at most `most` each, their blobs (`sizes[s]` bytes) within `budgets[a]` bytes,
+/// in ascending shard order. `paths` are the sampled rays' shard sequences after
+/// their injector's region. Deterministic.
+pub fn choose(paths: &[Vec<u16>], sizes: &[usize], budgets: &[usize], most: usize) -> Vec<Vec<usize>> {
+    let tracers = budgets.len();
+    if most == 0 {
+        return vec![Vec::new(); tracers];
+    }
+    // Where each tracer's rays start: (path, position) of every entry into its shard.
+    let mut entries: Vec<Vec<(u32, u32)>> = vec![Vec::new(); tracers];
+    for (p, path) in paths.iter().enumerate() {
+        for (i, &s) in path.iter().enumerate() {
+            if (s as usize) < tracers {
+                entries[s as usize].push((p as u32, i as u32));
+            }
+        }
+    }
+    entries
+        .par_iter()
+        .enumerate()
+        .map(|(a, from)| {
+            if from.is_empty() {
+                return Vec::new();
+            }
+            let onward: Vec<&[u16]> = from.iter().map(|&(p, i)| &paths[p as usize][i as usize..]).collect();
+            // The tile's own shard is where every path starts; it is not a copy.
+            let mut held = super::region::choose(&onward, a, sizes, budgets[a] + sizes[a], most + 1);
+            held.remove(0);
+            held.sort_unstable();
+            held
+        })
+        .collect()
+}
+
+/// What the sampled rays do on tiles holding `held` copies (see [`traffic`]).
+pub struct Traffic {
+    /// Rays each tracer takes in: where a path starts, and wherever it leaves what
+    /// its tile holds.
+    pub arrivals: Vec<f64>,
+    /// Rays that end on each tracer.
+    pub finishes: Vec<f64>,
+    /// Crossings between tiles `(a, b, rays)`, `a < b`, both directions together.
+    pub crossings: Vec<(u32, u32, f64)>,
+}
+
+/// What the sampled `paths` do on tiles holding `held` copies, each path standing
+/// for `weight` pixels.
+pub fn traffic(paths: &[Vec<u16>], weight: f64, held: &[Vec<usize>]) -> Traffic {
+    let mut arrivals = vec![0.0f64; held.len()];
+    let mut finishes = vec![0.0f64; held.len()];
+    let mut crossings: std::collections::BTreeMap<(u32, u32), f64> = Default::default();
+    for path in paths {
+        let Some(&first) = path.first() else { continue };
+        let mut tile = first as usize;
+        arrivals[tile] += weight;
+        for &s in &path[1..] {
+            let s = s as usize;
+            if s == tile || held[tile].binary_search(&s).is_ok() {
+                continue;
+            }
+            *crossings.entry((tile.min(s) as u32, tile.max(s) as u32)).or_default() += weight;
+            tile = s;
+            arrivals[tile] += weight;
+        }
+        finishes[tile] += weight;
+    }
+    Traffic { arrivals, finishes, crossings: crossings.into_iter().map(|((a, b), w)| (a, b, w)).collect() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_follow_where_each_tracers_rays_go_next_within_its_bytes() {
+        // Tracer 0's rays go on to 1 (five), then 2; two go to 3. Tracer 1's rays,
+        // counted from wherever a path enters 1, go on to 2.
+        let mut paths = vec![vec![0u16, 1, 2]; 5];
+        paths.extend(vec![vec![0u16, 3]; 2]);
+        paths.push(vec![4, 1, 2]);
+        let sizes = vec![10usize; 5];
+        let held = choose(&paths, &sizes, &[100; 5], 8);
+        assert_eq!(held[0], vec![1, 2, 3]);
+        assert_eq!(held[1], vec![2]);
+        assert_eq!(held[4], vec![1, 2]);
+        assert!(held[2].is_empty() && held[3].is_empty(), "nothing leaves 2 or 3");
+        // Room for one copy: the busiest next shard. No room, or none wanted: nothing.
+        assert_eq!(choose(&paths, &sizes, &[15; 5], 8)[0], vec![1]);
+        assert_eq!(choose(&paths, &sizes, &[100; 5], 1)[0], vec![1]);
+        assert!(choose(&paths, &sizes, &[5; 5], 8).iter().all(Vec::is_empty));
+        assert!(choose(&paths, &sizes, &[100; 5], 0).iter().all(Vec::is_empty));
+    }
+
+    #[test]
+    fn traffic_counts_arrivals_and_crossings_between_tiles_not_shards() {
+        let paths = vec![vec![0u16, 1, 2, 3], vec![2, 1, 0]];
+        let none = vec![Vec::new(); 4];
+        let t = traffic(&paths, 2.0, &none);
+        assert_eq!(t.arrivals, vec![4.0, 4.0, 4.0, 2.0]);
+        assert_eq!(t.finishes, vec![2.0, 0.0, 0.0, 2.0]);
+        assert_eq!(t.crossings, vec![(0, 1, 4.0), (1, 2, 4.0), (2, 3, 2.0)]);
+        // Tile 0 holds 1 and 2: the first ray stays there until it leaves for 3.
+        let held = vec![vec![1, 2], vec![], vec![], vec![]];
+        let t = traffic(&paths, 1.0, &held);
+        assert_eq!(t.arrivals, vec![2.0, 1.0, 1.0, 1.0]);
+        assert_eq!(t.finishes, vec![1.0, 0.0, 0.0, 1.0]);
+        assert_eq!(t.crossings, vec![(0, 1, 1.0), (0, 3, 1.0), (1, 2, 1.0)]);
+    }
+}
