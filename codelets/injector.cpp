@@ -136,21 +136,8 @@ public:
       unsigned char *slot = slots + (size_t)i * p.ray_bytes;
       foam_ray ray;
       foam_ray_load(slot, p.layout, p.hops, &ray);
-      foam_vec3 o, d;  // the pixel's ray, the same on every shard it crosses here
-      foam_camera_ray(&cam, foam_px_x(ray.px), foam_px_y(ray.px), &o, &d);
-      // A finished ray is addressed to its pixel's owner, which may be a shard held
-      // here too: it stops marching all the same. Between shards the ray goes
-      // through its payload, as it would between tracer tiles, so the image does
-      // not depend on which shards the region holds.
-      for (int k = foam_region_find(&rh, ray.shard); k >= 0 && ray.cell != FOAM_FINISHED_CELL;
-           k = foam_region_find(&rh, ray.shard)) {
-        foam_shard_view view;
-        foam_shard_open(&region[0] + rh.offset[k], &view);
-        work[1] += foam_visit_ray(&view, &cam, o, d, &ray);
-        work[0]++;  // one visit = one tracer hop, as on a tracer tile
-        foam_ray_store(slot, p.layout, p.hops, &ray);
-        foam_ray_load(slot, p.layout, p.hops, &ray);
-      }
+      // One shard visit = one tracer hop, as on a tracer tile; no shard of its own.
+      foam_march_held(&cam, p.layout, p.hops, slot, FOAM_INVALID_SHARD, nullptr, &rh, &region[0], &ray, &work[0], &work[1]);
     }
     return true;
   }

@@ -115,13 +115,6 @@ public:
     const unsigned slicePixels = pixels.size() / sizeof(foam_pixel);
     unsigned *work = &ctl[0] + offsetof(foam_tracer_ctl, work) / 4 + workerId * FOAM_TW_COUNTERS;
     unsigned char *store = &results[0] + (size_t)workerId * p.result_slots * sizeof(foam_result);
-    // The blob of a shard this tile holds (its own, or a copy), or null.
-    auto blob = [&](uint16_t s) -> const unsigned char * {
-      if (s == p.shard) return &shard[0];
-      const int k = foam_region_find(&held, s);
-      return k < 0 ? nullptr : &copies[0] + held.offset[k];
-    };
-
     // The worker's range runs over the inboxes as if they were one.
     for (unsigned b = 0, base = 0; b < in.n; base += in.count[b++]) {
       const unsigned lo = begin > base ? begin - base : 0;
@@ -135,20 +128,9 @@ public:
           continue;
         }
         if (ray.cell != FOAM_FINISHED_CELL) {
-          // On through every shard held here, each visit a tracer hop. Between
-          // shards, and when it ends here, the ray goes through its payload, as if
-          // it had travelled between tiles: its pixel does not depend on which
-          // shards a tile holds or where it is written.
-          foam_vec3 o, d;
-          foam_camera_ray(&cam, foam_px_x(ray.px), foam_px_y(ray.px), &o, &d);
-          for (const unsigned char *at = blob(ray.shard); at && ray.cell != FOAM_FINISHED_CELL; at = blob(ray.shard)) {
-            foam_shard_view view;
-            foam_shard_open(at, &view);
-            work[FOAM_TW_STEPS] += foam_visit_ray(&view, &cam, o, d, &ray);
-            work[FOAM_TW_MARCHED]++;
-            foam_ray_store(slot, p.layout, p.hops, &ray);
-            foam_ray_load(slot, p.layout, p.hops, &ray);
-          }
+          // On through every shard held here (foam_march_held), each visit a tracer hop.
+          foam_march_held(&cam, p.layout, p.hops, slot, (uint16_t)p.shard, &shard[0], &held, &copies[0], &ray,
+                          &work[FOAM_TW_MARCHED], &work[FOAM_TW_STEPS]);
           if (ray.cell != FOAM_FINISHED_CELL) continue;  // TracerSend takes it on
           // Finished here: keep it in this worker's part of the result store if
           // there is room, instead of sending it home through the tree.

@@ -202,12 +202,12 @@ pub fn tracer_links_for_load(options: &DeviceOptions, ray_bytes: u32, peak: f64)
 /// copies chosen before the links are sized still fit after.
 pub fn tracer_bytes(o: &DeviceOptions, ray_bytes: u32, shard_bytes: u32, slice_pixels: u32) -> u32 {
     use partition::layout::{
-        foam_camera, foam_params, foam_pixel, foam_result, foam_tile_stats, foam_tracer_ctl, FOAM_WORKERS,
+        foam_camera, foam_params, foam_pixel, foam_tile_stats, foam_tracer_ctl, FOAM_WORKERS,
     };
     use std::mem::size_of;
     let edge = if o.link_capacity.is_empty() { default_link_capacity(ray_bytes)[0] } else { o.edge_capacity(0) };
     let small = size_of::<foam_params>() + size_of::<foam_tile_stats>() + size_of::<foam_camera>() + size_of::<foam_tracer_ctl>();
-    let results = (FOAM_WORKERS * (o.results / FOAM_WORKERS) * size_of::<foam_result>() as u32).max(4);
+    let results = result_store_bytes(o.results / FOAM_WORKERS);
     small as u32
         + shard_bytes
         + 2 * link_bytes(edge, ray_bytes)
@@ -215,6 +215,13 @@ pub fn tracer_bytes(o: &DeviceOptions, ray_bytes: u32, shard_bytes: u32, slice_p
         + 2 * o.side_links.max(1) * link_bytes(o.side_capacity, ray_bytes)
         + slice_pixels * size_of::<foam_pixel>() as u32
         + results
+}
+
+/// Bytes of a tracer's result store of `slots_per_worker` slots for each of its six
+/// workers, as the graph builder makes it: a store with no slot is one placeholder word.
+pub fn result_store_bytes(slots_per_worker: u32) -> u32 {
+    use partition::layout::{foam_result, FOAM_WORKERS};
+    (FOAM_WORKERS * slots_per_worker * std::mem::size_of::<foam_result>() as u32).max(4)
 }
 
 /// Bytes a tracer tile has for shard copies (their blobs, beyond the copies'

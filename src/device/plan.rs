@@ -95,8 +95,9 @@ impl DevicePlan {
         check_options(options, cam.width, cam.height)?;
         let (part, packed, sites) = Self::cut(scene, shards, progress)?;
         let sizing = options.sizes_links_to_camera();
-        // Side links are chosen from the traffic below when sizing: none until then.
-        let first = Neighbours { sides: sizing.then(|| vec![Vec::new(); packed.len()]), ..Neighbours::default() };
+        // A first plan only to sample the camera's rays, which side links do not
+        // change: none, rather than choosing them by faces twice.
+        let first = Neighbours { sides: Some(vec![Vec::new(); packed.len()]), ..Neighbours::default() };
         let plan = Self::assemble(scene, (part, sites), &packed, cam.width, cam.height, options, first)?;
         let (paths, weight) = plan.sampled_paths(scene, cam);
         let sizes: Vec<usize> = packed.iter().map(|p| p.blob.len()).collect();
@@ -307,9 +308,7 @@ impl DevicePlan {
     /// Bytes of all tracers' result stores as the host reads them (the graph gives
     /// an empty store one word).
     pub fn result_store_bytes(&self) -> usize {
-        let record = size_of::<partition::layout::foam_result>();
-        let workers = partition::layout::FOAM_WORKERS as usize;
-        self.result_slots.iter().map(|&s| (s as usize * workers * record).max(4)).sum()
+        self.result_slots.iter().map(|&s| super::options::result_store_bytes(s) as usize).sum()
     }
 
     /// What the host writes to the device for one frame: the camera block broadcast to
