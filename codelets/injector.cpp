@@ -1,7 +1,8 @@
 // Injector tiles emit the frame's primary rays. Each one hangs off the root
-// router on a lane of its own, owns a list of pixel blocks the host chose for the
-// frame, and emits them as far as the root's credit allows; the root's credit also
-// keeps the rays in flight within what the generator's spill store could take.
+// router on a lane of its own, with a direct lane to each router under the root
+// beside it, owns a list of pixel blocks the host chose for the frame, and emits
+// them as far as the root allows: the root keeps the rays in flight within what
+// the generator's spill store could take.
 //
 // Every primary ray starts in the cell nearest the camera, so in the paper's design
 // every ray of the frame first queues for the one tracer that owns it, and then for
@@ -17,6 +18,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "foam/lanes.h"
 #include "foam/layout.h"
 #include "foam/march.h"
 #include "foam/ray.h"
@@ -29,7 +31,8 @@ public:
   Input<Bytes> params;
   Input<Bytes> camera;
   Input<Bytes> blocks;
-  Input<Bytes> inbox;  // a bare header: the root's credit
+  Input<Bytes> inbox;  // a bare header: the root's credit and what it may emit
+  Input<Bytes> held;   // marched rays that found no lane with credit last step
   InOut<Bytes> outbox;
   InOut<Words> ctl;
   InOut<Bytes> status;
@@ -48,7 +51,10 @@ public:
     const uint32_t area = p.block_w * p.block_h;
     unsigned char *out = &outbox[0] + sizeof(foam_link_header);
 
-    const uint32_t limit = in.credit < cap ? in.credit : cap;
+    // Rays held back last step go first; they are marched already.
+    const uint32_t kept = c.held;
+    if (kept) memcpy(out, &held[0], (size_t)kept * stride);
+    const uint32_t limit = in.pending < cap - kept ? in.pending : cap - kept;
     uint32_t sent = 0;
     bool idle = false;
     if (c.block_left == 0 && c.next < count && c.drain_left > 0) {
@@ -78,19 +84,20 @@ public:
       r.r = r.g = r.b = 0.0f;
       r.depth = -1.0f;
       r.router_hops = r.tracer_hops = 0;
-      foam_ray_store(out + (size_t)sent++ * stride, p.layout, p.hops, &r);
+      foam_ray_store(out + (size_t)(kept + sent++) * stride, p.layout, p.hops, &r);
     }
-    c.march_begin = 0;
-    c.march_end = sent;
-    if (sent < cap) foam_slot_invalidate(out + (size_t)sent * stride);
+    c.march_begin = kept;
+    c.march_end = kept + sent;
 
-    // Demand for the root's credit: a full lane while blocks are left.
+    // Every ray on hand; InjectorSend deals them out to the lanes and fills in the
+    // demands (layout.h: an injector's lane to the root), `credit` meanwhile
+    // saying whether blocks are left.
     const bool more = c.block_left > 0 || c.next < count;
     foam_link_header h;
-    h.count = sent;
-    h.credit = 0;  // nothing comes down to an injector
-    h.finished = 0;
-    h.pending = more ? cap : 0;
+    h.count = kept + sent;
+    h.credit = more ? 1 : 0;
+    h.finished = sent;
+    h.pending = 0;
     memcpy(&outbox[0], &h, sizeof h);
 
     fs.injected += sent;
@@ -143,7 +150,83 @@ public:
   }
 };
 
+// Phase 3 (one worker): every marched ray whose router under the root has credit on
+// this injector's direct lane goes there, past the root; the rest take the root's
+// lane while it has room, and wait in the held store after that. Every primary ray
+// crossed the root in the paper's design, and the root's queue, which reserves a
+// step of room for each credit it grants, paced the whole frame. The root now
+// grants room on its lane only for the rays that want it, and separately lets the
+// injector emit as many as the generator's spill store could still take.
+class InjectorSend : public Vertex {
+public:
+  Input<Bytes> params;
+  Input<Bytes> inbox;     // the root's header: room on its lane
+  Input<Bytes> directIn;  // a bare header per direct lane: that router's credit
+  InOut<Bytes> outbox;
+  InOut<Bytes> directOut;
+  InOut<Bytes> held;
+  InOut<Words> ctl;
+  InOut<Bytes> stats;
+
+  bool compute() {
+    const foam_params p = load<foam_params>(params);
+    foam_link_header h = load<foam_link_header>(outbox);
+    foam_injector_ctl c = load<foam_injector_ctl>(ctl);
+    const unsigned stride = p.ray_bytes, lanes = p.side_lanes, cap = p.link_capacity;
+    const uint32_t rootCredit = load<foam_link_header>(inbox).credit;
+    const uint32_t rootLimit = rootCredit < cap ? rootCredit : cap;
+    const bool more = h.credit > 0;
+    unsigned char *slots = &outbox[0] + sizeof(foam_link_header);
+    uint32_t limit[FOAM_MAX_FANOUT], sent[FOAM_MAX_FANOUT];
+    for (unsigned k = 0; k < lanes; ++k) {
+      const uint32_t credit = load<foam_link_header>(directIn, foam_direct_offset(&p, k, 0)).credit;
+      limit[k] = credit < p.side_capacity ? credit : p.side_capacity;
+      sent[k] = 0;
+    }
+    uint32_t up = 0, kept = 0, direct = 0;
+    for (uint32_t i = 0; i < h.count; ++i) {
+      unsigned char *slot = slots + (size_t)i * stride;
+      const unsigned k = lanes ? ((uint32_t)foam_slot_shard(slot) >> p.level_shift) & (lanes - 1) : 0;
+      if (lanes && sent[k] < limit[k]) {
+        memcpy(&directOut[0] + foam_direct_offset(&p, k, 1) + sizeof(foam_link_header) + (size_t)sent[k]++ * stride, slot,
+               stride);
+        direct++;
+      } else if (up < rootLimit) {
+        if (up != i) memcpy(slots + (size_t)up * stride, slot, stride);
+        up++;
+      } else {
+        memcpy(&held[0] + (size_t)kept++ * stride, slot, stride);
+      }
+    }
+    for (unsigned k = 0; k < lanes; ++k) {
+      unsigned char *box = &directOut[0] + foam_direct_offset(&p, k, 1);
+      foam_link_header d;
+      d.count = sent[k];
+      d.credit = 0;
+      d.finished = 0;
+      d.pending = more || kept ? p.side_capacity : 0;  // a full lane while rays are to come
+      memcpy(box, &d, sizeof d);
+      if (sent[k] < p.side_capacity) foam_slot_invalidate(box + sizeof d + (size_t)sent[k] * stride);
+    }
+    // The root's lane is wanted for what was held back and what took it now, or,
+    // without direct lanes, whole while rays are to come; the injector would emit
+    // as many new rays as its lane could hold beside those held.
+    h.count = up;
+    h.pending = !lanes ? (more || kept ? cap : 0) : kept + up < cap ? kept + up : cap;
+    h.credit = more ? cap - kept : 0;
+    memcpy(&outbox[0], &h, sizeof h);
+    if (up < cap) foam_slot_invalidate(slots + (size_t)up * stride);
+    c.held = kept;
+    memcpy(&ctl[0], &c, sizeof c);
+    foam_tile_stats st = load<foam_tile_stats>(stats);
+    st.side_sent += direct;
+    memcpy(&stats[0], &st, sizeof st);
+    return true;
+  }
+};
+
 #ifndef __IPU__
+FOAM_HOST_VERTEX(InjectorSend, params, inbox, directIn, outbox, directOut, held, ctl, stats)
 FOAM_HOST_VERTEX(InjectorMarch, region, camera, params, outbox, ctl)
-FOAM_HOST_VERTEX(Injector, params, camera, blocks, inbox, outbox, ctl, status, stats)
+FOAM_HOST_VERTEX(Injector, params, camera, blocks, inbox, held, outbox, ctl, status, stats)
 #endif

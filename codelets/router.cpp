@@ -3,15 +3,18 @@
 // its two queues onto its outboxes, in three compute sets — count, plan, forward —
 // so that workers write disjoint ranges without atomics, locks or barriers.
 //
-// Lane l < fanout is child l; the root then has one lane per injector tile, and
-// the last lane is the parent (foam/lanes.h packs them).
+// Lane l < fanout is child l; the root, and with direct lanes the routers under
+// it, then have one lane per injector tile, and the last lane is the parent
+// (foam/lanes.h packs them).
 //
 // Deadlock freedom: rays arriving from the parent only go down; rays arriving from
 // a child or an injector go down into a subtree ("turn") or up. A turn that finds
 // its child lane out of credit may go up instead ("escape"), so the upward path
 // never waits on a downward one; at the root the generator's spill store takes
-// what goes up, and the root's credit to the injectors keeps every ray in flight
-// within that store. Credits bound every queue, so nothing drops.
+// what goes up, and the root's allowance to the injectors keeps every ray in
+// flight within that store. Injector lanes are upward lanes: on a router under
+// the root too, their rays turn down or go up. Credits bound every queue, so
+// nothing drops.
 #include <poplar/Vertex.hpp>
 
 #include "foam/codelet.h"
@@ -193,21 +196,27 @@ public:
       wanted += demand[ch];
       finished += in[ch].finished;
     }
-    if (pl > f) {
-      // Injectors: new rays may enter only while every ray in flight (arrived, or
-      // granted and on its way) still fits the generator's spill store.
-      uint32_t outstanding = 0, asked = 0;
+    uint32_t allow[FOAM_MAX_LANES] = {};
+    for (unsigned l = f; l < pl; ++l) {
+      demand[l] = minu(in[l].pending, p.inject_capacity);
+      wanted += demand[l];
+    }
+    if (pl > f && p.max_in_flight > 0) {
+      // The root lets its injectors emit new rays only while every ray in flight
+      // (emitted, or allowed and on its way) still fits the generator's spill
+      // store (layout.h: an injector's lane to the root). Routers under it take
+      // rays the root has already let in.
+      uint32_t asked = 0;
       for (unsigned l = f; l < pl; ++l) {
-        c.injected += in[l].count;
-        outstanding += c.granted[l];
-        demand[l] = minu(in[l].pending, p.inject_capacity);
-        asked += demand[l];
+        c.injected += in[l].finished;
+        asked += in[l].credit;
       }
-      const uint32_t flying = c.injected - minu(finished, c.injected) + outstanding;
+      const uint32_t flying = c.injected - minu(finished, c.injected) + c.allowed;
       const uint32_t room = flying < p.max_in_flight ? p.max_in_flight - flying : 0;
+      c.allowed = 0;
       for (unsigned l = f; l < pl; ++l) {
-        if (asked > room) demand[l] = (uint32_t)((uint64_t)demand[l] * room / asked);
-        wanted += demand[l];
+        allow[l] = asked > room ? (uint32_t)((uint64_t)in[l].credit * room / asked) : in[l].credit;
+        c.allowed += allow[l];
       }
     }
     // Credit beyond demand is not handed out: it would stay reserved for a step
@@ -234,7 +243,7 @@ public:
       h.count = laneCount[l];
       h.credit = grant[l];
       h.finished = l == pl ? finished : 0;
-      h.pending = l == pl ? upq : down;
+      h.pending = l == pl ? upq : l >= f ? allow[l] : down;
       unsigned char *box = &outboxes[0] + foam_lane_offset(&p, l, 1);
       memcpy(box, &h, sizeof h);
       if (laneCount[l] < foam_lane_capacity(&p, l, 1)) foam_slot_invalidate(box + sizeof h + (size_t)laneCount[l] * p.ray_bytes);

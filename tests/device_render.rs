@@ -92,7 +92,7 @@ fn larger_synth_scene_matches_the_reference() {
     for copies in [0, 3] {
         let o = DeviceOptions { copies, ..sized.clone() };
         let plan = DevicePlan::for_camera(&scene, 1024, &cam, &o, &|| {}).unwrap();
-        let links: usize = plan.spec.nodes.iter().map(|n| n.sides.len()).sum();
+        let links: usize = plan.spec.nodes[..1024].iter().map(|n| n.sides.len()).sum();
         assert!(links > 0);
         let held: Vec<usize> = plan.copies.iter().map(Vec::len).collect();
         assert!(held.iter().all(|&n| n <= copies as usize) && (copies == 0) == held.iter().all(|&n| n == 0), "{copies}");
@@ -144,6 +144,8 @@ fn tiny_buffers_apply_back_pressure_and_change_nothing() {
         tracer_queue: 3,
         router_queue: Some(4),
         spill: Some(8),
+        inject_capacity: 2,
+        direct_capacity: 1,
         ..opts(RayLayout::Half)
     };
     let squeezed = render(scene, &cam, 64, &tight);
@@ -188,6 +190,11 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
         DeviceOptions { side_links: 0, ..opts(RayLayout::Half) },
         // ...or all sixteen, each a single slot, so their credit runs out every step.
         DeviceOptions { side_links: 16, side_capacity: 1, ..opts(RayLayout::Half) },
+        // No direct lanes: every primary ray crosses the root...
+        DeviceOptions { direct_capacity: 0, ..opts(RayLayout::Half) },
+        // ...or direct lanes of one ray beside a root lane of two, so that most rays
+        // wait in the injectors' held stores.
+        DeviceOptions { direct_capacity: 1, inject_capacity: 2, ..opts(RayLayout::Half) },
     ];
     let (mut hops, mut sides) = (Vec::new(), Vec::new());
     for o in &variants {
@@ -204,6 +211,8 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
     // Side links take crossings off the routers.
     assert!(base.stats.side_hops_mean > 0.0 && sides[8] == 0.0 && sides[9] > 0.0, "{sides:?}");
     assert!(hops[8] > b, "without side links: {} router hops per tracer hop vs {b}", hops[8]);
+    // Direct lanes take the primary rays past the root.
+    assert!(hops[10] > b, "without direct lanes: {} router hops per tracer hop vs {b}", hops[10]);
 }
 
 #[test]
@@ -223,6 +232,7 @@ fn bad_tree_options_are_one_line_errors() {
         (DeviceOptions { side_links: 17, ..opts(RayLayout::Half) }, "--side-links 17: a tracer has at most 16 side links"),
         (DeviceOptions { side_capacity: 0, ..opts(RayLayout::Half) }, "--side-capacity must be at least 1 ray"),
         (DeviceOptions { copies: 257, ..opts(RayLayout::Half) }, "--copies 257: a tracer holds at most 256 shard copies"),
+        (DeviceOptions { direct_capacity: 20_000, ..opts(RayLayout::Half) }, "--direct-capacity"),
     ] {
         let e = plan(o).expect("must be refused");
         assert!(e.contains(want) && !e.contains('\n'), "{e}");

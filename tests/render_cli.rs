@@ -95,6 +95,7 @@ fn bad_input_is_a_one_line_error() {
     check(&["--batch", "diagonal:3"], "rows:N, cols:N or blocks:N");
     check(&["--injectors", "0"], "0 injectors: the root takes 1 to 8 injector lanes");
     check(&["--tiles", "100"], "the target has 100");
+    check(&["--direct-capacity", "100000"], "--direct-capacity");
     let e = expect_error(&["render", "/nonexistent/scene.ply", "--camera", "nope.json", "-o", o]);
     assert!(e.contains("nope.json") || e.contains("nonexistent"), "{e}");
 }

@@ -704,7 +704,7 @@ pub struct foam_router_ctl {
     pub stay_off: [u32; 33usize],
     pub rr: u32,
     pub injected: u32,
-    pub reserved: u32,
+    pub allowed: u32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
@@ -758,8 +758,8 @@ const _: () = {
         "Offset of field: foam_router_ctl::injected",
     ][::core::mem::offset_of!(foam_router_ctl, injected) - 2232usize];
     [
-        "Offset of field: foam_router_ctl::reserved",
-    ][::core::mem::offset_of!(foam_router_ctl, reserved) - 2236usize];
+        "Offset of field: foam_router_ctl::allowed",
+    ][::core::mem::offset_of!(foam_router_ctl, allowed) - 2236usize];
 };
 impl Default for foam_router_ctl {
     fn default() -> Self {
@@ -838,7 +838,8 @@ pub struct foam_injector_ctl {
     pub drain_left: u32,
     pub march_begin: u32,
     pub march_end: u32,
-    pub reserved: [u32; 3usize],
+    pub held: u32,
+    pub reserved: [u32; 2usize],
     pub work: [[u32; 2usize]; 6usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -863,8 +864,11 @@ const _: () = {
         "Offset of field: foam_injector_ctl::march_end",
     ][::core::mem::offset_of!(foam_injector_ctl, march_end) - 16usize];
     [
+        "Offset of field: foam_injector_ctl::held",
+    ][::core::mem::offset_of!(foam_injector_ctl, held) - 20usize];
+    [
         "Offset of field: foam_injector_ctl::reserved",
-    ][::core::mem::offset_of!(foam_injector_ctl, reserved) - 20usize];
+    ][::core::mem::offset_of!(foam_injector_ctl, reserved) - 24usize];
     [
         "Offset of field: foam_injector_ctl::work",
     ][::core::mem::offset_of!(foam_injector_ctl, work) - 32usize];

@@ -23,10 +23,10 @@ namespace program = poplar::program;
 struct NodeTensors {
   Tensor params, inboxes, outboxes, ctl, stats;
   Tensor shard, copies, camera, pending, pixels, results;  // tracers
-  Tensor sideIn, sideOut;                          // tracers: side links, lane after lane
+  Tensor sideIn, sideOut;  // tracers: side links; injectors: direct lanes (lane after lane)
   Tensor queues;                          // routers
   Tensor spill, status;                   // generator (status: injectors too)
-  Tensor region, blocks;                  // injectors
+  Tensor region, blocks, held;            // injectors
 };
 
 Tensor bytes(Graph &g, unsigned tile, std::size_t n, const std::string &name) {
@@ -155,6 +155,13 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       x.outboxes = bytes(g, n.tile, link, name + "/outbox");
       x.ctl = words(g, n.tile, sizeof(foam_injector_ctl) / 4, name + "/ctl");
       x.status = bytes(g, n.tile, sizeof(foam_frame_status), name + "/status");
+      if (n.sides.size() != p.side_lanes || p.side_lanes > FOAM_MAX_FANOUT)
+        throw std::invalid_argument(name + ": " + std::to_string(n.sides.size()) + " direct lanes but params say " +
+                                    std::to_string(p.side_lanes) + " (at most " + std::to_string(FOAM_MAX_FANOUT) + ")");
+      // Without direct lanes one empty header each way, so that the fields exist.
+      x.sideIn = bytes(g, n.tile, foam_direct_offset(&p, std::max(1u, p.side_lanes), 0), name + "/direct-in");
+      x.sideOut = bytes(g, n.tile, foam_direct_offset(&p, std::max(1u, p.side_lanes), 1), name + "/direct-out");
+      x.held = bytes(g, n.tile, (std::size_t)p.link_capacity * spec.rayBytes, name + "/held");
       // Written with each camera: the shards its rays cross first, and its blocks.
       x.region = bytes(g, n.tile, spec.regionBytes, name + "/camera-region");
       x.blocks = bytes(g, n.tile, sizeof(uint32_t) + (std::size_t)p.block_slots * sizeof(foam_block), name + "/blocks");
@@ -197,6 +204,37 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       const unsigned backLane = (unsigned)(it - back.begin());
       exSrc.push_back(t[i].sideOut.slice(foam_side_offset(&p, k), foam_side_offset(&p, k + 1)));
       exDst.push_back(t[j].sideIn.slice(foam_side_offset(&p, backLane), foam_side_offset(&p, backLane + 1)));
+    }
+  };
+  // Injector i's direct lane k feeds its lane on the root's child k, which sends
+  // back only credit. wired counts, per router, the injector lanes something feeds.
+  std::vector<unsigned> wired(spec.nodes.size(), 0);
+  auto directLanes = [&](std::size_t i) {
+    const NodeSpec &n = spec.nodes[i];
+    const foam_params &p = params[i];
+    if (n.sides.empty()) return;
+    const std::string name = nodeName(n, i);
+    const std::size_t root = n.parent < 0 ? 0 : (std::size_t)n.parent;
+    const foam_params &rp = params[root];
+    if (n.parent < 0 || spec.nodes[root].role != Role::Router || p.side_lanes != rp.fanout || p.level_shift != rp.level_shift)
+      throw std::invalid_argument(name + ": direct lanes must lead to every child of its root, by the root's shard bits");
+    const unsigned injector = n.lane - rp.fanout;
+    for (unsigned k = 0; k < n.sides.size(); ++k) {
+      const std::size_t r = n.sides[k];
+      const std::string what = name + ": direct lane " + std::to_string(k);
+      if (r >= spec.nodes.size() || spec.nodes[r].role != Role::Router || spec.nodes[r].parent != (int)root ||
+          spec.nodes[r].lane != k)
+        throw std::invalid_argument(what + " does not lead to child " + std::to_string(k) + " of its root");
+      const foam_params &q = params[r];
+      if (injector >= q.inject_lanes || q.inject_capacity != p.side_capacity)
+        throw std::invalid_argument(what + ": the router has no injector lane " + std::to_string(injector) + " of " +
+                                    std::to_string(p.side_capacity) + " rays");
+      const unsigned lane = q.fanout + injector;
+      exSrc.push_back(t[i].sideOut.slice(foam_direct_offset(&p, k, 1), foam_direct_offset(&p, k + 1, 1)));
+      exDst.push_back(t[r].inboxes.slice(foam_lane_offset(&q, lane, 0), foam_lane_offset(&q, lane + 1, 0)));
+      exSrc.push_back(t[r].outboxes.slice(foam_lane_offset(&q, lane, 1), foam_lane_offset(&q, lane + 1, 1)));
+      exDst.push_back(t[i].sideIn.slice(foam_direct_offset(&p, k, 0), foam_direct_offset(&p, k + 1, 0)));
+      wired[r]++;
     }
   };
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
@@ -253,15 +291,21 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
     case Role::Injector: {
       auto inj = g.addVertex(step1, "Injector",
                              {{"params", x.params}, {"camera", x.camera}, {"blocks", x.blocks}, {"inbox", x.inboxes},
-                              {"outbox", x.outboxes}, {"ctl", x.ctl}, {"status", x.status}, {"stats", x.stats}});
+                              {"held", x.held}, {"outbox", x.outboxes}, {"ctl", x.ctl}, {"status", x.status},
+                              {"stats", x.stats}});
       g.setTileMapping(inj, tile);
       auto march = g.addVertex(step2, "InjectorMarch",
                                {{"region", x.region}, {"camera", x.camera}, {"params", x.params},
                                 {"outbox", x.outboxes}, {"ctl", x.ctl}});
       g.setTileMapping(march, tile);
+      auto send = g.addVertex(step3, "InjectorSend",
+                              {{"params", x.params}, {"inbox", x.inboxes}, {"directIn", x.sideIn}, {"outbox", x.outboxes},
+                               {"directOut", x.sideOut}, {"held", x.held}, {"ctl", x.ctl}, {"stats", x.stats}});
+      g.setTileMapping(send, tile);
       camDst.push_back(x.camera);
-      for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.status, &x.stats}) zero(*z, tile);
+      for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.sideIn, &x.sideOut, &x.status, &x.stats}) zero(*z, tile);
       zeroWords(x.ctl, tile);
+      directLanes(i);
       break;
     }
     }
@@ -293,12 +337,18 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
         parentOut = px.outboxes.slice(foam_lane_offset(&pp, n.lane, 1), foam_lane_offset(&pp, n.lane, 1) + downLink);
         parentIn = px.inboxes.slice(foam_lane_offset(&pp, n.lane, 0), foam_lane_offset(&pp, n.lane, 0) + link);
       }
+      if (injector) wired[(std::size_t)n.parent]++;
       exSrc.push_back(up);
       exDst.push_back(parentIn);
       exSrc.push_back(parentOut);
       exDst.push_back(upIn);
     }
   }
+
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i)
+    if (spec.nodes[i].role == Role::Router && wired[i] != params[i].inject_lanes)
+      throw std::invalid_argument(nodeName(spec.nodes[i], i) + ": " + std::to_string(params[i].inject_lanes) +
+                                  " injector lanes but " + std::to_string(wired[i]) + " injectors feed them");
 
   // One merged exchange for every link (paper §4.8), one broadcast for the camera.
   Tensor cam = t[(std::size_t)generator].camera;

@@ -17,6 +17,7 @@ use crate::camera::{Camera, CameraArgs, load_camera};
 use crate::cmd::render::{default_camera, parse_layout};
 use crate::device::cycles::{self, Estimate};
 use crate::device::profile::{self, Profile};
+use crate::device::tree::Role;
 use crate::device::{Batch, DeviceOptions, DevicePlan, DeviceRenderer, FrameStats};
 use crate::metrics::psnr;
 use crate::reference::{SiteIndex, TraceOptions, Tracer, render_with};
@@ -74,6 +75,9 @@ pub struct Args {
     /// Rays per injector-lane buffer (what one injector can emit per iteration).
     #[arg(long, default_value_t = DeviceOptions::default().inject_capacity, value_name = "N")]
     pub inject_capacity: u32,
+    /// Rays per direct-lane buffer (see `render --direct-capacity`).
+    #[arg(long, default_value_t = DeviceOptions::default().direct_capacity, value_name = "N")]
+    pub direct_capacity: u32,
     /// Side links per tracer (see `render --side-links`).
     #[arg(long, default_value_t = DeviceOptions::default().side_links, value_name = "N")]
     pub side_links: u32,
@@ -118,6 +122,10 @@ pub struct Point {
     pub links_sized_to_camera: bool,
     /// Shard copies planned on all tracers together.
     pub shard_copies: u64,
+    /// Direct lanes from the injectors to the routers under the root, and rays per
+    /// buffer of each.
+    pub direct_lanes: u64,
+    pub direct_capacity: u32,
     /// Statistics of the last timed frame (`wall_s` of that frame).
     pub stats: FrameStats,
     /// Median device frame time (host runtime) and every timed frame.
@@ -194,6 +202,7 @@ impl Bench<'_> {
             region_bytes: self.args.region_kib.map(|k| k.saturating_mul(1024)),
             injectors: self.args.injectors,
             inject_capacity: self.args.inject_capacity,
+            direct_capacity: self.args.direct_capacity,
             side_links: self.args.side_links,
             copies: self.args.copies,
             side_capacity: self.args.side_capacity.unwrap_or(DeviceOptions::default().side_capacity),
@@ -223,7 +232,9 @@ impl Bench<'_> {
         let links_sized_to_camera = self.options(rc, batch).sizes_links_to_camera();
         let plan = self.plan(rc, batch)?;
         let (link_capacity, side_capacity) = (plan.options.link_capacity.clone(), plan.options.side_capacity);
-        let side_links = plan.spec.nodes.iter().map(|n| n.sides.len() as u64).sum::<u64>() / 2;
+        let side_links = plan.tree.nodes.iter().zip(&plan.spec.nodes).filter(|(n, _)| n.role == Role::Tracer).map(|(_, s)| s.sides.len() as u64).sum::<u64>() / 2;
+        let direct_lanes = (plan.tree.injectors().len() * plan.tree.direct_targets().len()) as u64;
+        let direct_capacity = if direct_lanes > 0 { plan.options.direct_capacity } else { 0 };
         let shard_copies = plan.copies.iter().map(|c| c.len() as u64).sum();
         let mut renderer = DeviceRenderer::new(plan)
             .with_context(|| format!("building the render graph ({what})"))?;
@@ -252,6 +263,8 @@ impl Bench<'_> {
             side_links,
             links_sized_to_camera,
             shard_copies,
+            direct_lanes,
+            direct_capacity,
             psnr_db: psnr(&composite(&frame.output), &self.reference),
             stats: frame.stats,
             device_s,

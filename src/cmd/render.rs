@@ -105,6 +105,10 @@ pub struct Args {
     /// Rays per injector-lane buffer (what one injector can emit per iteration).
     #[arg(long, default_value_t = DeviceOptions::default().inject_capacity, value_name = "N", help_heading = "Buffers")]
     pub inject_capacity: u32,
+    /// Rays per buffer of each injector's direct lane to each router under the root,
+    /// which carry primary rays past the root (0: none, all cross the root).
+    #[arg(long, default_value_t = DeviceOptions::default().direct_capacity, value_name = "N", help_heading = "Buffers")]
+    pub direct_capacity: u32,
     /// Finished rays each tracer keeps where they finish instead of sending them to
     /// their pixel's home tracer (split over its six workers; 0: all go home).
     #[arg(long, default_value_t = DeviceOptions::default().results, value_name = "N")]
@@ -156,6 +160,7 @@ impl Args {
             region_bytes: self.region_kib.map(|k| k.saturating_mul(1024)),
             injectors: self.injectors,
             inject_capacity: self.inject_capacity,
+            direct_capacity: self.direct_capacity,
             results: self.results,
             tiles: self.tiles,
             ..DeviceOptions::default()

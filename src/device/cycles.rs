@@ -57,7 +57,8 @@ pub const CELL_STEP_INSTR: f64 = 60.0;
 /// Tracer, per neighbour of a visited cell: load the site, the face plane test and, for
 /// faces ahead (about half), the division for the crossing distance.
 pub const NEIGHBOUR_INSTR: f64 = 30.0;
-/// TracerSend (one worker), per ray moved to the outbox or pending store.
+/// TracerSend (one worker), per ray moved to the outbox or pending store; InjectorSend,
+/// per ray dealt out to a lane or the held store.
 pub const SEND_RAY_INSTR: f64 = 14.0;
 /// RouterCount + RouterForward, per ray forwarded: classify twice, rank, copy 20–28 B.
 pub const ROUTER_RAY_INSTR: f64 = 45.0;

@@ -91,6 +91,10 @@ pub struct DeviceOptions {
     pub injectors: u32,
     /// Rays per injector-lane buffer.
     pub inject_capacity: u32,
+    /// Rays per buffer of each injector's direct lane to each router under the
+    /// root, which carries primary rays past the root; 0: none (every primary ray
+    /// crosses the root, as in the paper).
+    pub direct_capacity: u32,
     /// Router children per level, from the tracers up; the last entry repeats and
     /// the top router takes the shard-id bits that remain.
     pub fanout: Vec<u32>,
@@ -151,16 +155,24 @@ pub fn link_bytes(capacity: u32, ray_bytes: u32) -> u32 {
 }
 
 /// Bytes of the buffers of one injector edge (at the injector, and again on the
-/// root's lane): `inject` rays going up, a bare credit header coming down.
+/// router's lane): `inject` rays going up, a bare credit header coming down.
 pub fn inject_link_bytes(inject: u32, ray_bytes: u32) -> u32 {
     link_bytes(inject, ray_bytes) + link_bytes(0, ray_bytes)
+}
+
+/// Bytes of an injector's ray buffers: its edge to the root of `inject` rays, its
+/// store for as many rays held back, and `lanes` direct lanes of `direct` rays
+/// (an empty header each way without any, as the graph builder makes them).
+pub fn injector_buffer_bytes(inject: u32, lanes: u32, direct: u32, ray_bytes: u32) -> u32 {
+    let direct = if lanes == 0 { inject_link_bytes(0, ray_bytes) } else { lanes * inject_link_bytes(direct, ray_bytes) };
+    inject_link_bytes(inject, ray_bytes) + inject * ray_bytes + direct
 }
 
 /// Default rays per link buffer by level for the 20-byte half payload: narrow
 /// tracer edges (most of the bytes exchanged), wider edges between the routers,
 /// and below the root edges narrow enough that the root, which also takes the
-/// injectors' lanes, keeps a queue of about 4000 rays (its credit loop reserves a
-/// step's worth of queue for what it granted, so its queue bounds injection).
+/// injectors' lanes, keeps a queue of about 4900 rays (its credit loop reserves a
+/// step's worth of queue for what it granted, so its queue bounds what crosses it).
 pub const HALF_LINK_CAPACITY: [u32; 3] = [256, 768, 384];
 
 /// The default link capacities for `ray_bytes` payloads: the half payload's bytes.
@@ -245,13 +257,13 @@ impl DeviceOptions {
     }
 
     /// An injector's camera region: as given (at least the largest shard), or what
-    /// its tile has beside its link buffer of `inject` rays and its block list of
+    /// its tile has beside its `links` bytes of link buffers and its block list of
     /// `block_list` bytes, in whole KiB.
-    pub fn region_capacity(&self, ray_bytes: u32, tile_bytes: u32, largest_shard: u32, inject: u32, block_list: u32) -> u32 {
+    pub fn region_capacity(&self, tile_bytes: u32, largest_shard: u32, links: u32, block_list: u32) -> u32 {
         let least = REGION_HEADER_BYTES + largest_shard;
-        let bytes = self.region_bytes.unwrap_or_else(|| {
-            tile_bytes.saturating_sub(TILE_RESERVE_BYTES + inject_link_bytes(inject, ray_bytes) + block_list) / 1024 * 1024
-        });
+        let bytes = self
+            .region_bytes
+            .unwrap_or_else(|| tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links + block_list) / 1024 * 1024);
         bytes.max(least).next_multiple_of(4)
     }
 
@@ -300,6 +312,7 @@ impl Default for DeviceOptions {
             drain_iters: 0,
             injectors: 8,
             inject_capacity: 384,
+            direct_capacity: 128,
             fanout: vec![16, 8],
             link_capacity: Vec::new(),
             tracer_queue: 2048,
@@ -373,8 +386,13 @@ mod tests {
             let e = o.edge_capacity(9);
             let s = o.spill_capacity(rb, 638_976, e);
             assert!(s >= 16384 && 2 * link_bytes(e, rb) + s * rb + TILE_RESERVE_BYTES <= 638_976);
-            let r = o.region_capacity(rb, 638_976, 1000, 384, 2404);
-            assert!(r >= 480 * 1024 && r + link_bytes(384, rb) + link_bytes(0, rb) + 2404 + TILE_RESERVE_BYTES <= 638_976, "{r}");
+            let links = injector_buffer_bytes(384, 8, o.direct_capacity, rb);
+            let r = o.region_capacity(638_976, 1000, links, 2404);
+            assert!(r >= 480 * 1024 && r + links + 2404 + TILE_RESERVE_BYTES <= 638_976, "{r}");
+            // A router under the root with eight direct lanes still has a queue of
+            // several of its parent's buffers.
+            let q = o.router_queue_capacity(rb, 638_976, 8, 768 * 20 / rb, 384 * 20 / rb, 8, o.direct_capacity);
+            assert!(q >= 6 * 384 * 20 / rb, "ray {rb} B: queue under the root {q}");
             // The root with eight injector lanes still has queues of a link buffer.
             let q = o.router_queue_capacity(rb, 638_976, 8, 384 * 20 / rb, 384 * 20 / rb, 8, 384 * 20 / rb);
             assert!(q >= 3 * 384 * 20 / rb, "ray {rb} B: root queue {q}");

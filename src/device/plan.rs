@@ -173,7 +173,11 @@ impl DevicePlan {
         neighbours: Neighbours,
     ) -> Result<DevicePlan, DeviceError> {
         let depth = partition::check_shard_count(packed.len() as u64)?;
-        let tree = Tree::new(depth, options.tiles, &options.fanout, options.injectors)?;
+        let mut tree = Tree::new(depth, options.tiles, &options.fanout, options.injectors)?;
+        if options.direct_capacity > 0 {
+            tree.add_direct_lanes();
+        }
+        let direct = tree.direct_targets();
 
         let ray_bytes = (options.layout.payload_bytes() as usize + if options.hops { size_of::<foam_ray_hops>() } else { 0 }) as u32;
         let mut resolved = options.clone();
@@ -196,7 +200,9 @@ impl DevicePlan {
         let groups = super::blocks::groups(options.batch, width, height, options.injectors);
         let block_slots = groups.iter().map(Vec::len).max().unwrap_or(0) as u32;
         let block_list = super::blocks::list_bytes(block_slots) as u32;
-        let region_bytes = options.region_capacity(ray_bytes, tile, largest_shard, options.inject_capacity, block_list);
+        let injector_links =
+            super::options::injector_buffer_bytes(options.inject_capacity, direct.len() as u32, options.direct_capacity, ray_bytes);
+        let region_bytes = options.region_capacity(tile, largest_shard, injector_links, block_list);
         let spill = options.spill_capacity(ray_bytes, tile, top_edge);
         if let Some(s) = options.spill.filter(|&s| s < top_edge) {
             return Err(DeviceError::Options(format!(
@@ -206,16 +212,16 @@ impl DevicePlan {
         if options.inject_capacity == 0 {
             return Err(DeviceError::Options("--inject-capacity must be at least 1 ray".into()));
         }
-        let injector_bytes = region_bytes + block_list + super::options::inject_link_bytes(options.inject_capacity, ray_bytes);
+        let injector_bytes = region_bytes + block_list + injector_links;
         if injector_bytes + super::options::TILE_RESERVE_BYTES > tile {
             return Err(DeviceError::Options(format!(
-                "an injector tile needs {injector_bytes} B for its camera region ({region_bytes} B, the largest shard is {largest_shard} B), block list and link but a tile has {tile}: use more shards, a smaller --region-kib or --inject-capacity"
+                "an injector tile needs {injector_bytes} B for its camera region ({region_bytes} B, the largest shard is {largest_shard} B), block list and links but a tile has {tile}: use more shards, a smaller --region-kib, --inject-capacity or --direct-capacity"
             )));
         }
         let mut router_queue = vec![0u32; tree.nodes.len()];
         for (i, n) in tree.nodes.iter().enumerate().filter(|(_, n)| n.role == Role::Router) {
             let (child, parent) = (options.edge_capacity(n.level - 1), options.edge_capacity(n.level));
-            let q = options.router_queue_capacity(ray_bytes, tile, n.fanout, child, parent, n.inject_lanes, options.inject_capacity);
+            let q = options.router_queue_capacity(ray_bytes, tile, n.fanout, child, parent, n.inject_lanes, inject_capacity(&tree, i, options));
             if q < child.max(parent) {
                 return Err(DeviceError::Options(format!(
                     "a level-{} router ({} children) has no room for queues beside its links of {child} and {parent} rays: lower --link-capacity or --fanout",
@@ -246,7 +252,8 @@ impl DevicePlan {
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                let mut params = node_params(n, options, ray_bytes, spill, router_queue[i], (width, height), block_slots);
+                let mut params = node_params(n, options, ray_bytes, spill, router_queue[i], (width, height), block_slots, i == tree.root());
+                params.inject_capacity = if n.inject_lanes > 0 { inject_capacity(&tree, i, options) } else { 0 };
                 if n.role == Role::Tracer {
                     params.result_slots = result_slots[i];
                 }
@@ -262,6 +269,16 @@ impl DevicePlan {
                 for (k, &s) in sides.iter().enumerate() {
                     params.side_shard[k] = s as u16;
                 }
+                // An injector's direct lanes lead to the routers under the root, lane
+                // k to the child that the root's own shard bits name k.
+                let sides = if n.role == Role::Injector && !direct.is_empty() {
+                    params.side_lanes = direct.len() as u32;
+                    params.side_capacity = options.direct_capacity;
+                    params.level_shift = tree.nodes[tree.root()].level_shift;
+                    direct.iter().map(|&r| r as u32).collect()
+                } else {
+                    sides
+                };
                 RenderNode {
                     role: n.role as u8,
                     tile: n.tile,
@@ -506,6 +523,13 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
     Ok(())
 }
 
+/// Rays per injector-lane buffer of router `i`: the root's lanes, or the direct
+/// lanes of a router under it.
+fn inject_capacity(tree: &Tree, i: usize, o: &DeviceOptions) -> u32 {
+    if i == tree.root() { o.inject_capacity } else { o.direct_capacity }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn node_params(
     n: &super::tree::Node,
     o: &DeviceOptions,
@@ -514,6 +538,7 @@ fn node_params(
     router_queue: u32,
     (width, height): (u32, u32),
     block_slots: u32,
+    is_root: bool,
 ) -> foam_params {
     let (block_w, block_h) = o.batch.block_size(width, height);
     let mut p = foam_params {
@@ -538,7 +563,7 @@ fn node_params(
         parent_capacity: if n.role == Role::Router { o.edge_capacity(n.level) } else { 0 },
         result_slots: if n.role == Role::Tracer { o.results / partition::layout::FOAM_WORKERS } else { 0 },
         inject_lanes: n.inject_lanes,
-        inject_capacity: if n.inject_lanes > 0 { o.inject_capacity } else { 0 },
+        inject_capacity: 0,
         block_slots: 0,
         side_lanes: 0,
         side_capacity: if n.role == Role::Tracer { o.side_capacity } else { 0 },
@@ -550,7 +575,7 @@ fn node_params(
             p.queue_capacity = router_queue;
             // The root admits new rays only while the generator could take every ray
             // in flight: that is what makes the routers deadlock free (codelets/router.cpp).
-            if n.inject_lanes > 0 {
+            if is_root {
                 p.max_in_flight = spill;
             }
         }

@@ -72,7 +72,11 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
                 (n.fanout as u64 * edge(n.level - 1) + edge(n.level) + n.inject_lanes as u64 * LINK_HEADER_BYTES, n.fanout as u64 + 1)
             }
             Role::Generator => (edge(n.level - 1), 1),
-            Role::Injector => (super::options::link_bytes(plan.options.inject_capacity, plan.ray_bytes) as u64, 1),
+            // Its edge to the root and its direct lanes.
+            Role::Injector => {
+                let direct = super::options::link_bytes(plan.options.direct_capacity, plan.ray_bytes) as u64;
+                (super::options::link_bytes(plan.options.inject_capacity, plan.ray_bytes) as u64 + k * direct, 1 + k)
+            }
         })
         .max()
         .unwrap_or((0, 1));
@@ -126,6 +130,8 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
                     it.step1_cycles = it.step1_cycles.max(single_worker_cycles(emitted as f64 * INJECTOR_RAY_INSTR));
                     let instr = rays as f64 * TRACER_RAY_INSTR + steps as f64 * step_instr;
                     it.step2_cycles = it.step2_cycles.max(multi_worker_cycles(instr, emitted.max(1)));
+                    // Dealing the rays out to its lanes (rays held back a step count once).
+                    it.step3_cycles = it.step3_cycles.max(single_worker_cycles(emitted as f64 * SEND_RAY_INSTR));
                     it.busiest_cell_steps = it.busiest_cell_steps.max(steps);
                 }
             }

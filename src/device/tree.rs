@@ -28,7 +28,8 @@ pub struct Node {
     /// Children: a power of two up to FOAM_MAX_FANOUT for routers, 1 for the
     /// generator, 0 for tracers and injectors.
     pub fanout: u32,
-    /// Routers: injector lanes after the children (the root only).
+    /// Routers: injector lanes after the children (the root, and with direct lanes
+    /// the routers under it: [`Tree::add_direct_lanes`]).
     pub inject_lanes: u32,
     /// Shard-id bits below this node's subtree: a shard `s` is inside iff
     /// `s >> subtree_shift == prefix`.
@@ -205,6 +206,25 @@ impl Tree {
         self.generator + 1..self.nodes.len()
     }
 
+    /// Gives every router under the root a lane per injector: the injectors' direct
+    /// lanes, which carry primary rays past the root. A root over tracers gets none.
+    pub fn add_direct_lanes(&mut self) {
+        let (root, injectors) = (self.root, self.nodes[self.root].inject_lanes);
+        for n in self.nodes.iter_mut().filter(|n| n.parent == Some(root) && n.role == Role::Router) {
+            n.inject_lanes = injectors;
+        }
+    }
+
+    /// The routers under the root that take direct lanes, by their lane at the root
+    /// (empty without direct lanes).
+    pub fn direct_targets(&self) -> Vec<usize> {
+        let mut under: Vec<usize> = (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].parent == Some(self.root) && self.nodes[i].role == Role::Router && self.nodes[i].inject_lanes > 0)
+            .collect();
+        under.sort_by_key(|&i| self.nodes[i].lane);
+        under
+    }
+
     /// Router hops on the tree path between two tracers (up to the lowest common
     /// router and down again): the minimum a ray pays to move between shards.
     pub fn path_hops(&self, a: u32, b: u32) -> u32 {
@@ -309,5 +329,24 @@ mod tests {
         assert!(t.injectors().all(|i| t.nodes[i].role == Role::Injector && t.nodes[i].parent == Some(t.root())));
         let t = Tree::new(4, 1472, &[16], 8).unwrap();
         assert_eq!(t.nodes[t.root()].fanout + t.nodes[t.root()].inject_lanes, 24);
+    }
+
+    #[test]
+    fn direct_lanes_reach_every_router_under_the_root() {
+        let mut t = Tree::new(10, 1472, &[16, 8], 8).unwrap();
+        assert!(t.direct_targets().is_empty());
+        t.add_direct_lanes();
+        let under = t.direct_targets();
+        assert_eq!(under.len(), 8);
+        for (k, &r) in under.iter().enumerate() {
+            let n = &t.nodes[r];
+            assert_eq!((n.role, n.parent, n.lane, n.inject_lanes), (Role::Router, Some(t.root()), k as u32, 8));
+        }
+        // Only the routers under the root: the level-1 routers keep none.
+        assert_eq!(t.routers().filter(|n| n.inject_lanes > 0).count(), 1 + 8);
+        // A root over tracers has no routers under it to reach.
+        let mut small = Tree::new(4, 1472, &[16], 3).unwrap();
+        small.add_direct_lanes();
+        assert!(small.direct_targets().is_empty());
     }
 }

@@ -2,7 +2,8 @@
  * lanes back to back): child lanes 0..fanout-1 of link_capacity rays, then the
  * root's injector lanes of inject_capacity rays in and a bare header (credit) out,
  * then the parent lane of parent_capacity rays; and how a tracer packs its side
- * links (side lanes of side_capacity rays back to back, one tensor each way). The
+ * links (side lanes of side_capacity rays back to back, one tensor each way), and an
+ * injector its direct lanes to the routers under the root. The
  * codelets and the graph builder, which slices the exchange copies out of these
  * tensors, both use this. */
 #ifndef FOAM_LANES_H
@@ -40,6 +41,13 @@ static inline size_t foam_lane_offset(const foam_params *p, unsigned l, int out)
 /* Byte offset of a tracer's side lane k; k = side_lanes gives the total. */
 static inline size_t foam_side_offset(const foam_params *p, unsigned k) {
   return k * foam_link_bytes(p, p->side_capacity);
+}
+
+/* Byte offset of an injector's direct lane k in its outbound (`out` 1: lanes of
+ * side_capacity rays) or inbound (a bare credit header each) tensor; k =
+ * side_lanes gives the total. */
+static inline size_t foam_direct_offset(const foam_params *p, unsigned k, int out) {
+  return k * foam_link_bytes(p, out ? p->side_capacity : 0u);
 }
 
 #endif /* FOAM_LANES_H */

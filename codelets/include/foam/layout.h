@@ -227,6 +227,13 @@ typedef struct foam_link_header {
   uint32_t finished; /* upward links: pixels finished so far in the sender's subtree */
   uint32_t pending;  /* rays waiting at the sender (demand; statistics) */
 } foam_link_header;
+/* An injector's lane to the root carries two flows: rays on the lane itself, and
+ * rays emitted, which may leave on its direct lanes instead. Up the lane `count`
+ * and `pending` are the lane's rays and the demand for them as on every link;
+ * `finished` is the rays emitted this step and `credit` the rays the injector would
+ * emit next step. Down the lane `credit` is room on the lane and `pending` the rays
+ * the root lets it emit next step, so that every ray in flight still fits the
+ * generator's spill store. */
 FOAM_STATIC_ASSERT(sizeof(foam_link_header) == 16, "foam_link_header is 16 bytes");
 
 /* Sizes of a role's buffers and queues, fixed when the graph is built. */
@@ -254,14 +261,17 @@ typedef struct foam_params {
   /* tracer: result-store slots per worker (each worker of TracerMarch owns a
    * contiguous part, so results are written without sharing) */
   uint32_t result_slots;
-  /* router: injector lanes after its child lanes (the root only). Nothing goes
-   * down them but credit, so their outbound buffers are a bare header. */
+  /* router: injector lanes after its child lanes (the root, and with direct lanes
+   * the routers under it). Nothing goes down them but credit, so their outbound
+   * buffers are a bare header. */
   uint32_t inject_lanes;
   uint32_t inject_capacity; /* router: rays per injector-lane buffer */
   uint32_t block_slots;     /* injector: entries its block list has room for */
   /* tracer: side links, direct edges to the shards it shares most faces with
    * (src/device/sides.rs chooses them). A ray bound for side_shard[k] skips the
-   * router tree when lane k has credit, and takes the tree when it has not. */
+   * router tree when lane k has credit, and takes the tree when it has not.
+   * injector: direct lanes, one to each router under the root (lane k to child k,
+   * child = (id >> level_shift) & (side_lanes-1)), of side_capacity rays. */
   uint32_t side_lanes;
   uint32_t side_capacity;  /* rays per side-link buffer, both directions */
   uint16_t side_shard[FOAM_MAX_SIDES];
@@ -277,7 +287,7 @@ typedef struct foam_tile_stats {
   uint32_t overflow;      /* rays that found no room: must stay 0 (credits forbid it) */
   uint32_t misrouted;     /* rays delivered to the wrong tile: must stay 0 */
   uint32_t iterations;    /* compute steps seen */
-  uint32_t side_sent;     /* tracer: rays sent over its side links */
+  uint32_t side_sent;     /* tracer: rays sent over its side links; injector: on its direct lanes */
 } foam_tile_stats;
 FOAM_STATIC_ASSERT(sizeof(foam_tile_stats) == 32, "foam_tile_stats is 32 bytes");
 
@@ -326,8 +336,8 @@ typedef struct foam_router_ctl {
   uint32_t esc_off[FOAM_MAX_FANOUT];      /* parent-lane slot of the first escaped turn */
   uint32_t stay_off[FOAM_CATS];           /* queue slot of the first staying rank */
   uint32_t rr;                            /* child that gets leftover credit first */
-  uint32_t injected;                      /* root: rays arrived from injector lanes this frame */
-  uint32_t reserved;
+  uint32_t injected;                      /* root: rays its injectors emitted this frame */
+  uint32_t allowed;                       /* root: rays it let its injectors emit last step, still outstanding */
 } foam_router_ctl;
 FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 2240, "foam_router_ctl is 2240 bytes");
 
@@ -360,7 +370,8 @@ typedef struct foam_injector_ctl {
   uint32_t block_left; /* pixels of the current block not yet emitted (0: none open) */
   uint32_t drain_left; /* idle iterations left before the next block */
   uint32_t march_begin, march_end; /* outbox slots of this step's new primary rays */
-  uint32_t reserved[3];
+  uint32_t held;       /* marched rays no lane had credit for, waiting in its held store */
+  uint32_t reserved[2];
   uint32_t work[FOAM_WORKERS][2]; /* per worker: shard visits marched, cells marched */
 } foam_injector_ctl;
 FOAM_STATIC_ASSERT(sizeof(foam_injector_ctl) == 80, "foam_injector_ctl is 80 bytes");

@@ -97,6 +97,7 @@ fn point(w: &mut String, p: &Point) {
         if p.links_sized_to_camera { " (tracer links sized to the camera's sampled load)" } else { "" }
     );
     let _ = writeln!(w, "shard copies on tracers: {}", p.shard_copies);
+    let _ = writeln!(w, "direct lanes from injectors past the root: {} of {} rays", p.direct_lanes, p.direct_capacity);
     let _ = writeln!(
         w,
         "device wall time: {:.4} s (median, host runtime; graph build {:.2} s not timed)",
