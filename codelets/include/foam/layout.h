@@ -244,7 +244,8 @@ typedef struct foam_params {
   uint32_t link_capacity;  /* rays per link buffer: a router's child lanes, a tracer's, the generator's or an injector's one edge */
   uint32_t queue_capacity; /* rays per router queue / tracer pending store / generator spill */
   uint32_t shard;        /* tracer: its shard id; router: subtree prefix; generator: 0 */
-  uint32_t level_shift;  /* router: shard-id bits below its children (child = (id >> shift) & (fanout-1)) */
+  uint32_t level_shift;  /* router: shard-id bits below its children (child = (id >> shift) & (fanout-1));
+                          injector: the root's, which pick its direct lane */
   uint32_t fanout;       /* router: number of children (a power of two, 2..FOAM_MAX_FANOUT) */
   uint32_t subtree_shift; /* router: a shard is in the subtree iff (id >> subtree_shift) == shard */
   /* root router: never more rays injected and unfinished than this (the hub's
@@ -273,7 +274,7 @@ typedef struct foam_params {
    * injector: direct lanes, one to each router under the root (lane k to child k,
    * child = (id >> level_shift) & (side_lanes-1)), of side_capacity rays. */
   uint32_t side_lanes;
-  uint32_t side_capacity;  /* rays per side-link buffer, both directions */
+  uint32_t side_capacity;  /* rays per side-link buffer, both directions (injector: per direct-lane buffer) */
   uint16_t side_shard[FOAM_MAX_SIDES];
 } foam_params;
 FOAM_STATIC_ASSERT(sizeof(foam_params) == 116, "foam_params is 116 bytes");
