@@ -79,6 +79,14 @@ std::vector<uint8_t> copyRegion(const RenderSpec &spec, const NodeSpec &n, const
   return region;
 }
 
+// The lanes a node's spec lists (a tracer's side links, an injector's direct
+// lanes) must be the ones its params give its codelets, and no more than `most`.
+void checkLanes(const NodeSpec &n, const foam_params &p, unsigned most, const std::string &name, const char *what) {
+  if (n.sides.size() != p.side_lanes || p.side_lanes > most)
+    throw std::invalid_argument(name + ": " + std::to_string(n.sides.size()) + " " + what + " but params say " +
+                                std::to_string(p.side_lanes) + " (at most " + std::to_string(most) + ")");
+}
+
 }  // namespace
 
 std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec) {
@@ -115,9 +123,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       x.inboxes = bytes(g, n.tile, link, name + "/inbox");
       x.outboxes = bytes(g, n.tile, link, name + "/outbox");
       x.pending = bytes(g, n.tile, (std::size_t)p.queue_capacity * spec.rayBytes, name + "/pending");
-      if (n.sides.size() != p.side_lanes || p.side_lanes > FOAM_MAX_SIDES)
-        throw std::invalid_argument(name + ": " + std::to_string(n.sides.size()) + " side links but params say " +
-                                    std::to_string(p.side_lanes) + " (at most " + std::to_string(FOAM_MAX_SIDES) + ")");
+      checkLanes(n, p, FOAM_MAX_SIDES, name, "side links");
       // A tracer without side links still gets one empty header, so the fields exist.
       x.sideIn = bytes(g, n.tile, foam_side_offset(&p, std::max(1u, p.side_lanes)), name + "/side-in");
       x.sideOut = bytes(g, n.tile, foam_side_offset(&p, std::max(1u, p.side_lanes)), name + "/side-out");
@@ -155,9 +161,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       x.outboxes = bytes(g, n.tile, link, name + "/outbox");
       x.ctl = words(g, n.tile, sizeof(foam_injector_ctl) / 4, name + "/ctl");
       x.status = bytes(g, n.tile, sizeof(foam_frame_status), name + "/status");
-      if (n.sides.size() != p.side_lanes || p.side_lanes > FOAM_MAX_FANOUT)
-        throw std::invalid_argument(name + ": " + std::to_string(n.sides.size()) + " direct lanes but params say " +
-                                    std::to_string(p.side_lanes) + " (at most " + std::to_string(FOAM_MAX_FANOUT) + ")");
+      checkLanes(n, p, FOAM_MAX_FANOUT, name, "direct lanes");
       // Without direct lanes one empty header each way, so that the fields exist.
       x.sideIn = bytes(g, n.tile, foam_direct_offset(&p, std::max(1u, p.side_lanes), 0), name + "/direct-in");
       x.sideOut = bytes(g, n.tile, foam_direct_offset(&p, std::max(1u, p.side_lanes), 1), name + "/direct-out");

@@ -24,7 +24,9 @@ struct NodeSpec {
   std::vector<uint8_t> params;  // foam_params bytes
   std::size_t shardOffset = 0;  // tracers: blob within RenderSpec::shardBytes
   std::size_t shardBytes = 0;
-  std::vector<unsigned> sides;  // tracers: the tracer nodes of its side links, lane k to sides[k]
+  // Tracers: the tracer nodes of its side links, lane k to sides[k]; injectors: the
+  // routers of its direct lanes, lane k to sides[k] (the root's child k).
+  std::vector<unsigned> sides;
   // Tracers: the foam_region_header of the shard copies it holds (empty: none); the
   // builder appends the listed shards' blobs at the offsets the header names.
   std::vector<uint8_t> copies;

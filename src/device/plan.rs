@@ -252,32 +252,26 @@ impl DevicePlan {
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                let mut params = node_params(n, options, ray_bytes, spill, router_queue[i], (width, height), block_slots, i == tree.root());
-                params.inject_capacity = if n.inject_lanes > 0 { inject_capacity(&tree, i, options) } else { 0 };
+                let mut params = node_params(&tree, i, options, ray_bytes, spill, router_queue[i], (width, height), block_slots);
+                let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[n.prefix as usize] } else { (0, 0) };
+                // A tracer's side links lead to tracers (node s holds shard s); an
+                // injector's direct lanes to the routers under the root, lane k to child k.
+                let sides: Vec<u32> = match n.role {
+                    Role::Tracer => std::mem::take(&mut sides[i]),
+                    Role::Injector => direct.iter().map(|&r| r as u32).collect(),
+                    Role::Router | Role::Generator => Vec::new(),
+                };
+                params.side_lanes = sides.len() as u32;
                 if n.role == Role::Tracer {
                     params.result_slots = result_slots[i];
+                    for (k, &s) in sides.iter().enumerate() {
+                        params.side_shard[k] = s as u16;
+                    }
                 }
-                let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[n.prefix as usize] } else { (0, 0) };
-                // Tracer node i holds shard i, so a side neighbour's shard is its node.
-                let sides = if n.role == Role::Tracer { std::mem::take(&mut sides[i]) } else { Vec::new() };
                 let held = if n.role == Role::Tracer && !copies[i].is_empty() {
                     record_bytes(&region_header(&copies[i], &|s| packed[s].blob.len()).0)
                 } else {
                     Vec::new()
-                };
-                params.side_lanes = sides.len() as u32;
-                for (k, &s) in sides.iter().enumerate() {
-                    params.side_shard[k] = s as u16;
-                }
-                // An injector's direct lanes lead to the routers under the root, lane
-                // k to the child that the root's own shard bits name k.
-                let sides = if n.role == Role::Injector && !direct.is_empty() {
-                    params.side_lanes = direct.len() as u32;
-                    params.side_capacity = options.direct_capacity;
-                    params.level_shift = tree.nodes[tree.root()].level_shift;
-                    direct.iter().map(|&r| r as u32).collect()
-                } else {
-                    sides
                 };
                 RenderNode {
                     role: n.role as u8,
@@ -531,15 +525,16 @@ fn inject_capacity(tree: &Tree, i: usize, o: &DeviceOptions) -> u32 {
 
 #[allow(clippy::too_many_arguments)]
 fn node_params(
-    n: &super::tree::Node,
+    tree: &Tree,
+    i: usize,
     o: &DeviceOptions,
     ray_bytes: u32,
     spill: u32,
     router_queue: u32,
     (width, height): (u32, u32),
     block_slots: u32,
-    is_root: bool,
 ) -> foam_params {
+    let n = &tree.nodes[i];
     let (block_w, block_h) = o.batch.block_size(width, height);
     let mut p = foam_params {
         layout: layout_code(o.layout),
@@ -561,9 +556,9 @@ fn node_params(
         block_h: 0,
         drain_iters: 0,
         parent_capacity: if n.role == Role::Router { o.edge_capacity(n.level) } else { 0 },
-        result_slots: if n.role == Role::Tracer { o.results / partition::layout::FOAM_WORKERS } else { 0 },
+        result_slots: 0, // set per tracer by the plan, as are side lanes
         inject_lanes: n.inject_lanes,
-        inject_capacity: 0,
+        inject_capacity: if n.inject_lanes > 0 { inject_capacity(tree, i, o) } else { 0 },
         block_slots: 0,
         side_lanes: 0,
         side_capacity: if n.role == Role::Tracer { o.side_capacity } else { 0 },
@@ -575,7 +570,7 @@ fn node_params(
             p.queue_capacity = router_queue;
             // The root admits new rays only while the generator could take every ray
             // in flight: that is what makes the routers deadlock free (codelets/router.cpp).
-            if is_root {
+            if i == tree.root() {
                 p.max_in_flight = spill;
             }
         }
@@ -586,6 +581,11 @@ fn node_params(
             p.block_h = block_h;
             p.drain_iters = o.drain_iters;
             p.block_slots = block_slots;
+            // Direct lane k leads to the root's child k, by the root's shard bits.
+            if !tree.direct_targets().is_empty() {
+                p.side_capacity = o.direct_capacity;
+                p.level_shift = tree.nodes[tree.root()].level_shift;
+            }
         }
     }
     p
