@@ -81,6 +81,8 @@ public:
   }
 };
 
-#ifndef __IPU__
+FOAM_STACK(Generator);
+
+#ifndef __POPC__
 FOAM_HOST_VERTEX(Generator, params, camera, inbox, outbox, spill, ctl, status, stats)
 #endif

@@ -49,6 +49,12 @@ public:
     const uint32_t listed = load<uint32_t>(blocks);
     const uint32_t count = listed < p.block_slots ? listed : p.block_slots;
     const uint32_t area = p.block_w * p.block_h;
+    // The next pixel of the open block, (u, v) along its rows (batch_kind 0) or
+    // columns (1): one division per step, none per ray (the IPU divides integers
+    // in software).
+    const uint32_t inner = p.batch_kind == 0 ? p.block_w : p.block_h;
+    if (area == 0) return false;  // the host never plans an empty block
+    uint32_t u = (area - c.block_left) % inner, v = (area - c.block_left) / inner;
     unsigned char *out = &outbox[0] + sizeof(foam_link_header);
 
     // Rays held back last step go first; they are marched already.
@@ -69,11 +75,13 @@ public:
         c.next++;
         c.block_left = area;
         c.drain_left = p.drain_iters;
+        u = v = 0;
       }
       const foam_block b = load<foam_block>(blocks, 4 + (c.next - 1) * sizeof(foam_block));
-      const uint32_t k = area - c.block_left--;
-      const uint32_t x = b.x + (p.batch_kind == 0 ? k % p.block_w : k / p.block_h);
-      const uint32_t y = b.y + (p.batch_kind == 0 ? k / p.block_w : k % p.block_h);
+      c.block_left--;
+      const uint32_t x = b.x + (p.batch_kind == 0 ? u : v);
+      const uint32_t y = b.y + (p.batch_kind == 0 ? v : u);
+      if (++u == inner) u = 0, ++v;
       if (x >= cam.width || y >= cam.height) continue;
       foam_ray r;
       r.shard = cam.start_shard;
@@ -130,10 +138,10 @@ public:
   InOut<Words> ctl;  // writes only work[workerId]
 
   bool compute(unsigned workerId) {
-    const foam_params p = load<foam_params>(params);
-    const foam_camera cam = load<foam_camera>(camera);
-    const foam_injector_ctl c = load<foam_injector_ctl>(ctl);
-    const foam_region_header rh = load<foam_region_header>(region);
+    const foam_params &p = cview<foam_params>(params);
+    const foam_camera &cam = cview<foam_camera>(camera);
+    const foam_injector_ctl &c = cview<foam_injector_ctl>(ctl);
+    const foam_region_header &rh = cview<foam_region_header>(region);
     const unsigned n = c.march_end - c.march_begin, workers = numWorkers();
     const unsigned begin = c.march_begin + n * workerId / workers;
     const unsigned end = c.march_begin + n * (workerId + 1) / workers;
@@ -225,7 +233,11 @@ public:
   }
 };
 
-#ifndef __IPU__
+FOAM_STACK(Injector);
+FOAM_STACK(InjectorMarch);
+FOAM_STACK(InjectorSend);
+
+#ifndef __POPC__
 FOAM_HOST_VERTEX(InjectorSend, params, inbox, directIn, outbox, directOut, held, ctl, stats)
 FOAM_HOST_VERTEX(InjectorMarch, region, camera, params, outbox, ctl)
 FOAM_HOST_VERTEX(Injector, params, camera, blocks, inbox, held, outbox, ctl, status, stats)

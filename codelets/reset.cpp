@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "foam/codelet.h"
+
 using namespace poplar;
 
 class ZeroBytes : public Vertex {
@@ -26,7 +28,10 @@ public:
   }
 };
 
-#ifndef __IPU__
+FOAM_STACK(ZeroBytes);
+FOAM_STACK(ZeroWords);
+
+#ifndef __POPC__
 FOAM_HOST_VERTEX(ZeroBytes, data)
 FOAM_HOST_VERTEX(ZeroWords, data)
 #endif

@@ -83,8 +83,8 @@ public:
   InOut<Words> ctl;  // writes only counts[workerId]
 
   bool compute(unsigned workerId) {
-    const foam_params p = load<foam_params>(params);
-    const foam_router_ctl c = load<foam_router_ctl>(ctl);
+    const foam_params &p = cview<foam_params>(params);
+    const foam_router_ctl &c = cview<foam_router_ctl>(ctl);
     const Sources s = sources(p, &inboxes[0], &queues[0], c.parity, c.up_count, c.down_count);
     const unsigned workers = numWorkers();
     uint32_t counts[FOAM_CATS] = {};
@@ -111,12 +111,14 @@ public:
   InOut<Bytes> stats;
 
   bool compute() {
-    const foam_params p = load<foam_params>(params);
-    foam_router_ctl c = load<foam_router_ctl>(ctl);
+    const foam_params &p = cview<foam_params>(params);
+    foam_router_ctl &c = view<foam_router_ctl>(ctl);
     const unsigned f = p.fanout, cap = p.link_capacity, pcap = p.parent_capacity, q = p.queue_capacity;
     const unsigned pl = foam_parent_lane(&p);  // child lanes [0, f), injector lanes [f, pl)
-    foam_link_header in[FOAM_MAX_LANES + 1];
-    for (unsigned l = 0; l <= pl; ++l) in[l] = load<foam_link_header>(inboxes, foam_lane_offset(&p, l, 0));
+    // Lane l's inbound header.
+    auto in = [&](unsigned l) -> const foam_link_header & {
+      return cview<foam_link_header>(inboxes, (unsigned)foam_lane_offset(&p, l, 0));
+    };
 
     uint32_t total[FOAM_CATS];
     for (unsigned k = 0; k < FOAM_CATS; ++k) {
@@ -133,7 +135,7 @@ public:
 
     uint32_t laneCount[FOAM_MAX_LANES + 1] = {};
     for (unsigned ch = 0; ch < f; ++ch) {
-      uint32_t credit = minu(in[ch].credit, cap);
+      uint32_t credit = minu(in(ch).credit, cap);
       c.send[FOAM_CAT_DOWN + ch] = minu(total[FOAM_CAT_DOWN + ch], credit);
       credit -= c.send[FOAM_CAT_DOWN + ch];
       c.send[FOAM_CAT_TURN + ch] = minu(total[FOAM_CAT_TURN + ch], credit);
@@ -141,7 +143,7 @@ public:
       c.lane_off[FOAM_CAT_TURN + ch] = c.send[FOAM_CAT_DOWN + ch];
       laneCount[ch] = c.send[FOAM_CAT_DOWN + ch] + c.send[FOAM_CAT_TURN + ch];
     }
-    uint32_t up = minu(in[pl].credit, pcap);
+    uint32_t up = minu(in(pl).credit, pcap);
     c.send[FOAM_CAT_UP] = minu(total[FOAM_CAT_UP], up);
     up -= c.send[FOAM_CAT_UP];
     uint32_t off = c.send[FOAM_CAT_UP];
@@ -192,13 +194,13 @@ public:
     uint32_t wanted = 0;
     uint32_t finished = 0;
     for (unsigned ch = 0; ch < f; ++ch) {
-      demand[ch] = minu(in[ch].pending + laneCount[ch], cap);
+      demand[ch] = minu(in(ch).pending + laneCount[ch], cap);
       wanted += demand[ch];
-      finished += in[ch].finished;
+      finished += in(ch).finished;
     }
     uint32_t allow[FOAM_MAX_LANES] = {};
     for (unsigned l = f; l < pl; ++l) {
-      demand[l] = minu(in[l].pending, p.inject_capacity);
+      demand[l] = minu(in(l).pending, p.inject_capacity);
       wanted += demand[l];
     }
     if (pl > f && p.max_in_flight > 0) {
@@ -206,16 +208,20 @@ public:
       // (emitted, or allowed and on its way) still fits the generator's spill
       // store (layout.h: an injector's lane to the root). Routers under it take
       // rays the root has already let in.
+      // An injector never asks for more than its lane holds; so each product
+      // below is at most inject_capacity x max_in_flight, which the graph builder
+      // keeps within 32 bits (the IPU has no 64-bit multiply or divide).
       uint32_t asked = 0;
       for (unsigned l = f; l < pl; ++l) {
-        c.injected += in[l].finished;
-        asked += in[l].credit;
+        c.injected += in(l).finished;
+        asked += minu(in(l).credit, p.inject_capacity);
       }
       const uint32_t flying = c.injected - minu(finished, c.injected) + c.allowed;
       const uint32_t room = flying < p.max_in_flight ? p.max_in_flight - flying : 0;
       c.allowed = 0;
       for (unsigned l = f; l < pl; ++l) {
-        allow[l] = asked > room ? (uint32_t)((uint64_t)in[l].credit * room / asked) : in[l].credit;
+        const uint32_t credit = minu(in(l).credit, p.inject_capacity);
+        allow[l] = asked > room ? credit * room / asked : credit;
         c.allowed += allow[l];
       }
     }
@@ -224,16 +230,19 @@ public:
     if (wanted <= availUp) {
       for (unsigned ch = 0; ch < pl; ++ch) grant[ch] = demand[ch];
     } else {
+      // demand[ch] is at most a lane's capacity and availUp at most the queue's:
+      // the graph builder keeps their product within 32 bits.
       uint32_t given = 0;
       for (unsigned ch = 0; ch < pl; ++ch) {
-        grant[ch] = (uint32_t)((uint64_t)demand[ch] * availUp / wanted);
+        grant[ch] = demand[ch] * availUp / wanted;
         given += grant[ch];
       }
-      for (unsigned i = 0; i < pl && given < availUp; ++i) {  // rounding leftover, rotating
-        unsigned ch = (c.rr + i) % pl;
+      // Rounding leftover, rotating from lane rr (< pl, so one wrap suffices).
+      for (unsigned i = 0; i < pl && given < availUp; ++i) {
+        const unsigned ch = c.rr + i < pl ? c.rr + i : c.rr + i - pl;
         if (grant[ch] < demand[ch]) grant[ch]++, given++;
       }
-      c.rr = (c.rr + 1) % pl;
+      c.rr = c.rr + 1 < pl ? c.rr + 1 : 0;
     }
     uint32_t reservedDown = down + c.granted[pl];
     grant[pl] = minu(reservedDown < q ? q - reservedDown : 0, pcap);
@@ -249,7 +258,6 @@ public:
       if (laneCount[l] < foam_lane_capacity(&p, l, 1)) foam_slot_invalidate(box + sizeof h + (size_t)laneCount[l] * p.ray_bytes);
       c.granted[l] = grant[l];
     }
-    memcpy(&ctl[0], &c, sizeof c);
 
     uint32_t moved = 0;
     for (unsigned l = 0; l <= pl; ++l) moved += laneCount[l];
@@ -272,8 +280,8 @@ public:
   Input<Words> ctl;
 
   bool compute(unsigned workerId) {
-    const foam_params p = load<foam_params>(params);
-    const foam_router_ctl c = load<foam_router_ctl>(ctl);
+    const foam_params &p = cview<foam_params>(params);
+    const foam_router_ctl &c = cview<foam_router_ctl>(ctl);
     const unsigned stride = p.ray_bytes, q = p.queue_capacity, up = foam_parent_lane(&p);
     const unsigned srcParity = c.parity ^ 1u;
     unsigned char *qs = &queues[0];
@@ -331,7 +339,11 @@ public:
   }
 };
 
-#ifndef __IPU__
+FOAM_STACK(RouterCount);
+FOAM_STACK(RouterPlan);
+FOAM_STACK(RouterForward);
+
+#ifndef __POPC__
 FOAM_HOST_VERTEX(RouterCount, params, inboxes, queues, ctl)
 FOAM_HOST_VERTEX(RouterPlan, params, inboxes, outboxes, ctl, stats)
 FOAM_HOST_VERTEX(RouterForward, params, inboxes, queues, outboxes, ctl)

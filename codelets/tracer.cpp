@@ -39,14 +39,22 @@ foam_result outcome(const foam_camera &cam, const foam_params &p, const foam_ray
   return r;
 }
 
+// log2 of the tracer count (a power of two), or -1 if it is none: the framebuffer
+// slot of a pixel is pixel >> this (layout.h foam_camera), with no integer divide.
+int slotShift(const foam_camera &cam) {
+  int shift = 0;
+  while (shift < 31 && (1u << shift) < cam.tracers) ++shift;
+  return (1u << shift) == cam.tracers ? shift : -1;
+}
+
 // Writes a finished ray into this tracer's framebuffer slice; false if the pixel is
 // not in the slice (a routing bug: counted, never silently ignored).
-bool writePixel(unsigned char *pixels, unsigned slicePixels, const foam_params &p, const foam_camera &cam,
+bool writePixel(unsigned char *pixels, unsigned slicePixels, int shift, const foam_params &p, const foam_camera &cam,
                 const foam_ray &ray) {
   const foam_result r = outcome(cam, p, ray);
   const uint32_t pixel = r.pixel - 1;
-  if (pixel % cam.tracers != p.shard || pixel / cam.tracers >= slicePixels) return false;
-  unsigned char *slot = pixels + (size_t)(pixel / cam.tracers) * sizeof(foam_pixel);
+  if (foam_pixel_home(&cam, pixel) != p.shard || (pixel >> shift) >= slicePixels) return false;
+  unsigned char *slot = pixels + (size_t)(pixel >> shift) * sizeof(foam_pixel);
   foam_pixel px;
   memcpy(&px, slot, sizeof px);
   px.r = r.r;
@@ -102,7 +110,7 @@ public:
   InOut<Words> ctl;  // foam_tracer_ctl; this vertex writes only work[workerId]
 
   bool compute(unsigned workerId) {
-    const foam_params p = load<foam_params>(params);
+    const foam_params &p = cview<foam_params>(params);
     const Inboxes<unsigned char> in = inboxes(p, &inbox[0], &sideIn[0]);
     const unsigned workers = numWorkers();
     unsigned total = 0;
@@ -110,8 +118,10 @@ public:
     const unsigned begin = total * workerId / workers;
     const unsigned end = total * (workerId + 1) / workers;
     if (begin == end) return true;  // most tracers idle most steps: touch nothing more
-    const foam_camera cam = load<foam_camera>(camera);
-    const foam_region_header held = load<foam_region_header>(copies);
+    const foam_camera &cam = cview<foam_camera>(camera);
+    const foam_region_header &held = cview<foam_region_header>(copies);
+    const int shift = slotShift(cam);
+    if (shift < 0) return false;  // the host writes 2^depth tracers
     const unsigned slicePixels = pixels.size() / sizeof(foam_pixel);
     unsigned *work = &ctl[0] + offsetof(foam_tracer_ctl, work) / 4 + workerId * FOAM_TW_COUNTERS;
     unsigned char *store = &results[0] + (size_t)workerId * p.result_slots * sizeof(foam_result);
@@ -145,7 +155,7 @@ public:
         // Finished, and home (arrived, or ended here): write the pixel and free the
         // slot. A finished ray whose home is elsewhere is already in its slot.
         if (ray.shard == p.shard) {
-          if (writePixel(&pixels[0], slicePixels, p, cam, ray))
+          if (writePixel(&pixels[0], slicePixels, shift, p, cam, ray))
             work[FOAM_TW_PIXELS]++;
           else
             work[FOAM_TW_MISROUTED]++;
@@ -175,9 +185,9 @@ public:
   InOut<Bytes> stats;
 
   bool compute() {
-    const foam_params p = load<foam_params>(params);
+    const foam_params &p = cview<foam_params>(params);
     const foam_link_header in = load<foam_link_header>(inbox);
-    foam_tracer_ctl c = load<foam_tracer_ctl>(ctl);
+    foam_tracer_ctl &c = view<foam_tracer_ctl>(ctl);
     const unsigned stride = p.ray_bytes;
     const unsigned capacity = p.queue_capacity;
     const unsigned limit = in.credit < p.link_capacity ? in.credit : p.link_capacity;
@@ -259,7 +269,6 @@ public:
 
     c.pending = kept;
     c.granted = grant;
-    memcpy(&ctl[0], &c, sizeof c);
 
     st.rays_in = totals[FOAM_TW_MARCHED];
     st.cell_steps = totals[FOAM_TW_STEPS];
@@ -273,7 +282,10 @@ public:
   }
 };
 
-#ifndef __IPU__
+FOAM_STACK(TracerMarch);
+FOAM_STACK(TracerSend);
+
+#ifndef __POPC__
 FOAM_HOST_VERTEX(TracerMarch, shard, copies, camera, params, inbox, sideIn, pixels, results, ctl)
 FOAM_HOST_VERTEX(TracerSend, params, inbox, sideIn, outbox, sideOut, pending, ctl, stats)
 #endif

@@ -7,6 +7,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "build/codelet_costs.rs"]
+mod codelet_costs;
+
 fn cpp_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = fs::read_dir(dir)
         .map(|rd| {
@@ -28,7 +31,7 @@ fn main() {
     let sdk = env::var_os("CARGO_FEATURE_POPLAR").is_some();
     let selftest = env::var_os("CARGO_FEATURE_SELFTEST").is_some();
 
-    for p in ["build.rs", "src", "bridge", "graph", "host", "include", "tests/codelets", "tests/cpp"] {
+    for p in ["build.rs", "build", "src", "bridge", "graph", "host", "include", "tests/codelets", "tests/cpp"] {
         println!("cargo:rerun-if-changed={}", crate_dir.join(p).display());
     }
     println!("cargo:rerun-if-changed={}", codelets_dir.display());
@@ -39,18 +42,7 @@ fn main() {
         bridges.push("src/selftest.rs");
     }
     let mut b = cxx_build::bridges(bridges);
-    b.std("c++17")
-        .opt_level(2)
-        .flag("-Wall")
-        .flag("-Wextra")
-        .flag("-Wdouble-promotion")
-        .include(codelets_dir.join("include"));
-    // Half conversions in F16C instructions instead of bit twiddling (foam/half.h):
-    // the host runtime converts every ray payload at every shard crossing. Only for
-    // a native build on a machine that has them, so the binary runs where it was built.
-    if host_has_f16c() {
-        b.flag("-mf16c");
-    }
+    configure(&mut b, &codelets_dir);
     for f in cpp_files(&crate_dir.join("bridge")).into_iter().chain(cpp_files(&crate_dir.join("graph"))) {
         b.file(f);
     }
@@ -77,7 +69,10 @@ fn main() {
         }
         let gp = out.join("foam_codelets.gp");
         let mut cmd = Command::new(&popc);
-        cmd.args(["-O3", "--target=ipu2", "-I"]).arg(codelets_dir.join("include"));
+        // Code for Mk2 hardware and for the IPU Model (which runs codelets compiled
+        // for the host, target "cpu"): the session builds the graph for whichever
+        // device it attaches.
+        cmd.args(["-O3", &format!("--target={POPC_TARGETS}"), "-I"]).arg(codelets_dir.join("include"));
         cmd.args(&codelets).arg("-o").arg(&gp);
         let st = cmd.status().unwrap_or_else(|e| panic!("cannot run {}: {e}", popc.display()));
         if !st.success() {
@@ -85,6 +80,7 @@ fn main() {
         }
         b.include(sdk_root.join("include"))
             .define("FOAM_POPLAR_SDK", None)
+            .define("FOAM_POPC_TARGETS", format!("\"{POPC_TARGETS}\"").as_str())
             .define("FOAM_CODELETS_GP", format!("\"{}\"", gp.display()).as_str());
         println!("cargo:rustc-link-search=native={}", sdk_root.join("lib").display());
         println!("cargo:rustc-link-lib=poplar");
@@ -104,10 +100,17 @@ fn main() {
         }
         // Each codelet is compiled through a wrapper that adds a link anchor; the
         // generated manifest references every anchor, so the linker keeps every
-        // codelet's FOAM_HOST_VERTEX registration, and lists the sources for addCodelets.
+        // codelet's FOAM_HOST_VERTEX registration, lists the sources for addCodelets,
+        // and gives the stack and code each vertex type measured.
         let units = out.join("codelet_units");
         fs::create_dir_all(&units).unwrap();
-        let mut manifest = String::from("#include <string>\n#include <vector>\n");
+        let mut cb = cc::Build::new();
+        configure(&mut cb, &codelets_dir);
+        cb.cpp(true).include(crate_dir.join("include"));
+        for f in codelet_costs::FLAGS {
+            cb.flag(f);
+        }
+        let mut manifest = String::from("#include <poplar_host/registry.hpp>\n#include <string>\n#include <vector>\n");
         let mut body = String::new();
         let mut seen = std::collections::BTreeSet::new();
         for (i, c) in codelets.iter().enumerate() {
@@ -124,13 +127,25 @@ fn main() {
             if fs::read_to_string(&wrapper).ok().as_deref() != Some(text.as_str()) {
                 fs::write(&wrapper, text).unwrap();
             }
-            b.file(&wrapper);
+            cb.file(&wrapper);
             writeln!(manifest, "extern \"C\" int {anchor}();").unwrap();
             writeln!(body, "  if ({anchor}()) files.push_back(\"{base}\");").unwrap();
+        }
+        let objects = cb.compile_intermediates();
+        let mut costs = String::new();
+        for o in &objects {
+            b.object(o);
+            for c in codelet_costs::measure(o).unwrap_or_else(|e| panic!("measuring the codelets: {e}")) {
+                writeln!(costs, "      {{\"{}\", {}, {}}},", c.vertex, c.stack, c.code).unwrap();
+            }
         }
         manifest.push_str("void foam_codelet_manifest(std::vector<std::string> &files) {\n");
         manifest.push_str(&body);
         manifest.push_str("  (void)files;\n}\n");
+        manifest.push_str("const std::vector<poplar_host::HostMeasure> &foam_codelet_measures() {\n");
+        manifest.push_str("  static const std::vector<poplar_host::HostMeasure> m = {\n");
+        manifest.push_str(&costs);
+        manifest.push_str("  };\n  return m;\n}\n");
         let mpath = out.join("codelet_manifest.cpp");
         if fs::read_to_string(&mpath).ok().as_deref() != Some(manifest.as_str()) {
             fs::write(&mpath, manifest).unwrap();
@@ -138,6 +153,25 @@ fn main() {
         b.file(&mpath);
     }
     b.compile("poplar_bridge_cpp");
+}
+
+/// The targets popc compiles the codelets for: Mk2 hardware and the IPU Model.
+const POPC_TARGETS: &str = "ipu2,cpu";
+
+/// The C++ settings shared by the bridge and the host-compiled codelets.
+fn configure(b: &mut cc::Build, codelets_dir: &Path) {
+    b.std("c++17")
+        .opt_level(2)
+        .flag("-Wall")
+        .flag("-Wextra")
+        .flag("-Wdouble-promotion")
+        .include(codelets_dir.join("include"));
+    // Half conversions in F16C instructions instead of bit twiddling (foam/half.h):
+    // the host runtime converts every ray payload at every shard crossing. Only for
+    // a native build on a machine that has them, so the binary runs where it was built.
+    if host_has_f16c() {
+        b.flag("-mf16c");
+    }
 }
 
 /// Whether this build targets the machine running it and that machine has F16C.

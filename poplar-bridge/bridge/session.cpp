@@ -5,6 +5,7 @@
 #include <poplar/exceptions.hpp>
 #ifndef FOAM_POPLAR_SDK
 #include <poplar_host/Report.hpp>
+#include <poplar_host/registry.hpp>
 #endif
 #include <cstring>
 #include <stdexcept>
@@ -27,7 +28,7 @@ static poplar::Type parseType(const std::string &t) {
                               "' (BOOL, CHAR, UNSIGNED_CHAR, SHORT, UNSIGNED_SHORT, HALF, INT, UNSIGNED_INT, FLOAT)");
 }
 
-Session::Session(const poplar::Target &target) : target_(target) { graph_.emplace(target_); }
+Session::Session(poplar::Device device) : device_(std::move(device)) { graph_.emplace(device_.getTarget()); }
 Session::~Session() = default;
 
 poplar::Graph &Session::graph() { return building(); }
@@ -82,7 +83,7 @@ template <typename T> static void setTyped(poplar::Graph &g, const poplar::Tenso
 void Session::set_initial_bytes(std::uint32_t id, rust::Slice<const std::uint8_t> bytes) {
   const poplar::Tensor &t = tensor(id);
   const poplar::Type ty = t.elementType();
-  const std::size_t n = t.numElements(), es = target_.getTypeSize(ty);
+  const std::size_t n = t.numElements(), es = target().getTypeSize(ty);
   if (bytes.size() != n * es)
     throw std::invalid_argument("set_initial_bytes: " + std::to_string(bytes.size()) + " bytes for tensor '" +
                                 t.getDebugStr() + "' of " + std::to_string(n * es) + " bytes");
@@ -174,22 +175,6 @@ void Session::compile(rust::Slice<const std::uint32_t> ps) {
   poplar::Graph g = std::move(building());
   graph_.reset();
   engine_ = std::make_unique<poplar::Engine>(std::move(g), v);
-  // Hardware first (none exists behind the host runtime), then the IPU model.
-  auto devices = poplar::DeviceManager::createDeviceManager().getDevices(poplar::TargetType::IPU, target_.getNumIPUs());
-  bool attached = false;
-  for (auto &d : devices)
-    if (d.getTarget().getNumTiles() == target_.getNumTiles() && d.attach()) {
-      device_ = std::move(d);
-      attached = true;
-      break;
-    }
-  if (!attached) {
-    poplar::IPUModel model(target_.getTargetSystemString().c_str());
-    model.numIPUs = target_.getNumIPUs();
-    model.tilesPerIPU = target_.getTilesPerIPU();
-    device_ = model.createDevice();
-    device_.attach();
-  }
   engine_->load(device_);
 }
 
@@ -206,8 +191,8 @@ void Session::read_tensor(rust::Str h, rust::Slice<std::uint8_t> bytes) {
   engine().readTensor(s(h), bytes.data(), bytes.data() + bytes.size());
 }
 
-std::uint32_t Session::num_tiles() const { return target_.getNumTiles(); }
-std::uint32_t Session::bytes_per_tile() const { return target_.getBytesPerTile(); }
+std::uint32_t Session::num_tiles() const { return target().getNumTiles(); }
+std::uint32_t Session::bytes_per_tile() const { return target().getBytesPerTile(); }
 
 #ifndef FOAM_POPLAR_SDK
 static MemoryReport convert(const poplar_host::MemoryReport &r) {
@@ -215,12 +200,13 @@ static MemoryReport convert(const poplar_host::MemoryReport &r) {
   m.num_tiles = r.numTiles;
   m.bytes_per_tile = r.bytesPerTile;
   for (const auto &t : r.tiles) {
-    m.tiles.push_back({t.tile, t.tensorBytes, t.vertexStateBytes, t.codeBytes});
+    m.tiles.push_back({t.tile, t.tensorBytes, t.vertexStateBytes, t.codeBytes, t.stackBytes});
     for (const auto &i : t.items)
       m.items.push_back({t.tile,
                          i.kind == poplar_host::MemoryKind::Tensor        ? MemoryKind::Tensor
                          : i.kind == poplar_host::MemoryKind::VertexState ? MemoryKind::VertexState
-                                                                          : MemoryKind::Code,
+                         : i.kind == poplar_host::MemoryKind::Code        ? MemoryKind::Code
+                                                                          : MemoryKind::Stack,
                          rust::String(i.name), i.bytes});
   }
   return m;
@@ -233,8 +219,15 @@ MemoryReport Session::graph_memory_report() const {
 MemoryReport Session::memory_report() const { return convert(poplar_host::memoryReport(engine())); }
 Counters Session::counters() const {
   const auto c = poplar_host::counters(engine());
-  return Counters{c.computeSteps, c.vertexRuns, c.copies, c.bytesExchanged, c.bytesCopiedOnTile, c.hostCalls,
-                  c.estimatedCycles};
+  return Counters{c.computeSteps,   c.vertexRuns,       c.copies,
+                  c.bytesExchanged, c.bytesCopiedOnTile, c.hostCalls,
+                  c.estimatedCycles, c.implicitExchangeBytes, c.streamBytes};
+}
+rust::Vec<VertexCost> vertex_costs() {
+  rust::Vec<VertexCost> v;
+  for (const poplar_host::VertexType *t : poplar_host::registeredVertexTypes())
+    v.push_back(VertexCost{rust::String(t->name), t->stackBytes, t->codeBytes, t->measured});
+  return v;
 }
 void Session::reset_counters() { poplar_host::resetCounters(engine()); }
 #else
@@ -244,12 +237,45 @@ MemoryReport Session::graph_memory_report() const {
   throw std::runtime_error("memory report not available with the Poplar SDK: use PopVision");
 }
 MemoryReport Session::memory_report() const { return graph_memory_report(); }
-Counters Session::counters() const { return Counters{0, 0, 0, 0, 0, hostCalls_, 0}; }
+Counters Session::counters() const { return Counters{0, 0, 0, 0, 0, hostCalls_, 0, 0, 0}; }
 void Session::reset_counters() { hostCalls_ = 0; }
+// popc decides stacks and code with the SDK.
+rust::Vec<VertexCost> vertex_costs() { return {}; }
 #endif
 
+// The popc target whose code a device runs: an IPU its own arch, the IPU Model and
+// the CPU target code compiled for the host.
+static std::string codeTarget(const poplar::Target &t) {
+  return t.getTargetType() == poplar::TargetType::IPU ? t.getTargetArchString() : "cpu";
+}
+
+// IPU hardware with this many tiles if any can be attached (none exists behind the
+// host runtime), else an IPU Model of Mk2 IPUs.
+static poplar::Device attachDevice(std::uint32_t num_ipus, std::uint32_t tiles_per_ipu) {
+  auto devices = poplar::DeviceManager::createDeviceManager().getDevices(poplar::TargetType::IPU, num_ipus);
+  for (auto &d : devices)
+    if (d.getTarget().getTilesPerIPU() == tiles_per_ipu && d.attach())
+      return std::move(d);
+  poplar::IPUModel model("ipu2");
+  model.numIPUs = num_ipus;
+  model.tilesPerIPU = tiles_per_ipu;
+  poplar::Device d = model.createDevice();
+  d.attach();
+  return d;
+}
+
 std::unique_ptr<Session> new_session(std::uint32_t num_ipus, std::uint32_t tiles_per_ipu) {
-  return std::make_unique<Session>(poplar::Target::createIPUTarget(num_ipus, tiles_per_ipu, "ipu2"));
+  poplar::Device device = attachDevice(num_ipus, tiles_per_ipu);
+  const std::string code = codeTarget(device.getTarget());
+#ifdef FOAM_POPC_TARGETS
+  // The codelet bundle holds code for the targets build.rs gave popc only.
+  const std::string built = "," + std::string(FOAM_POPC_TARGETS) + ",";
+  if (built.find("," + code + ",") == std::string::npos)
+    throw std::runtime_error("the attached device runs " + code + " code but the codelets were compiled by popc for " +
+                             std::string(FOAM_POPC_TARGETS) + " only (poplar-bridge/build.rs)");
+#endif
+  (void)code;
+  return std::make_unique<Session>(std::move(device));
 }
 rust::String codelets_gp() { return rust::String(FOAM_CODELETS_GP); }
 

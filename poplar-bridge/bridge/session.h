@@ -17,10 +17,12 @@ namespace foam_bridge {
 
 struct Counters;
 struct MemoryReport;
+struct VertexCost;
 
 class Session {
 public:
-  explicit Session(const poplar::Target &target);
+  // The graph is built for the target of `device`, which the session keeps attached.
+  explicit Session(poplar::Device device);
   ~Session();
 
   poplar::Graph &graph();
@@ -68,10 +70,10 @@ public:
 private:
   poplar::Graph &building();
   poplar::Engine &engine() const;
-  poplar::Target target_;
+  const poplar::Target &target() const { return device_.getTarget(); }
+  poplar::Device device_;
   std::optional<poplar::Graph> graph_;
   std::unique_ptr<poplar::Engine> engine_;
-  poplar::Device device_;
   std::vector<poplar::Tensor> tensors_;
   std::vector<poplar::ComputeSet> computeSets_;
   std::vector<poplar::VertexRef> vertices_;
@@ -81,5 +83,6 @@ private:
 
 std::unique_ptr<Session> new_session(std::uint32_t num_ipus, std::uint32_t tiles_per_ipu);
 rust::String codelets_gp();
+rust::Vec<VertexCost> vertex_costs();
 
 } // namespace foam_bridge

@@ -1,6 +1,7 @@
 #include "render_graph.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -87,6 +88,28 @@ void checkLanes(const NodeSpec &n, const foam_params &p, unsigned most, const st
                                 std::to_string(p.side_lanes) + " (at most " + std::to_string(most) + ")");
 }
 
+using Fields = std::initializer_list<std::pair<const char *, Tensor>>;
+
+// A vertex on `tile` whose fields each connect one contiguous tensor region on that
+// tile. The graph's exchange is its explicit Copy programs (one merged exchange per
+// step), so a field must never lean on the exchange Poplar inserts for data that is
+// elsewhere: that would add an unplanned exchange to every step.
+void addLocalVertex(Graph &g, ComputeSet cs, const char *type, unsigned tile, Fields fields) {
+  auto v = g.addVertex(cs, type);
+  for (const auto &f : fields) {
+    const Graph::TileToTensorMapping mapping = g.getTileMapping(f.second);
+    for (unsigned other = 0; other < mapping.size(); ++other)
+      if (other != tile && !mapping[other].empty())
+        throw std::logic_error(std::string("render graph: ") + type + " on tile " + std::to_string(tile) + ": field '" +
+                               f.first + "' has data on tile " + std::to_string(other));
+    if (!f.second.isContiguous())
+      throw std::logic_error(std::string("render graph: ") + type + " on tile " + std::to_string(tile) + ": field '" +
+                             f.first + "' is not one contiguous region");
+    g.connect(v[f.first], f.second);
+  }
+  g.setTileMapping(v, tile);
+}
+
 }  // namespace
 
 std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec) {
@@ -138,6 +161,12 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
         throw std::invalid_argument(name + ": fanout must be a power of two from 2 to " + std::to_string(FOAM_MAX_FANOUT));
       if (p.inject_lanes > FOAM_MAX_INJECTORS)
         throw std::invalid_argument(name + ": at most " + std::to_string(FOAM_MAX_INJECTORS) + " injector lanes");
+      // RouterPlan shares out credit with 32-bit products (the IPU has no 64-bit
+      // multiply or divide): a lane's capacity times the queue's or the in-flight cap.
+      if ((uint64_t)std::max(p.link_capacity, p.inject_capacity) * std::max(p.queue_capacity, p.max_in_flight) > UINT32_MAX)
+        throw std::invalid_argument(name + ": lanes of " + std::to_string(std::max(p.link_capacity, p.inject_capacity)) +
+                                    " rays with a queue or in-flight cap of " +
+                                    std::to_string(std::max(p.queue_capacity, p.max_in_flight)) + " overflow 32 bits");
       // Injector lanes: rays come in, only a credit header goes out.
       x.inboxes = bytes(g, n.tile, foam_lane_offset(&p, foam_parent_lane(&p) + 1, 0), name + "/inboxes");
       x.outboxes = bytes(g, n.tile, foam_lane_offset(&p, foam_parent_lane(&p) + 1, 1), name + "/outboxes");
@@ -179,15 +208,11 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
   ComputeSet step2 = g.addComputeSet("step/send+plan");
   ComputeSet step3 = g.addComputeSet("step/forward");
   ComputeSet reset = g.addComputeSet("frame/reset");
-  auto zero = [&](const Tensor &tensor, unsigned tile) {
-    auto v = g.addVertex(reset, "ZeroBytes", {{"data", tensor}});
-    g.setTileMapping(v, tile);
-  };
+  auto zero = [&](const Tensor &tensor, unsigned tile) { addLocalVertex(g, reset, "ZeroBytes", tile, {{"data", tensor}}); };
   auto zeroWords = [&](const Tensor &tensor, unsigned tile) {
     // ZeroBytes works on bytes; word tensors are zeroed through a byte view of the
     // same shape on the same tile, so they get their own small vertex instead.
-    auto v = g.addVertex(reset, "ZeroWords", {{"data", tensor}});
-    g.setTileMapping(v, tile);
+    addLocalVertex(g, reset, "ZeroWords", tile, {{"data", tensor}});
   };
 
   std::vector<Tensor> exSrc, exDst, camDst, pixelSlices, resultStores, statsAll;
@@ -248,15 +273,13 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
     statsAll.push_back(x.stats);
     switch (n.role) {
     case Role::Tracer: {
-      auto march = g.addVertex(step1, "TracerMarch",
-                               {{"shard", x.shard}, {"copies", x.copies}, {"camera", x.camera}, {"params", x.params},
-                                {"inbox", x.inboxes}, {"sideIn", x.sideIn}, {"pixels", x.pixels}, {"results", x.results},
-                                {"ctl", x.ctl}});
-      g.setTileMapping(march, tile);
-      auto send = g.addVertex(step2, "TracerSend",
-                              {{"params", x.params}, {"inbox", x.inboxes}, {"sideIn", x.sideIn}, {"outbox", x.outboxes},
-                               {"sideOut", x.sideOut}, {"pending", x.pending}, {"ctl", x.ctl}, {"stats", x.stats}});
-      g.setTileMapping(send, tile);
+      addLocalVertex(g, step1, "TracerMarch", tile,
+                     {{"shard", x.shard}, {"copies", x.copies}, {"camera", x.camera}, {"params", x.params},
+                      {"inbox", x.inboxes}, {"sideIn", x.sideIn}, {"pixels", x.pixels}, {"results", x.results},
+                      {"ctl", x.ctl}});
+      addLocalVertex(g, step2, "TracerSend", tile,
+                     {{"params", x.params}, {"inbox", x.inboxes}, {"sideIn", x.sideIn}, {"outbox", x.outboxes},
+                      {"sideOut", x.sideOut}, {"pending", x.pending}, {"ctl", x.ctl}, {"stats", x.stats}});
       camDst.push_back(x.camera);
       pixelSlices.push_back(x.pixels);
       resultStores.push_back(x.results);
@@ -267,45 +290,38 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       break;
     }
     case Role::Router: {
-      auto count = g.addVertex(step1, "RouterCount",
-                               {{"params", x.params}, {"inboxes", x.inboxes}, {"queues", x.queues}, {"ctl", x.ctl}});
-      g.setTileMapping(count, tile);
-      auto plan = g.addVertex(step2, "RouterPlan",
-                              {{"params", x.params}, {"inboxes", x.inboxes}, {"outboxes", x.outboxes},
-                               {"ctl", x.ctl}, {"stats", x.stats}});
-      g.setTileMapping(plan, tile);
-      auto fwd = g.addVertex(step3, "RouterForward",
-                             {{"params", x.params}, {"inboxes", x.inboxes}, {"queues", x.queues},
-                              {"outboxes", x.outboxes}, {"ctl", x.ctl}});
-      g.setTileMapping(fwd, tile);
+      addLocalVertex(g, step1, "RouterCount", tile,
+                     {{"params", x.params}, {"inboxes", x.inboxes}, {"queues", x.queues}, {"ctl", x.ctl}});
+      addLocalVertex(g, step2, "RouterPlan", tile,
+                     {{"params", x.params}, {"inboxes", x.inboxes}, {"outboxes", x.outboxes},
+                      {"ctl", x.ctl}, {"stats", x.stats}});
+      addLocalVertex(g, step3, "RouterForward", tile,
+                     {{"params", x.params}, {"inboxes", x.inboxes}, {"queues", x.queues},
+                      {"outboxes", x.outboxes}, {"ctl", x.ctl}});
       for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.stats}) zero(*z, tile);
       zeroWords(x.ctl, tile);
       break;
     }
     case Role::Generator: {
-      auto gen = g.addVertex(step1, "Generator",
-                             {{"params", x.params}, {"camera", x.camera}, {"inbox", x.inboxes},
-                              {"outbox", x.outboxes}, {"spill", x.spill}, {"ctl", x.ctl},
-                              {"status", x.status}, {"stats", x.stats}});
-      g.setTileMapping(gen, tile);
+      addLocalVertex(g, step1, "Generator", tile,
+                     {{"params", x.params}, {"camera", x.camera}, {"inbox", x.inboxes},
+                      {"outbox", x.outboxes}, {"spill", x.spill}, {"ctl", x.ctl},
+                      {"status", x.status}, {"stats", x.stats}});
       for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.status, &x.stats}) zero(*z, tile);
       zeroWords(x.ctl, tile);
       break;
     }
     case Role::Injector: {
-      auto inj = g.addVertex(step1, "Injector",
-                             {{"params", x.params}, {"camera", x.camera}, {"blocks", x.blocks}, {"inbox", x.inboxes},
-                              {"held", x.held}, {"outbox", x.outboxes}, {"ctl", x.ctl}, {"status", x.status},
-                              {"stats", x.stats}});
-      g.setTileMapping(inj, tile);
-      auto march = g.addVertex(step2, "InjectorMarch",
-                               {{"region", x.region}, {"camera", x.camera}, {"params", x.params},
-                                {"outbox", x.outboxes}, {"ctl", x.ctl}});
-      g.setTileMapping(march, tile);
-      auto send = g.addVertex(step3, "InjectorSend",
-                              {{"params", x.params}, {"inbox", x.inboxes}, {"directIn", x.sideIn}, {"outbox", x.outboxes},
-                               {"directOut", x.sideOut}, {"held", x.held}, {"ctl", x.ctl}, {"stats", x.stats}});
-      g.setTileMapping(send, tile);
+      addLocalVertex(g, step1, "Injector", tile,
+                     {{"params", x.params}, {"camera", x.camera}, {"blocks", x.blocks}, {"inbox", x.inboxes},
+                      {"held", x.held}, {"outbox", x.outboxes}, {"ctl", x.ctl}, {"status", x.status},
+                      {"stats", x.stats}});
+      addLocalVertex(g, step2, "InjectorMarch", tile,
+                     {{"region", x.region}, {"camera", x.camera}, {"params", x.params},
+                      {"outbox", x.outboxes}, {"ctl", x.ctl}});
+      addLocalVertex(g, step3, "InjectorSend", tile,
+                     {{"params", x.params}, {"inbox", x.inboxes}, {"directIn", x.sideIn}, {"outbox", x.outboxes},
+                      {"directOut", x.sideOut}, {"held", x.held}, {"ctl", x.ctl}, {"stats", x.stats}});
       camDst.push_back(x.camera);
       for (const Tensor *z : {&x.inboxes, &x.outboxes, &x.sideIn, &x.sideOut, &x.status, &x.stats}) zero(*z, tile);
       zeroWords(x.ctl, tile);

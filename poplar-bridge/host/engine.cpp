@@ -1,108 +1,18 @@
 // poplar::Engine on the host runtime. Construction enforces the IPU's rules and builds
 // an execution plan: per compute set, each tile's vertex objects bound into that tile's
-// memory; per Copy, a list of byte runs between tiles. run() walks the program tree.
-#include "layout.hpp"
-#include "pool.hpp"
+// memory and the copies for fields connected to data elsewhere; per Copy, a list of
+// byte runs between tiles; per stream copy and print, the bytes they touch. run()
+// walks the program tree.
+#include "engine_impl.hpp"
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <iostream>
 #include <poplar/Engine.hpp>
 #include <poplar/exceptions.hpp>
 
 namespace poplar_host {
-
-struct VRun {
-  void *obj;
-  bool (*run)(void *);
-  bool (*runWorker)(void *, unsigned);
-  unsigned vertex;
-};
-
-struct Job {
-  unsigned group;  // tile group
-  int worker;      // -1: the group's vertices in order; else one worker of its lone MultiVertex
-};
-
-struct CsPlan {
-  std::string name;
-  std::vector<VRun> runs;                 // grouped by tile, in vertex order within a tile
-  std::vector<std::size_t> tileStart;     // tile group k is runs[tileStart[k], tileStart[k+1])
-  std::vector<unsigned> tiles;
-  // What the pool runs. A tile whose only vertex in the set is a MultiVertex runs as
-  // six jobs, one per worker, as its workers run concurrently on hardware; so one busy
-  // tile does not hold a host thread while the others idle. Jobs are ordered worker
-  // by worker so that a tile's workers land far apart in the pool's queue.
-  std::vector<Job> jobs;
-  std::uint64_t perfMax = 0;
-};
-
-struct Piece {
-  const std::uint8_t *src;
-  std::uint8_t *dst;
-  std::size_t len, stageOff;
-};
-
-struct CopyPlan {
-  std::vector<Piece> pieces;
-  std::vector<std::size_t> chunkStart; // chunk k is pieces[chunkStart[k], chunkStart[k+1])
-  bool staged = false;                 // some source bytes are also destination bytes
-  std::vector<std::uint8_t> stage;
-  std::uint64_t cross = 0, onTile = 0;
-};
-
-struct Exec {
-  ProgKind kind;
-  std::vector<Exec> children;
-  unsigned idx = 0, count = 0;
-  const std::uint8_t *pred = nullptr;
-  poplar::Type predType;
-};
-
-struct HostIo {
-  std::vector<std::pair<std::uint8_t *, std::size_t>> runs;
-  std::size_t bytes = 0;
-};
-
-struct AlignedFree {
-  void operator()(std::uint8_t *p) const { std::free(p); }
-};
-
-struct EngineImpl {
-  poplar::Graph graph;
-  GraphState &s;
-  Layout layout;
-  std::vector<std::unique_ptr<std::uint8_t, AlignedFree>> tileMem;
-  std::unique_ptr<std::uint8_t, AlignedFree> vertexArena;
-  std::vector<std::pair<void *, const VertexType *>> objects;
-  std::vector<CsPlan> cs;
-  std::vector<CopyPlan> copies;
-  std::vector<Exec> progs;
-  std::map<std::string, HostIo> writes, reads;
-  std::unique_ptr<Pool> poolPtr;
-
-  Counters counters;
-  bool loaded = false;
-
-  explicit EngineImpl(poplar::Graph &&g)
-      : graph(std::move(g)), s(graph.hostState()), layout(computeLayout(s, true)),
-        poolPtr(std::make_unique<Pool>(Pool::threadsFromEnv())) {}
-  ~EngineImpl() {
-    for (auto &o : objects)
-      o.second->destroy(o.first);
-  }
-
-  std::uint8_t *at(unsigned tile, std::size_t off) { return tileMem[tile].get() + off; }
-
-  void allocate();
-  void bindVertices();
-  HostIo hostIo(const poplar::Tensor &t);
-  unsigned planCopy(const ProgNode &n);
-  Exec compile(const poplar::program::Program &p);
-  void run(const Exec &e);
-  void runCs(const CsPlan &p);
-  void runCopy(CopyPlan &p);
-};
 
 static std::uint8_t *alignedAlloc(std::size_t bytes) {
   const std::size_t n = (std::max<std::size_t>(bytes, 1) + 63) & ~std::size_t(63);
@@ -111,6 +21,15 @@ static std::uint8_t *alignedAlloc(std::size_t bytes) {
     throw poplar::poplar_error("host runtime: cannot allocate " + std::to_string(n) + " bytes");
   std::memset(p, 0, n);
   return p;
+}
+
+EngineImpl::EngineImpl(std::unique_ptr<GraphState> state)
+    : owned(std::move(state)), s(*owned), layout(computeLayout(s, true)),
+      poolPtr(std::make_unique<Pool>(Pool::threadsFromEnv())) {}
+
+EngineImpl::~EngineImpl() {
+  for (auto &o : objects)
+    o.second->destroy(o.first);
 }
 
 void EngineImpl::allocate() {
@@ -125,6 +44,42 @@ void EngineImpl::allocate() {
     const unsigned es = v.type.size();
     for (const Placement &p : layout.vars[vi])
       std::memcpy(at(p.tile, p.offset), &v.init[p.begin * es], (p.end - p.begin) * es);
+  }
+}
+
+// Poplar runs the vertices of a compute set in parallel, so no two may write the same
+// memory. Checked on the elements of the graph's variables each field writes.
+void EngineImpl::checkWrites() const {
+  struct Write {
+    std::uint32_t var;
+    std::size_t begin, end;
+    unsigned vertex;
+    const std::string *field;
+  };
+  std::vector<std::vector<Write>> byCs(s.computeSets.size());
+  for (unsigned id = 0; id < s.vertices.size(); ++id) {
+    const VertexInfo &v = s.vertices[id];
+    for (const auto &c : v.conns) {
+      const FieldDesc *f = v.type->field(c.first);
+      if (!c.second.isTensor || !f || f->dir == FieldDir::In || f->dir == FieldDir::None)
+        continue;
+      for (const Segment &sg : c.second.tensor.hostData().segs)
+        byCs[v.cs].push_back({sg.var, sg.begin, sg.end, id, &c.first});
+    }
+  }
+  for (std::size_t cs = 0; cs < byCs.size(); ++cs) {
+    auto &w = byCs[cs];
+    std::sort(w.begin(), w.end(), [](const Write &a, const Write &b) { return std::tie(a.var, a.begin) < std::tie(b.var, b.begin); });
+    for (std::size_t k = 1; k < w.size(); ++k) {
+      const Write &a = w[k - 1], &b = w[k];
+      if (a.var != b.var || a.end <= b.begin || a.vertex == b.vertex)
+        continue;
+      throw poplar::graph_connection_error(
+          "compute set '" + s.computeSets[cs].name + "': vertex " + s.vertexName(a.vertex) + " field '" + *a.field +
+          "' and vertex " + s.vertexName(b.vertex) + " field '" + *b.field + "' both write elements [" +
+          std::to_string(b.begin) + ", " + std::to_string(std::min(a.end, b.end)) + ") of tensor '" +
+          s.vars[a.var].name + "'; vertices of one compute set run in parallel and must write disjoint memory");
+    }
   }
 }
 
@@ -163,6 +118,7 @@ void EngineImpl::bindVertices() {
     for (const auto &c : v.conns)
       if (!vt.field(c.first))
         throw poplar::unknown_field("vertex " + s.vertexName(id) + " has no field '" + c.first + "'");
+    CsPlan &p = cs[v.cs];
     for (const FieldDesc &f : vt.fields) {
       const std::string who = "vertex " + s.vertexName(id) + " on tile " + std::to_string(tile) + ": field '" + f.name + "'";
       auto it = v.conns.find(f.name);
@@ -176,29 +132,26 @@ void EngineImpl::bindVertices() {
         f.bind(obj, buf, 1);
         continue;
       }
-      struct Run {
-        unsigned tile;
-        std::size_t off, len;
-      };
-      std::vector<Run> runs;
-      resolveView(layout, c.tensor.hostData(), [&](unsigned t, std::size_t o, std::size_t l) { runs.push_back({t, o, l}); });
-      const std::string tname = "tensor '" + c.tensor.getDebugStr() + "'";
-      for (const Run &r : runs)
-        if (r.tile != tile)
-          throw poplar::graph_connection_error(who + " is connected to " + tname + " which has elements on tile " +
-                                               std::to_string(r.tile) +
-                                               "; a vertex can only access memory on its own tile");
-      if (runs.size() > 1)
-        throw poplar::graph_connection_error(who + " is connected to " + tname +
-                                             " which is not contiguous in tile memory (" + std::to_string(runs.size()) +
-                                             " regions); a vector field needs one contiguous region");
-      const std::size_t off = runs.empty() ? 0 : runs[0].off;
-      if (off % f.align)
-        throw poplar::graph_connection_error(who + " needs " + std::to_string(f.align) + "-byte alignment but " +
-                                             tname + " starts at tile offset " + std::to_string(off));
+      auto imp = layout.implicitOf.find({id, f.name});
+      if (imp != layout.implicitOf.end()) {
+        const ImplicitField &x = layout.implicit[imp->second];
+        std::uint8_t *buf = at(x.tile, x.offset);
+        std::size_t pos = 0;
+        for (const Run &r : x.data) {
+          if (f.dir == FieldDir::In || f.dir == FieldDir::InOut)
+            p.copyIn.push_back({at(r.tile, r.off), buf + pos, r.len, 0});
+          if (f.dir == FieldDir::Out || f.dir == FieldDir::InOut)
+            p.copyOut.push_back({buf + pos, at(r.tile, r.off), r.len, 0});
+          p.implicitBytes += r.len * (f.dir == FieldDir::InOut ? 2 : 1);
+          pos += r.len;
+        }
+        f.bind(obj, buf, c.tensor.numElements());
+        continue;
+      }
+      std::size_t off = 0;
+      resolveView(layout, c.tensor.hostData(), [&](unsigned, std::size_t o, std::size_t) { off = o; });
       f.bind(obj, tileMem[tile] ? at(tile, off) : nullptr, c.tensor.numElements());
     }
-    CsPlan &p = cs[v.cs];
     if (p.tiles.empty() || p.tiles.back() != tile) {
       p.tiles.push_back(tile);
       p.tileStart.push_back(p.runs.size());
@@ -247,10 +200,6 @@ unsigned EngineImpl::planCopy(const ProgNode &n) {
   if (n.a.numElements() != n.b.numElements())
     throw poplar::invalid_program(what + ": sizes differ (" + std::to_string(n.a.numElements()) + " vs " +
                                   std::to_string(n.b.numElements()) + " elements)");
-  struct Run {
-    unsigned tile;
-    std::size_t off, len;
-  };
   std::vector<Run> src, dst;
   resolveView(layout, n.a.hostData(), [&](unsigned t, std::size_t o, std::size_t l) { src.push_back({t, o, l}); });
   resolveView(layout, n.b.hostData(), [&](unsigned t, std::size_t o, std::size_t l) { dst.push_back({t, o, l}); });
@@ -312,6 +261,33 @@ unsigned EngineImpl::planCopy(const ProgNode &n) {
   return static_cast<unsigned>(copies.size() - 1);
 }
 
+unsigned EngineImpl::planStreamCopy(const ProgNode &n) {
+  const bool toDevice = n.b.valid();
+  const poplar::Tensor &t = toDevice ? n.b : n.a;
+  s.checkTensor(t, toDevice ? "Copy from a stream" : "Copy to a stream");
+  const poplar::DataStream &d = n.stream;
+  auto it = s.streams.find(d.handle());
+  if (!s.owns(d.hostGraph()) || it == s.streams.end())
+    throw poplar::invalid_program("Copy: stream '" + d.handle() + "' does not belong to this graph");
+  const bool fifoToDevice = d.type() == poplar::DataStreamType::HostToDeviceFIFO;
+  const std::string what = "Copy " + std::string(toDevice ? "from" : "to") + " stream '" + d.handle() + "' " +
+                           (toDevice ? "to" : "from") + " '" + t.getDebugStr() + "'";
+  if (toDevice != fifoToDevice)
+    throw poplar::invalid_program(what + ": the stream goes " + (fifoToDevice ? "to" : "from") + " the device");
+  if (t.elementType() != d.elementType() || t.numElements() != d.numElements())
+    throw poplar::invalid_program(what + ": the stream carries " + std::to_string(d.numElements()) + " " +
+                                  d.elementType().toString() + " but the tensor has " +
+                                  std::to_string(t.numElements()) + " " + t.elementType().toString());
+  streamCopies.push_back({d.handle(), hostIo(t), toDevice});
+  return static_cast<unsigned>(streamCopies.size() - 1);
+}
+
+unsigned EngineImpl::planPrint(const ProgNode &n) {
+  s.checkTensor(n.a, "PrintTensor");
+  prints.push_back({n.name, n.a.elementType(), n.a.shape(), hostIo(n.a)});
+  return static_cast<unsigned>(prints.size() - 1);
+}
+
 Exec EngineImpl::compile(const poplar::program::Program &prog) {
   Exec e;
   const auto &n = prog.hostNode();
@@ -332,9 +308,9 @@ Exec EngineImpl::compile(const poplar::program::Program &prog) {
       throw poplar::invalid_program("Execute: compute set does not belong to this graph");
     e.idx = n->cs;
     break;
-  case ProgKind::Copy:
-    e.idx = planCopy(*n);
-    break;
+  case ProgKind::Copy: e.idx = planCopy(*n); break;
+  case ProgKind::StreamCopy: e.idx = planStreamCopy(*n); break;
+  case ProgKind::PrintTensor: e.idx = planPrint(*n); break;
   case ProgKind::RepeatWhileTrue: {
     for (const auto &c : n->children)
       e.children.push_back(compile(c));
@@ -354,10 +330,18 @@ Exec EngineImpl::compile(const poplar::program::Program &prog) {
   return e;
 }
 
-void EngineImpl::runCs(const CsPlan &p) {
+void EngineImpl::runPieces(const std::vector<Piece> &pieces) {
+  for (const Piece &p : pieces)
+    std::memcpy(p.dst, p.src, p.len);
+}
+
+void EngineImpl::runCs(CsPlan &p) {
   ++counters.computeSteps;
+  ++p.executions;
   counters.vertexRuns += p.runs.size();
   counters.estimatedCycles += p.perfMax;
+  counters.implicitExchangeBytes += p.implicitBytes;
+  runPieces(p.copyIn);
   std::mutex m;
   std::size_t badTile = SIZE_MAX;
   std::string err;
@@ -386,6 +370,7 @@ void EngineImpl::runCs(const CsPlan &p) {
   poolPtr->run(p.jobs.size(), job);
   if (badTile != SIZE_MAX)
     throw poplar::runtime_error(err);
+  runPieces(p.copyOut);
 }
 
 void EngineImpl::runCopy(CopyPlan &p) {
@@ -415,6 +400,25 @@ void EngineImpl::runCopy(CopyPlan &p) {
   poolPtr->run(chunks, scatter);
 }
 
+void EngineImpl::runStreamCopy(const StreamCopy &c) {
+  auto it = streams.find(c.handle);
+  if (it == streams.end())
+    throw poplar::stream_connection_error("stream '" + c.handle +
+                                          "' is not connected to host memory (Engine::connectStream)");
+  StreamBuffer &b = it->second;
+  std::uint8_t *p = b.next;
+  for (const auto &r : c.io.runs) {
+    if (c.toDevice)
+      std::memcpy(r.first, p, r.second);
+    else
+      std::memcpy(p, r.first, r.second);
+    p += r.second;
+  }
+  // The host buffer is a ring of whole transfers.
+  b.next = p == b.end ? b.begin : p;
+  counters.streamBytes += c.io.bytes;
+}
+
 void EngineImpl::run(const Exec &e) {
   switch (e.kind) {
   case ProgKind::Sequence:
@@ -423,6 +427,8 @@ void EngineImpl::run(const Exec &e) {
     break;
   case ProgKind::Execute: runCs(cs[e.idx]); break;
   case ProgKind::Copy: runCopy(copies[e.idx]); break;
+  case ProgKind::StreamCopy: runStreamCopy(streamCopies[e.idx]); break;
+  case ProgKind::PrintTensor: printTensor(prints[e.idx], std::cout); break;
   case ProgKind::Repeat:
     for (unsigned i = 0; i < e.count; ++i)
       for (const auto &c : e.children)
@@ -444,7 +450,18 @@ void EngineImpl::run(const Exec &e) {
 }
 
 Counters counters(const poplar::Engine &e) { return e.hostImpl().counters; }
-void resetCounters(poplar::Engine &e) { e.hostImpl().counters = Counters{}; }
+void resetCounters(poplar::Engine &e) {
+  auto &impl = e.hostImpl();
+  impl.counters = Counters{};
+  for (auto &c : impl.cs)
+    c.executions = 0;
+}
+std::vector<ComputeSetReport> computeSetReport(const poplar::Engine &e) {
+  std::vector<ComputeSetReport> r;
+  for (const CsPlan &p : e.hostImpl().cs)
+    r.push_back({p.name, p.runs.size(), p.tiles.size(), p.executions, p.perfMax, p.implicitBytes});
+  return r;
+}
 MemoryReport memoryReport(const poplar::Engine &e) { return e.hostImpl().layout.report; }
 void setThreads(poplar::Engine &e, unsigned threads) {
   if (threads == 0)
@@ -458,9 +475,10 @@ void setThreads(poplar::Engine &e, unsigned threads) {
 namespace poplar {
 using namespace poplar_host;
 
-Engine::Engine(Graph &&graph, ArrayRef<program::Program> progs, const OptionFlags &) {
-  auto impl = std::make_unique<EngineImpl>(std::move(graph));
+static std::unique_ptr<EngineImpl> build(std::unique_ptr<GraphState> state, ArrayRef<program::Program> progs) {
+  auto impl = std::make_unique<EngineImpl>(std::move(state));
   checkBudget(impl->layout.report);
+  impl->checkWrites();
   impl->allocate();
   impl->bindVertices();
   for (const auto &p : progs)
@@ -469,20 +487,47 @@ Engine::Engine(Graph &&graph, ArrayRef<program::Program> progs, const OptionFlag
     impl->writes[kv.first] = impl->hostIo(kv.second);
   for (const auto &kv : impl->s.hostReads)
     impl->reads[kv.first] = impl->hostIo(kv.second);
-  impl_ = std::move(impl);
+  return impl;
 }
+
+// The engine keeps the graph it runs: a moved graph's own state, or a copy of a const
+// one that still recognises the original's tensors and streams.
+static std::unique_ptr<GraphState> copyOf(const Graph &g) {
+  auto s = std::make_unique<GraphState>(g.hostState());
+  s->origin = &g.hostState();
+  return s;
+}
+
+Engine::Engine(Graph &&graph, ArrayRef<program::Program> progs, const OptionFlags &)
+    : impl_(build(std::move(graph.hostStatePtr()), progs)) {}
 Engine::Engine(Graph &&graph, const program::Program &prog, const OptionFlags &opts)
     : Engine(std::move(graph), ArrayRef<program::Program>(prog), opts) {}
+Engine::Engine(const Graph &graph, ArrayRef<program::Program> progs, const OptionFlags &)
+    : impl_(build(copyOf(graph), progs)) {}
+Engine::Engine(const Graph &graph, const program::Program &prog, const OptionFlags &opts)
+    : Engine(graph, ArrayRef<program::Program>(prog), opts) {}
 Engine::Engine(Engine &&) noexcept = default;
 Engine &Engine::operator=(Engine &&) noexcept = default;
 Engine::~Engine() = default;
 
 void Engine::load(const Device &device) {
-  const Target &a = device.getTarget(), &b = impl_->s.target;
-  if (a.getNumTiles() != b.getNumTiles() || a.getBytesPerTile() != b.getBytesPerTile())
-    throw poplar_error("Engine::load: the graph was built for " + std::to_string(b.getNumTiles()) +
-                       " tiles of " + std::to_string(b.getBytesPerTile()) + " bytes but the device has " +
-                       std::to_string(a.getNumTiles()) + " tiles of " + std::to_string(a.getBytesPerTile()));
+  const Target &d = device.getTarget(), &g = impl_->s.target;
+  auto describe = [](const Target &t) {
+    const char *type = t.getTargetType() == TargetType::IPU         ? "IPU"
+                       : t.getTargetType() == TargetType::IPU_MODEL ? "IPU_MODEL"
+                                                                    : "CPU";
+    return std::string(type) + " " + t.getTargetArchString() + " target of " + std::to_string(t.getNumIPUs()) +
+           " IPU(s) x " + std::to_string(t.getTilesPerIPU()) + " tiles x " + std::to_string(t.getBytesPerTile()) +
+           " bytes";
+  };
+  if (d.getTargetType() != g.getTargetType() || d.getTargetArchString() != g.getTargetArchString() ||
+      d.getNumIPUs() != g.getNumIPUs() || d.getTilesPerIPU() != g.getTilesPerIPU() ||
+      d.getBytesPerTile() != g.getBytesPerTile())
+    throw poplar_error("Engine::load: the graph was compiled for an " + describe(g) + " but the device is an " +
+                       describe(d) + "; build the graph for the device's target (Graph(device.getTarget()))");
+  if (d.getTargetType() == TargetType::IPU && !device.isAttached())
+    throw poplar_error("Engine::load: the IPU device " + std::to_string(device.getId()) +
+                       " is not attached (Device::attach)");
   impl_->loaded = true;
 }
 
@@ -528,6 +573,30 @@ void Engine::readTensor(StringRef handle, void *buf, void *bufEnd) {
     std::memcpy(p, r.first, r.second);
     p += r.second;
   }
+}
+
+void Engine::connectStream(StringRef handle, void *begin, void *end) {
+  auto it = impl_->s.streams.find(handle.str());
+  if (it == impl_->s.streams.end())
+    throw stream_connection_error("connectStream: unknown stream '" + handle.str() + "'");
+  const DataStream &d = it->second;
+  const std::size_t transfer = d.numElements() * d.elementType().size();
+  const auto *b = static_cast<std::uint8_t *>(begin), *e = static_cast<std::uint8_t *>(end);
+  const std::size_t n = e >= b ? static_cast<std::size_t>(e - b) : 0;
+  if (!begin || n == 0 || transfer == 0 || n % transfer)
+    throw stream_connection_error("connectStream('" + handle.str() + "'): a buffer of " + std::to_string(n) +
+                                  " bytes for a stream of " + std::to_string(transfer) +
+                                  " bytes per transfer; it must hold a whole number of transfers");
+  auto *p = static_cast<std::uint8_t *>(begin);
+  impl_->streams[handle.str()] = StreamBuffer{p, p + n, p};
+}
+
+void Engine::connectStream(StringRef handle, void *p) {
+  auto it = impl_->s.streams.find(handle.str());
+  if (it == impl_->s.streams.end())
+    throw stream_connection_error("connectStream: unknown stream '" + handle.str() + "'");
+  const std::size_t transfer = it->second.numElements() * it->second.elementType().size();
+  connectStream(handle, p, static_cast<std::uint8_t *>(p) + transfer);
 }
 
 } // namespace poplar

@@ -37,7 +37,7 @@ std::string GraphState::vertexName(unsigned v) const {
 void GraphState::checkTensor(const poplar::Tensor &t, const char *what) const {
   if (!t.valid())
     throw poplar::poplar_error(std::string(what) + ": invalid (default-constructed) tensor");
-  if (t.hostData().graph != this)
+  if (!owns(t.hostData().graph))
     throw poplar::poplar_error(std::string(what) + ": tensor '" + t.getDebugStr() + "' belongs to another graph");
 }
 
@@ -88,6 +88,7 @@ namespace poplar {
 using namespace poplar_host;
 
 Graph::Graph(const Target &target) : s_(std::make_unique<GraphState>()) { s_->target = target; }
+Graph::Graph(const Device &device) : Graph(device.getTarget()) {}
 Graph::Graph(Graph &&) noexcept = default;
 Graph &Graph::operator=(Graph &&) noexcept = default;
 Graph::~Graph() = default;
@@ -153,6 +154,34 @@ void Graph::setTileMapping(const Tensor &t, unsigned tileNum) {
                                "): the target has " + std::to_string(s_->target.getNumTiles()) + " tiles");
   for (const auto &sg : t.hostData().segs)
     s_->vars[sg.var].mapping.assign(sg.begin, sg.end, tileNum);
+}
+
+Graph::TileToTensorMapping Graph::getTileMapping(const Tensor &t) const {
+  s_->checkTensor(t, "getTileMapping");
+  TileToTensorMapping m(s_->target.getNumTiles());
+  std::size_t at = 0; // position in the view's flattened order
+  for (const auto &sg : t.hostData().segs) {
+    const auto &ranges = s_->vars[sg.var].mapping.ranges();
+    std::size_t pos = sg.begin;
+    auto it = ranges.upper_bound(pos);
+    if (it != ranges.begin())
+      --it;
+    for (; pos < sg.end; ++it) {
+      if (it == ranges.end() || it->first > pos || it->second.first <= pos)
+        throw invalid_tile_mapping("getTileMapping('" + t.getDebugStr() + "'): element " + std::to_string(at) +
+                                   " is mapped to no tile");
+      const std::size_t e = std::min(sg.end, it->second.first);
+      auto &list = m[it->second.second];
+      const std::size_t b = at + (pos - sg.begin), en = at + (e - sg.begin);
+      if (!list.empty() && list.back().end() == b)
+        list.back() = Interval(list.back().begin(), en);
+      else
+        list.emplace_back(b, en);
+      pos = e;
+    }
+    at += sg.end - sg.begin;
+  }
+  return m;
 }
 
 void Graph::setTileMapping(VertexRef v, unsigned tileNum) {
@@ -269,6 +298,22 @@ void Graph::createHostWrite(StringRef handle, const Tensor &t, bool) {
   if (!s_->hostWrites.emplace(handle.str(), t).second)
     throw poplar_error("createHostWrite: handle '" + handle.str() + "' already exists");
 }
+static DataStream addFifo(GraphState &s, StringRef handle, const Type &type, std::size_t n, DataStreamType kind,
+                          const char *what) {
+  if (type.size() == 0)
+    throw poplar_error(std::string(what) + "('" + handle.str() + "'): invalid element type");
+  DataStream d(&s, handle.str(), type, n, kind);
+  if (!s.streams.emplace(handle.str(), d).second)
+    throw poplar_error(std::string(what) + ": handle '" + handle.str() + "' already exists");
+  return d;
+}
+DataStream Graph::addHostToDeviceFIFO(StringRef handle, const Type &type, std::size_t n, const OptionFlags &) {
+  return addFifo(*s_, handle, type, n, DataStreamType::HostToDeviceFIFO, "addHostToDeviceFIFO");
+}
+DataStream Graph::addDeviceToHostFIFO(StringRef handle, const Type &type, std::size_t n, const OptionFlags &) {
+  return addFifo(*s_, handle, type, n, DataStreamType::DeviceToHostFIFO, "addDeviceToHostFIFO");
+}
+
 void Graph::createHostRead(StringRef handle, const Tensor &t, bool) {
   s_->checkTensor(t, "createHostRead");
   if (!s_->hostReads.emplace(handle.str(), t).second)

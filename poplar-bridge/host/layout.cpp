@@ -1,5 +1,6 @@
 // Tile memory layout and accounting: tensors are placed region by region on their tiles
-// (each region 8-byte aligned); vertex state and code are estimated (README).
+// (each region 8-byte aligned), then the buffers of fields connected to data elsewhere;
+// vertex state, code and worker stacks are counted as Report.hpp describes.
 #include "layout.hpp"
 #include <algorithm>
 #include <map>
@@ -10,15 +11,41 @@
 
 namespace poplar_host {
 
-Layout computeLayout(const GraphState &s, bool strict) {
-  const unsigned numTiles = s.target.getNumTiles();
-  Layout l;
-  l.vars.resize(s.vars.size());
-  l.tileTensorBytes.assign(numTiles, 0);
-  std::vector<std::uint64_t> stateBytes(numTiles, 0);
-  std::vector<std::map<std::pair<int, std::string>, std::uint64_t>> items(numTiles);
-  std::vector<std::set<const VertexType *>> types(numTiles);
+bool viewPlaced(const Layout &l, const TensorData &d) {
+  for (const auto &sg : d.segs) {
+    const auto &ps = l.vars[sg.var];
+    // The first placement ending after sg.begin, then consecutive ones without a gap.
+    auto it = std::upper_bound(ps.begin(), ps.end(), sg.begin, [](std::size_t x, const Placement &p) { return x < p.end; });
+    for (std::size_t pos = sg.begin; pos < sg.end; ++it) {
+      if (it == ps.end() || it->begin > pos)
+        return false;
+      pos = it->end;
+    }
+  }
+  return true;
+}
 
+namespace {
+
+enum ItemKind { kTensorItem = 0, kStateItem = 1, kCodeItem = 2, kStackItem = 3 };
+
+struct Tally {
+  std::vector<std::uint64_t> stateBytes, codeBytes, stackBytes;
+  std::vector<std::map<std::pair<int, std::string>, std::uint64_t>> items;
+  std::vector<std::set<const VertexType *>> types;
+  explicit Tally(unsigned tiles) : stateBytes(tiles), codeBytes(tiles), stackBytes(tiles), items(tiles), types(tiles) {}
+};
+
+// Appends `bytes` to `tile` at the next offset aligned to `align`, charged to `name`.
+std::size_t place(Layout &l, Tally &t, unsigned tile, std::uint64_t bytes, std::uint64_t align,
+                  const std::string &name) {
+  const std::uint64_t at = (l.tileTensorBytes[tile] + align - 1) / align * align;
+  t.items[tile][{kTensorItem, name}] += at - l.tileTensorBytes[tile] + bytes;
+  l.tileTensorBytes[tile] = at + bytes;
+  return static_cast<std::size_t>(at);
+}
+
+void placeVariables(const GraphState &s, bool strict, Layout &l, Tally &t) {
   for (std::size_t vi = 0; vi < s.vars.size(); ++vi) {
     const Var &v = s.vars[vi];
     std::size_t next = 0;
@@ -30,18 +57,45 @@ Layout computeLayout(const GraphState &s, bool strict) {
     };
     for (const auto &r : v.mapping.ranges()) {
       const std::size_t b = r.first, e = r.second.first;
-      const unsigned t = r.second.second;
+      const unsigned tile = r.second.second;
       gap(next, b);
       next = e;
-      const std::uint64_t at = (l.tileTensorBytes[t] + kTensorAlignment - 1) & ~(kTensorAlignment - 1);
-      const std::uint64_t bytes = std::uint64_t(e - b) * v.type.size();
-      items[t][{0, v.name}] += at - l.tileTensorBytes[t] + bytes;
-      l.tileTensorBytes[t] = at + bytes;
-      l.vars[vi].push_back({b, e, t, static_cast<std::size_t>(at)});
+      const std::size_t at = place(l, t, tile, std::uint64_t(e - b) * v.type.size(), kTensorAlignment, v.name);
+      l.vars[vi].push_back({b, e, tile, at});
     }
     gap(next, v.n);
   }
+}
 
+// Fields whose data is not one region on the vertex's tile, aligned as the field
+// needs, get a buffer there (Poplar inserts the exchange; so does the runtime).
+void placeImplicitFields(const GraphState &s, bool strict, Layout &l, Tally &t) {
+  for (unsigned id = 0; id < s.vertices.size(); ++id) {
+    const VertexInfo &v = s.vertices[id];
+    if (v.tile < 0)
+      continue;
+    const unsigned tile = static_cast<unsigned>(v.tile);
+    for (const auto &c : v.conns) {
+      const FieldDesc *f = v.type->field(c.first);
+      if (!c.second.isTensor || !f || (!strict && !viewPlaced(l, c.second.tensor.hostData())))
+        continue;
+      std::vector<Run> runs;
+      resolveView(l, c.second.tensor.hostData(), [&](unsigned rt, std::size_t o, std::size_t n) { runs.push_back({rt, o, n}); });
+      const bool local = runs.empty() || (runs.size() == 1 && runs[0].tile == tile && runs[0].off % f->align == 0);
+      if (local)
+        continue;
+      std::uint64_t bytes = 0;
+      for (const Run &r : runs)
+        bytes += r.len;
+      const std::string name = "<exchange> " + v.type->name + "." + f->name;
+      const std::size_t at = place(l, t, tile, bytes, std::max<std::uint64_t>(kTensorAlignment, f->align), name);
+      l.implicitOf[{id, f->name}] = l.implicit.size();
+      l.implicit.push_back({id, f->name, tile, at, static_cast<std::size_t>(bytes), f->dir, std::move(runs)});
+    }
+  }
+}
+
+void countVertices(const GraphState &s, bool strict, Tally &t) {
   for (unsigned id = 0; id < s.vertices.size(); ++id) {
     const VertexInfo &v = s.vertices[id];
     if (v.tile < 0) {
@@ -52,25 +106,50 @@ Layout computeLayout(const GraphState &s, bool strict) {
     std::uint64_t b = kVertexListEntryBytes;
     for (const auto &f : v.type->fields)
       b += f.stateBytes();
-    const unsigned t = static_cast<unsigned>(v.tile);
-    stateBytes[t] += b;
-    items[t][{1, v.type->name}] += b;
-    types[t].insert(v.type);
+    const unsigned tile = static_cast<unsigned>(v.tile);
+    t.stateBytes[tile] += b;
+    t.items[tile][{kStateItem, v.type->name}] += b;
+    t.types[tile].insert(v.type);
   }
+  for (unsigned tile = 0; tile < t.types.size(); ++tile) {
+    const VertexType *deepest = nullptr;
+    for (const VertexType *vt : t.types[tile]) {
+      t.codeBytes[tile] += vt->codeBytes;
+      t.items[tile][{kCodeItem, vt->name}] += vt->codeBytes;
+      if (!deepest || vt->stackBytes > deepest->stackBytes)
+        deepest = vt;
+    }
+    if (deepest) {
+      t.stackBytes[tile] = kWorkerStacksPerTile * deepest->stackBytes;
+      t.items[tile][{kStackItem, deepest->name}] += t.stackBytes[tile];
+    }
+  }
+}
+
+} // namespace
+
+Layout computeLayout(const GraphState &s, bool strict) {
+  const unsigned numTiles = s.target.getNumTiles();
+  Layout l;
+  l.vars.resize(s.vars.size());
+  l.tileTensorBytes.assign(numTiles, 0);
+  Tally t(numTiles);
+  placeVariables(s, strict, l, t);
+  placeImplicitFields(s, strict, l, t);
+  countVertices(s, strict, t);
 
   l.report.numTiles = numTiles;
   l.report.bytesPerTile = s.target.getBytesPerTile();
-  for (unsigned t = 0; t < numTiles; ++t) {
-    if (items[t].empty())
+  for (unsigned tile = 0; tile < numTiles; ++tile) {
+    if (t.items[tile].empty())
       continue;
     TileMemory m;
-    m.tile = t;
-    m.tensorBytes = l.tileTensorBytes[t];
-    m.vertexStateBytes = stateBytes[t];
-    for (const VertexType *vt : types[t])
-      items[t][{2, vt->name}] += kCodeBytesPerVertexType;
-    m.codeBytes = types[t].size() * kCodeBytesPerVertexType;
-    for (const auto &kv : items[t])
+    m.tile = tile;
+    m.tensorBytes = l.tileTensorBytes[tile];
+    m.vertexStateBytes = t.stateBytes[tile];
+    m.codeBytes = t.codeBytes[tile];
+    m.stackBytes = t.stackBytes[tile];
+    for (const auto &kv : t.items[tile])
       m.items.push_back({static_cast<MemoryKind>(kv.first.first), kv.first.second, kv.second});
     std::stable_sort(m.items.begin(), m.items.end(),
                      [](const MemoryItem &a, const MemoryItem &b) { return a.bytes > b.bytes; });
@@ -83,7 +162,8 @@ static const char *kindName(MemoryKind k) {
   switch (k) {
   case MemoryKind::Tensor: return "tensor";
   case MemoryKind::VertexState: return "vertex state";
-  default: return "code";
+  case MemoryKind::Code: return "code";
+  default: return "worker stacks";
   }
 }
 
@@ -98,7 +178,7 @@ void checkBudget(const MemoryReport &r) {
   std::ostringstream o;
   o << "Out of memory on tile " << t.tile << ": " << t.total() << " bytes needed but tiles have " << r.bytesPerTile
     << " (tensors " << t.tensorBytes << ", vertex state " << t.vertexStateBytes << ", code " << t.codeBytes
-    << "); largest:";
+    << ", worker stacks " << t.stackBytes << "); largest:";
   for (std::size_t i = 0; i < t.items.size() && i < 3; ++i)
     o << (i ? "," : "") << " " << kindName(t.items[i].kind) << " '" << t.items[i].name << "' " << t.items[i].bytes
       << " B";

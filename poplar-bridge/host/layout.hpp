@@ -3,7 +3,9 @@
 #ifndef POPLAR_HOST_LAYOUT_HPP
 #define POPLAR_HOST_LAYOUT_HPP
 #include "state.hpp"
+#include <map>
 #include <poplar_host/Report.hpp>
+#include <string>
 
 namespace poplar_host {
 
@@ -14,14 +16,36 @@ struct Placement {
   std::size_t offset;
 };
 
+// Bytes [off, off + len) of a tile's memory.
+struct Run {
+  unsigned tile;
+  std::size_t off, len;
+};
+
+// A vertex field whose data is not one suitably aligned region on the vertex's tile:
+// as Poplar does, the runtime gives it a buffer there and copies the data in before
+// its compute set runs (Input, InOut) and out after (Output, InOut).
+struct ImplicitField {
+  unsigned vertex;
+  std::string field;
+  unsigned tile;
+  std::size_t offset, bytes; // the buffer
+  FieldDir dir;
+  std::vector<Run> data; // where the connected view's bytes live, in element order
+};
+
 struct Layout {
   std::vector<std::vector<Placement>> vars; // per variable, ascending begin
   std::vector<std::uint64_t> tileTensorBytes;
+  std::vector<ImplicitField> implicit;
+  std::map<std::pair<unsigned, std::string>, std::size_t> implicitOf; // (vertex, field) -> implicit index
   MemoryReport report;
 };
 
 // strict: unmapped tensors or vertices are errors (Engine); otherwise they are left out (report).
 Layout computeLayout(const GraphState &s, bool strict);
+// Whether every element of the view has a placement (always, in a strict layout).
+bool viewPlaced(const Layout &l, const TensorData &d);
 // Throws poplar::graph_memory_allocation_error naming the first tile over budget.
 void checkBudget(const MemoryReport &r);
 

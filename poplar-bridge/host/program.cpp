@@ -37,6 +37,26 @@ Copy::Copy(Tensor src, Tensor dst, bool, const DebugContext &dc) {
   n_->b = std::move(dst);
 }
 
+Copy::Copy(const DataStream &stream, Tensor dst, bool, const DebugContext &dc) {
+  n_ = node(ProgKind::StreamCopy, dc);
+  n_->stream = stream;
+  n_->b = std::move(dst);
+}
+
+Copy::Copy(Tensor src, const DataStream &stream, bool, const DebugContext &dc) {
+  n_ = node(ProgKind::StreamCopy, dc);
+  n_->stream = stream;
+  n_->a = std::move(src);
+}
+
+PrintTensor::PrintTensor(Tensor t, const DebugContext &dc) : PrintTensor(StringRef(), std::move(t), dc) {}
+
+PrintTensor::PrintTensor(StringRef title, Tensor t, const DebugContext &dc) {
+  n_ = node(ProgKind::PrintTensor, dc);
+  n_->name = title.str();
+  n_->a = std::move(t);
+}
+
 Repeat::Repeat(unsigned count, const Program &prog, const DebugContext &dc) {
   n_ = node(ProgKind::Repeat, dc);
   n_->count = count;

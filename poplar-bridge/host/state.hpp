@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <poplar/DataStream.hpp>
 #include <poplar/Graph.hpp>
 #include <poplar/Program.hpp>
 #include <poplar/Target.hpp>
@@ -61,22 +62,30 @@ struct GraphState {
   std::vector<VertexInfo> vertices;
   std::vector<ComputeSetInfo> computeSets;
   std::map<std::string, poplar::Tensor> hostWrites, hostReads;
+  std::map<std::string, poplar::DataStream> streams;
   std::set<std::string> codeletFiles; // basenames added with addCodelets
   bool allCodelets = false;           // the build's codelet bundle was added
+  // The graph this one was copied from (an Engine built from a const Graph&): its
+  // tensors and streams are this graph's too.
+  const GraphState *origin = nullptr;
 
   std::string vertexName(unsigned v) const;
+  bool owns(const GraphState *g) const { return g == this || (g && g == origin); }
   void checkTensor(const poplar::Tensor &t, const char *what) const;
 };
 
-enum class ProgKind { Sequence, Execute, Copy, Repeat, RepeatWhileTrue, Sync };
+enum class ProgKind { Sequence, Execute, Copy, StreamCopy, PrintTensor, Repeat, RepeatWhileTrue, Sync };
 
 struct ProgNode {
   ProgKind kind;
-  std::string name;
+  std::string name; // debug name; PrintTensor: its title
   std::vector<poplar::program::Program> children; // Sequence; Repeat: body; RWT: cond, body
   unsigned cs = 0;
   unsigned count = 0;
-  poplar::Tensor a, b; // Copy: src, dst; RWT: a = predicate
+  // Copy: src, dst; StreamCopy: a (to the stream) or b (from it); PrintTensor: a;
+  // RWT: a = predicate
+  poplar::Tensor a, b;
+  poplar::DataStream stream;
 };
 
 std::string tileList(const std::vector<unsigned> &tiles);

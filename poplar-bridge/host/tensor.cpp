@@ -98,6 +98,19 @@ Tensor Tensor::slice(std::size_t begin, std::size_t end, unsigned dimension) con
   return Tensor(r);
 }
 
+Tensor Tensor::slice(ArrayRef<std::size_t> begin, ArrayRef<std::size_t> end) const {
+  const auto &d = hostData();
+  if (begin.size() != d.shape.size() || end.size() != d.shape.size())
+    throw poplar_error("Tensor::slice: " + std::to_string(begin.size()) + " begin and " + std::to_string(end.size()) +
+                       " end indices for rank-" + std::to_string(d.shape.size()) + " tensor '" + getDebugStr() + "'");
+  Tensor r = *this;
+  for (unsigned k = 0; k < d.shape.size(); ++k)
+    r = r.slice(begin[k], end[k], k);
+  return r;
+}
+
+bool Tensor::isContiguous() const { return hostData().segs.size() <= 1; }
+
 Tensor Tensor::operator[](std::size_t i) const {
   const auto &d = hostData();
   if (d.shape.empty())

@@ -24,6 +24,11 @@ mod ffi {
         host_calls: u64,
         /// Sum over Executes of the busiest tile's setPerfEstimate cycles.
         estimated_cycles: u64,
+        /// Bytes copied for vertex fields connected to data on other tiles (the
+        /// exchange Poplar inserts; the render graph has none).
+        implicit_exchange_bytes: u64,
+        /// Bytes moved by Copy programs to or from data streams.
+        stream_bytes: u64,
     }
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +36,8 @@ mod ffi {
         Tensor,
         VertexState,
         Code,
+        /// The six worker stacks of a tile, as deep as its deepest vertex type needs.
+        Stack,
     }
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,10 +46,22 @@ mod ffi {
         tensor_bytes: u64,
         vertex_state_bytes: u64,
         code_bytes: u64,
+        stack_bytes: u64,
+    }
+
+    /// A vertex type's cost on the IPU: one worker's stack and its code, from what
+    /// the build measured on its host object (poplar_host/Report.hpp gives the
+    /// factors), or the runtime's estimates for a type it did not measure.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    struct VertexCost {
+        name: String,
+        stack_bytes: u64,
+        code_bytes: u64,
+        measured: bool,
     }
 
     /// One contributor to a tile's memory: a tensor (by debug name) or a vertex type's
-    /// state or code.
+    /// state, code or worker stacks.
     #[derive(Debug, Clone, PartialEq, Eq)]
     struct MemoryItem {
         tile: u32,
@@ -103,6 +122,8 @@ mod ffi {
         fn new_session(num_ipus: u32, tiles_per_ipu: u32) -> Result<UniquePtr<Session>>;
         /// The codelet bundle path for Graph::addCodelets (host: "foam_codelets.gp").
         fn codelets_gp() -> String;
+        /// Every vertex type compiled into the host runtime (none with the SDK).
+        fn vertex_costs() -> Vec<VertexCost>;
 
         fn add_codelets(self: Pin<&mut Session>, path: &str) -> Result<()>;
         fn add_variable(self: Pin<&mut Session>, ty: &str, shape: &[usize], name: &str) -> Result<u32>;
@@ -150,7 +171,7 @@ mod ffi {
 #[cfg(feature = "selftest")]
 pub mod selftest;
 
-pub use ffi::{Counters, MemoryItem, MemoryKind, MemoryReport, RenderNode, RenderSpec, TileMemory};
+pub use ffi::{Counters, MemoryItem, MemoryKind, MemoryReport, RenderNode, RenderSpec, TileMemory, VertexCost};
 
 /// An error raised by the graph builder, the runtime or the SDK, with its message.
 #[derive(Debug, thiserror::Error)]
@@ -232,6 +253,29 @@ pub struct Session(cxx::UniquePtr<ffi::Session>);
 pub fn codelets_gp() -> String {
     ffi::codelets_gp()
 }
+
+/// The stack and code the host runtime counts for every vertex type it has (empty in
+/// a build against the Poplar SDK, where popc decides them).
+pub fn vertex_costs() -> Vec<VertexCost> {
+    ffi::vertex_costs()
+}
+
+/// What a tile reserves for `vertex_types` (each mapped to it at least once): their
+/// code, and six worker stacks as deep as the deepest needs. None if one is unknown.
+pub fn program_bytes(vertex_types: &[&str]) -> Option<u64> {
+    let costs = vertex_costs();
+    let mut code = 0;
+    let mut stack = 0;
+    for name in vertex_types {
+        let c = costs.iter().find(|c| c.name == *name)?;
+        code += c.code_bytes;
+        stack = stack.max(c.stack_bytes);
+    }
+    Some(code + WORKER_STACKS_PER_TILE * stack)
+}
+
+/// Worker contexts per tile, each with a stack of its own.
+pub const WORKER_STACKS_PER_TILE: u64 = 6;
 
 impl Session {
     /// A Mk2 target with `num_ipus` IPUs of `tiles_per_ipu` tiles (1472 on hardware).

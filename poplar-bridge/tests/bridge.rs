@@ -1,7 +1,7 @@
 //! The runtime driven from Rust through the cxx bridge: build a graph from handles, run
 //! it, move host tensors, read counters and the memory report, and get C++ errors back
 //! as `Err`.
-use poplar_bridge::{ElemType, MemoryItem, MemoryKind, Session, TileMemory, codelets_gp};
+use poplar_bridge::{ElemType, MemoryItem, MemoryKind, Session, TileMemory, codelets_gp, program_bytes, vertex_costs};
 
 fn u32s(b: &[u8]) -> Vec<u32> {
     b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
@@ -39,11 +39,27 @@ fn token_ring_through_the_bridge() {
     assert_eq!(report, s.memory_report().unwrap());
     assert_eq!(report.num_tiles, 4);
     assert_eq!(report.bytes_per_tile, 638_976);
-    // 16 B of token; state = list entry 4 + SPAN 8 + value 4; one vertex type's code.
-    assert_eq!(report.tiles[2], TileMemory { tile: 2, tensor_bytes: 16, vertex_state_bytes: 16, code_bytes: 2048 });
+    // 16 B of token; state = list entry 4 + SPAN 8 + value 4; one vertex type's code
+    // and six worker stacks as deep as it needs, both as the build measured them.
+    let cost = vertex_costs().into_iter().find(|c| c.name == "TestTokenStep").unwrap();
+    assert!(cost.measured && cost.stack_bytes > 0 && cost.code_bytes > 0, "{cost:?}");
+    assert_eq!(
+        report.tiles[2],
+        TileMemory {
+            tile: 2,
+            tensor_bytes: 16,
+            vertex_state_bytes: 16,
+            code_bytes: cost.code_bytes,
+            stack_bytes: 6 * cost.stack_bytes
+        }
+    );
+    assert_eq!(program_bytes(&["TestTokenStep"]), Some(cost.code_bytes + 6 * cost.stack_bytes));
     let tile2: Vec<&MemoryItem> = report.items.iter().filter(|i| i.tile == 2).collect();
-    assert_eq!(tile2[0].kind, MemoryKind::Code);
     assert!(tile2.iter().any(|i| i.kind == MemoryKind::Tensor && i.name == "tokens" && i.bytes == 16));
+    assert!(tile2.iter().any(|i| i.kind == MemoryKind::Code && i.name == "TestTokenStep" && i.bytes == cost.code_bytes));
+    assert!(
+        tile2.iter().any(|i| i.kind == MemoryKind::Stack && i.name == "TestTokenStep" && i.bytes == 6 * cost.stack_bytes)
+    );
 
     let init: Vec<u8> = (0..n * 4).flat_map(|i| (i * 100).to_le_bytes()).collect();
     s.write_tensor("tokens_in", &init).unwrap();
@@ -63,6 +79,7 @@ fn token_ring_through_the_bridge() {
     }
     let c = s.counters().unwrap();
     assert_eq!((c.compute_steps, c.vertex_runs, c.copies, c.bytes_exchanged, c.host_calls), (3, 12, 3, 192, 3));
+    assert_eq!(c.implicit_exchange_bytes, 0);
     s.reset_counters().unwrap();
     assert_eq!(s.counters().unwrap(), Default::default());
 }

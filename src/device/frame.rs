@@ -77,7 +77,7 @@ impl DeviceRenderer {
         let tile_bytes_max = report
             .tiles
             .iter()
-            .map(|t| t.tensor_bytes + t.vertex_state_bytes + t.code_bytes)
+            .map(|t| t.tensor_bytes + t.vertex_state_bytes + t.code_bytes + t.stack_bytes)
             .max()
             .unwrap_or(0);
         let px_bytes = vec![0u8; plan.shards() * plan.slice_pixels as usize * size_of::<foam_pixel>()];

@@ -34,7 +34,7 @@ pub struct FrameStats {
     pub cell_steps: u64,
     /// Highest number of rays waiting in any tile's queues at the end of a step.
     pub max_buffer_occupancy: u64,
-    /// Largest per-tile memory of the graph (tensors, vertex state, code estimate).
+    /// Largest per-tile memory of the graph (tensors, vertex state, code, worker stacks).
     pub tile_bytes_max: u64,
     pub tile_bytes_budget: u64,
     pub bytes_exchanged: u64,

@@ -4,7 +4,13 @@
  * every ray crossing between shards goes through these), and otherwise a portable
  * round-to-nearest-even conversion gives the same bits, so host and device agree on
  * every payload. The portable pair is always built off the IPU so tests can hold it
- * against the instructions. */
+ * against the instructions.
+ *
+ * A float beyond the largest half (65504) becomes inf or 65504 on the IPU depending
+ * on its floating-point control settings (NaN-on-overflow mode); so the payload's
+ * conversion, foam_f2h, saturates explicitly before converting, and gives the same
+ * bits everywhere: +-65504 for anything larger in magnitude, infinities included.
+ * NaN stays NaN. */
 #ifndef FOAM_HALF_H
 #define FOAM_HALF_H
 
@@ -12,10 +18,13 @@
 #include <string.h>
 
 #ifdef __IPU__
-#include <ipu_builtins.h>
+#include <poplar/HalfFloat.hpp>
 #elif defined(__F16C__)
 #include <immintrin.h>
 #endif
+
+/* The largest finite half. */
+#define FOAM_HALF_MAX 65504.0f
 
 #ifndef __IPU__
 static inline float foam_h2f_soft(uint16_t h) {
@@ -86,7 +95,10 @@ static inline float foam_h2f(uint16_t h) {
 #endif
 }
 
-static inline uint16_t foam_f2h(float f) {
+/* Round to nearest even, IEEE overflow (inf) on a host; the target's own
+ * conversion on the IPU. Only for values within +-FOAM_HALF_MAX (or NaN): see
+ * foam_f2h. */
+static inline uint16_t foam_f2h_rne(float f) {
 #ifdef __IPU__
   half v = (half)f;
   uint16_t h;
@@ -97,6 +109,13 @@ static inline uint16_t foam_f2h(float f) {
 #else
   return foam_f2h_soft(f);
 #endif
+}
+
+/* The payload's float -> half: saturating, the same bits on every target. The
+ * comparisons let NaN through unchanged. */
+static inline uint16_t foam_f2h(float f) {
+  const float c = f > FOAM_HALF_MAX ? FOAM_HALF_MAX : f < -FOAM_HALF_MAX ? -FOAM_HALF_MAX : f;
+  return foam_f2h_rne(c);
 }
 
 #endif /* FOAM_HALF_H */

@@ -22,17 +22,20 @@ typedef struct foam_vec3 {
 
 static inline float foam_dot(foam_vec3 a, foam_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 
-/* Origin and unit direction of the ray through pixel (x, y)'s centre. */
+/* Origin and unit direction of the ray through pixel (x, y)'s centre. A degenerate
+ * camera (zero focal length or direction: a zeroed camera block) gives a zero
+ * direction, which leaves the start cell through no face, instead of a division by
+ * zero: floating-point exceptions trap on the IPU. */
 static inline void foam_camera_ray(const foam_camera *cam, uint32_t x, uint32_t y, foam_vec3 *o,
                                    foam_vec3 *d) {
-  float u = ((float)x + 0.5f - cam->cx) / cam->fx;
-  float v = ((float)y + 0.5f - cam->cy) / cam->fy;
+  float u = cam->fx != 0.0f ? ((float)x + 0.5f - cam->cx) / cam->fx : 0.0f;
+  float v = cam->fy != 0.0f ? ((float)y + 0.5f - cam->cy) / cam->fy : 0.0f;
   const float *m = cam->c2w;
   foam_vec3 w = {m[0] * u + m[1] * v + m[2], m[4] * u + m[5] * v + m[6], m[8] * u + m[9] * v + m[10]};
   float len = sqrtf(foam_dot(w, w));
-  d->x = w.x / len;
-  d->y = w.y / len;
-  d->z = w.z / len;
+  d->x = len > 0.0f ? w.x / len : 0.0f;
+  d->y = len > 0.0f ? w.y / len : 0.0f;
+  d->z = len > 0.0f ? w.z / len : 0.0f;
   o->x = m[3];
   o->y = m[7];
   o->z = m[11];
@@ -126,7 +129,9 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
         ray->g += w * ((float)cell.g / 255.0f);
         ray->b += w * ((float)cell.b / 255.0f);
       }
-      if (ray->depth < 0.0f && T_next < FOAM_DEPTH_QUANTILE)
+      /* sigma > 0: a payload without depth (fp32, mixed) arrives below the
+       * quantile with depth unset, and may then cross an empty cell. */
+      if (ray->depth < 0.0f && T_next < FOAM_DEPTH_QUANTILE && sigma > 0.0f)
         ray->depth = t0 + logf(T / FOAM_DEPTH_QUANTILE) / sigma;
       T = T_next;
     }
@@ -159,6 +164,13 @@ static inline uint32_t foam_pixel_index(const foam_camera *cam, uint32_t px) {
   return foam_px_y(px) * cam->width + foam_px_x(px);
 }
 
+/* The tracer whose framebuffer slice holds pixel `pixel` (layout.h foam_camera:
+ * pixel % tracers). Tracers are 2^depth shards, so a mask: the IPU divides integers
+ * in software, and this runs for every finished ray. */
+static inline uint32_t foam_pixel_home(const foam_camera *cam, uint32_t pixel) {
+  return pixel & (cam->tracers - 1u);
+}
+
 /* One marching visit of a ray with origin `o` and direction `d` (foam_camera_ray
  * of its pixel) on a tile holding `s`: march it, and address a finished ray to the
  * tracer that owns its pixel's framebuffer slice. Returns the cells marched. */
@@ -167,7 +179,7 @@ static inline uint32_t foam_visit_ray(const foam_shard_view *s, const foam_camer
   uint32_t cells = 0;
   ray->tracer_hops++;
   if (foam_march(s, o, d, cam->t_stop, ray, &cells) == FOAM_MARCH_FINISHED) {
-    ray->shard = (uint16_t)(foam_pixel_index(cam, ray->px) % cam->tracers);
+    ray->shard = (uint16_t)foam_pixel_home(cam, foam_pixel_index(cam, ray->px));
     ray->cell = FOAM_FINISHED_CELL;
   }
   return cells;

@@ -4,7 +4,11 @@
 #include <cstdint>
 #include <memory>
 #include <poplar/ArrayRef.hpp>
+#include <poplar/DataStream.hpp>
 #include <poplar/DebugContext.hpp>
+#include <poplar/Device.hpp>
+#include <poplar/Interval.hpp>
+#include <poplar/OptionFlags.hpp>
 #include <poplar/StringRef.hpp>
 #include <poplar/Target.hpp>
 #include <poplar/Tensor.hpp>
@@ -66,7 +70,11 @@ public:
     ConnectionDesc(StringRef f, Tensor t) : field(f.str()), tensor(std::move(t)) {}
   };
 
+  // Element intervals of a tensor (in its flattened order) held by each tile.
+  using TileToTensorMapping = std::vector<std::vector<Interval>>;
+
   explicit Graph(const Target &target);
+  explicit Graph(const Device &device);
   Graph(Graph &&) noexcept;
   Graph &operator=(Graph &&) noexcept;
   ~Graph();
@@ -85,7 +93,7 @@ public:
     setInitialValue<T>(t, values);
     return t;
   }
-  template <typename T, typename = std::enable_if_t<poplar_host::IsHostValue<T>::value>>
+  template <typename T, typename = typename std::enable_if<poplar_host::IsHostValue<T>::value>::type>
   Tensor addConstant(const Type &type, ArrayRef<std::size_t> shape, T val,
                      const DebugContext &debugContext = {"<const>"}) {
     Tensor t = addConstantStorage(type, shape, debugContext);
@@ -95,6 +103,8 @@ public:
 
   void setTileMapping(const Tensor &t, unsigned tileNum);
   void setTileMapping(VertexRef v, unsigned tileNum);
+  // Throws if some element of `t` is mapped to no tile.
+  TileToTensorMapping getTileMapping(const Tensor &t) const;
 
   ComputeSet addComputeSet(const DebugContext &debugContext = {});
   VertexRef addVertex(ComputeSet cs, StringRef vertexType);
@@ -102,11 +112,11 @@ public:
   void connect(FieldRef field, const Tensor &tensor);
 
   // A plain (non-Input/Output) field, or a scalar Input field, given a fixed value.
-  template <typename T, typename = std::enable_if_t<poplar_host::IsHostValue<T>::value>>
+  template <typename T, typename = typename std::enable_if<poplar_host::IsHostValue<T>::value>::type>
   void setInitialValue(FieldRef field, T val) {
     setFieldValue(field, poplar_host::HostValue::of(val));
   }
-  template <typename T, typename = std::enable_if_t<poplar_host::IsHostValue<T>::value>>
+  template <typename T, typename = typename std::enable_if<poplar_host::IsHostValue<T>::value>::type>
   void setInitialValue(const Tensor &t, T val) {
     const auto v = poplar_host::HostValue::of(val);
     setTensorValues(t, &v, 1, true);
@@ -126,7 +136,14 @@ public:
   void createHostWrite(StringRef handle, const Tensor &t, bool rearrangeOnHost = false);
   void createHostRead(StringRef handle, const Tensor &t, bool rearrangeOnHost = false);
 
-  poplar_host::GraphState &hostState() const { return *s_; } // host runtime only
+  // FIFOs between host and device of numElements elements per Copy.
+  DataStream addHostToDeviceFIFO(StringRef handle, const Type &elementType, std::size_t numElements,
+                                 const OptionFlags &options = {});
+  DataStream addDeviceToHostFIFO(StringRef handle, const Type &elementType, std::size_t numElements,
+                                 const OptionFlags &options = {});
+
+  poplar_host::GraphState &hostState() const { return *s_; }                  // host runtime only
+  std::unique_ptr<poplar_host::GraphState> &hostStatePtr() { return s_; }     // host runtime only
 
 private:
   Tensor addConstantStorage(const Type &type, ArrayRef<std::size_t> shape, const DebugContext &dc);

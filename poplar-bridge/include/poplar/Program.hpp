@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <memory>
 #include <poplar/ArrayRef.hpp>
+#include <poplar/DataStream.hpp>
 #include <poplar/DebugContext.hpp>
 #include <poplar/Graph.hpp>
 #include <poplar/Tensor.hpp>
@@ -45,6 +46,17 @@ public:
 class Copy : public Program {
 public:
   Copy(Tensor src, Tensor dst, bool dontOutline = false, const DebugContext &dc = {});
+  // The next numElements of a host-to-device FIFO into dst, or src onto a
+  // device-to-host FIFO.
+  Copy(const DataStream &stream, Tensor dst, bool optimiseMemory = false, const DebugContext &dc = {});
+  Copy(Tensor src, const DataStream &stream, bool optimiseMemory = false, const DebugContext &dc = {});
+};
+
+// Prints a tensor's elements on the host's standard output ("title: [1 2 3]").
+class PrintTensor : public Program {
+public:
+  explicit PrintTensor(Tensor t, const DebugContext &dc = {});
+  PrintTensor(StringRef title, Tensor t, const DebugContext &dc = {});
 };
 
 class Repeat : public Program {

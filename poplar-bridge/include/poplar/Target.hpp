@@ -21,6 +21,9 @@ public:
 
   TargetType getTargetType() const { return type_; }
   const std::string &getTargetSystemString() const { return system_; }
+  // The processor the code is compiled for: "ipu1", "ipu2" or "ipu21"; "cpu" for
+  // the CPU target. An IPU Model reports the IPU it models.
+  const std::string &getTargetArchString() const { return arch_; }
   unsigned getNumIPUs() const { return numIPUs_; }
   unsigned getTilesPerIPU() const { return tilesPerIPU_; }
   unsigned getNumTiles() const { return numIPUs_ * tilesPerIPU_; }
@@ -33,12 +36,13 @@ public:
   unsigned getExchangeBytesPerCycle() const { return 4; }
 
   // Host runtime only: the IPU model an IPUModel/Device builds on.
-  static Target hostModel(TargetType type, const std::string &system, unsigned numIPUs, unsigned tilesPerIPU,
-                          unsigned bytesPerTile, double clockHz);
+  static Target hostModel(TargetType type, const std::string &system, const std::string &arch, unsigned numIPUs,
+                          unsigned tilesPerIPU, unsigned bytesPerTile, double clockHz);
 
 private:
   TargetType type_ = TargetType::IPU;
   std::string system_ = "ipu2";
+  std::string arch_ = "ipu2";
   unsigned numIPUs_ = 1;
   unsigned tilesPerIPU_ = 1472;
   unsigned bytesPerTile_ = 638976;

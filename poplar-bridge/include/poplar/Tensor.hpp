@@ -33,6 +33,8 @@ public:
   explicit Tensor(std::shared_ptr<const poplar_host::TensorData> d) : d_(std::move(d)) {}
 
   Tensor slice(std::size_t begin, std::size_t end, unsigned dimension = 0) const;
+  // Elements [begin[d], end[d]) along every dimension d.
+  Tensor slice(ArrayRef<std::size_t> begin, ArrayRef<std::size_t> end) const;
   Tensor operator[](std::size_t i) const;
   Tensor reshape(ArrayRef<std::size_t> shape) const;
   Tensor flatten() const;
@@ -43,6 +45,8 @@ public:
   unsigned rank() const;
   Type elementType() const;
   bool valid() const { return d_ != nullptr; }
+  // Whether the view is one run of consecutive elements of one variable.
+  bool isContiguous() const;
   // A name for messages: the debug names of the variables the view covers.
   std::string getDebugStr() const;
 

@@ -33,35 +33,34 @@ public:
   constexpr bool operator<(const Type &o) const { return k_ < o.k_; }
   constexpr poplar_host::TypeKind kind() const { return k_; }
   // Bytes per element on the IPU (the same for every target the runtime models).
+  // One expression: the public headers compile as C++11, as Poplar programs do.
   constexpr unsigned size() const {
-    switch (k_) {
-    case poplar_host::TypeKind::Bool:
-    case poplar_host::TypeKind::Char:
-    case poplar_host::TypeKind::UnsignedChar: return 1;
-    case poplar_host::TypeKind::Short:
-    case poplar_host::TypeKind::UnsignedShort:
-    case poplar_host::TypeKind::Half: return 2;
-    case poplar_host::TypeKind::Int:
-    case poplar_host::TypeKind::UnsignedInt:
-    case poplar_host::TypeKind::Float: return 4;
-    default: return 0;
-    }
+    return k_ == poplar_host::TypeKind::Bool || k_ == poplar_host::TypeKind::Char ||
+                   k_ == poplar_host::TypeKind::UnsignedChar
+               ? 1
+           : k_ == poplar_host::TypeKind::Short || k_ == poplar_host::TypeKind::UnsignedShort ||
+                   k_ == poplar_host::TypeKind::Half
+               ? 2
+           : k_ == poplar_host::TypeKind::Int || k_ == poplar_host::TypeKind::UnsignedInt ||
+                   k_ == poplar_host::TypeKind::Float
+               ? 4
+               : 0;
   }
 
 private:
   poplar_host::TypeKind k_ = poplar_host::TypeKind::Invalid;
 };
 
-inline constexpr Type BOOL{poplar_host::TypeKind::Bool};
-inline constexpr Type CHAR{poplar_host::TypeKind::Char};
-inline constexpr Type UNSIGNED_CHAR{poplar_host::TypeKind::UnsignedChar};
-inline constexpr Type SIGNED_CHAR{poplar_host::TypeKind::Char};
-inline constexpr Type SHORT{poplar_host::TypeKind::Short};
-inline constexpr Type UNSIGNED_SHORT{poplar_host::TypeKind::UnsignedShort};
-inline constexpr Type HALF{poplar_host::TypeKind::Half};
-inline constexpr Type INT{poplar_host::TypeKind::Int};
-inline constexpr Type UNSIGNED_INT{poplar_host::TypeKind::UnsignedInt};
-inline constexpr Type FLOAT{poplar_host::TypeKind::Float};
+constexpr Type BOOL{poplar_host::TypeKind::Bool};
+constexpr Type CHAR{poplar_host::TypeKind::Char};
+constexpr Type UNSIGNED_CHAR{poplar_host::TypeKind::UnsignedChar};
+constexpr Type SIGNED_CHAR{poplar_host::TypeKind::Char};
+constexpr Type SHORT{poplar_host::TypeKind::Short};
+constexpr Type UNSIGNED_SHORT{poplar_host::TypeKind::UnsignedShort};
+constexpr Type HALF{poplar_host::TypeKind::Half};
+constexpr Type INT{poplar_host::TypeKind::Int};
+constexpr Type UNSIGNED_INT{poplar_host::TypeKind::UnsignedInt};
+constexpr Type FLOAT{poplar_host::TypeKind::Float};
 
 } // namespace poplar
 #endif

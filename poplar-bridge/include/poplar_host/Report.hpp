@@ -21,20 +21,35 @@ struct Counters {
   std::uint64_t bytesCopiedOnTile = 0;
   std::uint64_t hostCalls = 0;      // Engine::run + readTensor + writeTensor
   std::uint64_t estimatedCycles = 0; // sum over Executes of the busiest tile's setPerfEstimate cycles
+  std::uint64_t implicitExchangeBytes = 0; // bytes the runtime copied for fields not on their vertex's tile
+  std::uint64_t streamBytes = 0;           // bytes moved by Copy to or from a data stream
 };
 
-enum class MemoryKind { Tensor, VertexState, Code };
+// One compute set: what it holds and what it cost so far.
+struct ComputeSetReport {
+  std::string name;
+  std::uint64_t vertices = 0, tiles = 0;
+  std::uint64_t executions = 0;
+  std::uint64_t estimatedCycles = 0; // per execution: the busiest tile's setPerfEstimate cycles
+  // Per execution: bytes of the copies Poplar inserts for vertex fields connected to
+  // data on other tiles (or not contiguous on theirs), in before compute and out after.
+  std::uint64_t implicitExchangeBytes = 0;
+};
+
+enum class MemoryKind { Tensor, VertexState, Code, Stack };
 
 struct MemoryItem {
   MemoryKind kind;
-  std::string name; // tensor debug name, vertex type (state) or vertex type (code)
+  // tensor debug name (an implicit exchange buffer: "<exchange> Vertex.field"),
+  // vertex type (state, code), or the vertex type with the deepest stack (stack)
+  std::string name;
   std::uint64_t bytes;
 };
 
 struct TileMemory {
   unsigned tile;
-  std::uint64_t tensorBytes = 0, vertexStateBytes = 0, codeBytes = 0;
-  std::uint64_t total() const { return tensorBytes + vertexStateBytes + codeBytes; }
+  std::uint64_t tensorBytes = 0, vertexStateBytes = 0, codeBytes = 0, stackBytes = 0;
+  std::uint64_t total() const { return tensorBytes + vertexStateBytes + codeBytes + stackBytes; }
   std::vector<MemoryItem> items; // aggregated by (kind, name), largest first
 };
 
@@ -45,11 +60,29 @@ struct MemoryReport {
 };
 
 // Estimates documented in poplar-bridge/README.md.
-constexpr std::uint64_t kCodeBytesPerVertexType = 2048; // per vertex type present on a tile
-constexpr std::uint64_t kVertexListEntryBytes = 4;      // per vertex: its entry in the compute-set list
-constexpr std::uint64_t kTensorAlignment = 8;           // each tensor region on a tile starts 8-aligned
+constexpr std::uint64_t kVertexListEntryBytes = 4; // per vertex: its entry in the compute-set list
+constexpr std::uint64_t kTensorAlignment = 8;      // each tensor region on a tile starts 8-aligned
+
+// A vertex type's worker stack and code on the IPU, from what build.rs measured on
+// its host object (x86-64, -O2; HostMeasure).
+// Stack x1: the codelets hold fixed-width data, which takes the same bytes on the
+// IPU, while pointers and register spills take 4 bytes there instead of 8 and the
+// return address stays in a register; so the host's frames bound the IPU's.
+// Code x1.5: IPU instructions are 4 bytes (8 for a dual-issue pair) where x86-64
+// ones average under 4, and the IPU has neither memory operands nor scaled-index
+// addressing, so the same loop takes more of them.
+constexpr std::uint64_t kStackPercentOfHost = 100;
+constexpr std::uint64_t kCodePercentOfHost = 150;
+// For a vertex type compiled outside build.rs (nothing measured).
+constexpr std::uint64_t kUnmeasuredStackBytes = 512;
+constexpr std::uint64_t kUnmeasuredCodeBytes = 2048;
+// Every tile reserves one stack per worker context, each as deep as the deepest
+// vertex type mapped to the tile needs.
+constexpr std::uint64_t kWorkerStacksPerTile = 6;
 
 Counters counters(const poplar::Engine &e);
+// Every compute set of the engine's graph, in creation order.
+std::vector<ComputeSetReport> computeSetReport(const poplar::Engine &e);
 void resetCounters(poplar::Engine &e);
 MemoryReport memoryReport(const poplar::Engine &e);
 // Replaces the engine's thread pool (FOAM_THREADS at construction) with `threads` threads.

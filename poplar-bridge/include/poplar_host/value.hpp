@@ -14,29 +14,41 @@ struct IsHostValue : std::integral_constant<bool, std::is_arithmetic<T>::value |
 
 struct HostValue {
   enum class Kind { Int, UInt, Float, Half } kind;
-  std::int64_t i = 0;
-  std::uint64_t u = 0;
-  float f = 0.0f;
-  std::uint16_t h = 0;
+  std::int64_t i;
+  std::uint64_t u;
+  float f;
+  std::uint16_t h;
 
-  template <typename T> static HostValue of(T v) {
-    HostValue r{Kind::Int};
-    if constexpr (std::is_same<T, half>::value) {
-      r.kind = Kind::Half;
-      r.h = v.bits;
-    } else if constexpr (std::is_floating_point<T>::value) {
-      r.kind = Kind::Float;
-      r.f = static_cast<float>(v);
-    } else if constexpr (std::is_signed<T>::value) {
-      r.i = static_cast<std::int64_t>(v);
-    } else {
-      r.kind = Kind::UInt;
-      r.u = static_cast<std::uint64_t>(v);
-    }
+  explicit HostValue(Kind k = Kind::Int) : kind(k), i(0), u(0), f(0.0f), h(0) {}
+  static HostValue of(half v) {
+    HostValue r(Kind::Half);
+    r.h = v.bits;
     return r;
+  }
+  template <typename T> static HostValue of(T v) {
+    return ofArithmetic(v, std::integral_constant<int, std::is_floating_point<T>::value ? 0
+                                                       : std::is_signed<T>::value        ? 1
+                                                                                         : 2>());
   }
   // Writes the value as one element of type t (t.size() bytes at out).
   void store(const poplar::Type &t, void *out) const;
+
+private:
+  template <typename T> static HostValue ofArithmetic(T v, std::integral_constant<int, 0>) {
+    HostValue r(Kind::Float);
+    r.f = static_cast<float>(v);
+    return r;
+  }
+  template <typename T> static HostValue ofArithmetic(T v, std::integral_constant<int, 1>) {
+    HostValue r(Kind::Int);
+    r.i = static_cast<std::int64_t>(v);
+    return r;
+  }
+  template <typename T> static HostValue ofArithmetic(T v, std::integral_constant<int, 2>) {
+    HostValue r(Kind::UInt);
+    r.u = static_cast<std::uint64_t>(v);
+    return r;
+  }
 };
 
 } // namespace poplar_host

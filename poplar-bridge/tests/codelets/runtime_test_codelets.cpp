@@ -104,7 +104,47 @@ public:
   bool compute() { return fail == 0u; }
 };
 
-#ifndef __IPU__
+// Dot product of two vectors; the test programs connect b to data spread over
+// other tiles, so the runtime exchanges it in.
+class TestDot : public Vertex {
+public:
+  Input<Vector<float>> a;
+  Input<Vector<float>> b;
+  Output<float> out;
+  bool compute() {
+    float s = 0.0f;
+    for (unsigned i = 0; i < a.size(); ++i)
+      s += a[i] * b[i];
+    *out = s;
+    return true;
+  }
+};
+
+// acc[i] += in[i]: an InOut field, exchanged in and back out when it lives elsewhere.
+class TestAccumulate : public Vertex {
+public:
+  Input<Vector<int>> in;
+  InOut<Vector<int>> acc;
+  bool compute() {
+    for (unsigned i = 0; i < acc.size(); ++i)
+      acc[i] += in[i];
+    return true;
+  }
+};
+
+// Writes value + index into every element of out.
+class TestFill : public Vertex {
+public:
+  Output<Vector<unsigned>> out;
+  unsigned value;
+  bool compute() {
+    for (unsigned i = 0; i < out.size(); ++i)
+      out[i] = value + i;
+    return true;
+  }
+};
+
+#ifndef __POPC__
 FOAM_HOST_VERTEX(TestTokenStep, token, tileId)
 FOAM_HOST_VERTEX(TestPartialSum, in, partials)
 FOAM_HOST_VERTEX(TestSum, in, out)
@@ -113,4 +153,7 @@ FOAM_HOST_VERTEX(TestCountBelow, counter, limit, more)
 FOAM_HOST_VERTEX(TestHalfScale, v, scale)
 FOAM_HOST_VERTEX(TestIncrement, x)
 FOAM_HOST_VERTEX(TestFailIf, fail)
+FOAM_HOST_VERTEX(TestDot, a, b, out)
+FOAM_HOST_VERTEX(TestAccumulate, in, acc)
+FOAM_HOST_VERTEX(TestFill, out, value)
 #endif
