@@ -1,5 +1,6 @@
-//! SRAM footprint of a tracer tile: its shard, its framebuffer slice, its ray buffers
-//! and a fixed overhead, against the target's bytes per tile.
+//! SRAM footprint of a tracer tile: its shard, its framebuffer slice, its ray buffers,
+//! its program (code and worker stacks) and a fixed overhead, against the target's
+//! bytes per tile.
 
 use serde::Serialize;
 use std::mem::size_of;
@@ -47,18 +48,28 @@ pub struct FootprintParams {
     pub hop_counters: bool,
     /// Ray slots a tracer tile holds over all its buffers (input and output link).
     pub tracer_ray_slots: u32,
-    /// Fixed bytes per tile besides data: see [`FootprintParams::DEFAULT_OVERHEAD_BYTES`].
+    /// The code of a tracer tile's vertex types and its six worker stacks: see
+    /// [`FootprintParams::DEFAULT_PROGRAM_BYTES`].
+    pub program_bytes: u64,
+    /// Other fixed bytes per tile besides data: see [`FootprintParams::DEFAULT_OVERHEAD_BYTES`].
     pub overhead_bytes: u64,
     /// SRAM per tile of the target.
     pub budget_bytes: u64,
 }
 
 impl FootprintParams {
-    /// Per-tile overhead that is not scene, framebuffer or ray data: the camera block
-    /// (88 B), vertex state and edge descriptors, worker stacks, exchange code and the
-    /// codelets' code. The paper measures this as ≈ 48 kB: after program memory a
-    /// router tile keeps ≈ 576 kB of its 624 kB (§5.5).
-    pub const DEFAULT_OVERHEAD_BYTES: u64 = 48 * 1024;
+    /// A tracer tile's program as the host runtime counts it: its vertex types' code
+    /// (TracerMarch, TracerSend, ZeroBytes, ZeroWords) and six worker stacks as deep
+    /// as the deepest, measured on the host build and scaled to the IPU
+    /// (poplar-bridge/build/codelet_costs.rs, poplar_host/Report.hpp). `foam-ipu
+    /// partition` takes the build's own measure; a test keeps this default to it.
+    pub const DEFAULT_PROGRAM_BYTES: u64 = 15_514;
+    /// The rest of a tile that is not scene, framebuffer or ray data: the camera
+    /// block, vertex state and edge descriptors, exchange and control code. The paper
+    /// measures ≈ 48 kB for all of it with the program (§5.5: after program memory a
+    /// router tile keeps ≈ 576 kB of its 624 kB); this is what it leaves beside the
+    /// program measured here.
+    pub const DEFAULT_OVERHEAD_BYTES: u64 = 48 * 1024 - Self::DEFAULT_PROGRAM_BYTES;
     /// An input and an output link buffer of 2,880 rays each: the capacity the paper
     /// gives a router link for the 20 B layout (Tab. 4), so a tracer never throttles
     /// the router above it. With fp32 payloads and hop counters this is 184 kB, which
@@ -85,7 +96,7 @@ impl FootprintParams {
 
     /// Everything on a tracer tile except its shard.
     pub fn fixed_tile_bytes(&self, shards: usize) -> u64 {
-        self.framebuffer_bytes(shards) + self.ray_buffer_bytes() + self.overhead_bytes
+        self.framebuffer_bytes(shards) + self.ray_buffer_bytes() + self.program_bytes + self.overhead_bytes
     }
 
     /// Whole tracer tile holding a shard blob of `shard_bytes`.
@@ -102,6 +113,7 @@ impl Default for FootprintParams {
             layout: RayLayout::Half,
             hop_counters: false,
             tracer_ray_slots: Self::DEFAULT_TRACER_RAY_SLOTS,
+            program_bytes: Self::DEFAULT_PROGRAM_BYTES,
             overhead_bytes: Self::DEFAULT_OVERHEAD_BYTES,
             budget_bytes: MK2_TILE_BYTES,
         }

@@ -13,7 +13,7 @@ pub struct ShardStats {
     pub neighbour_shards: u32,
     /// Packed shard blob.
     pub shard_bytes: u64,
-    /// Whole tracer tile: shard + framebuffer slice + ray buffers + overhead.
+    /// Whole tracer tile: shard + framebuffer slice + ray buffers + program + overhead.
     pub bytes: u64,
 }
 
@@ -49,6 +49,8 @@ pub struct PartitionReport {
     pub framebuffer_slice_pixels: u64,
     pub framebuffer_slice_bytes: u64,
     pub ray_buffer_bytes: u64,
+    /// Code and worker stacks of a tracer tile.
+    pub program_bytes: u64,
     pub overhead_bytes: u64,
     pub budget_bytes: u64,
     /// Largest tracer tile.
@@ -97,6 +99,7 @@ impl PartitionReport {
             framebuffer_slice_pixels: params.slice_pixels(n),
             framebuffer_slice_bytes: params.framebuffer_bytes(n),
             ray_buffer_bytes: params.ray_buffer_bytes(),
+            program_bytes: params.program_bytes,
             overhead_bytes: params.overhead_bytes,
             budget_bytes: params.budget_bytes,
             max_bytes: worst.bytes,

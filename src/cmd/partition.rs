@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use partition::{FootprintParams, Method, PartitionReport, RayLayout, pack_all};
 
 use super::CheckFailed;
+use crate::device::tree::Role;
 use crate::scene::read_scene;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -85,6 +86,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         hop_counters: args.hop_counters,
         tracer_ray_slots: args.ray_slots,
+        // As this build's host runtime measures and counts it (none with the SDK).
+        program_bytes: crate::device::program::program_bytes(Role::Tracer)
+            .unwrap_or(FootprintParams::DEFAULT_PROGRAM_BYTES),
         ..FootprintParams::default()
     };
     let name = args.scene.display();
@@ -159,8 +163,13 @@ fn print_table(name: &str, r: &PartitionReport, t_partition: f64, t_pack: f64) {
     }
     println!("balance      max/min local cells = {:.4}", r.balance_ratio);
     println!(
-        "tile         shard + framebuffer {} B ({} px) + rays {} B ({} slots) + overhead {} B",
-        r.framebuffer_slice_bytes, r.framebuffer_slice_pixels, r.ray_buffer_bytes, p.tracer_ray_slots, r.overhead_bytes
+        "tile         shard + framebuffer {} B ({} px) + rays {} B ({} slots) + code and stacks {} B + overhead {} B",
+        r.framebuffer_slice_bytes,
+        r.framebuffer_slice_pixels,
+        r.ray_buffer_bytes,
+        p.tracer_ray_slots,
+        r.program_bytes,
+        r.overhead_bytes
     );
     let pct = 100.0 * r.max_bytes as f64 / r.budget_bytes as f64;
     let verdict = if r.fits {

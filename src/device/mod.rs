@@ -10,6 +10,7 @@ pub mod hopmaps;
 pub mod options;
 pub mod plan;
 pub mod profile;
+pub mod program;
 pub mod region;
 pub mod sides;
 pub mod stats;

@@ -142,8 +142,8 @@ pub struct DeviceOptions {
     pub stall_calls: u32,
 }
 
-/// Bytes a tile keeps for what is not a ray buffer (vertex state, code, small
-/// tensors) when buffers are sized to fill it.
+/// Bytes a tile keeps for what is not a ray buffer (vertex state, code and worker
+/// stacks: see [`super::program`], small tensors) when buffers are sized to fill it.
 pub const TILE_RESERVE_BYTES: u32 = 32 * 1024;
 
 /// Bytes of the camera region's directory (layout.h foam_region_header).

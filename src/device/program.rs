@@ -1,0 +1,61 @@
+//! What each tile role's program takes of its tile on the IPU: the code of the vertex
+//! types the render graph maps there and six worker stacks as deep as the deepest
+//! needs, as the host runtime measures and counts them in every tile's memory
+//! (`poplar_bridge::program_bytes`).
+
+use super::tree::Role;
+
+/// The vertex types poplar-bridge/graph/render_graph.cpp maps to a tile of `role`.
+pub fn vertex_types(role: Role) -> &'static [&'static str] {
+    match role {
+        Role::Tracer => &["TracerMarch", "TracerSend", "ZeroBytes", "ZeroWords"],
+        Role::Router => &["RouterCount", "RouterPlan", "RouterForward", "ZeroBytes", "ZeroWords"],
+        Role::Generator => &["Generator", "ZeroBytes", "ZeroWords"],
+        Role::Injector => &["Injector", "InjectorMarch", "InjectorSend", "ZeroBytes", "ZeroWords"],
+    }
+}
+
+/// Code and worker stacks of a tile of `role`; None in a build against the Poplar
+/// SDK, where popc decides them.
+pub fn program_bytes(role: Role) -> Option<u64> {
+    poplar_bridge::program_bytes(vertex_types(role))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::options::TILE_RESERVE_BYTES;
+
+    const ROLES: [Role; 4] = [Role::Tracer, Role::Router, Role::Generator, Role::Injector];
+
+    /// The plan sizes buffers to leave TILE_RESERVE_BYTES of every tile free; each
+    /// role's code and stacks must fit there with room to spare for vertex state and
+    /// small tensors, or a filled tile goes over budget when the graph is built.
+    #[test]
+    fn the_tile_reserve_holds_every_role_program() {
+        for role in ROLES {
+            let bytes = program_bytes(role).unwrap_or_else(|| panic!("{role:?}: a vertex type is not compiled in"));
+            assert!(bytes > 0 && bytes <= TILE_RESERVE_BYTES as u64 / 2, "{role:?}: {bytes} B of code and stacks");
+        }
+    }
+
+    /// `partition`'s default tracer program is what this build measures, give or
+    /// take small compiler differences, and never less.
+    #[test]
+    fn partition_default_tracer_program_is_the_measured_one() {
+        let measured = program_bytes(Role::Tracer).unwrap();
+        let default = partition::FootprintParams::DEFAULT_PROGRAM_BYTES;
+        assert!(measured <= default && default <= measured + 1024, "measured {measured} B, default {default} B");
+    }
+
+    /// Every vertex type the graph maps is one the runtime has.
+    #[test]
+    fn every_role_vertex_type_is_compiled_in() {
+        let costs = poplar_bridge::vertex_costs();
+        for role in ROLES {
+            for t in vertex_types(role) {
+                assert!(costs.iter().any(|c| c.name == *t && c.measured), "{t}");
+            }
+        }
+    }
+}
