@@ -26,9 +26,10 @@ template <typename T, typename V> T load(const V &v, unsigned offset = 0) {
   return x;
 }
 
-// A record of layout.h read or written where it lives (4-byte aligned, as every
-// Bytes and Words field is): the control blocks and the region directory are
-// kilobytes, and a copy of one would sit on the stack of every worker that runs it.
+// A record of layout.h read or written where it lives, at element `offset` of the
+// field (4-byte aligned, as every Bytes and Words field is): the control blocks and
+// the region directory are kilobytes, and a copy of one would sit on the stack of
+// every worker that runs it.
 template <typename T, typename V> T &view(V &v, unsigned offset = 0) {
   static_assert(alignof(T) <= 4, "layout.h records are 4-byte aligned");
   return *reinterpret_cast<T *>(&v[0] + offset);
