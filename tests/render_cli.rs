@@ -11,53 +11,78 @@ fn garden() -> String {
 #[test]
 fn renders_the_shipped_scene_with_its_camera_and_reports_stats() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("g.png");
+    let path = |name: &str| dir.path().join(name).display().to_string();
     let stats = dir.path().join("s.json");
     let hops = dir.path().join("hops");
-    let reference = dir.path().join("ref.png");
     let r = run(&["reference", &garden(), "--camera", &repo_path("assets/garden.camera.json").display().to_string(),
-        "--width", "64", "--height", "48", "--sh-degree", "0", "-o", reference.to_str().unwrap()]);
+        "--width", "64", "--height", "48", "--sh-degree", "0", "-o", &path("ref.npy"), "--opacity", &path("ref_a.npy")]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     // No camera option: assets/garden.camera.json beside the scene is used.
     let r = run(&["render", &garden(), "--width", "64", "--height", "48", "--shards", "64", "--layout", "fp32",
-        "-o", out.to_str().unwrap(), "--stats", stats.to_str().unwrap(), "--hop-maps", hops.to_str().unwrap(),
-        "--compare", reference.to_str().unwrap()]);
+        "-o", &path("g.npy"), "--opacity", &path("g_a.npy"), "--stats", stats.to_str().unwrap(),
+        "--hop-maps", hops.to_str().unwrap(), "--compare", &path("ref.npy")]);
     let stdout = String::from_utf8_lossy(&r.stdout);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert!(stdout.contains("3072/3072 finished, 0 dropped"), "{stdout}");
-    assert!(stdout.contains("PSNR inf dB") || stdout.contains("PSNR"), "{stdout}");
-    let img = image::open(&out).unwrap();
-    assert_eq!((img.width(), img.height()), (64, 48));
+    assert!(stdout.contains("PSNR inf dB"), "{stdout}");
+    // fp32 on the device is the reference, to the byte: the same floats in the same
+    // .npy files (shape included).
+    for (device, reference) in [("g.npy", "ref.npy"), ("g_a.npy", "ref_a.npy")] {
+        let (a, b) = (std::fs::read(path(device)).unwrap(), std::fs::read(path(reference)).unwrap());
+        assert!(a.len() > 64 * 48 * 4 && a == b, "{device} differs from the reference's {reference}");
+    }
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
     for key in ["backend", "layout", "rc", "host_calls", "iterations", "wall_s", "rays", "rays_finished",
         "rays_dropped", "router_hops_mean", "tracer_hops_mean", "max_buffer_occupancy", "tile_bytes_max"] {
         assert!(json.get(key).is_some(), "stats lack {key}: {json}");
     }
-    assert_eq!(json["rays"], 3072);
+    // What the tiles counted: every pixel written by a tracer, every ray marched.
     assert_eq!(json["rays_finished"], 3072);
-    assert_eq!(json["rays_dropped"], 0);
+    assert!(json["tracer_hops_mean"].as_f64().unwrap() >= 1.0, "{json}");
     assert_eq!(json["backend"], "host");
     assert_eq!(json["layout"], "fp32");
-    assert!(json["tile_bytes_max"].as_u64().unwrap() <= 638_976);
+    // Router queues and the spill store are sized to fill their tiles, to within the
+    // reserve for vertex state and code (32 KiB).
+    let (most, budget) = (json["tile_bytes_max"].as_u64().unwrap(), json["tile_bytes_budget"].as_u64().unwrap());
+    assert!(budget == 638_976 && most > budget - 32 * 1024, "{most} of {budget} B");
     for f in ["router_hops.png", "tracer_hops.png", "hops_histogram.png"] {
         assert!(hops.join(f).exists(), "{f} missing");
     }
-    // fp32 on the device is the reference, to the byte, on this scene.
-    let r = run(&["compare", out.to_str().unwrap(), reference.to_str().unwrap(), "--min-psnr", "60"]);
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stdout));
 }
 
 #[test]
 fn depth_needs_the_half_layout_and_is_written_with_it() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("d.png");
+    let d = dir.path().join("d.npy");
     let e = expect_error(&["render", &garden(), "--width", "16", "--height", "12", "--shards", "16",
         "--layout", "mixed", "--depth", d.to_str().unwrap()]);
     assert!(e.contains("--depth needs --layout half"), "{e}");
     let r = run(&["render", &garden(), "--width", "16", "--height", "12", "--shards", "16",
         "-o", dir.path().join("c.png").to_str().unwrap(), "--depth", d.to_str().unwrap()]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    assert!(d.exists());
+    let want = dir.path().join("ref_d.npy");
+    let r = run(&["reference", &garden(), "--camera", &repo_path("assets/garden.camera.json").display().to_string(),
+        "--width", "16", "--height", "12", "--sh-degree", "0", "-o", dir.path().join("r.png").to_str().unwrap(),
+        "--depth", want.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // The half payload's depth is the reference's to its rounding of depth and of t
+    // here; on the whole VGA frame a few pixels stray further (tests/device_render.rs).
+    let read = |p: &std::path::Path| foam_ipu::imageio::npy::read_npy(p).unwrap();
+    let (got, want) = (read(&d), read(&want));
+    assert_eq!((got.shape.clone(), want.shape.clone()), (vec![12, 16], vec![12, 16]));
+    let reached = want.data.iter().filter(|&&w| w > 0.0).count();
+    assert!(reached > 100, "the view reaches the 50 % point in most pixels: {reached}");
+    let mut rel: Vec<f64> = Vec::new();
+    for (k, (&g, &w)) in got.data.iter().zip(&want.data).enumerate() {
+        assert!((g > 0.0) == (w > 0.0), "pixel {k}: depth {g} vs the reference's {w}");
+        if w > 0.0 {
+            rel.push((g - w).abs() / w);
+        }
+    }
+    rel.sort_by(f64::total_cmp);
+    // Measured: median 2.0e-4 (the half rounding of depth itself), worst 7.2e-4.
+    let (median, worst) = (rel[rel.len() / 2], rel[rel.len() - 1]);
+    assert!(median <= 2.5e-4 && worst <= 1e-3, "depth error: median {median:.2e}, worst {worst:.2e} of the depth");
 }
 
 #[test]
