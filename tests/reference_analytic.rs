@@ -1,5 +1,6 @@
 //! The reference renderer against closed-form answers on lattice scenes.
 
+mod common;
 mod lattice;
 
 use foam_ipu::camera::Camera;
@@ -215,11 +216,72 @@ fn hull_cells_and_step_limit() {
 fn rendering_is_deterministic_across_thread_counts() {
     let l = slab(0.9, [10, 200, 90], 0);
     let cam = camera(31, 17, 45.0);
-    let a = render(&l.scene, &cam, &TraceOptions::default()).unwrap();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let b = pool.install(|| render(&l.scene, &cam, &TraceOptions::default()).unwrap());
-    assert_eq!(a, b);
+    // Pools of their own, so that a one-core machine's default pool does not make
+    // both runs single-threaded.
+    let with = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        assert_eq!(pool.current_num_threads(), threads);
+        pool.install(|| render(&l.scene, &cam, &TraceOptions::default()).unwrap())
+    };
+    let one = with(1);
+    assert_eq!(one, with(4));
+    assert_eq!(one, render(&l.scene, &cam, &TraceOptions::default()).unwrap());
+}
+
+/// The SH basis of degrees 1–3, function by function, against scipy's complex
+/// spherical harmonics (Condon–Shortley phase) turned into the real 3DGS basis: for
+/// index l² − 1 + (l + m), `√2·Re Y_l^m` for m > 0, `√2·Im Y_l^|m|` for m < 0 and
+/// `Y_l^0` itself. A sign or an order swapped within a degree fails here.
+#[test]
+fn sh_basis_is_scipys_real_harmonics() {
+    let dirs: Vec<Vec3> = (0..64)
+        .map(|k| {
+            // Spread over the sphere, none on an axis or a symmetry plane.
+            let z = 1.0 - 2.0 * (k as f32 + 0.5) / 64.0;
+            let phi = 2.399_963 * k as f32 + 0.3;
+            let r = (1.0 - z * z).sqrt();
+            Vec3::new(r * phi.cos(), r * phi.sin(), z).normalize()
+        })
+        .collect();
+    let script = r#"
+import sys
+import numpy as np
+from scipy.special import sph_harm_y
+for line in sys.stdin:
+    x, y, z = map(float, line.split())
+    polar, azimuth = np.arccos(z), np.arctan2(y, x)
+    out = []
+    for l in (1, 2, 3):
+        for m in range(-l, l + 1):
+            v = sph_harm_y(l, abs(m), polar, azimuth)
+            out.append(np.sqrt(2) * v.real if m > 0 else np.sqrt(2) * v.imag if m < 0 else v.real)
+    print(" ".join(repr(float(v)) for v in out))
+"#;
+    let input: String = dirs.iter().map(|d| format!("{} {} {}\n", d.x, d.y, d.z)).collect();
+    let mut child = common::python()
+        .arg("-c")
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "python failed: {}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<Vec<f64>> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split_whitespace().map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), dirs.len());
+    for (d, want) in dirs.iter().zip(&rows) {
+        let got = foam_ipu::reference::sh::basis(*d, 3);
+        for (k, (&g, &w)) in got.iter().zip(want).enumerate() {
+            assert!((g as f64 - w).abs() < 2e-6, "Y[{k}] at {d}: {g} vs scipy {w}");
+        }
+        // Each degree alone leaves the higher ones zero.
+        assert_eq!(&foam_ipu::reference::sh::basis(*d, 2)[8..], &[0.0; 7]);
+    }
 }
