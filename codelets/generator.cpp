@@ -56,7 +56,7 @@ public:
     if (sent < cap) foam_slot_invalidate(out + (size_t)sent * stride);
 
     uint32_t reserved = c.spill + c.granted;
-    uint32_t grant = reserved < p.queue_capacity ? p.queue_capacity - reserved : 0;
+    uint32_t grant = (reserved < p.queue_capacity ? p.queue_capacity - reserved : 0) + p.extra_credit;
     if (grant > cap) grant = cap;
     foam_link_header h;
     h.count = sent;

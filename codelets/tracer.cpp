@@ -237,7 +237,7 @@ public:
     // Arrivals under the grants given last step are still to come: reserve for them.
     unsigned reserved = kept + c.granted;
     for (unsigned k = 0; k < p.side_lanes; ++k) reserved += c.side_granted[k];
-    unsigned avail = reserved < capacity ? capacity - reserved : 0;
+    unsigned avail = (reserved < capacity ? capacity - reserved : 0) + p.extra_credit;
     const unsigned grant = avail < p.link_capacity ? avail : p.link_capacity;
     avail -= grant;
 

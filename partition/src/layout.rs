@@ -532,10 +532,11 @@ pub struct foam_params {
     pub side_lanes: u32,
     pub side_capacity: u32,
     pub side_shard: [u16; 16usize],
+    pub extra_credit: u32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_params"][::core::mem::size_of::<foam_params>() - 116usize];
+    ["Size of foam_params"][::core::mem::size_of::<foam_params>() - 120usize];
     ["Alignment of foam_params"][::core::mem::align_of::<foam_params>() - 4usize];
     [
         "Offset of field: foam_params::layout",
@@ -603,6 +604,9 @@ const _: () = {
     [
         "Offset of field: foam_params::side_shard",
     ][::core::mem::offset_of!(foam_params, side_shard) - 84usize];
+    [
+        "Offset of field: foam_params::extra_credit",
+    ][::core::mem::offset_of!(foam_params, extra_credit) - 116usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]

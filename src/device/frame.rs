@@ -157,6 +157,10 @@ impl DeviceRenderer {
             if (st.injected, st.finished) == last {
                 stalled += 1;
                 if stalled >= self.plan.options.stall_calls {
+                    // A ray a tile found no room for never finishes: say so rather
+                    // than only that the frame stopped.
+                    self.session.read_tensor(poplar_bridge::STATS_HANDLE, &mut call_stats)?;
+                    self.check_overflow(&read_records(&call_stats))?;
                     return Err(DeviceError::Incomplete(format!(
                         "no progress in {} iterations: {} of {total} pixels finished, {} rays injected, {} spilled",
                         stalled as u64 * self.plan.options.rc as u64,
@@ -245,10 +249,7 @@ impl DeviceRenderer {
         let router_hops_total = sum(Role::Router, &|s| s.rays_in as u64);
         // Marching visits: on tracers, and the first ones on the injectors.
         let tracer_hops_total = sum(Role::Tracer, &|s| s.rays_in as u64) + sum(Role::Injector, &|s| s.rays_in as u64);
-        let dropped: u64 = tiles.iter().map(|s| s.overflow as u64).sum();
-        if dropped > 0 {
-            return Err(DeviceError::Incomplete(format!("{dropped} rays found no room (a credit violation)")));
-        }
+        self.check_overflow(&tiles)?;
         let counters = self.session.counters()?;
         let stats = FrameStats {
             backend: match self.plan.options.backend {
@@ -266,7 +267,8 @@ impl DeviceRenderer {
             setup_s: self.setup_s,
             rays: total,
             rays_finished: sum(Role::Tracer, &|s| s.pixels as u64),
-            rays_dropped: dropped,
+            // A frame that dropped a ray is an error (check_overflow), never a result.
+            rays_dropped: 0,
             router_hops_mean: router_hops_total as f64 / total as f64,
             tracer_hops_mean: tracer_hops_total as f64 / total as f64,
             router_hops_per_tracer_hop: router_hops_total as f64 / tracer_hops_total.max(1) as f64,
@@ -280,5 +282,20 @@ impl DeviceRenderer {
             router_levels: super::stats::router_levels(&self.plan.tree, &tiles),
         };
         Ok(DeviceFrame { output: out, stats, router_hops, tracer_hops })
+    }
+
+    /// An error if any tile counted rays it found no room for (`tiles` in node
+    /// order), naming the first such tile.
+    fn check_overflow(&self, tiles: &[foam_tile_stats]) -> Result<(), DeviceError> {
+        let dropped: u64 = tiles.iter().map(|s| s.overflow as u64).sum();
+        let Some((node, s)) = self.plan.tree.nodes.iter().zip(tiles).find(|(_, s)| s.overflow > 0) else {
+            return Ok(());
+        };
+        Err(DeviceError::Incomplete(format!(
+            "{dropped} rays found no room (a credit violation), {} of them on tile {} ({})",
+            s.overflow,
+            node.tile,
+            format!("{:?}", node.role).to_lowercase()
+        )))
     }
 }

@@ -563,6 +563,7 @@ fn node_params(
         side_lanes: 0,
         side_capacity: if n.role == Role::Tracer { o.side_capacity } else { 0 },
         side_shard: [0; partition::layout::FOAM_MAX_SIDES as usize],
+        extra_credit: 0,
     };
     match n.role {
         Role::Tracer => p.queue_capacity = o.tracer_queue,

@@ -276,8 +276,12 @@ typedef struct foam_params {
   uint32_t side_lanes;
   uint32_t side_capacity;  /* rays per side-link buffer, both directions (injector: per direct-lane buffer) */
   uint16_t side_shard[FOAM_MAX_SIDES];
+  /* Tests only, 0 in every plan: rays of room a tracer or the generator counts
+   * beyond its store when it grants credit, an over-grant that lets tests show the
+   * overflow counters and the host's checks catch a credit violation. */
+  uint32_t extra_credit;
 } foam_params;
-FOAM_STATIC_ASSERT(sizeof(foam_params) == 116, "foam_params is 116 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_params) == 120, "foam_params is 120 bytes");
 
 /* Cumulative counters every role keeps for statistics (read once per frame). */
 typedef struct foam_tile_stats {
