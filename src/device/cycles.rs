@@ -215,7 +215,9 @@ mod tests {
             link_bytes: 400,
             links_max: 5,
             busiest_link_bytes: 2000,
+            link_bytes_total: 8000,
             framebuffer_bytes: 0,
+            frame: Default::default(),
         };
         let e = estimate(&p, 2);
         assert_eq!((e.iterations_needed, e.iterations, e.host_round_trips), (3, 4, 2));

@@ -27,6 +27,9 @@ pub struct IterationLoad {
     pub step3_cycles: f64,
     pub busiest_cell_steps: u64,
     pub busiest_router_rays: u64,
+    /// Cells marched and rays forwarded on all tiles (the frame's counters are their sums).
+    pub cell_steps: u64,
+    pub router_rays: u64,
     pub injected: u64,
     /// Bytes of rays the busiest sender put on the exchange (plus its link headers).
     pub occupied_bytes: u64,
@@ -43,7 +46,11 @@ pub struct Profile {
     pub links_max: u64,
     /// Bytes the best-connected tile sends each iteration as built.
     pub busiest_link_bytes: u64,
+    /// Bytes all tiles send each iteration as built.
+    pub link_bytes_total: u64,
     pub framebuffer_bytes: u64,
+    /// The instrumented frame's own statistics.
+    pub frame: super::FrameStats,
 }
 
 /// Renders `cam` once with `plan` (which must have rc 1) and records every iteration.
@@ -60,7 +67,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
     let edge = |level: u32| super::options::link_bytes(plan.options.edge_capacity(level), plan.ray_bytes) as u64;
     let side_edge = super::options::link_bytes(plan.options.side_capacity, plan.ray_bytes) as u64;
     let sides: Vec<u64> = plan.spec.nodes.iter().map(|n| n.sides.len() as u64).collect();
-    let (busiest_link_bytes, links_max) = tree
+    let sent: Vec<(u64, u64)> = tree
         .nodes
         .iter()
         .zip(&sides)
@@ -78,8 +85,9 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
                 (super::options::link_bytes(plan.options.inject_capacity, plan.ray_bytes) as u64 + k * direct, 1 + k)
             }
         })
-        .max()
-        .unwrap_or((0, 1));
+        .collect();
+    let (busiest_link_bytes, links_max) = sent.iter().copied().max().unwrap_or((0, 1));
+    let link_bytes_total = sent.iter().map(|s| s.0).sum();
     let link_bytes = busiest_link_bytes / links_max;
     let framebuffer_bytes =
         plan.shards() as u64 * plan.slice_pixels as u64 * size_of::<partition::layout::foam_pixel>() as u64;
@@ -110,6 +118,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
                     it.step1_cycles = it.step1_cycles.max(multi_worker_cycles(instr, rays));
                     it.step2_cycles = it.step2_cycles.max(single_worker_cycles(rays as f64 * SEND_RAY_INSTR));
                     it.busiest_cell_steps = it.busiest_cell_steps.max(steps);
+                    it.cell_steps += steps;
                 }
                 Role::Router => {
                     // Count and forward are separate compute sets with the same split.
@@ -118,6 +127,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
                     it.step2_cycles = it.step2_cycles.max(single_worker_cycles(ROUTER_PLAN_INSTR));
                     it.step3_cycles = it.step3_cycles.max(half);
                     it.busiest_router_rays = it.busiest_router_rays.max(rays);
+                    it.router_rays += rays;
                 }
                 Role::Generator => {
                     // Spilled rays sent back down (rays_in counts them).
@@ -133,6 +143,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
                     // Dealing the rays out to its lanes (rays held back a step count once).
                     it.step3_cycles = it.step3_cycles.max(single_worker_cycles(emitted as f64 * SEND_RAY_INSTR));
                     it.busiest_cell_steps = it.busiest_cell_steps.max(steps);
+                    it.cell_steps += steps;
                 }
             }
             let sent = if n.role == Role::Injector { (s.pixels - p.pixels) as u64 } else { rays };
@@ -141,7 +152,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
         prev.copy_from_slice(tiles);
         loads.push(it);
     };
-    renderer.render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call))?;
+    let frame = renderer.render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call))?.stats;
     if let Some(k) = bad_step {
         return Err(DeviceError::Incomplete(format!(
             "a host call of the profile ran {k} iterations, not 1"
@@ -153,6 +164,8 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
         link_bytes,
         links_max,
         busiest_link_bytes,
+        link_bytes_total,
         framebuffer_bytes,
+        frame,
     })
 }

@@ -1,0 +1,220 @@
+//! The device's own checks and models against what the compiled graph does: the
+//! frame loop's overflow and stall detectors in deliberately broken runs, the plan's
+//! byte model of every tile role against the graph's memory report, and the cycle
+//! model's per-iteration profile against the frame's own counters.
+
+use std::mem::size_of;
+use std::sync::OnceLock;
+
+use foam_ipu::camera::Camera;
+use foam_ipu::camera::json::read_camera_json;
+use foam_ipu::device::tree::Role;
+use foam_ipu::device::{DeviceError, DeviceOptions, DevicePlan, DeviceRenderer};
+use foam_ipu::scene::{Scene, read_scene};
+use partition::layout::foam_params;
+
+mod common;
+
+fn garden() -> &'static (Scene, Camera) {
+    static G: OnceLock<(Scene, Camera)> = OnceLock::new();
+    G.get_or_init(|| {
+        let scene = read_scene(&common::repo_path("assets/garden.ply")).unwrap();
+        let cam = read_camera_json(&common::repo_path("assets/garden.camera.json")).unwrap();
+        (scene, cam)
+    })
+}
+
+/// Rewrites the foam_params of every node `pick` chooses.
+fn patch_params(plan: &mut DevicePlan, pick: &dyn Fn(usize, Role) -> bool, edit: &dyn Fn(&mut foam_params)) {
+    for (i, node) in plan.tree.nodes.iter().enumerate() {
+        if !pick(i, node.role) {
+            continue;
+        }
+        let bytes = &mut plan.spec.nodes[i].params;
+        assert_eq!(bytes.len(), size_of::<foam_params>());
+        // SAFETY: foam_params is a plain layout.h record of the same size.
+        let mut p: foam_params = unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) };
+        edit(&mut p);
+        // SAFETY: as above, written back byte for byte.
+        let raw = unsafe { std::slice::from_raw_parts((&p as *const foam_params).cast::<u8>(), size_of::<foam_params>()) };
+        bytes.copy_from_slice(raw);
+    }
+}
+
+/// Small buffers everywhere, so that a broken credit shows within a few hundred
+/// iterations; an honest frame with them takes about 1300.
+fn small_buffers() -> DeviceOptions {
+    DeviceOptions {
+        link_capacity: vec![32],
+        tracer_queue: 32,
+        router_queue: Some(128),
+        spill: Some(128),
+        stall_calls: 10,
+        ..DeviceOptions::default()
+    }
+}
+
+fn frame_with(edit: &dyn Fn(&mut DevicePlan)) -> Result<u64, DeviceError> {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    let mut plan = DevicePlan::new(scene, 64, cam.width, cam.height, &small_buffers(), &|| {}).unwrap();
+    edit(&mut plan);
+    let f = DeviceRenderer::new(plan)?.render(scene, &cam, &mut |_, _| {})?;
+    Ok(f.stats.iterations)
+}
+
+#[test]
+fn the_frame_loop_reports_a_deadlock_and_a_credit_violation() {
+    let message = |r: Result<u64, DeviceError>| r.expect_err("a broken run must fail").to_string();
+    // As planned, the small buffers are slow but finish.
+    assert!(frame_with(&|_| {}).unwrap() > 500);
+    // The root's in-flight cap is what keeps the router tree deadlock free: lifted,
+    // more rays enter than the generator's spill store can take back, the spill
+    // store and then every queue fill up, and nothing moves again.
+    let e = message(frame_with(&|plan| {
+        let root = plan.tree.root();
+        patch_params(plan, &|i, _| i == root, &|p| p.max_in_flight = u32::MAX);
+    }));
+    assert!(e.contains("no progress in 200 iterations") && e.contains("128 spilled"), "{e}");
+    // Tracers that grant credit for room they do not have lose rays: the frame stops
+    // and the loop names the tile that dropped them, not just the stall.
+    let e = message(frame_with(&|plan| patch_params(plan, &|_, role| role == Role::Tracer, &|p| p.extra_credit = 8)));
+    assert!(e.contains("rays found no room (a credit violation)") && e.contains("(tracer)"), "{e}");
+    // A generator that over-grants while more rays are in flight than it holds is
+    // caught the moment it cannot store one.
+    let e = message(frame_with(&|plan| {
+        let root = plan.tree.root();
+        patch_params(plan, &|i, _| i == root, &|p| p.max_in_flight = u32::MAX);
+        patch_params(plan, &|_, role| role == Role::Generator, &|p| p.extra_credit = 64);
+    }));
+    assert!(e.contains("the generator found no room for") && e.contains("a credit violation"), "{e}");
+}
+
+fn params_of(plan: &DevicePlan, i: usize) -> foam_params {
+    let bytes = &plan.spec.nodes[i].params;
+    assert_eq!(bytes.len(), size_of::<foam_params>());
+    // SAFETY: foam_params is a plain layout.h record of the same size.
+    unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) }
+}
+
+/// The plan's byte model of node `i`'s tensors (src/device/options.rs, the model that
+/// sizes queues, spill store, camera region and shard copies to fill their tiles),
+/// and the bytes of the small records beside them that the model leaves to
+/// TILE_RESERVE_BYTES.
+fn modelled_bytes(plan: &DevicePlan, i: usize) -> (u64, u64) {
+    use foam_ipu::device::options::{
+        REGION_HEADER_BYTES, injector_buffer_bytes, inject_link_bytes, link_bytes, tracer_bytes,
+    };
+    use partition::layout::{
+        FOAM_WORKERS, foam_camera, foam_frame_status, foam_generator_ctl, foam_injector_ctl, foam_router_ctl,
+        foam_tile_stats,
+    };
+    let (o, rb, n, spec) = (&plan.options, plan.ray_bytes, &plan.tree.nodes[i], &plan.spec.nodes[i]);
+    let p = params_of(plan, i);
+    let records = |extra: &[usize]| (size_of::<foam_params>() + size_of::<foam_tile_stats>() + extra.iter().sum::<usize>()) as u64;
+    match n.role {
+        Role::Tracer => {
+            let own = DeviceOptions { side_links: spec.sides.len() as u32, results: p.result_slots * FOAM_WORKERS, ..o.clone() };
+            let copies: usize = plan.copies[i].iter().map(|&s| plan.spec.nodes[s].shard_bytes).sum();
+            let bytes = tracer_bytes(&own, rb, spec.shard_bytes as u32, plan.slice_pixels) + REGION_HEADER_BYTES;
+            (bytes as u64 + copies as u64, 0) // tracer_bytes counts its records
+        }
+        Role::Router => {
+            let (child, parent) = (o.edge_capacity(n.level - 1), o.edge_capacity(n.level));
+            let inject = if i == plan.tree.root() { o.inject_capacity } else { o.direct_capacity };
+            let links = 2 * (n.fanout * link_bytes(child, rb) + link_bytes(parent, rb)) + n.inject_lanes * inject_link_bytes(inject, rb);
+            (links as u64 + 4 * p.queue_capacity as u64 * rb as u64, records(&[size_of::<foam_router_ctl>()]))
+        }
+        Role::Generator => {
+            let edge = o.edge_capacity(n.level - 1);
+            let spill = o.spill_capacity(rb, partition::MK2_TILE_BYTES as u32, edge);
+            let small = [size_of::<foam_camera>(), size_of::<foam_generator_ctl>(), size_of::<foam_frame_status>()];
+            ((2 * link_bytes(edge, rb) + spill * rb) as u64, records(&small))
+        }
+        Role::Injector => {
+            let links = injector_buffer_bytes(o.inject_capacity, spec.sides.len() as u32, o.direct_capacity, rb);
+            let blocks = foam_ipu::device::blocks::list_bytes(p.block_slots);
+            let small = [size_of::<foam_camera>(), size_of::<foam_injector_ctl>(), size_of::<foam_frame_status>()];
+            (plan.spec.region_bytes as u64 + blocks as u64 + links as u64, records(&small))
+        }
+    }
+}
+
+/// Every tile of the compiled graph holds what the plan's byte model says its role
+/// holds, to the padding between tensors, and the rest (vertex state, code) fits the
+/// reserve the model leaves. Returns each tracer's whole bytes.
+fn check_tile_model(plan: &DevicePlan, report: &poplar_bridge::MemoryReport, what: &str) -> Vec<u64> {
+    use foam_ipu::device::options::TILE_RESERVE_BYTES;
+    let mut tracers = Vec::new();
+    let mut roles = std::collections::BTreeSet::new();
+    for (i, n) in plan.tree.nodes.iter().enumerate() {
+        let tile = report.tiles.iter().find(|t| t.tile == n.tile).expect("every node's tile holds something");
+        let (model, records) = modelled_bytes(plan, i);
+        let whole = tile.tensor_bytes + tile.vertex_state_bytes + tile.code_bytes;
+        // Tensors are whole words placed at 8-byte boundaries: at most 4 B between two.
+        let tensors = report.items.iter().filter(|m| m.tile == n.tile && m.kind == poplar_bridge::MemoryKind::Tensor);
+        let padding = 4 * tensors.count() as u64;
+        assert!(
+            (model + records..=model + records + padding).contains(&tile.tensor_bytes),
+            "{what}: {:?} tile {} has {} B of tensors, the model {model} + {records} B of records",
+            n.role,
+            n.tile,
+            tile.tensor_bytes
+        );
+        assert!(whole <= model + TILE_RESERVE_BYTES as u64, "{what}: {:?} tile {}: {whole} B beyond the model's {model} + reserve", n.role, n.tile);
+        roles.insert(format!("{:?}", n.role));
+        if n.role == Role::Tracer {
+            tracers.push(whole);
+        }
+    }
+    assert_eq!(roles.len(), 4, "{what}: every role checked");
+    tracers
+}
+
+#[test]
+fn every_tile_holds_what_the_plan_modelled() {
+    let (scene, cam) = garden();
+    // Planned without a camera: the tracers' buffers are the defaults and hold no
+    // shard copies, which is what `foam-ipu partition` judges a tile by; its verdict
+    // must not be optimistic for any tracer.
+    let plan = DevicePlan::new(scene, 1024, cam.width, cam.height, &DeviceOptions::default(), &|| {}).unwrap();
+    let shard_bytes: Vec<u64> = plan.spec.nodes[..plan.shards()].iter().map(|n| n.shard_bytes as u64).collect();
+    let r = DeviceRenderer::new(plan).unwrap();
+    let whole = check_tile_model(r.plan(), &r.session().memory_report().unwrap(), "default plan");
+    let footprint = partition::FootprintParams { width: cam.width, height: cam.height, ..Default::default() };
+    for (s, (&w, &b)) in whole.iter().zip(&shard_bytes).enumerate() {
+        let predicted = footprint.tile_bytes(b, shard_bytes.len());
+        assert!(w <= predicted && predicted - w < 64 * 1024, "tracer {s}: {w} B on the tile, `partition` predicts {predicted}");
+    }
+    // Planned for the camera, with the largest payload: shard copies and result
+    // stores grown into the tiles, links sized to the view.
+    let o = DeviceOptions { layout: partition::RayLayout::Fp32, hops: true, size_links: true, ..DeviceOptions::default() };
+    let plan = DevicePlan::for_camera(scene, 1024, cam, &o, &|| {}).unwrap();
+    assert!(plan.copies.iter().any(|c| !c.is_empty()));
+    let r = DeviceRenderer::new(plan).unwrap();
+    check_tile_model(r.plan(), &r.session().memory_report().unwrap(), "fp32 with hops, planned for the camera");
+}
+
+#[test]
+fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(160, 120).unwrap();
+    let o = DeviceOptions { rc: 1, ..DeviceOptions::default() };
+    let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &|| {}).unwrap();
+    let (tracers, injectors) = (plan.shards() as u64, plan.tree.injectors().len() as u64);
+    let p = foam_ipu::device::profile::profile(plan, scene, &cam, 15.0).unwrap();
+    let f = &p.frame;
+    assert_eq!(p.iterations.len() as u64, f.iterations, "one record per iteration");
+    let sum = |g: &dyn Fn(&foam_ipu::device::profile::IterationLoad) -> u64| p.iterations.iter().map(g).sum::<u64>();
+    assert_eq!(sum(&|i| i.cell_steps), f.cell_steps, "cells marched");
+    let router_hops: u64 = f.router_levels.iter().map(|l| l.rays_forwarded).sum();
+    assert_eq!(sum(&|i| i.router_rays), router_hops, "rays forwarded");
+    assert_eq!(sum(&|i| i.injected), f.rays, "primary rays emitted");
+    assert!(p.iterations.iter().all(|i| i.busiest_cell_steps <= i.cell_steps && i.busiest_router_rays <= i.router_rays));
+    assert!(p.iterations.iter().any(|i| i.busiest_cell_steps > 0 && i.busiest_router_rays > 0));
+    // The exchange moves every link buffer whole each iteration, as the model charges
+    // it; the frame start broadcasts the camera block to tracers and injectors.
+    let camera = size_of::<partition::layout::foam_camera>() as u64 * (tracers + injectors);
+    assert_eq!(f.bytes_exchanged, f.iterations * p.link_bytes_total + camera, "bytes exchanged");
+    assert!(p.busiest_link_bytes * 8 > p.link_bytes_total / tracers && p.busiest_link_bytes < p.link_bytes_total);
+}
