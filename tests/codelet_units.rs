@@ -1,0 +1,728 @@
+//! Codelets run one vertex at a time on the host runtime, fed states a whole frame
+//! may never reach: RouterPlan's credit arithmetic on randomised lane headers and
+//! queue states, and the marching of rays (foam/march.h through TracerMarch) cell by
+//! cell against the reference tracer on packed shards.
+
+use std::mem::size_of;
+
+use foam_ipu::synth::rng::Rng;
+use partition::layout::{
+    FOAM_CAT_DOWN, FOAM_CAT_TURN, FOAM_CAT_UP, FOAM_CATS, FOAM_INVALID_SHARD, FOAM_MAX_FANOUT, FOAM_WORKERS,
+    foam_link_header, foam_params, foam_router_ctl, foam_tile_stats,
+};
+use poplar_bridge::{ElemType, Session};
+
+mod common;
+
+fn bytes_of<T: Copy>(v: &T) -> Vec<u8> {
+    // SAFETY: layout.h records are plain fixed-width fields without padding.
+    unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }.to_vec()
+}
+
+fn read_as<T: Copy>(b: &[u8]) -> T {
+    assert_eq!(b.len(), size_of::<T>());
+    // SAFETY: as above; read_unaligned copes with any alignment.
+    unsafe { std::ptr::read_unaligned(b.as_ptr().cast()) }
+}
+
+/// A whole number in 0..=n.
+fn upto(rng: &mut Rng, n: u32) -> u32 {
+    (rng.next_u64() % (n as u64 + 1)) as u32
+}
+
+// ---- RouterPlan -------------------------------------------------------------
+
+const RAY_BYTES: u32 = 20;
+
+/// Lanes as foam/lanes.h packs them: children, injector lanes (rays in, a bare
+/// header out), then the parent.
+fn parent_lane(p: &foam_params) -> usize {
+    (p.fanout + p.inject_lanes) as usize
+}
+
+fn lane_capacity(p: &foam_params, l: usize, out: bool) -> u32 {
+    if l < p.fanout as usize {
+        p.link_capacity
+    } else if l < parent_lane(p) {
+        if out { 0 } else { p.inject_capacity }
+    } else {
+        p.parent_capacity
+    }
+}
+
+fn lane_offset(p: &foam_params, l: usize, out: bool) -> usize {
+    (0..l).map(|k| size_of::<foam_link_header>() + (lane_capacity(p, k, out) * RAY_BYTES) as usize).sum()
+}
+
+fn random_router(rng: &mut Rng) -> foam_params {
+    let fanout = 1 << (1 + upto(rng, 3));
+    let inject_lanes = if rng.next_u64() % 2 == 0 { 0 } else { 1 + upto(rng, 7) };
+    let (link, parent) = (1 + upto(rng, 47), 1 + upto(rng, 47));
+    let queue = link.max(parent) + upto(rng, 200);
+    foam_params {
+        ray_bytes: RAY_BYTES,
+        layout: partition::layout::foam_layout_FOAM_LAYOUT_HALF,
+        link_capacity: link,
+        parent_capacity: parent,
+        queue_capacity: queue,
+        fanout,
+        inject_lanes,
+        inject_capacity: if inject_lanes > 0 { 1 + upto(rng, 47) } else { 0 },
+        // The root caps the rays in flight; routers under it have injector lanes too.
+        max_in_flight: if inject_lanes > 0 && rng.next_u64() % 3 > 0 { 1 + upto(rng, 3000) } else { 0 },
+        ..Default::default()
+    }
+}
+
+/// One step's input to a router: its control block and its inboxes' headers.
+struct RouterStep {
+    ctl: foam_router_ctl,
+    inbox: Vec<foam_link_header>,
+    /// Rays per category this step, over all workers.
+    total: [u32; FOAM_CATS as usize],
+}
+
+/// A state the protocol can reach: last step the router reserved queue room for the
+/// rays now arriving and for the grants still outstanding, and every sender kept to
+/// the credit it was given. Everything else is random.
+fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
+    let (f, pl, q) = (p.fanout as usize, parent_lane(p), p.queue_capacity);
+    let mut c: foam_router_ctl = read_as(&(0..size_of::<foam_router_ctl>()).map(|_| rng.next_u64() as u8).collect::<Vec<_>>());
+    c.up_count = upto(rng, q);
+    c.down_count = upto(rng, q);
+    // Grants from two steps ago (arriving now) and from last step (outstanding),
+    // each within its lane and together within the queue room left then.
+    let (mut room_up, mut room_down) = (q - c.up_count, q - c.down_count);
+    let mut arriving = vec![0u32; pl + 1];
+    let first = upto(rng, pl as u32) as usize;
+    for k in 0..pl {
+        let l = (first + k) % pl;
+        let old = upto(rng, lane_capacity(p, l, false).min(room_up));
+        room_up -= old;
+        c.granted[l] = upto(rng, lane_capacity(p, l, false).min(room_up));
+        room_up -= c.granted[l];
+        arriving[l] = upto(rng, old);
+    }
+    let old = upto(rng, p.parent_capacity.min(room_down));
+    room_down -= old;
+    c.granted[pl] = upto(rng, p.parent_capacity.min(room_down));
+    arriving[pl] = upto(rng, old);
+
+    let mut total = [0u32; FOAM_CATS as usize];
+    // Rays going up: the up queue and what children and injectors sent; each goes up
+    // or turns down into some child.
+    for _ in 0..c.up_count + arriving[..pl].iter().sum::<u32>() {
+        let k = upto(rng, p.fanout) as usize;
+        total[if k == f { FOAM_CAT_UP as usize } else { FOAM_CAT_TURN as usize + k }] += 1;
+    }
+    // Rays going down: the down queue and what the parent sent.
+    for _ in 0..c.down_count + arriving[pl] {
+        total[FOAM_CAT_DOWN as usize + upto(rng, p.fanout - 1) as usize] += 1;
+    }
+    for k in 0..FOAM_CATS as usize {
+        c.counts.iter_mut().for_each(|w| w[k] = 0);
+        for _ in 0..total[k] {
+            c.counts[upto(rng, FOAM_WORKERS - 1) as usize][k] += 1;
+        }
+    }
+    c.rr = upto(rng, pl as u32 - 1);
+    c.injected = upto(rng, 20_000);
+    c.allowed = upto(rng, 3000);
+    let inbox = (0..=pl)
+        .map(|l| foam_link_header {
+            count: arriving[l],
+            // The receiver's credit may exceed the lane: the router clamps it.
+            credit: upto(rng, if l < f || l == pl { lane_capacity(p, l, false) + 4 } else { 2 * p.inject_capacity }),
+            finished: upto(rng, 5000),
+            pending: upto(rng, 100),
+        })
+        .collect();
+    RouterStep { ctl: c, inbox, total }
+}
+
+/// RouterPlan's output for `s`: the control block, the outbox headers, and the two
+/// bytes after each lane's last ray (the empty-slot mark).
+struct RouterPlanned {
+    ctl: foam_router_ctl,
+    out: Vec<foam_link_header>,
+    tails: Vec<Option<u16>>,
+    stats: foam_tile_stats,
+}
+
+/// Which of RouterPlan's limits a step ran into.
+#[derive(Default, Debug)]
+struct Reached {
+    lane_credit: u32,
+    escapes: u32,
+    parent_credit: u32,
+    queue_room: u32,
+    in_flight_room: u32,
+}
+
+/// The invariants of one RouterPlan step, from its input and output; what limits the
+/// step reached is added to `reached`.
+fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foam_tile_stats, reached: &mut Reached) -> Result<(), String> {
+    let (f, pl, q) = (p.fanout as usize, parent_lane(p), p.queue_capacity);
+    let (c, n) = (&s.ctl, &o.ctl);
+    let t = |k: u32| s.total[k as usize];
+    let mut why = Vec::new();
+    let mut check = |ok: bool, what: String| {
+        if !ok {
+            why.push(what);
+        }
+    };
+    // Each worker's first rank per category follows the workers before it.
+    for k in 0..FOAM_CATS as usize {
+        let mut rank = 0;
+        for w in 0..FOAM_WORKERS as usize {
+            check(n.base[w][k] == rank, format!("base[{w}][{k}] {} != {rank}", n.base[w][k]));
+            rank += c.counts[w][k];
+        }
+    }
+    // Down each child lane: never more than its credit (clamped to the lane), and as
+    // much as that allows of the rays bound there, first what came from above.
+    let mut blocked_turns = 0;
+    for ch in 0..f {
+        let credit = s.inbox[ch].credit.min(p.link_capacity);
+        let (d, tn) = (n.send[FOAM_CAT_DOWN as usize + ch], n.send[FOAM_CAT_TURN as usize + ch]);
+        let want = t(FOAM_CAT_DOWN + ch as u32) + t(FOAM_CAT_TURN + ch as u32);
+        check(o.out[ch].count == d + tn, format!("lane {ch}: count {} != {d} + {tn}", o.out[ch].count));
+        check(o.out[ch].count <= credit, format!("lane {ch}: {} sent on a credit of {credit}", o.out[ch].count));
+        check(o.out[ch].count == want.min(credit), format!("lane {ch}: {} sent of {want} on a credit of {credit}", o.out[ch].count));
+        reached.lane_credit += u32::from(want > credit);
+        check(n.lane_off[FOAM_CAT_DOWN as usize + ch] == 0 && n.lane_off[FOAM_CAT_TURN as usize + ch] == d, format!("lane {ch}: slots overlap"));
+        let blocked = t(FOAM_CAT_TURN + ch as u32) - tn;
+        check(n.escape[ch] <= blocked, format!("child {ch}: {} escapes of {blocked} blocked turns", n.escape[ch]));
+        blocked_turns += blocked;
+    }
+    check(n.escape[f..].iter().all(|&e| e == 0), "escapes towards children that do not exist".into());
+    // Injector lanes carry nothing down.
+    for l in f..pl {
+        check(o.out[l].count == 0, format!("injector lane {l}: {} rays sent down", o.out[l].count));
+    }
+    // Up the parent lane: rays going up, then blocked turns escaping, within the
+    // parent's credit, and as many as it allows.
+    let up_credit = s.inbox[pl].credit.min(p.parent_capacity);
+    let escaped: u32 = n.escape.iter().sum();
+    reached.escapes += u32::from(escaped > 0);
+    reached.parent_credit += u32::from(t(FOAM_CAT_UP) + blocked_turns > up_credit);
+    check(o.out[pl].count == n.send[FOAM_CAT_UP as usize] + escaped, "parent lane count".into());
+    check(o.out[pl].count <= up_credit, format!("{} sent up on a credit of {up_credit}", o.out[pl].count));
+    check(
+        o.out[pl].count == (t(FOAM_CAT_UP) + blocked_turns).min(up_credit),
+        format!("{} sent up of {} wanting on a credit of {up_credit}", o.out[pl].count, t(FOAM_CAT_UP) + blocked_turns),
+    );
+    let mut at = n.send[FOAM_CAT_UP as usize];
+    for ch in 0..FOAM_MAX_FANOUT as usize {
+        check(n.esc_off[ch] == at, format!("escapes of child {ch} at slot {} not {at}", n.esc_off[ch]));
+        at += n.escape[ch];
+    }
+    // What stays: nothing lost, nothing made, the queues within capacity, and each
+    // category's share of them where the one before ends.
+    let total: u32 = s.total.iter().sum();
+    let sent: u32 = o.out.iter().map(|h| h.count).sum();
+    check(total == sent + n.up_count + n.down_count, format!("{total} rays != {sent} sent + {} + {} queued", n.up_count, n.down_count));
+    check(n.up_count <= q && n.down_count <= q, format!("queues {} and {} over {q}", n.up_count, n.down_count));
+    let mut at = 0;
+    for ch in 0..f {
+        let k = FOAM_CAT_DOWN as usize + ch;
+        check(n.stay_off[k] == at, format!("down queue: child {ch} at {} not {at}", n.stay_off[k]));
+        at += s.total[k] - n.send[k];
+    }
+    check(at == n.down_count, "down queue ranges".into());
+    check(n.stay_off[FOAM_CAT_UP as usize] == 0, "up queue starts at 0".into());
+    let mut at = t(FOAM_CAT_UP) - n.send[FOAM_CAT_UP as usize];
+    for ch in 0..f {
+        let k = FOAM_CAT_TURN as usize + ch;
+        check(n.stay_off[k] == at, format!("up queue: turns to {ch} at {} not {at}", n.stay_off[k]));
+        at += s.total[k] - n.send[k] - n.escape[ch];
+    }
+    check(at == n.up_count, "up queue ranges".into());
+    // Credit for next step: only room no ray already has a claim on (the queues,
+    // and grants still outstanding), and no more than a lane holds.
+    let upward: u32 = (0..pl).map(|l| o.out[l].credit).sum();
+    let outstanding: u32 = c.granted[..pl].iter().sum();
+    reached.queue_room += u32::from(n.up_count + outstanding + upward == q && upward > 0);
+    check(n.up_count + outstanding + upward <= q, format!("up: {} queued + {outstanding} outstanding + {upward} granted > {q}", n.up_count));
+    check(n.down_count + c.granted[pl] + o.out[pl].credit <= q, format!("down: {} queued + {} outstanding + {} granted > {q}", n.down_count, c.granted[pl], o.out[pl].credit));
+    for l in 0..=pl {
+        check(o.out[l].credit <= lane_capacity(p, l, false), format!("lane {l}: credit {} beyond its {}", o.out[l].credit, lane_capacity(p, l, false)));
+        check(n.granted[l] == o.out[l].credit, format!("lane {l}: granted {} but told {}", n.granted[l], o.out[l].credit));
+    }
+    // Emission the root allows its injectors: within what they asked for, and never
+    // beyond what keeps every ray in flight inside the generator's spill store.
+    let emitted: u32 = s.inbox[f..pl].iter().map(|h| h.finished).sum();
+    let finished: u32 = s.inbox[..f].iter().map(|h| h.finished).sum();
+    let allowed: u32 = (f..pl).map(|l| o.out[l].pending).sum();
+    if p.max_in_flight > 0 && pl > f {
+        check(n.injected == c.injected + emitted, format!("injected {} != {} + {emitted}", n.injected, c.injected));
+        let flying = n.injected - finished.min(n.injected) + c.allowed;
+        check(allowed == 0 || flying + allowed <= p.max_in_flight, format!("{flying} in flight + {allowed} allowed > {}", p.max_in_flight));
+        check(n.allowed == allowed, "allowance recorded".into());
+        let asked: u32 = s.inbox[f..pl].iter().map(|h| h.credit).sum();
+        if flying + asked <= p.max_in_flight {
+            check(allowed == asked, format!("room for all {asked} asked, {allowed} allowed"));
+        } else {
+            reached.in_flight_room += 1;
+        }
+        for l in f..pl {
+            check(o.out[l].pending <= s.inbox[l].credit, format!("injector lane {l}: {} allowed of {} asked", o.out[l].pending, s.inbox[l].credit));
+        }
+    } else {
+        check(allowed == 0 && n.injected == c.injected, "only the root admits rays".into());
+    }
+    // Headers: the subtree's finished pixels go up; the empty-slot mark follows each
+    // lane's last ray.
+    check(o.out[pl].finished == finished, format!("finished {} != {finished}", o.out[pl].finished));
+    for l in 0..=pl {
+        let full = o.out[l].count >= lane_capacity(p, l, true);
+        check(full || o.tails[l] == Some(FOAM_INVALID_SHARD as u16), format!("lane {l}: no empty-slot mark after {} rays", o.out[l].count));
+    }
+    check(n.parity == c.parity ^ 1 && n.src_up_count == c.up_count && n.src_down_count == c.down_count, "queue halves".into());
+    let st = &o.stats;
+    check(st.overflow == before.overflow, format!("overflow counted: {}", st.overflow));
+    check(st.iterations == before.iterations + 1 && st.rays_in == before.rays_in + sent, "statistics".into());
+    check(st.peak_queue == before.peak_queue.max(n.up_count + n.down_count), "peak queue".into());
+    if why.is_empty() { Ok(()) } else { Err(why.join("; ")) }
+}
+
+/// RouterPlan on `tiles` tiles, one vertex each, with host handles to set and read
+/// every field.
+fn router_graph(params: &[foam_params]) -> Session {
+    let mut s = Session::new(1, params.len() as u32).unwrap();
+    s.add_codelets(&poplar_bridge::codelets_gp()).unwrap();
+    let cs = s.add_compute_set("plan").unwrap();
+    for (t, p) in params.iter().enumerate() {
+        let tile = t as u32;
+        let var = |s: &mut Session, ty, n: usize, name: &str| {
+            let v = s.add_variable(ty, &[n], &format!("{name}{t}")).unwrap();
+            s.set_tile_mapping(v, tile).unwrap();
+            v
+        };
+        let pv = var(&mut s, ElemType::UnsignedChar, size_of::<foam_params>(), "params");
+        s.set_initial_bytes(pv, &bytes_of(p)).unwrap();
+        let lanes = parent_lane(p) + 1;
+        let inb = var(&mut s, ElemType::UnsignedChar, lane_offset(p, lanes, false), "inboxes");
+        let outb = var(&mut s, ElemType::UnsignedChar, lane_offset(p, lanes, true), "outboxes");
+        let ctl = var(&mut s, ElemType::UnsignedInt, size_of::<foam_router_ctl>() / 4, "ctl");
+        let stats = var(&mut s, ElemType::UnsignedChar, size_of::<foam_tile_stats>(), "stats");
+        let v = s.add_vertex(cs, "RouterPlan", tile).unwrap();
+        for (field, tensor) in [("params", pv), ("inboxes", inb), ("outboxes", outb), ("ctl", ctl), ("stats", stats)] {
+            s.connect(v, field, tensor).unwrap();
+        }
+        for (name, tensor) in [("in", inb), ("out", outb), ("ctl", ctl), ("stats", stats)] {
+            s.create_host_write(&format!("w{name}{t}"), tensor).unwrap();
+            s.create_host_read(&format!("r{name}{t}"), tensor).unwrap();
+        }
+    }
+    let prog = s.execute(cs).unwrap();
+    s.compile(&[prog]).unwrap();
+    s
+}
+
+#[test]
+fn router_plan_keeps_its_credit_invariants_on_random_states() {
+    let mut rng = Rng::new(25);
+    let (mut cases, mut reached) = (0, Reached::default());
+    for _graph in 0..4 {
+        let params: Vec<foam_params> = (0..16).map(|_| random_router(&mut rng)).collect();
+        let mut s = router_graph(&params);
+        for round in 0..16 {
+            let steps: Vec<RouterStep> = params.iter().map(|p| random_step(&mut rng, p)).collect();
+            let mut befores = Vec::new();
+            for (t, (p, st)) in params.iter().zip(&steps).enumerate() {
+                let mut inbox = vec![0u8; lane_offset(p, parent_lane(p) + 1, false)];
+                for (l, h) in st.inbox.iter().enumerate() {
+                    let at = lane_offset(p, l, false);
+                    inbox[at..at + size_of::<foam_link_header>()].copy_from_slice(&bytes_of(h));
+                }
+                // Garbage where RouterPlan must write, so that nothing passes by luck.
+                let out: Vec<u8> = (0..lane_offset(p, parent_lane(p) + 1, true)).map(|_| (rng.next_u64() % 255) as u8).collect();
+                let before = foam_tile_stats { rays_in: upto(&mut rng, 1000), iterations: upto(&mut rng, 100), peak_queue: upto(&mut rng, 50), ..Default::default() };
+                s.write_tensor(&format!("win{t}"), &inbox).unwrap();
+                s.write_tensor(&format!("wout{t}"), &out).unwrap();
+                s.write_tensor(&format!("wctl{t}"), &bytes_of(&st.ctl)).unwrap();
+                s.write_tensor(&format!("wstats{t}"), &bytes_of(&before)).unwrap();
+                befores.push(before);
+            }
+            s.run(0).unwrap();
+            for (t, (p, st)) in params.iter().zip(&steps).enumerate() {
+                let mut out = vec![0u8; lane_offset(p, parent_lane(p) + 1, true)];
+                let mut ctl = vec![0u8; size_of::<foam_router_ctl>()];
+                let mut stats = vec![0u8; size_of::<foam_tile_stats>()];
+                s.read_tensor(&format!("rout{t}"), &mut out).unwrap();
+                s.read_tensor(&format!("rctl{t}"), &mut ctl).unwrap();
+                s.read_tensor(&format!("rstats{t}"), &mut stats).unwrap();
+                let header = |l: usize| read_as::<foam_link_header>(&out[lane_offset(p, l, true)..][..size_of::<foam_link_header>()]);
+                let headers: Vec<foam_link_header> = (0..=parent_lane(p)).map(header).collect();
+                let tails = headers
+                    .iter()
+                    .enumerate()
+                    .map(|(l, h)| {
+                        let at = lane_offset(p, l, true) + size_of::<foam_link_header>() + (h.count * RAY_BYTES) as usize;
+                        (h.count < lane_capacity(p, l, true)).then(|| u16::from_le_bytes([out[at], out[at + 1]]))
+                    })
+                    .collect();
+                let planned = RouterPlanned { ctl: read_as(&ctl), out: headers, tails, stats: read_as(&stats) };
+                if let Err(e) = check_router(p, st, &planned, &befores[t], &mut reached) {
+                    panic!("round {round}, router {t} (fanout {}, {} injector lanes, queue {}): {e}", p.fanout, p.inject_lanes, p.queue_capacity);
+                }
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, 4 * 16 * 16);
+    // The random states reach every limit, often.
+    let r = &reached;
+    assert!([r.lane_credit, r.escapes, r.parent_credit, r.queue_room, r.in_flight_room].iter().all(|&n| n >= 20), "{r:?}");
+}
+
+// ---- marching (foam/march.h through TracerMarch) -------------------------------
+
+mod lattice;
+mod payload;
+
+use foam_ipu::camera::Camera;
+use foam_ipu::reference::{SiteIndex, Tracer};
+use foam_ipu::scene::Scene;
+use partition::RayLayout;
+use partition::layout::{
+    FOAM_FINISHED_CELL, FOAM_MAX_CELL_STEPS, FOAM_TW_COUNTERS, FOAM_TW_MARCHED, FOAM_TW_STEPS, foam_camera,
+    foam_ray_fp32, foam_ray_half, foam_ray_mixed, foam_region_header, foam_tracer_ctl,
+};
+use payload::State;
+
+/// Image and home for every pixel: with this many tracers a finished ray's home is
+/// its pixel index, never a tile here (the test pixels are not the first few).
+const TRACERS: u32 = 65535;
+
+/// A ray as it sits in a payload slot, in working precision.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Slot {
+    shard: u16,
+    cell: u16,
+    px: u32,
+    t: f32,
+    tt: f32,
+    rgb: [f32; 3],
+    depth: f32,
+}
+
+fn h16(x: f32) -> u16 {
+    half::f16::from_f32(x).to_bits()
+}
+
+fn f16(b: u16) -> f32 {
+    half::f16::from_bits(b).to_f32()
+}
+
+fn encode(layout: RayLayout, s: &Slot) -> Vec<u8> {
+    let dest = partition::layout::foam_ray_dest { shard: s.shard, cell: s.cell };
+    match layout {
+        RayLayout::Fp32 => bytes_of(&foam_ray_fp32 { dest, px: s.px, t: s.t, T: s.tt, r: s.rgb[0], g: s.rgb[1], b: s.rgb[2] }),
+        RayLayout::Mixed => bytes_of(&foam_ray_mixed { dest, px: s.px, t: h16(s.t), T: h16(s.tt), r: s.rgb[0], g: s.rgb[1], b: s.rgb[2] }),
+        RayLayout::Half => bytes_of(&foam_ray_half {
+            dest,
+            px: s.px,
+            t: h16(s.t),
+            T: h16(s.tt),
+            r: h16(s.rgb[0]),
+            g: h16(s.rgb[1]),
+            b: h16(s.rgb[2]),
+            depth: h16(s.depth),
+        }),
+    }
+}
+
+fn decode(layout: RayLayout, b: &[u8]) -> Slot {
+    match layout {
+        RayLayout::Fp32 => {
+            let v: foam_ray_fp32 = read_as(b);
+            Slot { shard: v.dest.shard, cell: v.dest.cell, px: v.px, t: v.t, tt: v.T, rgb: [v.r, v.g, v.b], depth: -1.0 }
+        }
+        RayLayout::Mixed => {
+            let v: foam_ray_mixed = read_as(b);
+            Slot { shard: v.dest.shard, cell: v.dest.cell, px: v.px, t: f16(v.t), tt: f16(v.T), rgb: [v.r, v.g, v.b], depth: -1.0 }
+        }
+        RayLayout::Half => {
+            let v: foam_ray_half = read_as(b);
+            let rgb = [f16(v.r), f16(v.g), f16(v.b)];
+            Slot { shard: v.dest.shard, cell: v.dest.cell, px: v.px, t: f16(v.t), tt: f16(v.T), rgb, depth: f16(v.depth) }
+        }
+    }
+}
+
+fn px(x: u32, y: u32, steps: u32) -> u32 {
+    x | y << 11 | steps << 22
+}
+
+/// A scene cut into 8 shards and packed as the tiles hold them.
+struct Packed {
+    part: partition::Partition,
+    blobs: Vec<Vec<u8>>,
+}
+
+fn pack(scene: &Scene) -> Packed {
+    let sref = partition::SceneRef {
+        positions: &scene.positions,
+        density: &scene.density,
+        color: &scene.color,
+        adjacency_end: &scene.adjacency_end,
+        adjacency: &scene.adjacency,
+    };
+    let part = partition::partition(&sref, 8, partition::Method::Kdtree).unwrap();
+    let blobs = partition::pack_all(&sref, &part, &|| {}).unwrap().into_iter().map(|p| p.blob).collect();
+    Packed { part, blobs }
+}
+
+/// Copies of `shards` as a tracer holds them (layout.h foam_region_header).
+fn region(blobs: &[Vec<u8>], shards: &[usize]) -> Vec<u8> {
+    let mut h: foam_region_header = read_as(&vec![0u8; size_of::<foam_region_header>()]);
+    let mut body = Vec::new();
+    for (k, &s) in shards.iter().enumerate() {
+        h.shard[k] = s as u16;
+        h.offset[k] = (size_of::<foam_region_header>() + body.len()) as u32;
+        body.extend_from_slice(&blobs[s]);
+    }
+    h.count = shards.len() as u32;
+    h.total_bytes = (size_of::<foam_region_header>() + body.len()) as u32;
+    [bytes_of(&h), body].concat()
+}
+
+/// What a ray of pixel (x, y) sent into a tile holding the start shard (and every
+/// other shard if `all`) with `k` cells left to its step cap must come back as, from
+/// the oracle's states of its whole path: the slot, and the cells and shard visits
+/// it took there. Where the ray's last cell is a hull cell the walk does not name,
+/// a tile holding one shard may instead hand the ray on into it: the second slot,
+/// whose destination is not checked.
+#[allow(clippy::too_many_arguments)]
+fn expected(states: &[State], k: u32, all: bool, owner: &dyn Fn(u32) -> usize, part: &partition::Partition, layout: RayLayout, x: u32, y: u32, width: u32) -> (Slot, u32, u32, Option<Slot>) {
+    let start_steps = FOAM_MAX_CELL_STEPS - k;
+    let slot = |s: &State, dest: (u16, u16), steps: u32| {
+        let p = s.through(layout);
+        Slot { shard: dest.0, cell: dest.1, px: px(x, y, steps), t: p.t, tt: p.tt, rgb: p.rgb, depth: p.depth }
+    };
+    let home = ((y * width + x) % TRACERS) as u16;
+    let mut visits = 1;
+    for m in 1..states.len() {
+        let s = &states[m];
+        if s.finished || m as u32 == k {
+            let steps = (start_steps + s.steps).min(FOAM_MAX_CELL_STEPS - 1);
+            return (slot(s, (home, FOAM_FINISHED_CELL as u16), steps), s.steps, visits, None);
+        }
+        // Step m was in states[m - 1].cell; the ray moves on to s.cell, through its
+        // payload if that is in another shard.
+        if s.cell == u32::MAX && !all {
+            let end = &states[m + 1];
+            let finished = slot(end, (home, FOAM_FINISHED_CELL as u16), (start_steps + end.steps).min(FOAM_MAX_CELL_STEPS - 1));
+            return (finished, end.steps, visits, Some(slot(s, (0, 0), start_steps + s.steps)));
+        }
+        if s.cell != u32::MAX && owner(s.cell) != owner(states[m - 1].cell) {
+            if !all {
+                let dest = (owner(s.cell) as u16, part.local_index(s.cell) as u16);
+                return (slot(s, dest, start_steps + s.steps), s.steps, visits, None);
+            }
+            visits += 1;
+        }
+    }
+    unreachable!("the oracle's last state is finished")
+}
+
+/// Tiles of TracerMarch, each holding the start shard (and, on every second tile,
+/// every other shard as copies), marching `rays[i]` in layout `layouts[i / 2]`.
+fn march_graph(packed: &Packed, own: usize, layouts: &[RayLayout], camera: &foam_camera, rays: &[Vec<u8>]) -> Session {
+    let tiles = 2 * layouts.len();
+    let mut s = Session::new(1, tiles as u32).unwrap();
+    s.add_codelets(&poplar_bridge::codelets_gp()).unwrap();
+    let cs = s.add_compute_set("march").unwrap();
+    let others: Vec<usize> = (0..packed.blobs.len()).filter(|&x| x != own).collect();
+    for t in 0..tiles {
+        let (layout, all) = (layouts[t / 2], t % 2 == 1);
+        let ray_bytes = layout.payload_bytes() as u32;
+        let n = rays[t].len() as u32 / ray_bytes;
+        let p = foam_params {
+            layout: match layout {
+                RayLayout::Fp32 => partition::layout::foam_layout_FOAM_LAYOUT_FP32,
+                RayLayout::Mixed => partition::layout::foam_layout_FOAM_LAYOUT_MIXED,
+                RayLayout::Half => partition::layout::foam_layout_FOAM_LAYOUT_HALF,
+            },
+            ray_bytes,
+            link_capacity: n,
+            shard: own as u32,
+            ..Default::default()
+        };
+        let copies = region(&packed.blobs, if all { &others } else { &[] });
+        let inbox = [bytes_of(&foam_link_header { count: n, credit: 0, finished: 0, pending: 0 }), rays[t].clone()].concat();
+        let mut init = |name: &str, ty: ElemType, bytes: &[u8]| {
+            let elems = if ty == ElemType::UnsignedInt { bytes.len() / 4 } else { bytes.len() };
+            let v = s.add_variable(ty, &[elems], &format!("{name}{t}")).unwrap();
+            s.set_tile_mapping(v, t as u32).unwrap();
+            s.set_initial_bytes(v, bytes).unwrap();
+            v
+        };
+        let fields = [
+            ("shard", init("shard", ElemType::UnsignedChar, &packed.blobs[own])),
+            ("copies", init("copies", ElemType::UnsignedChar, &copies)),
+            ("camera", init("camera", ElemType::UnsignedChar, &bytes_of(camera))),
+            ("params", init("params", ElemType::UnsignedChar, &bytes_of(&p))),
+            ("inbox", init("inbox", ElemType::UnsignedChar, &inbox)),
+            ("sideIn", init("sideIn", ElemType::UnsignedChar, &[0; 16])),
+            ("pixels", init("pixels", ElemType::UnsignedChar, &[0; 28])),
+            ("results", init("results", ElemType::UnsignedChar, &[0; 4])),
+            ("ctl", init("ctl", ElemType::UnsignedInt, &[0; size_of::<foam_tracer_ctl>()])),
+        ];
+        let v = s.add_vertex(cs, "TracerMarch", t as u32).unwrap();
+        for (field, tensor) in fields {
+            s.connect(v, field, tensor).unwrap();
+        }
+        s.create_host_read(&format!("inbox{t}"), fields[4].1).unwrap();
+        s.create_host_read(&format!("ctl{t}"), fields[8].1).unwrap();
+    }
+    let prog = s.execute(cs).unwrap();
+    s.compile(&[prog]).unwrap();
+    s
+}
+
+/// What the rays reached, over a scene's test.
+#[derive(Default, Debug)]
+struct Seen {
+    hull: u32,
+    opaque: u32,
+    capped_after_crossing: u32,
+    depth: u32,
+    left: u32,
+}
+
+/// Marches rays of `cam`'s pixels through `scene` cut into 8 shards, each ray with a
+/// step cap of k cells for every k along its path, on tiles holding the start shard
+/// alone or every shard, in every layout; each comes back as the oracle says, bit
+/// for bit.
+fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> Seen {
+    let packed = pack(scene);
+    let owner = |c: u32| packed.part.owner(c);
+    let start = SiteIndex::new(scene).unwrap().nearest(cam.position.to_array());
+    let own = owner(start);
+    let m = cam.c2w();
+    let mut c2w = [0.0f32; 12];
+    for r in 0..3 {
+        c2w[r * 4..r * 4 + 4].copy_from_slice(&m[r]);
+    }
+    let camera = foam_camera {
+        c2w,
+        fx: cam.fx,
+        fy: cam.fy,
+        cx: cam.cx,
+        cy: cam.cy,
+        width: cam.width,
+        height: cam.height,
+        t_stop: 0.001,
+        start_shard: own as u16,
+        start_cell: packed.part.local_index(start) as u16,
+        slice_pixels: 1,
+        frame: 0,
+        tracers: TRACERS,
+    };
+    let tracer = Tracer::new(scene);
+    let layouts = [RayLayout::Fp32, RayLayout::Mixed, RayLayout::Half];
+    let mut seen = Seen::default();
+    // Per layout: each ray's pixel, cap and the oracle's states.
+    let mut plan: Vec<Vec<(u32, u32, u32, std::rc::Rc<Vec<State>>)>> = Vec::new();
+    let mut rays = Vec::new();
+    for &layout in &layouts {
+        let mut list = Vec::new();
+        let mut bytes = Vec::new();
+        for &(x, y) in pixels {
+            assert!(y * cam.width + x >= 8, "a test pixel's home must not be a tile here");
+            let (o, d) = cam.pixel_ray(x, y);
+            let states = std::rc::Rc::new(payload::states(&tracer, &owner, start, o, d, 0.001, layout).expect("no grazed edge"));
+            let cells = states.last().unwrap().steps;
+            for k in 1..=cells + 1 {
+                let fresh = Slot {
+                    shard: own as u16,
+                    cell: packed.part.local_index(start) as u16,
+                    px: px(x, y, FOAM_MAX_CELL_STEPS - k),
+                    t: 0.0,
+                    tt: 1.0,
+                    rgb: [0.0; 3],
+                    depth: -1.0,
+                };
+                bytes.extend(encode(layout, &fresh));
+                list.push((x, y, k, states.clone()));
+            }
+        }
+        plan.push(list);
+        rays.push(bytes.clone());
+        rays.push(bytes);
+    }
+    let mut s = march_graph(&packed, own, &layouts, &camera, &rays);
+    s.run(0).unwrap();
+    for t in 0..2 * layouts.len() {
+        let (layout, all) = (layouts[t / 2], t % 2 == 1);
+        let stride = layout.payload_bytes() as usize;
+        let mut inbox = vec![0u8; 16 + rays[t].len()];
+        let mut ctl = vec![0u8; size_of::<foam_tracer_ctl>()];
+        s.read_tensor(&format!("inbox{t}"), &mut inbox).unwrap();
+        s.read_tensor(&format!("ctl{t}"), &mut ctl).unwrap();
+        let (mut cells, mut visits) = (0, 0);
+        for (i, (x, y, k, states)) in plan[t / 2].iter().enumerate() {
+            let got = decode(layout, &inbox[16 + i * stride..16 + (i + 1) * stride]);
+            let (want, c, v, alt) = expected(states, *k, all, &owner, &packed.part, layout, *x, *y, cam.width);
+            let took_alt = alt.is_some_and(|a| got.cell != FOAM_FINISHED_CELL as u16 && Slot { shard: 0, cell: 0, ..got } == a);
+            let what = format!("{} on a tile with {} shard(s), pixel ({x}, {y}), cap {k}", layout.name(), if all { 8 } else { 1 });
+            if took_alt {
+                assert_ne!(got.shard as usize, own, "{what}: handed on into its own shard");
+                cells += c - 1;
+            } else {
+                assert_eq!(got, want, "{what}");
+                cells += c;
+            }
+            visits += v;
+            let end = states.last().unwrap();
+            seen.left += u32::from(got.cell != FOAM_FINISHED_CELL as u16);
+            if all && *k > end.steps {
+                seen.hull += u32::from(end.tt > 0.001);
+                seen.opaque += u32::from(end.tt <= 0.001);
+                seen.depth += u32::from(layout == RayLayout::Half && got.depth >= 0.0);
+            }
+            seen.capped_after_crossing += u32::from(all && *k < end.steps && v > 1);
+        }
+        let c: foam_tracer_ctl = read_as(&ctl);
+        let total = |k: u32| -> u32 { c.work.iter().map(|w| w[k as usize]).sum() };
+        assert_eq!(c.work[0].len(), FOAM_TW_COUNTERS as usize);
+        assert_eq!(total(FOAM_TW_STEPS), cells, "{} cells marched on tile {t}", layout.name());
+        assert!(total(FOAM_TW_MARCHED) >= visits && total(FOAM_TW_MARCHED) <= visits + plan[t / 2].len() as u32, "shard visits on tile {t}");
+    }
+    seen
+}
+
+#[test]
+fn march_follows_the_reference_cell_by_cell_on_a_lattice() {
+    // Thin cells with a dense block in one corner: rays leave through the hull,
+    // stop in the block, or cross 50 % transmittance on the way.
+    let l = lattice::Lattice::new(8, 0, |x, y, z| {
+        let dense = x >= 5 && y >= 5;
+        let sigma = if dense { 2.5 } else if (x + 2 * y + z) % 4 == 0 { 0.0 } else { 0.05 + 0.07 * ((x + 3 * z) % 4) as f32 };
+        (sigma, [(40 * x) as u8, (30 * y) as u8, (25 * z + 20) as u8])
+    });
+    let cam = Camera::look_at(24, 18, 70.0, glam::DVec3::new(1.37, 2.21, 0.63), glam::DVec3::new(5.1, 4.3, 7.7), glam::DVec3::Z).unwrap();
+    let pixels: Vec<(u32, u32)> = (1..18).step_by(4).flat_map(|y| (1..24).step_by(5).map(move |x| (x, y))).collect();
+    let seen = march_cell_by_cell(&l.scene, &cam, &pixels);
+    assert!(seen.hull > 0 && seen.opaque > 0 && seen.depth > 0 && seen.left > 0 && seen.capped_after_crossing > 0, "{seen:?}");
+}
+
+#[test]
+fn march_follows_the_reference_cell_by_cell_on_voronoi_cells() {
+    let scene = foam_ipu::synth::scene_gen::generate(
+        &foam_ipu::synth::scene_gen::Params { cells: 3000, seed: 3, sh_degree: 0, preset: "garden".into() },
+        &|_| {},
+    )
+    .unwrap();
+    let cam = read_camera(24, 18);
+    let pixels: Vec<(u32, u32)> = (1..18).step_by(4).flat_map(|y| (1..24).step_by(5).map(move |x| (x, y))).collect();
+    let seen = march_cell_by_cell(&scene, &cam, &pixels);
+    assert!(seen.depth > 0 && seen.left > 0 && seen.capped_after_crossing > 0, "{seen:?}");
+}
+
+fn read_camera(w: u32, h: u32) -> Camera {
+    foam_ipu::camera::json::read_camera_json(&common::repo_path("assets/garden.camera.json")).unwrap().resized(w, h).unwrap()
+}
