@@ -56,7 +56,7 @@ fn lane_offset(p: &foam_params, l: usize, out: bool) -> usize {
 
 fn random_router(rng: &mut Rng) -> foam_params {
     let fanout = 1 << (1 + upto(rng, 3));
-    let inject_lanes = if rng.next_u64() % 2 == 0 { 0 } else { 1 + upto(rng, 7) };
+    let inject_lanes = if rng.next_u64().is_multiple_of(2) { 0 } else { 1 + upto(rng, 7) };
     let (link, parent) = (1 + upto(rng, 47), 1 + upto(rng, 47));
     let queue = link.max(parent) + upto(rng, 200);
     foam_params {
@@ -69,7 +69,7 @@ fn random_router(rng: &mut Rng) -> foam_params {
         inject_lanes,
         inject_capacity: if inject_lanes > 0 { 1 + upto(rng, 47) } else { 0 },
         // The root caps the rays in flight; routers under it have injector lanes too.
-        max_in_flight: if inject_lanes > 0 && rng.next_u64() % 3 > 0 { 1 + upto(rng, 3000) } else { 0 },
+        max_in_flight: if inject_lanes > 0 && !rng.next_u64().is_multiple_of(3) { 1 + upto(rng, 3000) } else { 0 },
         ..Default::default()
     }
 }
@@ -383,6 +383,7 @@ mod lattice;
 mod payload;
 
 use foam_ipu::camera::Camera;
+use foam_ipu::device::{DeviceOptions, DevicePlan};
 use foam_ipu::reference::{SiteIndex, Tracer};
 use foam_ipu::scene::Scene;
 use partition::RayLayout;
@@ -456,23 +457,19 @@ fn px(x: u32, y: u32, steps: u32) -> u32 {
     x | y << 11 | steps << 22
 }
 
-/// A scene cut into 8 shards and packed as the tiles hold them.
+/// A scene cut into 8 shards and packed as the device plan packs them for its tiles,
+/// and the camera block the plan makes for a view.
 struct Packed {
     part: partition::Partition,
     blobs: Vec<Vec<u8>>,
+    camera: foam_camera,
 }
 
-fn pack(scene: &Scene) -> Packed {
-    let sref = partition::SceneRef {
-        positions: &scene.positions,
-        density: &scene.density,
-        color: &scene.color,
-        adjacency_end: &scene.adjacency_end,
-        adjacency: &scene.adjacency,
-    };
-    let part = partition::partition(&sref, 8, partition::Method::Kdtree).unwrap();
-    let blobs = partition::pack_all(&sref, &part, &|| {}).unwrap().into_iter().map(|p| p.blob).collect();
-    Packed { part, blobs }
+fn pack(scene: &Scene, cam: &Camera) -> Packed {
+    let plan = DevicePlan::new(scene, 8, cam.width, cam.height, &DeviceOptions::default(), &|| {}).unwrap();
+    let blobs = plan.spec.nodes[..plan.shards()].iter().map(|n| plan.spec.shards[n.shard_offset..][..n.shard_bytes].to_vec()).collect();
+    let camera = read_as(&plan.frame_blocks(scene, cam, 0).unwrap().camera);
+    Packed { part: plan.partition, blobs, camera }
 }
 
 /// Copies of `shards` as a tracer holds them (layout.h foam_region_header).
@@ -598,35 +595,19 @@ struct Seen {
 /// alone or every shard, in every layout; each comes back as the oracle says, bit
 /// for bit.
 fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> Seen {
-    let packed = pack(scene);
+    let packed = pack(scene, cam);
     let owner = |c: u32| packed.part.owner(c);
     let start = SiteIndex::new(scene).unwrap().nearest(cam.position.to_array());
     let own = owner(start);
-    let m = cam.c2w();
-    let mut c2w = [0.0f32; 12];
-    for r in 0..3 {
-        c2w[r * 4..r * 4 + 4].copy_from_slice(&m[r]);
-    }
-    let camera = foam_camera {
-        c2w,
-        fx: cam.fx,
-        fy: cam.fy,
-        cx: cam.cx,
-        cy: cam.cy,
-        width: cam.width,
-        height: cam.height,
-        t_stop: 0.001,
-        start_shard: own as u16,
-        start_cell: packed.part.local_index(start) as u16,
-        slice_pixels: 1,
-        frame: 0,
-        tracers: TRACERS,
-    };
+    assert_eq!((packed.camera.start_shard as usize, packed.camera.start_cell as usize), (own, packed.part.local_index(start)));
+    // One framebuffer slot, and no pixel at home on a tile here.
+    let camera = foam_camera { slice_pixels: 1, tracers: TRACERS, ..packed.camera };
     let tracer = Tracer::new(scene);
     let layouts = [RayLayout::Fp32, RayLayout::Mixed, RayLayout::Half];
     let mut seen = Seen::default();
     // Per layout: each ray's pixel, cap and the oracle's states.
-    let mut plan: Vec<Vec<(u32, u32, u32, std::rc::Rc<Vec<State>>)>> = Vec::new();
+    type Ray = (u32, u32, u32, std::rc::Rc<Vec<State>>);
+    let mut plan: Vec<Vec<Ray>> = Vec::new();
     let mut rays = Vec::new();
     for &layout in &layouts {
         let mut list = Vec::new();
@@ -717,12 +698,8 @@ fn march_follows_the_reference_cell_by_cell_on_voronoi_cells() {
         &|_| {},
     )
     .unwrap();
-    let cam = read_camera(24, 18);
+    let cam = common::garden().1.resized(24, 18).unwrap();
     let pixels: Vec<(u32, u32)> = (1..18).step_by(4).flat_map(|y| (1..24).step_by(5).map(move |x| (x, y))).collect();
     let seen = march_cell_by_cell(&scene, &cam, &pixels);
     assert!(seen.depth > 0 && seen.left > 0 && seen.capped_after_crossing > 0, "{seen:?}");
-}
-
-fn read_camera(w: u32, h: u32) -> Camera {
-    foam_ipu::camera::json::read_camera_json(&common::repo_path("assets/garden.camera.json")).unwrap().resized(w, h).unwrap()
 }

@@ -4,25 +4,14 @@
 //! model's per-iteration profile against the frame's own counters.
 
 use std::mem::size_of;
-use std::sync::OnceLock;
 
-use foam_ipu::camera::Camera;
-use foam_ipu::camera::json::read_camera_json;
 use foam_ipu::device::tree::Role;
 use foam_ipu::device::{DeviceError, DeviceOptions, DevicePlan, DeviceRenderer};
-use foam_ipu::scene::{Scene, read_scene};
 use partition::layout::foam_params;
 
 mod common;
 
-fn garden() -> &'static (Scene, Camera) {
-    static G: OnceLock<(Scene, Camera)> = OnceLock::new();
-    G.get_or_init(|| {
-        let scene = read_scene(&common::repo_path("assets/garden.ply")).unwrap();
-        let cam = read_camera_json(&common::repo_path("assets/garden.camera.json")).unwrap();
-        (scene, cam)
-    })
-}
+use common::garden;
 
 /// Rewrites the foam_params of every node `pick` chooses.
 fn patch_params(plan: &mut DevicePlan, pick: &dyn Fn(usize, Role) -> bool, edit: &dyn Fn(&mut foam_params)) {

@@ -2,28 +2,18 @@
 //! every ray finishes exactly once, nothing drops, results do not depend on buffer
 //! sizes, thread counts or reruns.
 
-use std::sync::OnceLock;
-
 use foam_ipu::camera::Camera;
-use foam_ipu::camera::json::read_camera_json;
 use foam_ipu::device::{Batch, DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
 use foam_ipu::metrics::{diff_stats, psnr};
 use foam_ipu::reference::{RenderOutput, SiteIndex, TraceOptions, Tracer, render_from};
-use foam_ipu::scene::{Scene, read_scene};
+use foam_ipu::scene::Scene;
 use partition::RayLayout;
 use partition::layout::{foam_frame_status, foam_tile_stats};
 
 mod common;
 mod payload;
 
-fn garden() -> &'static (Scene, Camera) {
-    static G: OnceLock<(Scene, Camera)> = OnceLock::new();
-    G.get_or_init(|| {
-        let scene = read_scene(&common::repo_path("assets/garden.ply")).unwrap();
-        let cam = read_camera_json(&common::repo_path("assets/garden.camera.json")).unwrap();
-        (scene, cam)
-    })
-}
+use common::garden;
 
 fn render(scene: &Scene, cam: &Camera, shards: u64, opts: &DeviceOptions) -> DeviceFrame {
     let plan = DevicePlan::new(scene, shards, cam.width, cam.height, opts, &|| {}).unwrap();

@@ -4,6 +4,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use foam_ipu::camera::Camera;
+use foam_ipu::scene::Scene;
 
 /// The built `foam-ipu` binary.
 pub fn foam_ipu() -> Command {
@@ -49,4 +53,14 @@ pub fn python() -> Command {
 
 pub fn repo_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// The shipped scene and its camera, read once per test binary.
+pub fn garden() -> &'static (Scene, Camera) {
+    static G: OnceLock<(Scene, Camera)> = OnceLock::new();
+    G.get_or_init(|| {
+        let scene = foam_ipu::scene::read_scene(&repo_path("assets/garden.ply")).unwrap();
+        let cam = foam_ipu::camera::json::read_camera_json(&repo_path("assets/garden.camera.json")).unwrap();
+        (scene, cam)
+    })
 }

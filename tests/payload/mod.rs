@@ -83,9 +83,8 @@ pub fn states(
             let alpha = 1.0 - (-sigma * (t1 - s.t)).exp();
             let w = s.tt * alpha;
             if sigma > 1e-6 {
-                let c = scene.color[cell as usize];
-                for ch in 0..3 {
-                    s.rgb[ch] += w * (c[ch] as f32 / 255.0);
+                for (acc, &c) in s.rgb.iter_mut().zip(&scene.color[cell as usize]) {
+                    *acc += w * (c as f32 / 255.0);
                 }
             }
             let next = s.tt * (1.0 - alpha);
