@@ -259,14 +259,16 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
         let flying = n.injected - finished.min(n.injected) + c.allowed;
         check(allowed == 0 || flying + allowed <= p.max_in_flight, format!("{flying} in flight + {allowed} allowed > {}", p.max_in_flight));
         check(n.allowed == allowed, "allowance recorded".into());
-        let asked: u32 = s.inbox[f..pl].iter().map(|h| h.credit).sum();
+        // An injector asks for at most what its lane holds.
+        let ask = |l: usize| s.inbox[l].credit.min(p.inject_capacity);
+        let asked: u32 = (f..pl).map(ask).sum();
         if flying + asked <= p.max_in_flight {
             check(allowed == asked, format!("room for all {asked} asked, {allowed} allowed"));
         } else {
             reached.in_flight_room += 1;
         }
         for l in f..pl {
-            check(o.out[l].pending <= s.inbox[l].credit, format!("injector lane {l}: {} allowed of {} asked", o.out[l].pending, s.inbox[l].credit));
+            check(o.out[l].pending <= ask(l), format!("injector lane {l}: {} allowed of {} asked", o.out[l].pending, ask(l)));
         }
     } else {
         check(allowed == 0 && n.injected == c.injected, "only the root admits rays".into());
@@ -393,9 +395,10 @@ use partition::layout::{
 };
 use payload::State;
 
-/// Image and home for every pixel: with this many tracers a finished ray's home is
-/// its pixel index, never a tile here (the test pixels are not the first few).
-const TRACERS: u32 = 65535;
+/// Tracers the camera block names (a power of two, as 2^depth shards are): with this
+/// many a finished ray's home is its pixel index, never a tile here (the test pixels
+/// are not the first few).
+const TRACERS: u32 = 1 << 15;
 
 /// A ray as it sits in a payload slot, in working precision.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -30,6 +30,10 @@ fn patch_params(plan: &mut DevicePlan, pick: &dyn Fn(usize, Role) -> bool, edit:
     }
 }
 
+/// An in-flight cap no frame here reaches (and within what the graph builder allows
+/// the root's 32-bit credit arithmetic).
+const UNCAPPED: u32 = 1 << 20;
+
 /// Small buffers everywhere, so that a broken credit shows within a few hundred
 /// iterations; an honest frame with them takes about 1300.
 fn small_buffers() -> DeviceOptions {
@@ -62,7 +66,7 @@ fn the_frame_loop_reports_a_deadlock_and_a_credit_violation() {
     // store and then every queue fill up, and nothing moves again.
     let e = message(frame_with(&|plan| {
         let root = plan.tree.root();
-        patch_params(plan, &|i, _| i == root, &|p| p.max_in_flight = u32::MAX);
+        patch_params(plan, &|i, _| i == root, &|p| p.max_in_flight = UNCAPPED);
     }));
     assert!(e.contains("no progress in 200 iterations") && e.contains("128 spilled"), "{e}");
     // Tracers that grant credit for room they do not have lose rays: the frame stops
@@ -73,7 +77,7 @@ fn the_frame_loop_reports_a_deadlock_and_a_credit_violation() {
     // caught the moment it cannot store one.
     let e = message(frame_with(&|plan| {
         let root = plan.tree.root();
-        patch_params(plan, &|i, _| i == root, &|p| p.max_in_flight = u32::MAX);
+        patch_params(plan, &|i, _| i == root, &|p| p.max_in_flight = UNCAPPED);
         patch_params(plan, &|_, role| role == Role::Generator, &|p| p.extra_credit = 64);
     }));
     assert!(e.contains("the generator found no room for") && e.contains("a credit violation"), "{e}");
@@ -130,8 +134,8 @@ fn modelled_bytes(plan: &DevicePlan, i: usize) -> (u64, u64) {
 }
 
 /// Every tile of the compiled graph holds what the plan's byte model says its role
-/// holds, to the padding between tensors, and the rest (vertex state, code) fits the
-/// reserve the model leaves. Returns each tracer's whole bytes.
+/// holds, to the padding between tensors, and the rest (vertex state, code, worker
+/// stacks) fits the reserve the model leaves. Returns each tracer's whole bytes.
 fn check_tile_model(plan: &DevicePlan, report: &poplar_bridge::MemoryReport, what: &str) -> Vec<u64> {
     use foam_ipu::device::options::TILE_RESERVE_BYTES;
     let mut tracers = Vec::new();
@@ -139,7 +143,7 @@ fn check_tile_model(plan: &DevicePlan, report: &poplar_bridge::MemoryReport, wha
     for (i, n) in plan.tree.nodes.iter().enumerate() {
         let tile = report.tiles.iter().find(|t| t.tile == n.tile).expect("every node's tile holds something");
         let (model, records) = modelled_bytes(plan, i);
-        let whole = tile.tensor_bytes + tile.vertex_state_bytes + tile.code_bytes;
+        let whole = tile.tensor_bytes + tile.vertex_state_bytes + tile.code_bytes + tile.stack_bytes;
         // Tensors are whole words placed at 8-byte boundaries: at most 4 B between two.
         let tensors = report.items.iter().filter(|m| m.tile == n.tile && m.kind == poplar_bridge::MemoryKind::Tensor);
         let padding = 4 * tensors.count() as u64;

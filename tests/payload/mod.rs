@@ -11,9 +11,10 @@
 use foam_ipu::reference::Tracer;
 use partition::RayLayout;
 
-/// Half precision as the payload stores it (round to nearest even).
+/// Half precision as the payload stores it: round to nearest even, saturating at the
+/// largest half (foam/half.h foam_f2h).
 pub fn half(x: f32) -> f32 {
-    half::f16::from_f32(x).to_f32()
+    half::f16::from_f32(x.clamp(-65504.0, 65504.0)).to_f32()
 }
 
 /// A ray's state between cells, in working precision.
@@ -88,7 +89,9 @@ pub fn states(
                 }
             }
             let next = s.tt * (1.0 - alpha);
-            if s.depth < 0.0 && next < 0.5 {
+            // An empty cell has no 50 % point in it (a payload without depth may
+            // arrive below the quantile with depth unset).
+            if s.depth < 0.0 && next < 0.5 && sigma > 0.0 {
                 s.depth = s.t + (s.tt / 0.5).ln() / sigma;
             }
             s.tt = next;
