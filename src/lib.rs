@@ -7,5 +7,6 @@ pub mod camera;
 pub mod device;
 pub mod imageio;
 pub mod metrics;
+pub mod outfiles;
 pub mod reference;
 pub mod synth;

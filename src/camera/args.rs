@@ -37,6 +37,17 @@ pub struct CameraArgs {
     pub centre_principal_point: bool,
 }
 
+impl CameraArgs {
+    /// The files the options read (an output may not be one of them).
+    pub fn input_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = self.camera.iter().cloned().collect();
+        if let Some(dir) = self.colmap.as_deref().and_then(|d| colmap::model_dir(d).ok()) {
+            files.extend(["cameras.txt", "images.txt"].map(|f| dir.join(f)));
+        }
+        files
+    }
+}
+
 /// The camera the options describe; also returns a label for reports (file or view name).
 pub fn load_camera(args: &CameraArgs) -> Result<(Camera, String), CameraError> {
     let (mut cam, label) = match (&args.camera, &args.colmap) {

@@ -20,6 +20,7 @@ use crate::device::profile::{self, Profile};
 use crate::device::tree::Role;
 use crate::device::{Batch, DeviceOptions, DevicePlan, DeviceRenderer, FrameStats};
 use crate::metrics::psnr;
+use crate::outfiles::OutFiles;
 use crate::reference::{SiteIndex, TraceOptions, Tracer, render_with};
 use crate::scene::Scene;
 use partition::RayLayout;
@@ -107,6 +108,12 @@ pub struct Args {
     #[arg(long)]
     pub no_estimate: bool,
 }
+
+/// Most timed frames per configuration.
+pub const MAX_FRAMES: u32 = 1000;
+
+/// The report's file in `--out DIR`, beside the sweep plots.
+const BENCH_JSON: &str = "bench.json";
 
 /// One device configuration, measured.
 #[derive(Clone, Debug, Serialize)]
@@ -283,8 +290,26 @@ pub fn run(args: Args) -> Result<()> {
     if args.frames == 0 {
         bail!("--frames 0: at least one frame must be timed");
     }
-    let (cam, cam_label) = load_camera(&default_camera(&args.scene, &args.camera))?;
-    let scene = crate::scene::read_scene(&args.scene).with_context(|| format!("reading {}", args.scene.display()))?;
+    if args.frames > MAX_FRAMES {
+        bail!("--frames {}: time at most {MAX_FRAMES} frames per configuration", args.frames);
+    }
+    let camera = default_camera(&args.scene, &args.camera);
+    let mut files = OutFiles::new();
+    files.input(&args.scene)?;
+    for p in camera.input_files() {
+        files.input(&p)?;
+    }
+    if let Some(dir) = &args.out {
+        files.dir(dir)?;
+        files.output(&dir.join(BENCH_JSON))?;
+        let mut names: Vec<&str> = args.sweep.iter().map(Sweep::name).collect();
+        names.dedup();
+        for name in names {
+            files.output(&plots::path(dir, name))?;
+        }
+    }
+    let (cam, cam_label) = load_camera(&camera)?;
+    let scene = crate::scene::read_scene(&args.scene)?;
     let index = SiteIndex::new(&scene).context("the scene has no sites")?;
     let start = index.nearest(cam.position.to_array());
     let opts = TraceOptions {
@@ -358,12 +383,10 @@ pub fn run(args: Args) -> Result<()> {
         print!("{}", report::text(&report));
     }
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let path = dir.join("bench.json");
-        std::fs::write(&path, &json).with_context(|| format!("writing {}", path.display()))?;
+        files.write(&dir.join(BENCH_JSON), |f| f.write_all(json.as_bytes()))?;
         for s in &report.sweeps {
-            plots::write(dir, s)?;
+            plots::write(dir, s, &mut files)?;
         }
     }
-    Ok(())
+    files.commit()
 }

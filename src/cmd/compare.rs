@@ -58,7 +58,7 @@ pub fn compare_files(a: &Path, b: &Path, tolerance: f64) -> Result<PairResult> {
     compare_images(&ia, &ib, a, b, tolerance)
 }
 
-fn compare_images(
+pub fn compare_images(
     ia: &LoadedImage,
     ib: &LoadedImage,
     a: &Path,

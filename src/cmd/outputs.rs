@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use crate::imageio;
+use crate::outfiles::OutFiles;
 use crate::reference::RenderOutput;
 
 #[derive(clap::Args, Clone, Debug)]
@@ -31,21 +32,41 @@ impl OutputArgs {
         self.depth.is_some() || self.depth_preview.is_some()
     }
 
-    /// Writes every requested output of `out`; colour goes to `colour` (the caller
-    /// decides its default). Call `background()` first to fail before rendering.
-    pub fn write(&self, out: &RenderOutput, colour: Option<&Path>) -> Result<()> {
+    /// Declares every file [`write`](Self::write) will make, colour at `colour` (the
+    /// caller decides its default); call it before the work, after the inputs.
+    pub fn declare(&self, files: &mut OutFiles, colour: Option<&Path>) -> Result<()> {
+        self.background()?;
+        for path in [colour, self.opacity.as_deref(), self.depth.as_deref(), self.depth_preview.as_deref()].into_iter().flatten() {
+            files.output(path)?;
+        }
+        if let Some(path) = self.depth.as_deref().filter(|p| !imageio::is_npy(p)) {
+            files.output(&imageio::depth_sidecar_path(path))?;
+        }
+        Ok(())
+    }
+
+    /// Writes every requested output of `out` into the declared `files`.
+    pub fn write(&self, files: &mut OutFiles, out: &RenderOutput, colour: Option<&Path>) -> Result<()> {
         let (w, h) = (out.width, out.height);
         if let Some(path) = colour {
-            imageio::write_rgb(path, w, h, &out.composite(self.background()?))?;
+            let rgb = out.composite(self.background()?);
+            files.write(path, |f| imageio::encode_rgb(f, imageio::is_npy(path), w, h, &rgb))?;
         }
         if let Some(path) = &self.opacity {
-            imageio::write_gray(path, w, h, &out.opacity)?;
+            files.write(path, |f| imageio::encode_gray(f, imageio::is_npy(path), w, h, &out.opacity))?;
         }
         if let Some(path) = &self.depth {
-            imageio::write_depth(path, w, h, &out.depth)?;
+            if imageio::is_npy(path) {
+                files.write(path, |f| imageio::npy::encode_npy_f32(f, &[h as usize, w as usize], &out.depth))?;
+            } else {
+                let (px, scale) = imageio::depth_png(&out.depth);
+                files.write(path, |f| imageio::encode_png_gray16(f, w, h, &px))?;
+                let json = serde_json::to_string_pretty(&scale)? + "\n";
+                files.write(&imageio::depth_sidecar_path(path), |f| f.write_all(json.as_bytes()))?;
+            }
         }
         if let Some(path) = &self.depth_preview {
-            imageio::write_depth_preview(path, w, h, &out.depth)?;
+            files.write(path, |f| imageio::encode_depth_preview(f, w, h, &out.depth))?;
         }
         Ok(())
     }

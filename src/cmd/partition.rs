@@ -7,12 +7,13 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use partition::{FootprintParams, Method, PartitionReport, RayLayout, pack_all};
 
 use super::CheckFailed;
 use crate::device::tree::Role;
+use crate::outfiles::OutFiles;
 use crate::scene::read_scene;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -64,12 +65,29 @@ pub struct Args {
     pub method: MethodArg,
 }
 
+/// The report's file in `--report DIR`, beside the plots.
+const REPORT_JSON: &str = "partition.json";
+
 /// Scenes at least this large get a progress bar (on a terminal).
 const PROGRESS_MIN_CELLS: usize = 200_000;
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     // Before reading a possibly large scene.
     partition::check_shard_count(args.shards)?;
+    let side = partition::layout::FOAM_MAX_IMAGE_SIDE;
+    for (flag, v) in [("--width", args.width), ("--height", args.height)] {
+        if !(1..=side).contains(&v) {
+            bail!("{flag} {v}: the image side must be 1 to {side} pixels");
+        }
+    }
+    let mut files = OutFiles::new();
+    files.input(&args.scene)?;
+    if let Some(dir) = &args.report {
+        files.dir(dir)?;
+        for name in std::iter::once(&REPORT_JSON).chain(&plots::FILES) {
+            files.output(&dir.join(name))?;
+        }
+    }
     let scene = read_scene(&args.scene)?;
     let view = scene.partition_view();
     let method = match args.method {
@@ -110,12 +128,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let report = PartitionReport::new(method, scene.len(), &counts, &params);
 
     if let Some(dir) = &args.report {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let json = dir.join("partition.json");
-        std::fs::write(&json, serde_json::to_string_pretty(&report)?)
-            .with_context(|| format!("writing {}", json.display()))?;
-        plots::write_all(&report, dir)?;
+        let json = serde_json::to_string_pretty(&report)?;
+        files.write(&dir.join(REPORT_JSON), |f| f.write_all(json.as_bytes()))?;
+        plots::write_all(&report, dir, &mut files)?;
     }
+    files.commit()?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

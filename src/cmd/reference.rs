@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::camera::{CameraArgs, load_camera};
 use crate::cmd::outputs::OutputArgs;
+use crate::outfiles::OutFiles;
 use crate::reference::{SiteIndex, TraceOptions, Tracer, check_options, render_with};
 
 #[derive(clap::Args, Debug)]
@@ -64,13 +65,19 @@ pub fn run(args: Args) -> Result<()> {
     if args.sh_degree.is_some_and(|d| d > 3) {
         bail!("--sh-degree {} is not in 0..=3", args.sh_degree.unwrap());
     }
-    if args.bench == Some(0) {
-        bail!("--bench needs at least one frame");
+    if let Some(n) = args.bench.filter(|n| !(1..=MAX_BENCH_FRAMES).contains(n)) {
+        bail!("--bench {n}: time 1 to {MAX_BENCH_FRAMES} frames");
     }
+    let mut files = OutFiles::new();
+    files.input(&args.scene)?;
+    for p in args.camera.input_files() {
+        files.input(&p)?;
+    }
+    args.out.declare(&mut files, args.out.output.as_deref())?;
     let (cam, cam_label) = load_camera(&args.camera)?;
+    check_image_size(cam.width, cam.height)?;
     let t = Instant::now();
-    let scene = crate::scene::read_scene(&args.scene)
-        .with_context(|| format!("reading {}", args.scene.display()))?;
+    let scene = crate::scene::read_scene(&args.scene)?;
     let load_s = t.elapsed().as_secs_f64();
     let opts = TraceOptions {
         sh_degree: args.sh_degree.unwrap_or(scene.sh_degree),
@@ -90,7 +97,25 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(n) = args.bench {
         bench(&tracer, &cam, start, &opts, n, load_s, index_s, &cam_label);
     }
-    args.out.write(&out, args.out.output.as_deref())?;
+    args.out.write(&mut files, &out, args.out.output.as_deref())?;
+    files.commit()
+}
+
+/// Most frames `--bench` times.
+pub const MAX_BENCH_FRAMES: u32 = 1000;
+
+/// Largest image side and pixel count the reference renders: its frame holds about
+/// 40 bytes per pixel (planes, composite, encoded file), 1.3 GB at the limit.
+pub const MAX_SIDE: u32 = 16384;
+pub const MAX_PIXELS: u64 = 1 << 25;
+
+fn check_image_size(width: u32, height: u32) -> Result<()> {
+    let pixels = width as u64 * height as u64;
+    if width > MAX_SIDE || height > MAX_SIDE || pixels > MAX_PIXELS {
+        bail!(
+            "image {width}x{height} is too large for the reference renderer (at most {MAX_SIDE} per side and {MAX_PIXELS} pixels)"
+        );
+    }
     Ok(())
 }
 

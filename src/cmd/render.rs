@@ -7,7 +7,10 @@ use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::camera::{CameraArgs, load_camera};
+use crate::cmd::compare::compare_images;
 use crate::cmd::outputs::OutputArgs;
+use crate::imageio::{self, read_image};
+use crate::outfiles::OutFiles;
 use crate::device::{Backend, Batch, DeviceOptions, DevicePlan, DeviceRenderer};
 use partition::RayLayout;
 
@@ -182,15 +185,43 @@ fn progress_bar(total: u64) -> ProgressBar {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    args.out.background()?;
     if args.rc == 0 {
         bail!("--rc 0: the device needs at least one compute/exchange iteration per host call");
     }
     if args.out.wants_depth() && args.layout != RayLayout::Half {
         bail!("--depth needs --layout half: the {} payload has no depth field (paper Tab. 1)", args.layout.name());
     }
-    let (cam, _) = load_camera(&default_camera(&args.scene, &args.camera))?;
-    let scene = crate::scene::read_scene(&args.scene).with_context(|| format!("reading {}", args.scene.display()))?;
+    let camera = default_camera(&args.scene, &args.camera);
+    let output = args.out.output.clone().unwrap_or_else(|| {
+        PathBuf::from(format!("{}.png", args.scene.file_stem().and_then(|s| s.to_str()).unwrap_or("render")))
+    });
+    let mut files = OutFiles::new();
+    files.input(&args.scene)?;
+    for p in camera.input_files().iter().chain(&args.compare) {
+        files.input(p)?;
+    }
+    args.out.declare(&mut files, Some(&output))?;
+    if let Some(p) = &args.stats {
+        files.output(p)?;
+    }
+    if let Some(dir) = &args.hop_maps {
+        files.dir(dir)?;
+        for p in crate::device::hopmaps::files(dir) {
+            files.output(&p)?;
+        }
+    }
+    let (cam, _) = load_camera(&camera)?;
+    let gpu = match &args.compare {
+        Some(p) => {
+            let img = read_image(p)?;
+            if (img.width, img.height) != (cam.width as usize, cam.height as usize) {
+                bail!("--compare {}: the image is {}x{}, the render {}x{}", p.display(), img.width, img.height, cam.width, cam.height);
+            }
+            Some(img)
+        }
+        None => None,
+    };
+    let scene = crate::scene::read_scene(&args.scene)?;
     let opts = args.device_options();
     let plan = DevicePlan::for_camera(&scene, args.shards, &cam, &opts, &|| {})
         .with_context(|| format!("planning {} for the device", args.scene.display()))?;
@@ -199,20 +230,25 @@ pub fn run(args: Args) -> Result<()> {
     let frame = renderer.render(&scene, &cam, &mut |done, _| bar.set_position(done)).context("rendering")?;
     bar.finish_and_clear();
 
-    let output = args.out.output.clone().unwrap_or_else(|| {
-        PathBuf::from(format!("{}.png", args.scene.file_stem().and_then(|s| s.to_str()).unwrap_or("render")))
-    });
-    args.out.write(&frame.output, Some(&output))?;
+    args.out.write(&mut files, &frame.output, Some(&output))?;
     if let Some(dir) = &args.hop_maps {
-        crate::device::hopmaps::write(dir, &frame)?;
+        crate::device::hopmaps::write(dir, &frame, &mut files)?;
     }
-    println!("{}", frame.stats.summary_line());
     if let Some(p) = &args.stats {
-        std::fs::write(p, serde_json::to_string_pretty(&frame.stats)? + "\n")
-            .with_context(|| format!("writing {}", p.display()))?;
+        let json = serde_json::to_string_pretty(&frame.stats)? + "\n";
+        files.write(p, |f| f.write_all(json.as_bytes()))?;
     }
-    if let Some(gpu) = &args.compare {
-        let r = crate::cmd::compare::compare_files(&output, gpu, 0.0)?;
+    let compared = match (&args.compare, &gpu) {
+        (Some(path), Some(gpu)) => {
+            let (w, h) = (frame.output.width, frame.output.height);
+            let ours = imageio::as_written(imageio::is_npy(&output), w, h, &frame.output.composite(args.out.background()?));
+            Some((path, compare_images(&ours, gpu, &output, path, 0.0)?))
+        }
+        _ => None,
+    };
+    files.commit()?;
+    println!("{}", frame.stats.summary_line());
+    if let Some((gpu, r)) = compared {
         let ssim = r.ssim.map_or("n/a (image under 7 px)".to_string(), |v| format!("{v:.5}"));
         println!("compare with {}: PSNR {:.2} dB, SSIM {ssim}", gpu.display(), r.psnr);
     }

@@ -3,9 +3,8 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use anyhow::Context;
-
-use crate::scene::ply_write::write_ply_file;
+use crate::outfiles::OutFiles;
+use crate::scene::ply_write::write_ply;
 use crate::synth::scene_gen::{self, Params};
 
 #[derive(clap::Args, Debug)]
@@ -44,18 +43,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             eprint!("\r\x1b[2Ksynth: {stage}…");
         }
     };
-    // Probe the output first so an unwritable path fails fast, not after the adjacency.
-    std::fs::File::create(&args.output)
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
+    // Declared first so that an unwritable path fails fast, not after the adjacency.
+    let mut files = OutFiles::new();
+    files.output(&args.output)?;
+    if let Some(path) = &args.camera_out {
+        files.output(path)?;
+    }
     let scene = scene_gen::generate(&params, &progress)?;
     progress("writing");
-    write_ply_file(&scene, &args.output)
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
+    files.write(&args.output, |f| write_ply(&scene, f))?;
     if let Some(path) = &args.camera_out {
-        let json = serde_json::to_string(&preset.camera)?;
-        std::fs::write(path, json + "\n")
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        let json = serde_json::to_string(&preset.camera)? + "\n";
+        files.write(path, |f| f.write_all(json.as_bytes()))?;
     }
+    files.commit()?;
     if tty {
         eprintln!(
             "\r\x1b[2Ksynth: {} cells, {} adjacency entries -> {}",

@@ -1,33 +1,42 @@
 //! Per-pixel hop maps and their histogram (paper Fig. 14): where rays cross many
 //! shard boundaries, and how long they live in the routing tree.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
 use super::DeviceFrame;
+use crate::imageio::{self, plot};
+use crate::outfiles::OutFiles;
+
+const MAPS: [&str; 2] = ["router_hops.png", "tracer_hops.png"];
+const HISTOGRAM: &str = "hops_histogram.png";
+const HISTOGRAM_SIZE: (u32, u32) = (900, 500);
+
+/// The files [`write`] makes in `dir`.
+pub fn files(dir: &Path) -> Vec<PathBuf> {
+    MAPS.iter().chain([&HISTOGRAM]).map(|n| dir.join(n)).collect()
+}
 
 /// Writes `router_hops.png`, `tracer_hops.png` (hops as grey levels, 255 = 255 or
-/// more, as in the paper) and `hops_histogram.png` into `dir`.
-pub fn write(dir: &Path, frame: &DeviceFrame) -> Result<()> {
+/// more, as in the paper) and `hops_histogram.png` into the declared outputs [`files`].
+pub fn write(dir: &Path, frame: &DeviceFrame, out: &mut OutFiles) -> Result<()> {
     let (Some(router), Some(tracer)) = (&frame.router_hops, &frame.tracer_hops) else {
         anyhow::bail!("the frame was rendered without hop counters");
     };
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let (w, h) = (frame.output.width, frame.output.height);
-    for (name, hops) in [("router_hops.png", router), ("tracer_hops.png", tracer)] {
+    for (name, hops) in MAPS.iter().zip([router, tracer]) {
         let grey: Vec<u8> = hops.iter().map(|&v| v.min(255) as u8).collect();
-        let path = dir.join(name);
-        image::GrayImage::from_raw(w, h, grey)
-            .expect("one value per pixel")
-            .save(&path)
-            .with_context(|| format!("writing {}", path.display()))?;
+        out.write(&dir.join(name), |f| imageio::encode_png_gray8(f, w, h, &grey))?;
     }
-    histogram(&dir.join("hops_histogram.png"), router, tracer)
+    let path = dir.join(HISTOGRAM);
+    let (hw, hh) = HISTOGRAM_SIZE;
+    let px = plot::draw(hw, hh, |root| histogram(root, router, tracer)).with_context(|| format!("plotting {}", path.display()))?;
+    out.write(&path, |f| imageio::encode_png_rgb8(f, hw, hh, &px))
 }
 
-fn histogram(path: &Path, router: &[u16], tracer: &[u16]) -> Result<()> {
+fn histogram(root: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, router: &[u16], tracer: &[u16]) -> Result<()> {
     let max = router.iter().chain(tracer).copied().max().unwrap_or(0) as usize + 1;
     let count = |v: &[u16]| {
         let mut c = vec![0u32; max];
@@ -39,9 +48,8 @@ fn histogram(path: &Path, router: &[u16], tracer: &[u16]) -> Result<()> {
     let (cr, ct) = (count(router), count(tracer));
     let top = cr.iter().chain(&ct).copied().max().unwrap_or(1).max(1);
     let mean = |v: &[u16]| v.iter().map(|&x| x as f64).sum::<f64>() / v.len().max(1) as f64;
-    let root = BitMapBackend::new(path, (900, 500)).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(root)
         .caption(
             format!("Hops per pixel: router mean {:.1}, tracer mean {:.1}", mean(router), mean(tracer)),
             ("sans-serif", 20),
@@ -58,6 +66,5 @@ fn histogram(path: &Path, router: &[u16], tracer: &[u16]) -> Result<()> {
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
     }
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
-    root.present().with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }

@@ -2,11 +2,15 @@
 //! depth preview, and `.npy` for raw floats (chosen by the `.npy` extension).
 
 pub mod npy;
+pub mod plot;
 
+use std::io::{self, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use image::{ImageBuffer, Luma, Rgb};
+use image::ImageEncoder;
+use image::ExtendedColorType;
+use image::codecs::png::PngEncoder;
 
 pub fn is_npy(path: &Path) -> bool {
     path.extension()
@@ -20,38 +24,47 @@ pub fn to_u8(v: f32) -> u8 {
     (v.clamp(0.0, 1.0) * 255.0) as u8
 }
 
+/// Encodes a PNG of `color` samples (16-bit ones in native byte order) into `w`.
+fn encode_png(w: &mut dyn Write, width: u32, height: u32, bytes: &[u8], color: ExtendedColorType) -> io::Result<()> {
+    PngEncoder::new(w).write_image(bytes, width, height, color).map_err(|e| match e {
+        image::ImageError::IoError(e) => e,
+        e => io::Error::other(e),
+    })
+}
+
+/// An 8-bit RGB PNG of `width` × `height` pixels, 3 bytes each.
+pub fn encode_png_rgb8(w: &mut dyn Write, width: u32, height: u32, px: &[u8]) -> io::Result<()> {
+    encode_png(w, width, height, px, ExtendedColorType::Rgb8)
+}
+
+/// An 8-bit grey PNG of `width` × `height` pixels.
+pub fn encode_png_gray8(w: &mut dyn Write, width: u32, height: u32, px: &[u8]) -> io::Result<()> {
+    encode_png(w, width, height, px, ExtendedColorType::L8)
+}
+
 /// An RGB image (3 floats per pixel in [0, 1]): PNG (8-bit) or `.npy` (H×W×3 f32).
-pub fn write_rgb(path: &Path, width: u32, height: u32, rgb: &[f32]) -> Result<()> {
-    if is_npy(path) {
-        npy::write_npy_f32(path, &[height as usize, width as usize, 3], rgb)
+pub fn encode_rgb(w: &mut dyn Write, npy: bool, width: u32, height: u32, rgb: &[f32]) -> io::Result<()> {
+    if npy {
+        npy::encode_npy_f32(w, &[height as usize, width as usize, 3], rgb)
     } else {
-        let buf: ImageBuffer<Rgb<u8>, _> = ImageBuffer::from_raw(
-            width,
-            height,
-            rgb.iter().map(|&v| to_u8(v)).collect::<Vec<u8>>(),
-        )
-        .expect("rgb buffer matches its size");
-        buf.save_with_format(path, image::ImageFormat::Png)
-            .map_err(std::io::Error::other)
+        let px: Vec<u8> = rgb.iter().map(|&v| to_u8(v)).collect();
+        encode_png_rgb8(w, width, height, &px)
     }
-    .with_context(|| format!("writing {}", path.display()))
+}
+
+/// Writes [`encode_rgb`] to `path` (all or nothing; `.npy` by the extension).
+pub fn write_rgb(path: &Path, width: u32, height: u32, rgb: &[f32]) -> Result<()> {
+    crate::outfiles::write_file(path, |w| encode_rgb(w, is_npy(path), width, height, rgb))
 }
 
 /// A grey plane (e.g. opacity in [0, 1]): PNG (8-bit) or `.npy` (H×W f32).
-pub fn write_gray(path: &Path, width: u32, height: u32, v: &[f32]) -> Result<()> {
-    if is_npy(path) {
-        npy::write_npy_f32(path, &[height as usize, width as usize], v)
+pub fn encode_gray(w: &mut dyn Write, npy: bool, width: u32, height: u32, v: &[f32]) -> io::Result<()> {
+    if npy {
+        npy::encode_npy_f32(w, &[height as usize, width as usize], v)
     } else {
-        let buf: ImageBuffer<Luma<u8>, _> = ImageBuffer::from_raw(
-            width,
-            height,
-            v.iter().map(|&x| to_u8(x)).collect::<Vec<u8>>(),
-        )
-        .expect("grey buffer matches its size");
-        buf.save_with_format(path, image::ImageFormat::Png)
-            .map_err(std::io::Error::other)
+        let px: Vec<u8> = v.iter().map(|&x| to_u8(x)).collect();
+        encode_png_gray8(w, width, height, &px)
     }
-    .with_context(|| format!("writing {}", path.display()))
 }
 
 /// Sidecar describing a 16-bit depth PNG: `depth = value · scale`, value 0 = no depth.
@@ -70,21 +83,17 @@ pub fn depth_sidecar_path(path: &Path) -> std::path::PathBuf {
     s.into()
 }
 
-/// Depth (−1 = none): `.npy` keeps the floats; PNG is 16-bit grey with
-/// `value = round(depth / scale)` (at least 1), `scale = max depth / 65535`, 0 where there
-/// is no depth, and the scale in a sidecar JSON.
-pub fn write_depth(path: &Path, width: u32, height: u32, depth: &[f32]) -> Result<()> {
-    if is_npy(path) {
-        return npy::write_npy_f32(path, &[height as usize, width as usize], depth)
-            .with_context(|| format!("writing {}", path.display()));
-    }
+/// Depth (−1 = none) as a 16-bit PNG: `value = round(depth / scale)` (at least 1),
+/// `scale = max depth / 65535`, 0 where there is no depth. Returns the PNG's samples
+/// and the scale for its sidecar.
+pub fn depth_png(depth: &[f32]) -> (Vec<u16>, DepthScale) {
     let max = depth
         .iter()
         .copied()
         .filter(|d| *d >= 0.0)
         .fold(0.0f32, f32::max) as f64;
     let scale = if max > 0.0 { max / 65535.0 } else { 1.0 };
-    let px: Vec<u16> = depth
+    let px = depth
         .iter()
         .map(|&d| {
             if d < 0.0 {
@@ -94,19 +103,19 @@ pub fn write_depth(path: &Path, width: u32, height: u32, depth: &[f32]) -> Resul
             }
         })
         .collect();
-    let buf: ImageBuffer<Luma<u16>, _> =
-        ImageBuffer::from_raw(width, height, px).expect("depth buffer matches its size");
-    buf.save_with_format(path, image::ImageFormat::Png)
-        .with_context(|| format!("writing {}", path.display()))?;
-    let side = depth_sidecar_path(path);
     let meta = DepthScale {
         scale,
         invalid_value: 0,
         max_depth: max,
         note: "depth = value * scale (distance along the unit ray); value 0 = transmittance never fell to the quantile".into(),
     };
-    std::fs::write(&side, serde_json::to_string_pretty(&meta)? + "\n")
-        .with_context(|| format!("writing {}", side.display()))
+    (px, meta)
+}
+
+/// A 16-bit grey PNG of `width` × `height` samples.
+pub fn encode_png_gray16(w: &mut dyn Write, width: u32, height: u32, px: &[u16]) -> io::Result<()> {
+    let bytes: Vec<u8> = px.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    encode_png(w, width, height, &bytes, ExtendedColorType::L16)
 }
 
 /// Viridis sampled at 0, ¼, ½, ¾, 1; interpolated linearly (enough for a preview).
@@ -127,7 +136,7 @@ fn viridis(t: f32) -> [u8; 3] {
 
 /// A colour-mapped depth preview (viridis, near = dark, over the frame's depth range);
 /// pixels without depth are black.
-pub fn write_depth_preview(path: &Path, width: u32, height: u32, depth: &[f32]) -> Result<()> {
+pub fn encode_depth_preview(w: &mut dyn Write, width: u32, height: u32, depth: &[f32]) -> io::Result<()> {
     let valid = depth.iter().copied().filter(|d| *d >= 0.0);
     let (lo, hi) = valid.fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), d| {
         (a.min(d), b.max(d))
@@ -143,10 +152,7 @@ pub fn write_depth_preview(path: &Path, width: u32, height: u32, depth: &[f32]) 
             }
         })
         .collect();
-    let buf: ImageBuffer<Rgb<u8>, _> =
-        ImageBuffer::from_raw(width, height, px).expect("preview buffer matches");
-    buf.save_with_format(path, image::ImageFormat::Png)
-        .with_context(|| format!("writing {}", path.display()))
+    encode_png_rgb8(w, width, height, &px)
 }
 
 /// An image loaded for comparison: RGB as f64 in [0, 1], row-major.
@@ -154,6 +160,17 @@ pub struct LoadedImage {
     pub width: usize,
     pub height: usize,
     pub rgb: Vec<f64>,
+}
+
+/// What reading back an RGB image written by [`encode_rgb`] gives: the floats of a
+/// `.npy`, or the 8-bit levels of a PNG.
+pub fn as_written(npy: bool, width: u32, height: u32, rgb: &[f32]) -> LoadedImage {
+    let rgb = if npy {
+        rgb.iter().map(|&v| v as f64).collect()
+    } else {
+        rgb.iter().map(|&v| to_u8(v) as f64 / 255.0).collect()
+    };
+    LoadedImage { width: width as usize, height: height as usize, rgb }
 }
 
 /// Reads a PNG (8/16-bit grey, grey+alpha, RGB or RGBA; alpha ignored) or a `.npy` of

@@ -3,8 +3,13 @@
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-/// Writes a little-endian f32 array of `shape` (C order).
-pub fn write_npy_f32(path: &Path, shape: &[usize], data: &[f32]) -> io::Result<()> {
+/// Writes a little-endian f32 array of `shape` (C order) to `path`, all or nothing.
+pub fn write_npy_f32(path: &Path, shape: &[usize], data: &[f32]) -> anyhow::Result<()> {
+    crate::outfiles::write_file(path, |w| encode_npy_f32(w, shape, data))
+}
+
+/// Encodes a little-endian f32 array of `shape` (C order) into `f`.
+pub fn encode_npy_f32(f: &mut dyn Write, shape: &[usize], data: &[f32]) -> io::Result<()> {
     assert_eq!(
         shape.iter().product::<usize>(),
         data.len(),
@@ -21,14 +26,13 @@ pub fn write_npy_f32(path: &Path, shape: &[usize], data: &[f32]) -> io::Result<(
     let unpadded = 10 + header.len() + 1;
     header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
     header.push('\n');
-    let mut f = io::BufWriter::new(std::fs::File::create(path)?);
     f.write_all(b"\x93NUMPY\x01\x00")?;
     f.write_all(&(header.len() as u16).to_le_bytes())?;
     f.write_all(header.as_bytes())?;
     for v in data {
         f.write_all(&v.to_le_bytes())?;
     }
-    f.flush()
+    Ok(())
 }
 
 /// A float array read from `.npy`, converted to f64.

@@ -140,14 +140,15 @@ fn write_ascii(scene: &Scene, out: &mut impl Write) -> io::Result<()> {
     Ok(())
 }
 
-pub fn write_ply_file(scene: &Scene, path: &std::path::Path) -> io::Result<()> {
-    write_ply(scene, std::fs::File::create(path)?)
+/// Writes `path` all or nothing (see [`crate::outfiles`]).
+pub fn write_ply_file(scene: &Scene, path: &std::path::Path) -> anyhow::Result<()> {
+    write_ply_file_as(scene, path, PlyFormat::BinaryLittleEndian)
 }
 
 pub fn write_ply_file_as(
     scene: &Scene,
     path: &std::path::Path,
     format: PlyFormat,
-) -> io::Result<()> {
-    write_ply_as(scene, std::fs::File::create(path)?, format)
+) -> anyhow::Result<()> {
+    crate::outfiles::write_file(path, |f| write_ply_as(scene, f, format))
 }

@@ -1,32 +1,33 @@
 //! Sweep plots: iterations, host-runtime frame time and estimated IPU frame time per
 //! swept value (rc like the paper's Fig. 13; batch settings like its Tab. 3/5/6).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
 use super::SweepReport;
+use crate::imageio::{self, plot};
+use crate::outfiles::OutFiles;
 
-/// Writes `sweep_<parameter>.png` into `dir`.
-pub fn write(dir: &Path, s: &SweepReport) -> Result<()> {
-    let path = dir.join(format!("sweep_{}.png", s.parameter));
-    draw(&path, s).with_context(|| format!("writing {}", path.display()))
+/// The plot's path for a sweep of `parameter`.
+pub fn path(dir: &Path, parameter: &str) -> PathBuf {
+    dir.join(format!("sweep_{parameter}.png"))
 }
 
-fn draw(path: &Path, s: &SweepReport) -> Result<()> {
-    let labels: Vec<String> = s
-        .points
-        .iter()
-        .map(|p| {
-            if s.parameter == "rc" {
-                p.rc.to_string()
-            } else {
-                p.batch.clone()
-            }
-        })
-        .collect();
-    let mut panels: Vec<(&str, &str, Vec<f64>)> = vec![
+/// Draws the sweep's plot into the declared output [`path`].
+pub fn write(dir: &Path, s: &SweepReport, files: &mut OutFiles) -> Result<()> {
+    let path = path(dir, &s.parameter);
+    let (width, height) = (420 * panels(s).len() as u32, 420);
+    let px = plot::draw(width, height, |root| draw(root, s)).with_context(|| format!("plotting {}", path.display()))?;
+    files.write(&path, |w| imageio::encode_png_rgb8(w, width, height, &px))
+}
+
+type Panel = (&'static str, &'static str, Vec<f64>);
+
+/// Iterations, host time and (when every point has one) the IPU estimate per point.
+fn panels(s: &SweepReport) -> Vec<Panel> {
+    let mut panels: Vec<Panel> = vec![
         (
             "Iterations per frame",
             "iterations",
@@ -47,7 +48,22 @@ fn draw(path: &Path, s: &SweepReport) -> Result<()> {
             .collect();
         panels.push(("Frame time, Mk2 IPU (estimate)", "milliseconds", ms));
     }
-    let root = BitMapBackend::new(path, (420 * panels.len() as u32, 420)).into_drawing_area();
+    panels
+}
+
+fn draw(root: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, s: &SweepReport) -> Result<()> {
+    let labels: Vec<String> = s
+        .points
+        .iter()
+        .map(|p| {
+            if s.parameter == "rc" {
+                p.rc.to_string()
+            } else {
+                p.batch.clone()
+            }
+        })
+        .collect();
+    let panels = panels(s);
     root.fill(&WHITE)?;
     let areas = root.split_evenly((1, panels.len()));
     let n = labels.len();
@@ -78,6 +94,5 @@ fn draw(path: &Path, s: &SweepReport) -> Result<()> {
         chart.draw_series(LineSeries::new(pts.clone(), BLUE.stroke_width(2)))?;
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, BLUE.filled())))?;
     }
-    root.present()?;
     Ok(())
 }

@@ -7,13 +7,23 @@ use anyhow::{Context, anyhow};
 use partition::{PartitionReport, ShardStats};
 use plotters::prelude::*;
 
-pub fn write_all(report: &PartitionReport, dir: &Path) -> anyhow::Result<()> {
-    let shards = dir.join("shards.png");
-    fig11(report, &shards).with_context(|| format!("plotting {}", shards.display()))?;
-    let bytes = dir.join("tile_bytes.png");
-    tile_bytes(report, &bytes).with_context(|| format!("plotting {}", bytes.display()))?;
-    Ok(())
+use crate::imageio::{self, plot};
+use crate::outfiles::OutFiles;
+
+/// The plots' file names in a report directory.
+pub const FILES: [&str; 2] = ["shards.png", "tile_bytes.png"];
+
+/// Draws both plots into the declared outputs `dir/FILES`.
+pub fn write_all(report: &PartitionReport, dir: &Path, files: &mut OutFiles) -> anyhow::Result<()> {
+    let shards = dir.join(FILES[0]);
+    let px = plot::draw(1600, 1000, |root| fig11(report, root)).with_context(|| format!("plotting {}", shards.display()))?;
+    files.write(&shards, |w| imageio::encode_png_rgb8(w, 1600, 1000, &px))?;
+    let bytes = dir.join(FILES[1]);
+    let px = plot::draw(1600, 600, |root| tile_bytes(report, root)).with_context(|| format!("plotting {}", bytes.display()))?;
+    files.write(&bytes, |w| imageio::encode_png_rgb8(w, 1600, 600, &px))
 }
+
+type Root<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;
 
 /// A per-shard quantity to plot.
 type Metric = fn(&ShardStats) -> u64;
@@ -59,8 +69,7 @@ fn panel<DB: DrawingBackend>(
     Ok(())
 }
 
-fn fig11(r: &PartitionReport, path: &Path) -> anyhow::Result<()> {
-    let root = BitMapBackend::new(path, (1600, 1000)).into_drawing_area();
+fn fig11(r: &PartitionReport, root: &Root) -> anyhow::Result<()> {
     root.fill(&WHITE).map_err(err)?;
     let panels = root.split_evenly((2, 2));
     let specs: [(&str, Metric, RGBColor); 4] = [
@@ -72,18 +81,14 @@ fn fig11(r: &PartitionReport, path: &Path) -> anyhow::Result<()> {
     for (area, (title, value, colour)) in panels.iter().zip(specs) {
         panel(area, title, &r.shards, value, colour, None)?;
     }
-    root.present().map_err(err)?;
     Ok(())
 }
 
-fn tile_bytes(r: &PartitionReport, path: &Path) -> anyhow::Result<()> {
-    let root = BitMapBackend::new(path, (1600, 600)).into_drawing_area();
+fn tile_bytes(r: &PartitionReport, root: &Root) -> anyhow::Result<()> {
     root.fill(&WHITE).map_err(err)?;
     let title = format!(
         "tracer tile bytes ({} shards; worst shard {}: {} B)",
         r.shard_count, r.worst_shard, r.max_bytes
     );
-    panel(&root, &title, &r.shards, |s| s.bytes, RGBColor(31, 119, 180), Some(r.budget_bytes))?;
-    root.present().map_err(err)?;
-    Ok(())
+    panel(root, &title, &r.shards, |s| s.bytes, RGBColor(31, 119, 180), Some(r.budget_bytes))
 }
