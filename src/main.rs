@@ -35,7 +35,7 @@ fn main() {
             // Bad arguments are bad input like any other: one line, exit 1. clap's
             // usage block and hints would make it several.
             let text = e.render().to_string();
-            eprintln!("{}", text.lines().next().unwrap_or("error: invalid arguments"));
+            eprintln!("{}", cmd::printable(text.lines().next().unwrap_or("error: invalid arguments")));
             std::process::exit(1);
         }
     };
@@ -50,8 +50,7 @@ fn main() {
         Cmd::Bench(a) => cmd::bench::run(a),
     };
     if let Err(e) = result {
-        // One line: the chain of causes joined by ": ".
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", cmd::printable(&cmd::error_line(&e)));
         std::process::exit(if e.is::<cmd::CheckFailed>() { 2 } else { 1 });
     }
 }

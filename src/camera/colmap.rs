@@ -114,9 +114,9 @@ pub fn read_colmap(dir: &Path) -> Result<ColmapModel, CameraError> {
         let p = dir.join(name);
         std::fs::read_to_string(&p)
             .map(|t| (p.clone(), t))
-            .map_err(|source| CameraError::Io {
+            .map_err(|err| CameraError::Io {
                 path: p.display().to_string(),
-                source,
+                err,
             })
     };
     let (cam_path, cam_text) = read("cameras.txt")?;

@@ -42,9 +42,9 @@ struct LookAtJson {
 }
 
 pub fn read_camera_json(path: &Path) -> Result<Camera, CameraError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CameraError::Io {
+    let text = std::fs::read_to_string(path).map_err(|err| CameraError::Io {
         path: path.display().to_string(),
-        source,
+        err,
     })?;
     parse_camera_json(&text).map_err(|msg| CameraError::invalid(path.display(), msg))
 }

@@ -16,11 +16,8 @@ pub use args::{CameraArgs, load_camera};
 
 #[derive(Debug, Error)]
 pub enum CameraError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("{path}: {err}")]
+    Io { path: String, err: std::io::Error },
     #[error("{path}: {msg}")]
     Invalid { path: String, msg: String },
     #[error("{0}")]
@@ -77,7 +74,7 @@ impl Camera {
             return Err(format!("camera position {position:?} must be finite"));
         }
         check_rotation(&rotation)?;
-        Ok(Camera {
+        Camera {
             width,
             height,
             fx: fx as f32,
@@ -86,7 +83,33 @@ impl Camera {
             cy: cy as f32,
             rotation: rotation.as_mat3(),
             position: position.as_vec3(),
-        })
+        }
+        .checked()
+    }
+
+    /// The camera if its f32 values, what the renderers compute with, are usable: every
+    /// value finite, focal lengths positive, and the rays through the image's corners
+    /// finite (a value that fits an f64 can overflow or vanish as an f32).
+    fn checked(self) -> Result<Camera, String> {
+        let (fx, fy, cx, cy) = (self.fx, self.fy, self.cx, self.cy);
+        if !(fx.is_finite() && fx > 0.0 && fy.is_finite() && fy > 0.0) {
+            return Err(format!("focal lengths fx={fx}, fy={fy} must be positive and finite as f32"));
+        }
+        if !(cx.is_finite() && cy.is_finite()) {
+            return Err(format!("principal point ({cx}, {cy}) must be finite as f32"));
+        }
+        if !self.position.is_finite() {
+            return Err(format!("camera position {} must be finite as f32", self.position));
+        }
+        for (px, py) in [(0.0, 0.0), (self.width as f32, self.height as f32)] {
+            let (_, d) = self.ray(px, py);
+            if !d.is_finite() {
+                return Err(format!(
+                    "the ray through image point ({px}, {py}) is not finite in f32 (fx={fx}, fy={fy}, cx={cx}, cy={cy})"
+                ));
+            }
+        }
+        Ok(self)
     }
 
     /// A camera at `position` looking at `target`, with `up` the world direction that
@@ -152,7 +175,7 @@ impl Camera {
         }
         let sx = width as f64 / self.width as f64;
         let sy = height as f64 / self.height as f64;
-        Ok(Camera {
+        Camera {
             width,
             height,
             fx: (self.fx as f64 * sx) as f32,
@@ -160,7 +183,8 @@ impl Camera {
             cx: (self.cx as f64 * sx) as f32,
             cy: (self.cy as f64 * sy) as f32,
             ..*self
-        })
+        }
+        .checked()
     }
 
     /// Downsampling by an integer factor as the original's data loader does: intrinsics
@@ -172,7 +196,7 @@ impl Camera {
         }
         let kf = k as f32;
         let size = |s: u32| ((s as u64 * 2 + k as u64) / (2 * k as u64)).max(1) as u32;
-        Ok(Camera {
+        Camera {
             width: size(self.width),
             height: size(self.height),
             fx: self.fx / kf,
@@ -180,7 +204,8 @@ impl Camera {
             cx: self.cx / kf,
             cy: self.cy / kf,
             ..*self
-        })
+        }
+        .checked()
     }
 
     /// Principal point moved to the image centre, as the original's COLMAP loader does
@@ -317,5 +342,22 @@ mod tests {
         let scaled = DMat3::from_diagonal(DVec3::splat(2.0));
         assert!(Camera::new(4, 4, [1.0, 1.0, 2.0, 2.0], scaled, DVec3::ZERO).is_err());
         assert!(Camera::new(4, 4, [0.0, 1.0, 2.0, 2.0], DMat3::IDENTITY, DVec3::ZERO).is_err());
+    }
+
+    #[test]
+    fn values_are_checked_as_the_f32_the_renderers_use() {
+        let new = |intr: [f64; 4], pos: DVec3| Camera::new(4, 4, intr, DMat3::IDENTITY, pos);
+        assert!(new([1.0, 1.0, 2.0, 2.0], DVec3::ZERO).is_ok());
+        let e = new([1.0, 1.0, 2.0, 2.0], DVec3::new(1e39, 0.0, 0.0)).unwrap_err();
+        assert!(e.contains("position") && e.contains("f32"), "{e}");
+        let e = new([1e300, 1.0, 2.0, 2.0], DVec3::ZERO).unwrap_err();
+        assert!(e.contains("fx=inf"), "{e}");
+        let e = new([1e-50, 1.0, 2.0, 2.0], DVec3::ZERO).unwrap_err();
+        assert!(e.contains("fx=0"), "{e}");
+        let e = new([1.0, 1.0, 1e39, 2.0], DVec3::ZERO).unwrap_err();
+        assert!(e.contains("principal point"), "{e}");
+        // Each value fits an f32, but (px − cx) / fx does not.
+        let e = new([1e-38, 1.0, 3e38, 2.0], DVec3::ZERO).unwrap_err();
+        assert!(e.contains("not finite in f32"), "{e}");
     }
 }

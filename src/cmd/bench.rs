@@ -52,6 +52,9 @@ pub struct Args {
     /// Compute/exchange iterations per host call.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub rc: u32,
+    /// Iterations a frame may take before it is given up with an error.
+    #[arg(long, default_value_t = DeviceOptions::default().max_iterations, value_name = "N")]
+    pub max_iterations: u32,
     /// Primary-ray batches: blocks:N (N×N squares, each injector its own part of the
     /// view, longest sampled paths first) or the paper's rows:N / cols:N lines in scan order.
     #[arg(long, default_value_t = Batch::default(), value_name = "blocks:N|rows:N|cols:N")]
@@ -197,26 +200,31 @@ fn composite(out: &crate::reference::RenderOutput) -> Vec<f64> {
     out.composite([1.0; 3]).into_iter().map(f64::from).collect()
 }
 
+fn options(args: &Args, rc: u32, batch: Batch) -> DeviceOptions {
+    DeviceOptions {
+        layout: args.layout,
+        rc,
+        max_iterations: args.max_iterations,
+        batch,
+        drain_iters: args.drain,
+        fanout: args.fanout.clone(),
+        link_capacity: args.link_capacity.clone(),
+        region_bytes: args.region_kib.map(|k| k.saturating_mul(1024)),
+        injectors: args.injectors,
+        inject_capacity: args.inject_capacity,
+        direct_capacity: args.direct_capacity,
+        side_links: args.side_links,
+        copies: args.copies,
+        side_capacity: args.side_capacity.unwrap_or(DeviceOptions::default().side_capacity),
+        size_links: args.side_capacity.is_none(),
+        results: args.results,
+        ..DeviceOptions::default()
+    }
+}
+
 impl Bench<'_> {
     fn options(&self, rc: u32, batch: Batch) -> DeviceOptions {
-        DeviceOptions {
-            layout: self.args.layout,
-            rc,
-            batch,
-            drain_iters: self.args.drain,
-            fanout: self.args.fanout.clone(),
-            link_capacity: self.args.link_capacity.clone(),
-            region_bytes: self.args.region_kib.map(|k| k.saturating_mul(1024)),
-            injectors: self.args.injectors,
-            inject_capacity: self.args.inject_capacity,
-            direct_capacity: self.args.direct_capacity,
-            side_links: self.args.side_links,
-            copies: self.args.copies,
-            side_capacity: self.args.side_capacity.unwrap_or(DeviceOptions::default().side_capacity),
-            size_links: self.args.side_capacity.is_none(),
-            results: self.args.results,
-            ..DeviceOptions::default()
-        }
+        options(self.args, rc, batch)
     }
 
     fn plan(&self, rc: u32, batch: Batch) -> Result<DevicePlan> {
@@ -284,9 +292,8 @@ impl Bench<'_> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    if args.rc == 0 {
-        bail!("--rc 0: the device needs at least one compute/exchange iteration per host call");
-    }
+    options(&args, args.rc, args.batch).check_bounds()
+        .map_err(anyhow::Error::msg)?;
     if args.frames == 0 {
         bail!("--frames 0: at least one frame must be timed");
     }

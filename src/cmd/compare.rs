@@ -134,6 +134,9 @@ pub fn run(args: Args) -> Result<()> {
             bail!("{}: no such file or directory", p.display());
         }
     }
+    if args.min_psnr.is_some_and(f64::is_nan) {
+        bail!("--min-psnr NaN: expected a number of dB");
+    }
     if args.tolerance.is_nan() || args.tolerance < 0.0 {
         bail!("--tolerance {} must be ≥ 0", args.tolerance);
     }

@@ -14,3 +14,28 @@ pub mod partition;
 pub struct CheckFailed(pub String);
 pub mod synth;
 pub mod bench;
+
+/// One line: the chain of causes joined by ": ", a cause left out when the message
+/// before it already ends with it (errors that print their source as well as return it).
+pub fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+/// `s` with control characters escaped (`\n`, `\u{1b}`), so that a message quoting
+/// input stays one line and cannot drive the terminal.
+pub fn printable(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
+        .collect()
+}

@@ -38,6 +38,9 @@ pub struct Args {
     /// Compute/exchange iterations per host call (the paper's repeat count).
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub rc: u32,
+    /// Iterations a frame may take before it is given up with an error.
+    #[arg(long, default_value_t = DeviceOptions::default().max_iterations, value_name = "N")]
+    pub max_iterations: u32,
     /// Ray payload: half (20 B, default), mixed (24 B) or fp32 (28 B).
     #[arg(long, default_value = "half", value_parser = parse_layout, value_name = "half|mixed|fp32")]
     pub layout: RayLayout,
@@ -149,6 +152,7 @@ impl Args {
             layout: self.layout,
             hops: self.hop_maps.is_some(),
             rc: self.rc,
+            max_iterations: self.max_iterations,
             batch: self.batch,
             drain_iters: self.drain,
             fanout: self.fanout.clone(),
@@ -185,9 +189,7 @@ fn progress_bar(total: u64) -> ProgressBar {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    if args.rc == 0 {
-        bail!("--rc 0: the device needs at least one compute/exchange iteration per host call");
-    }
+    args.device_options().check_bounds().map_err(anyhow::Error::msg)?;
     if args.out.wants_depth() && args.layout != RayLayout::Half {
         bail!("--depth needs --layout half: the {} payload has no depth field (paper Tab. 1)", args.layout.name());
     }

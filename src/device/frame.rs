@@ -154,6 +154,12 @@ impl DeviceRenderer {
             if st.finished as u64 >= total {
                 break st;
             }
+            if st.iterations >= self.plan.options.max_iterations {
+                return Err(DeviceError::Incomplete(format!(
+                    "the frame did not finish in {} iterations (--max-iterations {}): {} of {total} pixels finished",
+                    st.iterations, self.plan.options.max_iterations, st.finished
+                )));
+            }
             if (st.injected, st.finished) == last {
                 stalled += 1;
                 if stalled >= self.plan.options.stall_calls {

@@ -140,6 +140,61 @@ pub struct DeviceOptions {
     pub tiles: u32,
     /// Host calls without any progress before the frame is declared stuck.
     pub stall_calls: u32,
+    /// Iterations a frame may take before it is given up (`rc` may not exceed it:
+    /// one host call runs `rc` iterations whatever happens in them).
+    pub max_iterations: u32,
+}
+
+/// Bytes of a Mk2 tile's SRAM.
+pub const TILE_BYTES: u32 = 638_976;
+
+/// The most rays one buffer or store may be given: more than a tile can hold of the
+/// smallest payload (31,948 rays of 20 bytes).
+pub const MAX_BUFFER_RAYS: u32 = 1 << 16;
+
+/// The most `max_iterations` (and so `rc`) may be: about an hour of host-runtime
+/// iterations at 1024 shards.
+pub const MAX_ITERATIONS: u32 = 1_000_000;
+
+impl DeviceOptions {
+    /// Iteration counts and buffer sizes within their bounds (cheap: check before any
+    /// work). Sizes past these could not fit a tile anyway, and byte counts computed
+    /// from them would overflow.
+    pub fn check_bounds(&self) -> Result<(), String> {
+        let sizes = self.link_capacity.iter().map(|&c| ("--link-capacity", c)).chain([
+            ("--tracer-queue", self.tracer_queue),
+            ("--side-capacity", self.side_capacity),
+            ("--router-queue", self.router_queue.unwrap_or(0)),
+            ("--spill", self.spill.unwrap_or(0)),
+            ("--inject-capacity", self.inject_capacity),
+            ("--direct-capacity", self.direct_capacity),
+            ("--results", self.results),
+        ]);
+        for (flag, rays) in sizes {
+            if rays > MAX_BUFFER_RAYS {
+                return Err(format!("{flag} {rays}: at most {MAX_BUFFER_RAYS} rays (a tile holds {} bytes)", TILE_BYTES));
+            }
+        }
+        if self.region_bytes.is_some_and(|b| b > TILE_BYTES) {
+            return Err(format!("--region-kib: a camera region cannot exceed a tile's {} KiB", TILE_BYTES / 1024));
+        }
+        if self.drain_iters > self.max_iterations {
+            return Err(format!("--drain {}: more idle iterations than a frame may take (--max-iterations {})", self.drain_iters, self.max_iterations));
+        }
+        if self.rc == 0 {
+            return Err("--rc 0: the device needs at least one compute/exchange iteration per host call".into());
+        }
+        if !(1..=MAX_ITERATIONS).contains(&self.max_iterations) {
+            return Err(format!("--max-iterations {}: a frame may take 1 to {MAX_ITERATIONS} iterations", self.max_iterations));
+        }
+        if self.rc > self.max_iterations {
+            return Err(format!(
+                "--rc {}: a host call runs that many iterations, more than a frame may take (--max-iterations {})",
+                self.rc, self.max_iterations
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Bytes a tile keeps for what is not a ray buffer (vertex state, code and worker
@@ -327,6 +382,7 @@ impl Default for DeviceOptions {
             t_stop: 0.001,
             tiles: 1472,
             stall_calls: 200,
+            max_iterations: 100_000,
         }
     }
 }

@@ -490,9 +490,7 @@ pub struct FrameBlocks {
 
 fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), DeviceError> {
     let bad = |m: String| Err(DeviceError::Options(m));
-    if o.rc == 0 {
-        return bad("--rc must be at least 1 (compute/exchange iterations per host call)".into());
-    }
+    o.check_bounds().map_err(DeviceError::Options)?;
     if width == 0 || height == 0 || width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE {
         return bad(format!(
             "resolution {width}x{height} is outside 1..={MAX_IMAGE_SIDE} per side (pixel coordinates travel in 11 bits)"

@@ -190,6 +190,10 @@ pub fn read_image(path: &Path) -> Result<LoadedImage> {
                 a.shape
             ),
         };
+        if let Some(i) = a.data.iter().position(|v| !v.is_finite()) {
+            let (p, c) = (i / ch, i % ch);
+            bail!("{}: value {} at row {}, column {}, channel {c} is not a finite number", path.display(), a.data[i], p / w, p % w);
+        }
         let norm = if a.is_u8 { 1.0 / 255.0 } else { 1.0 };
         let rgb = a
             .data
@@ -209,7 +213,8 @@ pub fn read_image(path: &Path) -> Result<LoadedImage> {
             rgb,
         });
     }
-    let img = image::open(path).with_context(ctx)?;
+    // The message alone: image's errors also return their io::Error as the source.
+    let img = image::open(path).map_err(|e| anyhow::anyhow!("{}: {e}", ctx()))?;
     let (w, h) = (img.width() as usize, img.height() as usize);
     let rgb = match img {
         image::DynamicImage::ImageLuma16(_)

@@ -54,9 +54,10 @@ impl Schema {
 /// Reads and checks the header, leaving `reader` at the first payload byte.
 pub fn read_schema<R: BufRead>(reader: &mut R) -> Result<Schema, Problem> {
     let text = read_header_text(reader)?;
+    check_header_lines(&text)?;
     let header = Parser::<AsciiRecord>::new()
         .read_ply_header(&mut text.as_bytes())
-        .map_err(|e| Problem::header(e.to_string()))?;
+        .map_err(|e| Problem::header(ply_rs_message(&e)))?;
     reject_duplicates(&text)?;
     check_layout(&header, text.len() as u64)
 }
@@ -91,6 +92,57 @@ fn read_header_text<R: BufRead>(reader: &mut R) -> Result<String, Problem> {
         }
     }
     String::from_utf8(bytes).map_err(|_| Problem::header("header is not text (invalid UTF-8)"))
+}
+
+/// Scalar type names a PLY header may use (both spellings).
+const TYPE_NAMES: [&str; 16] = [
+    "char", "uchar", "short", "ushort", "int", "uint", "float", "double", "int8", "uint8", "int16", "uint16",
+    "int32", "uint32", "float32", "float64",
+];
+
+/// Checks every header line's form, so that a fault is reported in words ("line 3:
+/// expected ...") rather than as the parser's internals.
+fn check_header_lines(text: &str) -> Result<(), Problem> {
+    for (i, line) in text.lines().enumerate().skip(1) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let fault = match words.as_slice() {
+            ["format", f, v] if matches!(*f, "ascii" | "binary_little_endian" | "binary_big_endian") => {
+                (*v != "1.0").then(|| format!("format version {v:?} is not supported (PLY has only 1.0)"))
+            }
+            ["format", ..] => Some("expected 'format ascii|binary_little_endian|binary_big_endian 1.0'".into()),
+            ["comment" | "obj_info", ..] | ["end_header"] => None,
+            ["element", name, n] if is_name(name) && n.parse::<u64>().is_ok() => None,
+            ["element", ..] => Some("expected 'element NAME COUNT' with a whole-number count".into()),
+            ["property", "list", n, t, name] if TYPE_NAMES.contains(n) && TYPE_NAMES.contains(t) && is_name(name) => None,
+            ["property", "list", ..] => Some("expected 'property list COUNT-TYPE VALUE-TYPE NAME'".into()),
+            ["property", t, name] if TYPE_NAMES.contains(t) && is_name(name) => None,
+            ["property", t, _] if TYPE_NAMES.contains(t) => Some(NAME_RULE.into()),
+            ["property", t, _] => Some(format!("unknown property type {t:?} (expected one of {})", TYPE_NAMES.join(", "))),
+            ["property", ..] => Some("expected 'property TYPE NAME'".into()),
+            [] => None,
+            [w, ..] => Some(format!("unknown keyword {w:?} (expected format, element, property, comment, obj_info or end_header)")),
+        };
+        if let Some(fault) = fault {
+            return Err(Problem::header(format!("line {}: {fault}, found {line:?}", i + 1)));
+        }
+    }
+    Ok(())
+}
+
+const NAME_RULE: &str = "a name is a letter or '_' followed by letters, digits, '_' or '-'";
+
+/// An element or property name as PLY readers take it.
+fn is_name(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+        && c.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// ply-rs-bw's message without the debug dump of its grammar error it appends.
+fn ply_rs_message(e: &ply_rs_bw::parser::ParseError) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("cannot be parsed");
+    format!("cannot be parsed: {first}")
 }
 
 fn trim_eol(line: &[u8]) -> &[u8] {

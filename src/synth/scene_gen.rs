@@ -38,7 +38,15 @@ pub enum SynthError {
     #[error("--sh-degree {0} is out of range (0..=3)")]
     ShDegree(u8),
     #[error("adjacency: {0}")]
-    Voronoi(#[from] VoronoiError),
+    Voronoi(VoronoiError),
+}
+
+// By hand rather than #[from]: that would also make the error its source, and the
+// CLI's chain of causes would print it twice.
+impl From<VoronoiError> for SynthError {
+    fn from(e: VoronoiError) -> Self {
+        SynthError::Voronoi(e)
+    }
 }
 
 /// Sites before they are ordered and meshed.
