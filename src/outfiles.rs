@@ -203,3 +203,61 @@ pub fn write_file(path: &Path, content: impl FnOnce(&mut dyn Write) -> io::Resul
     files.write(path, content)?;
     files.commit()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_failed_run_leaves_old_files_and_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&a, "old a").unwrap();
+        let mut files = OutFiles::new();
+        files.output(&a).unwrap();
+        files.output(&b).unwrap();
+        files.write(&a, |w| w.write_all(b"new a")).unwrap();
+        let e = files.write(&b, |_| Err(io::Error::other("disk on fire"))).unwrap_err();
+        assert_eq!(e.to_string(), format!("writing {}: disk on fire", b.display()));
+        drop(files);
+        assert_eq!(fs::read_to_string(&a).unwrap(), "old a");
+        assert_eq!(names(dir.path()), ["a"]);
+
+        let mut files = OutFiles::new();
+        files.output(&a).unwrap();
+        files.output(&b).unwrap();
+        files.write(&a, |w| w.write_all(b"new a")).unwrap();
+        files.write(&b, |w| w.write_all(b"new b")).unwrap();
+        files.commit().unwrap();
+        assert_eq!(fs::read_to_string(&a).unwrap(), "new a");
+        assert_eq!(names(dir.path()), ["a", "b"]);
+    }
+
+    #[test]
+    fn files_are_told_apart_by_inode() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        fs::write(&a, "a").unwrap();
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        fs::hard_link(&a, dir.path().join("h")).unwrap();
+        let mut files = OutFiles::new();
+        files.input(&a).unwrap();
+        for same in [dir.path().join("sub/../a"), dir.path().join("h")] {
+            let e = files.output(&same).unwrap_err().to_string();
+            assert!(e.contains("the same file as an input"), "{e}");
+        }
+        files.output(&dir.path().join("new")).unwrap();
+        let e = files.output(&dir.path().join("sub/../new")).unwrap_err().to_string();
+        assert!(e.contains("another output"), "{e}");
+        let e = files.output(&dir.path().join("sub")).unwrap_err().to_string();
+        assert!(e.contains("is a directory"), "{e}");
+        let e = files.output(&dir.path().join("nodir/x")).unwrap_err().to_string();
+        assert!(e.contains("directory") && e.contains("nodir"), "{e}");
+    }
+}

@@ -139,7 +139,7 @@ pub fn read_colmap(dir: &Path) -> Result<ColmapModel, CameraError> {
 }
 
 /// Intrinsics by camera id: (width, height, [fx, fy, cx, cy]).
-type Intrinsics = HashMap<u32, (u32, u32, [f64; 4])>;
+pub type Intrinsics = HashMap<u32, (u32, u32, [f64; 4])>;
 
 fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     text.lines()
@@ -208,7 +208,7 @@ pub fn colmap_pose(qwxyz: [f64; 4], t: [f64; 3]) -> Result<(DMat3, DVec3), Strin
     Ok((rt, -(rt * DVec3::from(t))))
 }
 
-fn parse_images(text: &str, cams: &Intrinsics) -> Result<Vec<ColmapView>, String> {
+pub fn parse_images(text: &str, cams: &Intrinsics) -> Result<Vec<ColmapView>, String> {
     let mut views = Vec::new();
     let mut lines = data_lines(text);
     while let Some((ln, line)) = lines.next() {

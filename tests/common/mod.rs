@@ -33,6 +33,15 @@ pub fn expect_error(args: &[&str]) -> String {
         1,
         "error should be one line for {args:?}: {err}"
     );
+    assert!(
+        !err.trim_end().chars().any(char::is_control),
+        "raw control character in the error for {args:?}: {err:?}"
+    );
+    let parts: Vec<&str> = err.trim_end().split(": ").collect();
+    assert!(
+        parts.windows(2).all(|w| !w[0].ends_with(w[1])),
+        "doubled text in the error for {args:?}: {err}"
+    );
     err
 }
 
