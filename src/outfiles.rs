@@ -39,12 +39,12 @@ fn file_id(path: &Path) -> Result<FileId> {
     if let Ok(m) = fs::metadata(path) {
         return Ok(FileId::Existing { dev: m.dev(), ino: m.ino() });
     }
-    let name = path.file_name().ok_or_else(|| anyhow!("{}: not a file name", path.display()))?;
+    let name = path.file_name().ok_or_else(|| anyhow!("cannot write {}: not a file name", path.display()))?;
     let dir = parent_dir(path);
     match fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(FileId::New { dev: m.dev(), ino: m.ino(), name: name.to_owned() }),
-        Ok(_) => bail!("{}: {} is not a directory", path.display(), dir.display()),
-        Err(e) => bail!("{}: directory {}: {e}", path.display(), dir.display()),
+        Ok(_) => bail!("cannot write {}: {} is not a directory", path.display(), dir.display()),
+        Err(e) => bail!("cannot write {}: directory {}: {e}", path.display(), dir.display()),
     }
 }
 
@@ -78,7 +78,7 @@ impl OutFiles {
         if let Ok(m) = fs::metadata(path) {
             let id = FileId::Existing { dev: m.dev(), ino: m.ino() };
             if let Some((out, true)) = self.ids.get(&id) {
-                bail!("{}: the output {} is this input", path.display(), out.display());
+                bail!("cannot write {}: it is the same file as the input {}", out.display(), path.display());
             }
             self.ids.entry(id).or_insert_with(|| (path.to_owned(), false));
         }
@@ -90,12 +90,12 @@ impl OutFiles {
     pub fn output(&mut self, path: &Path) -> Result<()> {
         let id = file_id(path)?;
         if let Some((other, is_output)) = self.ids.get(&id) {
-            let what = if *is_output { "another output" } else { "an input" };
-            bail!("{}: the same file as {what}, {}", path.display(), other.display());
+            let what = if *is_output { "output" } else { "input" };
+            bail!("cannot write {}: it is the same file as the {what} {}", path.display(), other.display());
         }
         let meta = fs::metadata(path).ok();
         if meta.as_ref().is_some_and(|m| m.is_dir()) {
-            bail!("{}: is a directory", path.display());
+            bail!("cannot write {}: it is a directory", path.display());
         }
         let temp = match meta {
             Some(m) if !m.is_file() => None,
@@ -111,7 +111,7 @@ impl OutFiles {
     pub fn dir(&mut self, dir: &Path) -> Result<()> {
         match fs::metadata(dir) {
             Ok(m) if m.is_dir() => return Ok(()),
-            Ok(_) => bail!("{}: exists and is not a directory", dir.display()),
+            Ok(_) => bail!("cannot write into {}: it exists and is not a directory", dir.display()),
             Err(_) => {}
         }
         let mut missing = Vec::new();
@@ -121,14 +121,14 @@ impl OutFiles {
             at = d.parent();
         }
         for d in missing.into_iter().rev() {
-            fs::create_dir(&d).map_err(|e| anyhow!("creating {}: {e}", d.display()))?;
+            fs::create_dir(&d).map_err(|e| anyhow!("cannot create {}: {e}", d.display()))?;
             self.created_dirs.push(d);
         }
         Ok(())
     }
 
     fn make_temp(&self, path: &Path) -> Result<PathBuf> {
-        let name = path.file_name().ok_or_else(|| anyhow!("{}: not a file name", path.display()))?;
+        let name = path.file_name().ok_or_else(|| anyhow!("cannot write {}: not a file name", path.display()))?;
         let serial = TEMP_SERIAL.fetch_add(1, Ordering::Relaxed);
         let mut temp_name = OsString::from(".");
         temp_name.push(name);
@@ -138,7 +138,7 @@ impl OutFiles {
             .write(true)
             .create_new(true)
             .open(&temp)
-            .map_err(|e| anyhow!("{}: cannot write here: {e}", path.display()))?;
+            .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
         Ok(temp)
     }
 
@@ -250,11 +250,11 @@ mod tests {
         files.input(&a).unwrap();
         for same in [dir.path().join("sub/../a"), dir.path().join("h")] {
             let e = files.output(&same).unwrap_err().to_string();
-            assert!(e.contains("the same file as an input"), "{e}");
+            assert!(e.contains("the same file as the input"), "{e}");
         }
         files.output(&dir.path().join("new")).unwrap();
         let e = files.output(&dir.path().join("sub/../new")).unwrap_err().to_string();
-        assert!(e.contains("another output"), "{e}");
+        assert!(e.contains("the same file as the output"), "{e}");
         let e = files.output(&dir.path().join("sub")).unwrap_err().to_string();
         assert!(e.contains("is a directory"), "{e}");
         let e = files.output(&dir.path().join("nodir/x")).unwrap_err().to_string();

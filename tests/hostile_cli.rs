@@ -8,19 +8,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::{expect_error, repo_path, run};
-
-fn garden() -> String {
-    repo_path("assets/garden.ply").display().to_string()
-}
-
-fn camera() -> String {
-    repo_path("assets/garden.camera.json").display().to_string()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{arg as s, expect_error, garden_arg as garden, garden_camera_arg as camera, run};
 
 #[test]
 fn iterations_are_bounded() {
@@ -42,6 +30,8 @@ fn iterations_are_bounded() {
     let e = render(&["--max-iterations", "10", "--rc", "5"]);
     assert!(e.contains("did not finish in 10 iterations") && e.contains("of 192 pixels"), "{e}");
     let e = expect_error(&["bench", &g, "--rc", "200000", "--frames", "1", "--no-estimate"]);
+    assert!(e.contains("--rc 200000"), "{e}");
+    let e = expect_error(&["bench", &g, "--sweep", "rc=1,200000", "--frames", "1"]);
     assert!(e.contains("--rc 200000"), "{e}");
     let e = expect_error(&["bench", &g, "--frames", "4000000000"]);
     assert!(e.contains("--frames 4000000000"), "{e}");
@@ -68,7 +58,7 @@ fn every_allocating_size_is_checked_first() {
         let e = expect_error(&["partition", &g, "--shards", "16", flag, "0"]);
         assert!(e.contains(&format!("{flag} 0")), "{e}");
         let e = expect_error(&["partition", &g, "--shards", "16", flag, "4000000000"]);
-        assert!(e.contains("1 to 2048"), "{e}");
+        assert!(e.contains("1 to 65536"), "{e}");
     }
 }
 

@@ -8,19 +8,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{expect_error, repo_path, run};
-
-fn garden() -> String {
-    repo_path("assets/garden.ply").display().to_string()
-}
-
-fn camera() -> String {
-    repo_path("assets/garden.camera.json").display().to_string()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{arg as s, expect_error, garden_arg as garden, garden_camera_arg as camera, run};
 
 /// The directory's file names, sorted (temporaries would show up here).
 fn listing(dir: &Path) -> Vec<String> {
@@ -146,20 +134,20 @@ fn an_output_that_is_an_input_or_another_output_is_refused() {
         let e = expect_error(&a);
         assert!(e.contains(needle), "{args:?}: {e}");
     };
-    check(&["render", s(&scene), "--camera", s(&cam), "--shards", "16", "-o", s(&scene)], "the same file as an input");
-    check(&["reference", s(&scene), "--camera", s(&cam), "-o", s(&cam)], "the same file as an input");
-    check(&["reference", s(&scene), "--camera", s(&cam), "-o", s(&d.join("a.png")), "--depth", s(&d.join("a.png"))], "another output");
+    check(&["render", s(&scene), "--camera", s(&cam), "--shards", "16", "-o", s(&scene)], "the same file as the input");
+    check(&["reference", s(&scene), "--camera", s(&cam), "-o", s(&cam)], "the same file as the input");
+    check(&["reference", s(&scene), "--camera", s(&cam), "-o", s(&d.join("a.png")), "--depth", s(&d.join("a.png"))], "the same file as the output");
     // The depth sidecar is an output too.
-    check(&["reference", s(&scene), "--camera", s(&cam), "-o", s(&d.join("d.png.json")), "--depth", s(&d.join("d.png"))], "another output");
+    check(&["reference", s(&scene), "--camera", s(&cam), "-o", s(&d.join("d.png.json")), "--depth", s(&d.join("d.png"))], "the same file as the output");
     // Told apart by inode, not by spelling: another path to the scene, and a hard link.
     let dotted = d.join("sub/../g.ply");
     fs::create_dir(d.join("sub")).unwrap();
-    check(&["reference", s(&scene), "--camera", s(&cam), "-o", s(&dotted)], "the same file as an input");
+    check(&["reference", s(&scene), "--camera", s(&cam), "-o", s(&dotted)], "the same file as the input");
     let link = d.join("link.ply");
     fs::hard_link(&scene, &link).unwrap();
-    check(&["render", s(&scene), "--camera", s(&cam), "--shards", "16", "-o", s(&link)], "the same file as an input");
+    check(&["render", s(&scene), "--camera", s(&cam), "--shards", "16", "-o", s(&link)], "the same file as the input");
     let e = expect_error(&["synth", "-o", s(&d.join("a.ply")), "--cells", "5000", "--camera-out", s(&d.join("a.ply"))]);
-    assert!(e.contains("another output"), "{e}");
+    assert!(e.contains("the same file as the output"), "{e}");
     // Nothing was written: no a.png, a.ply or temporaries, and the inputs are as they were.
     assert_eq!(fs::read(&scene).unwrap(), before);
     assert_eq!(fs::read(&cam).unwrap(), fs::read(camera()).unwrap());

@@ -292,8 +292,13 @@ impl Bench<'_> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    options(&args, args.rc, args.batch).check_bounds()
-        .map_err(anyhow::Error::msg)?;
+    let swept_rc = args.sweep.iter().flat_map(|s| match s {
+        Sweep::Rc(values) => values.clone(),
+        Sweep::Batch(_) => Vec::new(),
+    });
+    for rc in std::iter::once(args.rc).chain(swept_rc) {
+        options(&args, rc, args.batch).check_bounds().map_err(anyhow::Error::msg)?;
+    }
     if args.frames == 0 {
         bail!("--frames 0: at least one frame must be timed");
     }

@@ -65,6 +65,9 @@ pub struct Args {
     pub method: MethodArg,
 }
 
+/// The largest image side a report is made for.
+const MAX_SIDE: u32 = 65536;
+
 /// The report's file in `--report DIR`, beside the plots.
 const REPORT_JSON: &str = "partition.json";
 
@@ -74,10 +77,11 @@ const PROGRESS_MIN_CELLS: usize = 200_000;
 pub fn run(args: Args) -> anyhow::Result<()> {
     // Before reading a possibly large scene.
     partition::check_shard_count(args.shards)?;
-    let side = partition::layout::FOAM_MAX_IMAGE_SIDE;
+    // Larger than the device renders (2048 per side), so that a report can show by how
+    // much a frame would not fit.
     for (flag, v) in [("--width", args.width), ("--height", args.height)] {
-        if !(1..=side).contains(&v) {
-            bail!("{flag} {v}: the image side must be 1 to {side} pixels");
+        if !(1..=MAX_SIDE).contains(&v) {
+            bail!("{flag} {v}: the image side must be 1 to {MAX_SIDE} pixels");
         }
     }
     let mut files = OutFiles::new();

@@ -4,7 +4,7 @@
 use std::io::BufRead;
 
 use ply_rs_bw::parser::Parser;
-use ply_rs_bw::ply::{ElementDef, PropertyAccess, PropertyAccessResult};
+use ply_rs_bw::ply::{ElementDef, PropertyAccess, PropertyAccessResult, PropertyType, ScalarType};
 
 use super::error::{Elem, Problem, one_line};
 use super::ply_schema::{Schema, sh_index};
@@ -150,7 +150,27 @@ fn read_record<R: BufRead>(
             def.properties.len()
         )));
     }
-    parser
-        .read_ascii_element(line, def)
-        .map_err(|e| fail(format!("bad ascii record: {}", one_line(&e.to_string()))))
+    parser.read_ascii_element(line, def).map_err(|e| {
+        let why = bad_value(line, def).unwrap_or_else(|| one_line(e.to_string().lines().next().unwrap_or("")));
+        fail(format!("bad ascii record: {why}"))
+    })
+}
+
+/// Names the first value of an ascii record that is not a (finite) number of its
+/// property's type.
+fn bad_value(line: &str, def: &ElementDef) -> Option<String> {
+    line.split_whitespace().zip(def.properties.iter()).enumerate().find_map(|(i, (v, (name, p)))| {
+        let PropertyType::Scalar(t) = &p.data_type else { return None };
+        let ok = match t {
+            ScalarType::Float => v.parse::<f32>().is_ok_and(f32::is_finite),
+            ScalarType::Double => v.parse::<f64>().is_ok_and(f64::is_finite),
+            ScalarType::UChar => v.parse::<u8>().is_ok(),
+            ScalarType::Char => v.parse::<i8>().is_ok(),
+            ScalarType::UShort => v.parse::<u16>().is_ok(),
+            ScalarType::Short => v.parse::<i16>().is_ok(),
+            ScalarType::UInt => v.parse::<u32>().is_ok(),
+            ScalarType::Int => v.parse::<i32>().is_ok(),
+        };
+        (!ok).then(|| format!("value {i} ({name}) is {v:?}, not a {}", super::ply_schema::type_name(t)))
+    })
 }

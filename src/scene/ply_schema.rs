@@ -111,7 +111,10 @@ fn check_header_lines(text: &str) -> Result<(), Problem> {
             }
             ["format", ..] => Some("expected 'format ascii|binary_little_endian|binary_big_endian 1.0'".into()),
             ["comment" | "obj_info", ..] | ["end_header"] => None,
-            ["element", name, n] if is_name(name) && n.parse::<u64>().is_ok() => None,
+            ["element", name, n] if is_name(name) && n.parse::<usize>().is_ok() => None,
+            ["element", name, n] if is_name(name) && n.bytes().all(|b| b.is_ascii_digit()) => {
+                Some(format!("element count {n} is too large"))
+            }
             ["element", ..] => Some("expected 'element NAME COUNT' with a whole-number count".into()),
             ["property", "list", n, t, name] if TYPE_NAMES.contains(n) && TYPE_NAMES.contains(t) && is_name(name) => None,
             ["property", "list", ..] => Some("expected 'property list COUNT-TYPE VALUE-TYPE NAME'".into()),

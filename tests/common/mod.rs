@@ -73,3 +73,17 @@ pub fn garden() -> &'static (Scene, Camera) {
         (scene, cam)
     })
 }
+
+/// The shipped scene and its camera as command-line arguments.
+pub fn garden_arg() -> String {
+    repo_path("assets/garden.ply").display().to_string()
+}
+
+pub fn garden_camera_arg() -> String {
+    repo_path("assets/garden.camera.json").display().to_string()
+}
+
+/// A path as an argument.
+pub fn arg(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
