@@ -20,7 +20,8 @@ pub struct Args {
     /// Spherical-harmonics degree of the colours (0..=3).
     #[arg(long, default_value_t = 0)]
     pub sh_degree: u8,
-    /// Scene layout: garden or room.
+    /// Scene layout: garden or room (sparse empty space against dense surfaces: the
+    /// partitioner's stress case), or bicycle (graded as trained scenes are).
     #[arg(long, default_value = "garden")]
     pub preset: String,
     /// Also write the preset's camera (JSON) here.

@@ -12,10 +12,26 @@ pub struct Surface {
     pub detail: f64,
 }
 
+/// How the sites thin out from the surfaces into empty space.
+#[derive(Clone, Copy, Debug)]
+pub enum Grading {
+    /// A skin on each surface, stepped layers off it, and a tenth of all sites as a
+    /// sparse fill: half uniform in the `air` box, half thinning out towards the shell.
+    /// Where the fill's big cells meet a dense skin, one cell borders dozens of small
+    /// ones, and a shard of them borders tens of thousands: real scenes have such
+    /// regions too, so this stays as the partitioner's stress case.
+    Layers { air: ([f64; 3], [f64; 3]) },
+    /// As trained scenes are: site spacing grows smoothly with the distance from the
+    /// nearest surface, by `rate` per unit of distance on either side, and empty space
+    /// far from every surface is filled at the same rate around the scene's centre.
+    /// Neighbouring cells then differ little in size, so a compact shard borders about
+    /// as many cells as lie on its surface.
+    Smooth { rate: f64 },
+}
+
 pub struct Preset {
     pub surfaces: Vec<Surface>,
-    /// Box of the scene's empty space, filled with sparse near-zero-density sites.
-    pub air: ([f64; 3], [f64; 3]),
+    pub grading: Grading,
     /// Radius of the far shell of near-zero-density sites.
     pub shell_radius: f64,
     /// A view from inside the scene onto the objects.
@@ -34,12 +50,13 @@ pub struct Camera {
     pub up: [f64; 3],
 }
 
-pub const NAMES: [&str; 2] = ["garden", "room"];
+pub const NAMES: [&str; 3] = ["garden", "room", "bicycle"];
 
 pub fn by_name(name: &str) -> Option<Preset> {
     match name {
         "garden" => Some(garden()),
         "room" => Some(room()),
+        "bicycle" => Some(bicycle()),
         _ => None,
     }
 }
@@ -135,7 +152,7 @@ fn garden() -> Preset {
     surfaces.push(s(Shape::Dome { radius: 20.0 }, Pattern::Sky, 0.03));
     Preset {
         surfaces,
-        air: ([-6.5, -6.5, 0.0], [6.5, 6.5, 3.0]),
+        grading: Grading::Layers { air: ([-6.5, -6.5, 0.0], [6.5, 6.5, 3.0]) },
         shell_radius: 50.0,
         camera: view([0.3, -4.4, 1.6], [0.0, 0.0, 0.8]),
     }
@@ -161,11 +178,79 @@ fn room() -> Preset {
     ));
     Preset {
         surfaces,
-        air: ([-3.0, -3.5, 0.0], [3.0, 3.5, 2.6]),
+        grading: Grading::Layers { air: ([-3.0, -3.5, 0.0], [3.0, 3.5, 2.6]) },
         shell_radius: 15.0,
         camera: view([0.8, -3.1, 1.7], [0.0, 0.0, 0.8]),
     }
 }
+
+/// A bicycle beside a bench on a lawn, trees and a hedge behind, under the sky: the
+/// paper's largest scene (Mip-NeRF 360 Bicycle) in outline, graded as trained scenes are.
+fn bicycle() -> Preset {
+    let paint = || Pattern::Plaster([0.72, 0.10, 0.08]);
+    let rubber = || Pattern::Plaster([0.07, 0.07, 0.08]);
+    let tube = |a: [f64; 3], b: [f64; 3], radius: f64| Shape::Tube { a, b, radius };
+    let (rear, front, crank) = ([-0.52, 0.0, 0.34], [0.52, 0.0, 0.34], [0.0, 0.0, 0.30]);
+    let (seat, head_top, head_low) = ([-0.12, 0.0, 0.82], [0.40, 0.0, 0.84], [0.43, 0.0, 0.68]);
+    let mut surfaces = vec![s(
+        Shape::Disc {
+            centre: [0.0, 0.0, 0.0],
+            radius: 9.0,
+        },
+        Pattern::Lawn,
+        1.0,
+    )];
+    for hub in [rear, front] {
+        let wheel = Shape::Torus { centre: hub, axis: [0.0, 1.0, 0.0], major: 0.31, minor: 0.025 };
+        surfaces.push(s(wheel, rubber(), BIKE_DETAIL));
+    }
+    for (a, b) in [(crank, seat), (crank, head_low), (seat, head_top), (rear, crank), (rear, seat), (head_low, front), (head_low, head_top)] {
+        surfaces.push(s(tube(a, b, 0.018), paint(), BIKE_DETAIL));
+    }
+    surfaces.push(s(tube([0.38, -0.24, 0.90], [0.38, 0.24, 0.90], 0.014), rubber(), BIKE_DETAIL));
+    surfaces.push(s(Shape::Cuboid { lo: [-0.22, -0.05, 0.84], hi: [-0.04, 0.05, 0.88] }, rubber(), BIKE_DETAIL));
+    // A bench behind the bicycle: seat, back and four legs.
+    let bench = [
+        ([-1.1, 0.9, 0.42], [1.1, 1.35, 0.47]),
+        ([-1.1, 1.32, 0.50], [1.1, 1.37, 0.92]),
+        ([-1.0, 0.95, 0.0], [-0.94, 1.01, 0.42]),
+        ([0.94, 0.95, 0.0], [1.0, 1.01, 0.42]),
+        ([-1.0, 1.26, 0.0], [-0.94, 1.32, 0.42]),
+        ([0.94, 1.26, 0.0], [1.0, 1.32, 0.42]),
+    ];
+    for (lo, hi) in bench {
+        surfaces.push(s(Shape::Cuboid { lo, hi }, Pattern::Wood, 1.5));
+    }
+    // Trees: a trunk and a crown each.
+    for (x, y, h) in [(-3.5, 4.0, 3.0), (2.8, 4.8, 3.6), (5.5, 1.5, 2.8), (-5.8, 0.5, 3.2), (0.5, 6.5, 4.0)] {
+        let trunk = Shape::Cylinder { base: [x, y, 0.0], radius: 0.16, height: h };
+        surfaces.push(s(trunk, Pattern::Wood, 1.0));
+        let crown = Shape::Sphere { centre: [x, y, h + 0.9], radius: 1.3 };
+        surfaces.push(s(crown, Pattern::Leaves, 0.8));
+    }
+    surfaces.push(s(
+        Shape::Hedge {
+            radius: 8.2,
+            height: 1.6,
+        },
+        Pattern::Leaves,
+        0.6,
+    ));
+    surfaces.push(s(Shape::Dome { radius: 25.0 }, Pattern::Sky, 0.03));
+    Preset {
+        surfaces,
+        grading: Grading::Smooth { rate: SMOOTH_RATE },
+        shell_radius: 60.0,
+        camera: view([1.1, -3.4, 1.35], [0.0, 0.3, 0.5]),
+    }
+}
+
+/// Spacing gained per unit of distance from the surfaces in the bicycle preset.
+const SMOOTH_RATE: f64 = 0.1;
+
+/// The bicycle's sites per unit of area against the lawn's: thin tubes need many to
+/// keep their shape, as a trainer densifies fine detail.
+const BIKE_DETAIL: f64 = 6.0;
 
 fn view(position: [f64; 3], look_at: [f64; 3]) -> Camera {
     Camera {

@@ -3,7 +3,7 @@
 //! air side, opaque on the solid side) so cells stay compact, sparse near-zero-density
 //! sites in the empty space, and a far shell of zero-density sites as the trainer adds.
 
-use super::presets::{self, Preset};
+use super::presets::{self, Grading, Preset};
 use super::rng::Rng;
 use super::shapes::{self, V3};
 use super::voronoi::{self, VoronoiError};
@@ -89,9 +89,18 @@ pub fn generate(params: &Params, progress: &dyn Fn(&str)) -> Result<Scene, Synth
     progress("placing sites");
     let mut sites = Sites::default();
     let shell = shell_count(n);
-    let fill = n / 10;
-    place_surfaces(&preset, n - shell - fill, params.seed, &mut sites);
-    place_fill(&preset, fill, params.seed, &mut sites);
+    match preset.grading {
+        Grading::Layers { air } => {
+            let fill = n / 10;
+            place_surfaces(&preset, n - shell - fill, params.seed, &mut sites);
+            place_fill(&preset, air, fill, params.seed, &mut sites);
+        }
+        Grading::Smooth { rate } => {
+            let fill = smooth_fill_count(&preset, rate).min(n / 10);
+            place_graded_surfaces(&preset, rate, n - shell - fill, params.seed, &mut sites);
+            place_graded_fill(&preset, fill, params.seed, &mut sites);
+        }
+    }
     place_shell(&preset, shell, params.seed, &mut sites);
     debug_assert_eq!(sites.p.len(), n);
 
@@ -125,7 +134,8 @@ pub fn generate(params: &Params, progress: &dyn Fn(&str)) -> Result<Scene, Synth
     })
 }
 
-fn place_surfaces(preset: &Preset, budget: usize, seed: u64, sites: &mut Sites) {
+/// Sites per surface: `budget` shared by area times detail.
+fn surface_counts(preset: &Preset, budget: usize) -> Vec<usize> {
     let share = |s: &presets::Surface| s.shape.area() * s.detail;
     let total: f64 = preset.surfaces.iter().map(share).sum();
     let mut counts: Vec<usize> = preset
@@ -135,6 +145,11 @@ fn place_surfaces(preset: &Preset, budget: usize, seed: u64, sites: &mut Sites) 
         .collect();
     // The rounding remainder goes to the first surface.
     counts[0] += budget - counts.iter().sum::<usize>();
+    counts
+}
+
+fn place_surfaces(preset: &Preset, budget: usize, seed: u64, sites: &mut Sites) {
+    let counts = surface_counts(preset, budget);
     for (idx, (surf, &count)) in preset.surfaces.iter().zip(&counts).enumerate() {
         let mut r = Rng::stream(seed, 100 + idx as u64);
         let spacing = (surf.shape.area() / (SKIN * count.max(1) as f64)).sqrt();
@@ -168,15 +183,74 @@ fn place_surfaces(preset: &Preset, budget: usize, seed: u64, sites: &mut Sites) 
     }
 }
 
-/// Sparse sites in empty space: half spread through the scene's air, half thinning out
-/// towards the shell (uniform in log-radius).
-fn place_fill(preset: &Preset, count: usize, seed: u64, sites: &mut Sites) {
+/// Sites graded smoothly off every surface, half on either side: the spacing is `h`
+/// at the surface and `h + rate·t` at distance `t`, so the sites lie at a distance
+/// with density ∝ (h + rate·t)⁻³ and a side holds 1/(2·rate·h²) of them per unit of
+/// area. Sites within half a spacing of the surface are its opaque skin; deeper on
+/// the solid side they are half as dense, on the air side nearly empty. A solid too
+/// thin for a site's distance sends it to the air side.
+fn place_graded_surfaces(preset: &Preset, rate: f64, budget: usize, seed: u64, sites: &mut Sites) {
+    let counts = surface_counts(preset, budget);
+    let farthest = 0.8 * preset.shell_radius;
+    for (idx, (surf, &count)) in preset.surfaces.iter().zip(&counts).enumerate() {
+        let mut r = Rng::stream(seed, 100 + idx as u64);
+        let spacing = (surf.shape.area() / (rate * count.max(1) as f64)).sqrt();
+        let sigma = OPACITY / spacing;
+        let depth = surf.shape.depth();
+        for _ in 0..count {
+            let s = surf.shape.sample(&mut r);
+            let rgb = surf.pattern.colour(s.p);
+            let jitter = r.range(0.8, 1.2);
+            // Inverse of the distance's distribution, 1 − (h / (h + rate·t))².
+            let t = loop {
+                let t = spacing / rate * ((1.0 - r.f64()).powf(-0.5) - 1.0);
+                if t < farthest {
+                    break t;
+                }
+            };
+            let solid = r.f64() < 0.5 && t < depth;
+            let (h, density) = if t < 0.5 * spacing {
+                (if solid { -t } else { t }, sigma * jitter)
+            } else if solid {
+                (-t, 0.5 * sigma * jitter)
+            } else {
+                (t, 1e-3 * r.f64())
+            };
+            sites.push(shapes::offset(s.p, s.n, h), density, rgb);
+        }
+    }
+}
+
+/// Radii of the fill around the scene's centre: from well inside the scene, so no
+/// region (under the ground, inside a solid) is left without sites — a hole would
+/// give one huge cell that meets hundreds of others — to inside the far shell.
+fn fill_radii(preset: &Preset) -> (f64, f64) {
+    (0.5, 0.8 * preset.shell_radius)
+}
+
+/// Sites that fill space at spacing `rate·r` at radius r (density (rate·r)⁻³), as
+/// far from every surface the graded sites thin out at the same rate.
+fn smooth_fill_count(preset: &Preset, rate: f64) -> usize {
+    let (inner, outer) = fill_radii(preset);
+    (4.0 * std::f64::consts::PI / rate.powi(3) * (outer / inner).ln()).ceil() as usize
+}
+
+/// `count` near-zero-density sites uniform in log-radius between the fill radii.
+fn place_graded_fill(preset: &Preset, count: usize, seed: u64, sites: &mut Sites) {
     let mut r = Rng::stream(seed, 2);
-    let (lo, hi) = preset.air;
-    // From well inside the scene, so no region (under the ground, inside the hedge) is
-    // left without sites; a hole would give one huge cell that meets hundreds of others.
-    let inner = 0.5;
-    let outer = 0.8 * preset.shell_radius;
+    let (inner, outer) = fill_radii(preset);
+    for _ in 0..count {
+        let rad = inner * (outer / inner).powf(r.f64());
+        let grey = 0.5 + 0.1 * r.normal();
+        sites.push(shapes::offset([0.0; 3], r.unit_vector(), rad), 1e-4 * r.f64(), [grey; 3]);
+    }
+}
+
+/// Sparse sites in empty space: half spread through the `air` box, half thinning out
+/// towards the shell (uniform in log-radius).
+fn place_fill(preset: &Preset, (lo, hi): ([f64; 3], [f64; 3]), count: usize, seed: u64, sites: &mut Sites) {
+    let mut r = Rng::stream(seed, 2);
+    let (inner, outer) = fill_radii(preset);
     for i in 0..count {
         let p = if i % 2 == 0 {
             [0, 1, 2].map(|a| r.range(lo[a], hi[a]))

@@ -12,6 +12,26 @@ fn scale(a: V3, s: f64) -> V3 {
     [a[0] * s, a[1] * s, a[2] * s]
 }
 
+fn sub(a: V3, b: V3) -> V3 {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn norm(a: V3) -> f64 {
+    (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt()
+}
+
+fn cross(a: V3, b: V3) -> V3 {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+
+/// Two unit vectors that make a right-handed frame with the unit vector `n`.
+fn basis(n: V3) -> (V3, V3) {
+    let helper = if n[0].abs() < 0.9 { [1.0, 0.0, 0.0] } else { [0.0, 1.0, 0.0] };
+    let u = cross(helper, n);
+    let u = scale(u, 1.0 / norm(u));
+    (u, cross(n, u))
+}
+
 pub fn offset(p: V3, n: V3, h: f64) -> V3 {
     add(p, scale(n, h))
 }
@@ -54,6 +74,20 @@ pub enum Shape {
         lo: V3,
         hi: V3,
     },
+    /// Ring around `axis` (a unit vector) through `centre`: a wheel's tyre.
+    Torus {
+        centre: V3,
+        axis: V3,
+        major: f64,
+        minor: f64,
+    },
+    /// Side of a cylinder from `a` to `b` in any direction (its ends are left open:
+    /// tubes meet other parts there): a bicycle's frame, a bench's rails.
+    Tube {
+        a: V3,
+        b: V3,
+        radius: f64,
+    },
 }
 
 pub struct Sample {
@@ -76,6 +110,8 @@ impl Shape {
             }
             Shape::Hedge { radius, height } => 2.0 * PI * radius * height + 2.0 * PI * radius * 0.6,
             Shape::Dome { radius } => 4.0 * PI * radius * radius,
+            Shape::Torus { major, minor, .. } => 4.0 * PI * PI * major * minor,
+            Shape::Tube { a, b, radius } => 2.0 * PI * radius * norm(sub(b, a)),
         }
     }
 
@@ -91,6 +127,8 @@ impl Shape {
             Shape::Hedge { .. } => 0.3,
             Shape::Dome { radius } => radius * 1.2,
             Shape::Room { .. } => 0.3,
+            Shape::Torus { minor, .. } => minor * 0.9,
+            Shape::Tube { radius, .. } => radius * 0.9,
         }
     }
 
@@ -161,6 +199,39 @@ impl Shape {
                 Sample {
                     p: scale(n, radius),
                     n: scale(n, -1.0),
+                }
+            }
+            Shape::Torus {
+                centre,
+                axis,
+                major,
+                minor,
+            } => {
+                let (u, v) = basis(axis);
+                let phi = r.range(0.0, TAU);
+                // The outer side of the ring has more area than the inner: accept the
+                // tube angle in proportion to the circle it sweeps.
+                let theta = loop {
+                    let t = r.range(0.0, TAU);
+                    if r.f64() * (major + minor) < major + minor * t.cos() {
+                        break t;
+                    }
+                };
+                let radial = add(scale(u, phi.cos()), scale(v, phi.sin()));
+                let n = add(scale(radial, theta.cos()), scale(axis, theta.sin()));
+                Sample {
+                    p: add(add(centre, scale(radial, major)), scale(n, minor)),
+                    n,
+                }
+            }
+            Shape::Tube { a, b, radius } => {
+                let d = sub(b, a);
+                let (u, v) = basis(scale(d, 1.0 / norm(d)));
+                let phi = r.range(0.0, TAU);
+                let n = add(scale(u, phi.cos()), scale(v, phi.sin()));
+                Sample {
+                    p: add(add(a, scale(d, r.f64())), scale(n, radius)),
+                    n,
                 }
             }
         }
@@ -370,6 +441,40 @@ mod tests {
             let on_face = (0..3).any(|a| b.p[a] == 0.0 || b.p[a] == [1.0, 2.0, 3.0][a]);
             assert!(on_face && (0..3).all(|a| (0.0..=[1.0, 2.0, 3.0][a]).contains(&b.p[a])));
         }
+    }
+
+    #[test]
+    fn rings_and_tubes_are_sampled_on_their_surfaces_by_area() {
+        let mut r = Rng::new(5);
+        let (centre, axis, major, minor) = ([1.0, 0.0, 0.5], [0.0, 1.0, 0.0], 0.3, 0.05);
+        let ring = Shape::Torus { centre, axis, major, minor };
+        let (a, b, radius) = ([0.0, 0.0, 0.0], [1.0, 2.0, 2.0], 0.1);
+        let tube = Shape::Tube { a, b, radius };
+        let mut outer = 0;
+        for _ in 0..4000 {
+            let s = ring.sample(&mut r);
+            let d = sub(s.p, centre);
+            let along = d[1];
+            let across = (d[0] * d[0] + d[2] * d[2]).sqrt();
+            assert!(((across - major).powi(2) + along * along - minor * minor).abs() < 1e-9);
+            assert!((norm(s.n) - 1.0).abs() < 1e-12);
+            // The normal points away from the ring's core circle.
+            let core = add(centre, scale([d[0] / across, 0.0, d[2] / across], major));
+            assert!((norm(sub(s.p, offset(core, s.n, minor)))) < 1e-9);
+            outer += (across > major) as u32;
+            let t = tube.sample(&mut r);
+            let axis_dir = scale(sub(b, a), 1.0 / 3.0);
+            let h = sub(t.p, a);
+            let foot = h[0] * axis_dir[0] + h[1] * axis_dir[1] + h[2] * axis_dir[2];
+            assert!((0.0..=3.0).contains(&foot));
+            assert!((norm(sub(h, scale(axis_dir, foot))) - radius).abs() < 1e-9);
+        }
+        // The outer half of a ring has (R + 2r/π)/(R − 2r/π) times the inner's area.
+        let share = outer as f64 / 4000.0;
+        let expect = (major + 2.0 * minor / std::f64::consts::PI) / (2.0 * major);
+        assert!((share - expect).abs() < 0.03, "{share} vs {expect}");
+        assert!((ring.area() - 4.0 * std::f64::consts::PI.powi(2) * major * minor).abs() < 1e-12);
+        assert!((tube.area() - 2.0 * std::f64::consts::PI * radius * 3.0).abs() < 1e-12);
     }
 
     #[test]
