@@ -96,7 +96,7 @@ fn params_of(plan: &DevicePlan, i: usize) -> foam_params {
 /// TILE_RESERVE_BYTES.
 fn modelled_bytes(plan: &DevicePlan, i: usize) -> (u64, u64) {
     use foam_ipu::device::options::{
-        REGION_HEADER_BYTES, injector_buffer_bytes, inject_link_bytes, link_bytes, tracer_bytes,
+        injector_buffer_bytes, inject_link_bytes, link_bytes, tracer_footprint,
     };
     use partition::layout::{
         FOAM_WORKERS, foam_camera, foam_frame_status, foam_generator_ctl, foam_injector_ctl, foam_router_ctl,
@@ -109,8 +109,10 @@ fn modelled_bytes(plan: &DevicePlan, i: usize) -> (u64, u64) {
         Role::Tracer => {
             let own = DeviceOptions { side_links: spec.sides.len() as u32, results: p.result_slots * FOAM_WORKERS, ..o.clone() };
             let copies: usize = plan.copies[i].iter().map(|&s| plan.spec.nodes[s].shard_bytes).sum();
-            let bytes = tracer_bytes(&own, rb, spec.shard_bytes as u32, plan.slice_pixels) + REGION_HEADER_BYTES;
-            (bytes as u64 + copies as u64, 0) // tracer_bytes counts its records
+            // The footprint's items but the program and the reserve are tensors, its
+            // records included.
+            let f = tracer_footprint(&own, rb, plan.slice_pixels);
+            (f.tile_bytes(spec.shard_bytes as u64) - f.program - f.reserve + copies as u64, 0)
         }
         Role::Router => {
             let (child, parent) = (o.edge_capacity(n.level - 1), o.edge_capacity(n.level));
@@ -174,9 +176,9 @@ fn every_tile_holds_what_the_plan_modelled() {
     let shard_bytes: Vec<u64> = plan.spec.nodes[..plan.shards()].iter().map(|n| n.shard_bytes as u64).collect();
     let r = DeviceRenderer::new(plan).unwrap();
     let whole = check_tile_model(r.plan(), &r.session().memory_report().unwrap(), "default plan");
-    let footprint = partition::FootprintParams { width: cam.width, height: cam.height, ..Default::default() };
+    let footprint = foam_ipu::device::plan::tracer_footprint(&DeviceOptions::default(), cam.width, cam.height, 1024);
     for (s, (&w, &b)) in whole.iter().zip(&shard_bytes).enumerate() {
-        let predicted = footprint.tile_bytes(b, shard_bytes.len());
+        let predicted = footprint.tile_bytes(b);
         assert!(w <= predicted && predicted - w < 64 * 1024, "tracer {s}: {w} B on the tile, `partition` predicts {predicted}");
     }
     // Planned for the camera, with the largest payload: shard copies and result

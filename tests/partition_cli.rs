@@ -42,7 +42,7 @@ fn table_names_counts_and_verdict() {
     let out = run(&["partition", scene.to_str().unwrap(), "--shards", "16", "--width", "160", "--height", "120"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
-    for row in ["1024 cells", "16 (k-d tree, depth 4)", "local", "halo", "adjacency", "neighbours", "tile bytes", "balance", "worst", "fits"] {
+    for row in ["1024 cells", "16 (k-d tree, depth 4, cell counts balanced)", "local", "halo", "adjacency", "neighbours", "tile bytes", "balance", "worst", "fits"] {
         assert!(text.contains(row), "missing {row:?} in\n{text}");
     }
     // 1024 cells in 16 shards: exactly 64 local cells each.
@@ -70,19 +70,30 @@ fn json_has_the_documented_keys_and_consistent_numbers() {
         }
         local += s["local"].as_u64().unwrap();
         max = max.max(s["bytes"].as_u64().unwrap());
-        // Tile = 40 B header + 24 B/cell + 16 B/halo + 2 B/adjacency (padded) + fixed part:
-        // framebuffer slice, ray slots, and the paper's 48 kB with this build's measure
-        // of the tracer program in place of the default's.
+        // Tile = 40 B header + 24 B/cell + 16 B/halo + 2 B/adjacency (padded) + fixed part.
         let shard_bytes = (40 + 24 * s["local"].as_u64().unwrap() + 16 * s["halo"].as_u64().unwrap()
             + 2 * s["adjacency"].as_u64().unwrap())
         .next_multiple_of(4);
         assert_eq!(s["shard_bytes"], shard_bytes);
-        let program = foam_ipu::device::program::program_bytes(foam_ipu::device::tree::Role::Tracer).unwrap();
-        let fixed = 28 * (640 * 480u64).div_ceil(64) + 28 * 5760 + 48 * 1024 - partition::FootprintParams::DEFAULT_PROGRAM_BYTES + program;
-        assert_eq!(s["bytes"], shard_bytes + fixed);
+        assert_eq!(s["bytes"], shard_bytes + v["fixed_bytes"].as_u64().unwrap());
     }
     assert_eq!(local, 1024);
     assert_eq!(v["max_bytes"], max);
+    // The fixed part is the tile `render` builds, item by item: a 28-byte pixel per
+    // framebuffer slot, the default pending store of 2048 fp32 rays, ...
+    let f = &v["footprint"];
+    assert_eq!(f["framebuffer"], 28 * (640 * 480u64).div_ceil(64));
+    assert_eq!(f["pending"], 2048 * 28);
+    assert_eq!(f["budget"], 638_976);
+    let program = foam_ipu::device::program::program_bytes(foam_ipu::device::tree::Role::Tracer).unwrap();
+    assert_eq!(f["program"], program, "this build's measure of the tracer program");
+    let items: u64 = ["framebuffer", "links", "side_links", "pending", "results", "records", "program", "reserve"]
+        .iter()
+        .map(|k| f[k].as_u64().unwrap_or_else(|| panic!("footprint lacks {k}")))
+        .sum();
+    assert_eq!(v["fixed_bytes"], items);
+    assert_eq!(v["shard_budget_bytes"], 638_976 - items);
+    assert_eq!(v["balance"], "cells");
 }
 
 #[test]
@@ -124,12 +135,19 @@ fn over_budget_is_reported_and_fails_only_with_require_fit() {
     let out = run(&big);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("DOES NOT FIT: 4 of 4 shards over budget"), "{text}");
+    assert!(text.contains("DOES NOT FIT: 4 of 4 shards over budget, the worst by "), "{text}");
+    // With --require-fit: one line naming the worst tile, its bytes and the budget,
+    // exit status 2, and no report written.
+    let report = dir.path().join("report");
     let mut strict = big.to_vec();
-    strict.push("--require-fit");
+    strict.extend(["--require-fit", "--report", report.to_str().unwrap()]);
     let err = expect_error(&strict);
-    assert!(err.contains("over the 638976 B budget (4 of 4 shards over)"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("lattice.ply: the scene does not fit one Mk2 in 4 shards"), "{err}");
+    assert!(err.contains("over the 638976 B budget; 4 tiles are over"), "{err}");
+    assert!(err.contains("tracer tile ") && err.contains(" needs 112"), "{err}");
     assert_eq!(run(&strict).status.code(), Some(2));
+    assert!(!report.exists(), "a failed --require-fit wrote its report");
     // A fitting plan passes --require-fit.
     // (At 640x480 a quarter of the framebuffer alone is 2 MB, so use a small image.)
     assert!(run(&["partition", s, "--shards", "4", "--width", "64", "--height", "48", "--require-fit"]).status.success());

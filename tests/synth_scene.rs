@@ -50,3 +50,55 @@ fn garden_statistics() {
     let distinct: std::collections::HashSet<_> = s.color.iter().collect();
     assert!(distinct.len() > 500, "{} distinct colours", distinct.len());
 }
+
+fn cells_cut(s: &foam_ipu::scene::Scene, shards: u64) -> partition::Counted {
+    let partition = partition::partition(&s.partition_view(), shards, partition::Method::Kdtree).unwrap();
+    let counts = partition::count_shards(&s.partition_view(), &partition);
+    partition::Counted { partition, counts }
+}
+
+/// Heaviest shard's bytes over the mean.
+fn bytes_ratio(c: &partition::Counted) -> f64 {
+    let mean = c.counts.iter().map(|c| c.bytes as f64).sum::<f64>() / c.counts.len() as f64;
+    c.max_bytes() as f64 / mean
+}
+
+fn scene(preset: &str, cells: usize) -> foam_ipu::scene::Scene {
+    generate(&Params { cells, seed: 0, sh_degree: 0, preset: preset.into() }, &|_| {}).unwrap()
+}
+
+/// The bicycle preset cut as the paper cuts Bicycle, about 4100 cells per shard (here
+/// 4096 in 8 shards), gives shards like the paper's worst (§5.2, Fig. 11: 4102 local,
+/// 3155 halo, 63,557 adjacency entries) with about 15 neighbours per cell; and its
+/// cells grade smoothly, so equal cell counts give nearly equal bytes even in
+/// smaller shards, where the stress preset's big empty-space cells against dense
+/// surfaces make some shards far heavier.
+#[test]
+fn bicycle_shards_are_like_the_papers() {
+    let s = scene("bicycle", 32_768);
+    let mean = s.adjacency.len() as f64 / s.len() as f64;
+    assert!((14.5..16.5).contains(&mean), "mean neighbours {mean}");
+    let paper = cells_cut(&s, 8);
+    let halo = paper.counts.iter().map(|c| c.halo).max().unwrap();
+    let adjacency = paper.counts.iter().map(|c| c.adjacency).max().unwrap();
+    assert!(paper.counts.iter().all(|c| c.local == 4096));
+    assert!(halo <= 3155, "worst halo {halo}");
+    assert!((60_000..=66_000).contains(&adjacency), "worst adjacency {adjacency}");
+    let fine = bytes_ratio(&cells_cut(&s, 32));
+    assert!(fine <= 1.1, "bicycle, 32 shards: max/mean shard bytes {fine}");
+    let stress = bytes_ratio(&cells_cut(&scene("garden", 32_768), 32));
+    assert!(stress >= 1.2, "garden, 32 shards: max/mean shard bytes {stress}");
+}
+
+/// On the stress preset equal cell counts leave some shards much heavier than
+/// others; the byte-balanced cut evens them out to within the stated tolerance.
+#[test]
+fn byte_balanced_cut_evens_out_the_stress_preset() {
+    let s = scene("garden", 32_768);
+    let start = cells_cut(&s, 32);
+    let before = bytes_ratio(&start);
+    assert!(before > 1.2, "equal cell counts already balance bytes: {before}");
+    let balanced = partition::balance_bytes(&s.partition_view(), start, partition::MAX_ROUNDS, &|_| {}).unwrap();
+    let after = bytes_ratio(&balanced);
+    assert!(after <= 1.0 + partition::BALANCE_TOLERANCE, "max/mean shard bytes {before} -> {after}");
+}

@@ -75,6 +75,87 @@ pub(crate) fn split(sites: &mut [Site], depth: u32) {
     }
 }
 
+/// A site with the bytes it is expected to bring its tile (see [`crate::balance`]).
+#[derive(Clone, Copy)]
+pub(crate) struct WeightedSite {
+    pub p: [f32; 3],
+    pub id: u32,
+    pub w: f32,
+}
+
+fn weighted_bounds(sites: &[WeightedSite]) -> ([f32; 3], [f32; 3]) {
+    if sites.len() < PAR_MIN {
+        bounds(sites.iter().map(|s| s.p))
+    } else {
+        let merge = |(l0, h0): ([f32; 3], [f32; 3]), (l1, h1): ([f32; 3], [f32; 3])| {
+            (std::array::from_fn(|a| l0[a].min(l1[a])), std::array::from_fn(|a| h0[a].max(h1[a])))
+        };
+        sites
+            .par_chunks(PAR_MIN)
+            .map(|c| bounds(c.iter().map(|s| s.p)))
+            .reduce(|| bounds(std::iter::empty()), merge)
+    }
+}
+
+/// Total weight, summed in the same order whatever the threads do, so that the cut
+/// is deterministic.
+fn weight(sites: &[WeightedSite]) -> f64 {
+    let chunk = |c: &[WeightedSite]| c.iter().map(|s| s.w as f64).sum::<f64>();
+    if sites.len() < PAR_MIN {
+        chunk(sites)
+    } else {
+        sites.par_chunks(PAR_MIN).map(chunk).collect::<Vec<f64>>().iter().sum()
+    }
+}
+
+/// Orders `sites` along `axis` far enough that the first `k` of them hold half the
+/// weight, and returns `k` within `least..=len - least`: of the two cuts around the
+/// half-weight point, the one closer to it. Ties in the coordinate break by id.
+fn weighted_median(sites: &mut [WeightedSite], axis: usize, least: usize) -> usize {
+    let cmp = |a: &WeightedSite, b: &WeightedSite| a.p[axis].total_cmp(&b.p[axis]).then(a.id.cmp(&b.id));
+    let half = weight(sites) / 2.0;
+    // [lo, hi) holds the cut; `below` is the weight of sites[..lo], all before it.
+    let (mut lo, mut hi, mut below) = (0, sites.len(), 0.0);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        sites[lo..hi].select_nth_unstable_by(mid - lo, cmp);
+        let w = weight(&sites[lo..mid]);
+        if below + w > half {
+            hi = mid;
+        } else {
+            below += w;
+            lo = mid;
+        }
+    }
+    // sites[..lo] weigh `below` <= half; adding sites[lo] passes half.
+    let k = if half - below <= below + sites[lo].w as f64 - half { lo } else { lo + 1 };
+    let kept = k.clamp(least, sites.len() - least);
+    if kept != k {
+        // Only the order around the weighted cut is settled; settle it at `kept`.
+        sites.select_nth_unstable_by(kept, cmp);
+    }
+    kept
+}
+
+/// As [`split`], but each node gives its halves equal weight instead of equal counts
+/// (each keeps at least one site per leaf below it), and returns the leaf sizes in
+/// shard-id order.
+pub(crate) fn split_weighted(sites: &mut [WeightedSite], depth: u32) -> Vec<usize> {
+    if depth == 0 {
+        return vec![sites.len()];
+    }
+    let (lo, hi) = weighted_bounds(sites);
+    let mid = weighted_median(sites, widest_axis(lo, hi), 1 << (depth - 1));
+    let (low, high) = sites.split_at_mut(mid);
+    let (mut a, b) = if low.len() + high.len() >= PAR_MIN {
+        rayon::join(|| split_weighted(low, depth - 1), || split_weighted(high, depth - 1))
+    } else {
+        (split_weighted(low, depth - 1), split_weighted(high, depth - 1))
+    };
+    a.extend(b);
+    a
+}
+
 /// Leaf sizes of [`split`] for `n` sites, in shard-id order.
 pub(crate) fn leaf_sizes(n: usize, depth: u32) -> Vec<usize> {
     let mut sizes = vec![n];

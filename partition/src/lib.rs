@@ -5,7 +5,9 @@
 //! of every tracer tile (shard + framebuffer slice + ray buffers + fixed overhead) is
 //! checked against the target's bytes per tile (§5.2).
 
+mod balance;
 mod error;
+mod fit;
 pub mod fixtures;
 mod footprint;
 mod kdtree;
@@ -19,8 +21,10 @@ mod report;
 mod scene_ref;
 mod shard;
 
+pub use balance::{BALANCE_TOLERANCE, Counted, MAX_ROUNDS, balance_bytes, count_shards};
 pub use error::PartitionError;
-pub use footprint::{FootprintParams, MK2_TILE_BYTES, RayLayout};
+pub use fit::{Balance, Cut, cut, shard_fits};
+pub use footprint::{MK2_TILE_BYTES, RayLayout, TracerFootprint};
 pub use pack::{PackedShard, ShardCounts, UnpackedShard, blob_len, pack_all, pack_shard, unpack_shard};
 pub use partition::{Method, Partition, check_shard_count, partition};
 pub use report::{PartitionReport, ShardStats, Summary};

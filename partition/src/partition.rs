@@ -60,7 +60,8 @@ pub fn check_shard_count(shards: u64) -> Result<u32, PartitionError> {
     Ok(shards.trailing_zeros())
 }
 
-/// Cuts `scene` into `shards` shards (a power of two) with `method`.
+/// Cuts `scene` into `shards` shards (a power of two) with `method`, balancing local
+/// cell counts (the paper's k-d tree, §4.2).
 pub fn partition(scene: &SceneRef, shards: u64, method: Method) -> Result<Partition, PartitionError> {
     let depth = check_shard_count(shards)?;
     let shards = shards as usize;
@@ -78,32 +79,48 @@ pub fn partition(scene: &SceneRef, shards: u64, method: Method) -> Result<Partit
         }
         Method::Octree => octree::split(&mut sites, shards),
     };
-    let mut order: Vec<u32> = sites.par_iter().map(|s| s.id).collect();
+    let order: Vec<u32> = sites.par_iter().map(|s| s.id).collect();
     drop(sites);
+    Partition::from_leaves(scene, depth, method, order, &sizes, true)
+}
 
-    let mut shard_start = Vec::with_capacity(shards + 1);
-    shard_start.push(0u32);
-    for (s, &len) in sizes.iter().enumerate() {
-        if len > MAX_SHARD_ENTRIES {
-            return Err(PartitionError::ShardTooLarge { shard: s, local: len, halo: None });
+impl Partition {
+    /// The partition whose shard `s` holds the next `sizes[s]` cells of `order`.
+    /// With `morton`, each shard's cells are put in Morton order (the local order the
+    /// tiles get); without, they keep `order`'s, which is enough to count shards.
+    pub(crate) fn from_leaves(
+        scene: &SceneRef,
+        depth: u32,
+        method: Method,
+        mut order: Vec<u32>,
+        sizes: &[usize],
+        morton: bool,
+    ) -> Result<Partition, PartitionError> {
+        let n = order.len();
+        let mut shard_start = Vec::with_capacity(sizes.len() + 1);
+        shard_start.push(0u32);
+        for (s, &len) in sizes.iter().enumerate() {
+            if len > MAX_SHARD_ENTRIES {
+                return Err(PartitionError::ShardTooLarge { shard: s, local: len, halo: None });
+            }
+            shard_start.push(shard_start[s] + len as u32);
         }
-        shard_start.push(shard_start[s] + len as u32);
-    }
-
-    let mut runs = Vec::with_capacity(shards);
-    let mut rest = order.as_mut_slice();
-    for &len in &sizes {
-        let (run, tail) = rest.split_at_mut(len);
-        runs.push(run);
-        rest = tail;
-    }
-    runs.par_iter_mut().for_each(|run| morton::sort_by_morton(run, scene.positions));
-
-    let mut slot = vec![0u32; n];
-    for (s, run) in runs.iter().enumerate() {
-        for (i, &g) in run.iter().enumerate() {
-            slot[g as usize] = (s as u32) << 16 | i as u32;
+        let mut runs = Vec::with_capacity(sizes.len());
+        let mut rest = order.as_mut_slice();
+        for &len in sizes {
+            let (run, tail) = rest.split_at_mut(len);
+            runs.push(run);
+            rest = tail;
         }
+        if morton {
+            runs.par_iter_mut().for_each(|run| morton::sort_by_morton(run, scene.positions));
+        }
+        let mut slot = vec![0u32; n];
+        for (s, run) in runs.iter().enumerate() {
+            for (i, &g) in run.iter().enumerate() {
+                slot[g as usize] = (s as u32) << 16 | i as u32;
+            }
+        }
+        Ok(Partition { depth, method, order, shard_start, slot })
     }
-    Ok(Partition { depth, method, order, shard_start, slot })
 }

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::{FootprintParams, Method, ShardCounts};
+use crate::{Balance, Method, ShardCounts, TracerFootprint};
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct ShardStats {
@@ -13,7 +13,7 @@ pub struct ShardStats {
     pub neighbour_shards: u32,
     /// Packed shard blob.
     pub shard_bytes: u64,
-    /// Whole tracer tile: shard + framebuffer slice + ray buffers + program + overhead.
+    /// Whole tracer tile: the shard and every item of the footprint.
     pub bytes: u64,
 }
 
@@ -40,19 +40,21 @@ impl Summary {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PartitionReport {
     pub method: Method,
+    /// What the cut balanced: local cell counts, or shard bytes.
+    pub balance: Balance,
     pub cells: u64,
     /// log2 of the shard count.
     pub depth: u32,
     pub shard_count: u32,
-    pub params: FootprintParams,
+    /// What every tracer tile holds besides its shard.
+    pub footprint: TracerFootprint,
     pub ray_bytes: u64,
     pub framebuffer_slice_pixels: u64,
-    pub framebuffer_slice_bytes: u64,
-    pub ray_buffer_bytes: u64,
-    /// Code and worker stacks of a tracer tile.
-    pub program_bytes: u64,
-    pub overhead_bytes: u64,
+    /// The footprint's items together.
+    pub fixed_bytes: u64,
     pub budget_bytes: u64,
+    /// Largest shard blob that fits a tile.
+    pub shard_budget_bytes: u64,
     /// Largest tracer tile.
     pub max_bytes: u64,
     pub worst_shard: u32,
@@ -61,16 +63,19 @@ pub struct PartitionReport {
     pub over_budget: Vec<u32>,
     /// max / min local cells (infinite if a shard is empty).
     pub balance_ratio: f64,
+    /// max / mean shard bytes.
+    pub bytes_ratio: f64,
     pub local: Summary,
     pub halo: Summary,
     pub adjacency: Summary,
     pub neighbour_shards: Summary,
+    pub shard_bytes: Summary,
     pub tile_bytes: Summary,
     pub shards: Vec<ShardStats>,
 }
 
 impl PartitionReport {
-    pub fn new(method: Method, cells: usize, counts: &[ShardCounts], params: &FootprintParams) -> PartitionReport {
+    pub fn new(method: Method, balance: Balance, cells: usize, counts: &[ShardCounts], footprint: &TracerFootprint) -> PartitionReport {
         let n = counts.len();
         let shards: Vec<ShardStats> = counts
             .iter()
@@ -82,35 +87,38 @@ impl PartitionReport {
                 adjacency: c.adjacency,
                 neighbour_shards: c.neighbour_shards,
                 shard_bytes: c.bytes as u64,
-                bytes: params.tile_bytes(c.bytes as u64, n),
+                bytes: footprint.tile_bytes(c.bytes as u64),
             })
             .collect();
         // The first of the largest tiles, so the name is deterministic.
         let worst = shards.iter().rev().max_by_key(|s| s.bytes).expect("at least two shards");
         let summary = |f: fn(&ShardStats) -> u64| Summary::of(shards.iter().map(|s| f(s) as f64));
         let local = summary(|s| s.local as u64);
+        let shard_bytes = summary(|s| s.shard_bytes);
+        let budget = footprint.budget;
         PartitionReport {
             method,
+            balance,
             cells: cells as u64,
             depth: n.trailing_zeros(),
             shard_count: n as u32,
-            params: *params,
-            ray_bytes: params.ray_bytes(),
-            framebuffer_slice_pixels: params.slice_pixels(n),
-            framebuffer_slice_bytes: params.framebuffer_bytes(n),
-            ray_buffer_bytes: params.ray_buffer_bytes(),
-            program_bytes: params.program_bytes,
-            overhead_bytes: params.overhead_bytes,
-            budget_bytes: params.budget_bytes,
+            footprint: *footprint,
+            ray_bytes: footprint.ray_bytes,
+            framebuffer_slice_pixels: footprint.slice_pixels,
+            fixed_bytes: footprint.fixed(),
+            budget_bytes: budget,
+            shard_budget_bytes: footprint.shard_budget(),
             max_bytes: worst.bytes,
             worst_shard: worst.id,
-            fits: worst.bytes <= params.budget_bytes,
-            over_budget: shards.iter().filter(|s| s.bytes > params.budget_bytes).map(|s| s.id).collect(),
+            fits: worst.bytes <= budget,
+            over_budget: shards.iter().filter(|s| s.bytes > budget).map(|s| s.id).collect(),
             balance_ratio: local.max / local.min,
+            bytes_ratio: shard_bytes.max / shard_bytes.mean,
             local,
             halo: summary(|s| s.halo as u64),
             adjacency: summary(|s| s.adjacency as u64),
             neighbour_shards: summary(|s| s.neighbour_shards as u64),
+            shard_bytes,
             tile_bytes: summary(|s| s.bytes),
             shards,
         }

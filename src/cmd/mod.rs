@@ -6,6 +6,7 @@ pub mod compare;
 pub mod reference;
 pub mod render;
 pub mod partition;
+pub mod progress;
 
 /// A run that worked but whose requested check failed (e.g. `--require-fit`): main
 /// prints it like any error and exits with code 2 instead of 1.

@@ -3,18 +3,17 @@
 
 mod plots;
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use indicatif::{ProgressBar, ProgressStyle};
-use partition::{FootprintParams, Method, PartitionReport, RayLayout, pack_all};
+use partition::{Balance, Method, PartitionReport, RayLayout, pack_all};
 
 use super::CheckFailed;
-use crate::device::tree::Role;
+use super::progress;
 use crate::outfiles::OutFiles;
-use crate::scene::read_scene;
+use crate::device::DeviceOptions;
+use crate::device::plan::{check_fit, tracer_footprint};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 pub enum LayoutArg {
@@ -27,6 +26,17 @@ pub enum LayoutArg {
 pub enum MethodArg {
     Kdtree,
     Octree,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BalanceArg {
+    /// Equal local cell counts where every tile then fits, shard bytes where not
+    /// (as `render` cuts).
+    Auto,
+    /// Equal local cell counts (the paper).
+    Cells,
+    /// Equal shard bytes.
+    Bytes,
 }
 
 #[derive(clap::Args, Debug)]
@@ -48,16 +58,18 @@ pub struct Args {
     /// Add 4-byte hop counters to every ray payload.
     #[arg(long)]
     pub hop_counters: bool,
-    /// Ray slots per tracer tile (input + output buffers).
-    #[arg(long, default_value_t = FootprintParams::DEFAULT_TRACER_RAY_SLOTS)]
-    pub ray_slots: u32,
+    /// What the k-d cut balances: auto (cell counts where every tile then fits,
+    /// shard bytes where not, as `render` cuts), cells or bytes.
+    #[arg(long, value_enum, default_value_t = BalanceArg::Auto)]
+    pub balance: BalanceArg,
     /// Write partition.json and PNG plots into this directory.
     #[arg(long)]
     pub report: Option<PathBuf>,
     /// Print the report as JSON on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Exit with code 2 if any tracer tile is over the SRAM budget.
+    /// Exit with code 2 if any tracer tile is over the SRAM budget (before writing
+    /// anything).
     #[arg(long)]
     pub require_fit: bool,
     /// Partitioning method: the balanced k-d tree, or the octree of appendix B.
@@ -71,12 +83,12 @@ const MAX_SIDE: u32 = 65536;
 /// The report's file in `--report DIR`, beside the plots.
 const REPORT_JSON: &str = "partition.json";
 
-/// Scenes at least this large get a progress bar (on a terminal).
-const PROGRESS_MIN_CELLS: usize = 200_000;
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     // Before reading a possibly large scene.
     partition::check_shard_count(args.shards)?;
+    if matches!(args.method, MethodArg::Octree) && args.balance == BalanceArg::Bytes {
+        bail!("--balance bytes moves k-d split planes: it needs --method kdtree");
+    }
     // Larger than the device renders (2048 per side), so that a report can show by how
     // much a frame would not fit.
     for (flag, v) in [("--width", args.width), ("--height", args.height)] {
@@ -92,44 +104,49 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             files.output(&dir.join(name))?;
         }
     }
-    let scene = read_scene(&args.scene)?;
+    let scene = progress::load_scene(&args.scene)?.scene;
     let view = scene.partition_view();
-    let method = match args.method {
-        MethodArg::Kdtree => Method::Kdtree,
-        MethodArg::Octree => Method::Octree,
+    let layout = match args.layout {
+        LayoutArg::Half => RayLayout::Half,
+        LayoutArg::Mixed => RayLayout::Mixed,
+        LayoutArg::Fp32 => RayLayout::Fp32,
     };
-    let params = FootprintParams {
-        width: args.width,
-        height: args.height,
-        layout: match args.layout {
-            LayoutArg::Half => RayLayout::Half,
-            LayoutArg::Mixed => RayLayout::Mixed,
-            LayoutArg::Fp32 => RayLayout::Fp32,
-        },
-        hop_counters: args.hop_counters,
-        tracer_ray_slots: args.ray_slots,
-        // As this build's host runtime measures and counts it (none with the SDK).
-        program_bytes: crate::device::program::program_bytes(Role::Tracer)
-            .unwrap_or(FootprintParams::DEFAULT_PROGRAM_BYTES),
-        ..FootprintParams::default()
-    };
+    // The tracer tiles `render` would build with its defaults.
+    let options = DeviceOptions { layout, hops: args.hop_counters, ..DeviceOptions::default() };
+    let footprint = tracer_footprint(&options, args.width, args.height, args.shards);
     let name = args.scene.display();
 
     let t0 = Instant::now();
-    let part = partition::partition(&view, args.shards, method).with_context(|| format!("{name}"))?;
-    let t_partition = t0.elapsed().as_secs_f64();
-    let bar = if scene.len() >= PROGRESS_MIN_CELLS && std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new(part.shards() as u64);
-        bar.set_style(ProgressStyle::with_template("packing shards {bar:40} {pos}/{len} {eta}")?);
-        bar
-    } else {
-        ProgressBar::hidden()
+    let (method, balance, part) = match args.method {
+        MethodArg::Octree => {
+            let bar = progress::spinner("cutting (octree)");
+            let part = partition::partition(&view, args.shards, Method::Octree).with_context(|| format!("{name}"))?;
+            bar.finish_and_clear();
+            (Method::Octree, Balance::Cells, part)
+        }
+        MethodArg::Kdtree => {
+            let balance = match args.balance {
+                BalanceArg::Auto => None,
+                BalanceArg::Cells => Some(Balance::Cells),
+                BalanceArg::Bytes => Some(Balance::Bytes),
+            };
+            let bar = progress::spinner("cutting");
+            let cut = partition::cut(&view, args.shards, balance, footprint.shard_budget(), &|m| bar.set_message(m.to_string()))
+                .with_context(|| format!("{name}"))?;
+            bar.finish_and_clear();
+            (Method::Kdtree, cut.balance, cut.cut.partition)
+        }
     };
+    let t_partition = t0.elapsed().as_secs_f64();
+    let bar = progress::bar(part.shards() as u64, "packing shards");
     let packed = pack_all(&view, &part, &|| bar.inc(1)).with_context(|| format!("{name}"))?;
     bar.finish_and_clear();
     let t_pack = t0.elapsed().as_secs_f64() - t_partition;
     let counts: Vec<_> = packed.into_iter().map(|p| p.counts).collect();
-    let report = PartitionReport::new(method, scene.len(), &counts, &params);
+    let report = PartitionReport::new(method, balance, scene.len(), &counts, &footprint);
+    if args.require_fit {
+        check_fit(&counts, balance, &footprint).map_err(|e| CheckFailed(format!("{name}: {e}")))?;
+    }
 
     if let Some(dir) = &args.report {
         let json = serde_json::to_string_pretty(&report)?;
@@ -140,37 +157,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_table(&name.to_string(), &report, t_partition, t_pack);
-    }
-    if args.require_fit && !report.fits {
-        return Err(CheckFailed(format!(
-            "{name}: tracer tile of shard {} needs {} B, over the {} B budget ({} of {} shards over)",
-            report.worst_shard,
-            report.max_bytes,
-            report.budget_bytes,
-            report.over_budget.len(),
-            report.shard_count
-        ))
-        .into());
+        print_table(&name.to_string(), &report, layout, (args.width, args.height), t_partition, t_pack);
     }
     Ok(())
 }
 
-fn print_table(name: &str, r: &PartitionReport, t_partition: f64, t_pack: f64) {
+fn print_table(name: &str, r: &PartitionReport, layout: RayLayout, (width, height): (u32, u32), t_partition: f64, t_pack: f64) {
     let method = match r.method {
         Method::Kdtree => "k-d tree",
         Method::Octree => "octree",
     };
-    let p = &r.params;
+    let balance = match r.balance {
+        Balance::Cells => "cell counts balanced",
+        Balance::Bytes => "shard bytes balanced",
+    };
     println!("scene        {name}: {} cells", r.cells);
     println!(
-        "shards       {} ({method}, depth {}), layout {} ({} B/ray), {}x{}",
+        "shards       {} ({method}, depth {}, {balance}), layout {} ({} B/ray), {width}x{height}",
         r.shard_count,
         r.depth,
-        p.layout.name(),
+        layout.name(),
         r.ray_bytes,
-        p.width,
-        p.height
     );
     println!("{:<12} {:>10} {:>12} {:>10}", "per shard", "min", "mean", "max");
     for (label, s) in [
@@ -178,25 +185,29 @@ fn print_table(name: &str, r: &PartitionReport, t_partition: f64, t_pack: f64) {
         ("halo", r.halo),
         ("adjacency", r.adjacency),
         ("neighbours", r.neighbour_shards),
+        ("shard bytes", r.shard_bytes),
         ("tile bytes", r.tile_bytes),
     ] {
         println!("{label:<12} {:>10} {:>12.1} {:>10}", s.min, s.mean, s.max);
     }
-    println!("balance      max/min local cells = {:.4}", r.balance_ratio);
+    println!("balance      max/min local cells = {:.4}, max/mean shard bytes = {:.4}", r.balance_ratio, r.bytes_ratio);
+    let items: Vec<String> = r.footprint.items().iter().map(|(label, b)| format!("{label} {b}")).collect();
     println!(
-        "tile         shard + framebuffer {} B ({} px) + rays {} B ({} slots) + code and stacks {} B + overhead {} B",
-        r.framebuffer_slice_bytes,
-        r.framebuffer_slice_pixels,
-        r.ray_buffer_bytes,
-        p.tracer_ray_slots,
-        r.program_bytes,
-        r.overhead_bytes
+        "tile         shard + {} B: {} ({} px)",
+        r.fixed_bytes,
+        items.join(", "),
+        r.framebuffer_slice_pixels
     );
     let pct = 100.0 * r.max_bytes as f64 / r.budget_bytes as f64;
     let verdict = if r.fits {
         "fits".to_string()
     } else {
-        format!("DOES NOT FIT: {} of {} shards over budget", r.over_budget.len(), r.shard_count)
+        format!(
+            "DOES NOT FIT: {} of {} shards over budget, the worst by {} B",
+            r.over_budget.len(),
+            r.shard_count,
+            r.max_bytes - r.budget_bytes
+        )
     };
     println!(
         "worst        shard {}: {} B of {} B ({pct:.1}%), {verdict}",

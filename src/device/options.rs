@@ -263,25 +263,31 @@ pub fn tracer_links_for_load(options: &DeviceOptions, ray_bytes: u32, peak: f64)
     o
 }
 
-/// Bytes a tracer's tensors take beside its shard copies (see
-/// poplar-bridge/graph/render_graph.cpp), with its links at their largest: the
-/// default or given tracer edge and every side link at `side_capacity`, so that
-/// copies chosen before the links are sized still fit after.
-pub fn tracer_bytes(o: &DeviceOptions, ray_bytes: u32, shard_bytes: u32, slice_pixels: u32) -> u32 {
-    use partition::layout::{
-        foam_camera, foam_params, foam_pixel, foam_tile_stats, foam_tracer_ctl, FOAM_WORKERS,
-    };
+/// Everything a tracer tile holds besides its shard and its shard copies (see
+/// poplar-bridge/graph/render_graph.cpp), item by item, with its links at their
+/// largest: the default or given tracer edge and every side link at `side_capacity`,
+/// so that copies chosen before the links are sized still fit after. Tiles hold
+/// framebuffer slices of `slice_pixels`.
+pub fn tracer_footprint(o: &DeviceOptions, ray_bytes: u32, slice_pixels: u32) -> partition::TracerFootprint {
+    use partition::layout::{foam_camera, foam_params, foam_pixel, foam_tile_stats, foam_tracer_ctl, FOAM_WORKERS};
     use std::mem::size_of;
     let edge = if o.link_capacity.is_empty() { default_link_capacity(ray_bytes)[0] } else { o.edge_capacity(0) };
-    let small = size_of::<foam_params>() + size_of::<foam_tile_stats>() + size_of::<foam_camera>() + size_of::<foam_tracer_ctl>();
-    let results = result_store_bytes(o.results / FOAM_WORKERS);
-    small as u32
-        + shard_bytes
-        + 2 * link_bytes(edge, ray_bytes)
-        + o.tracer_queue * ray_bytes
-        + 2 * o.side_links.max(1) * link_bytes(o.side_capacity, ray_bytes)
-        + slice_pixels * size_of::<foam_pixel>() as u32
-        + results
+    // The program as this build measures it, out of the tile reserve the plan keeps.
+    let program = super::program::program_bytes(super::tree::Role::Tracer).unwrap_or(partition::TracerFootprint::DEFAULT_PROGRAM_BYTES);
+    let records = size_of::<foam_params>() + size_of::<foam_tile_stats>() + size_of::<foam_camera>() + size_of::<foam_tracer_ctl>();
+    partition::TracerFootprint {
+        ray_bytes: ray_bytes as u64,
+        slice_pixels: slice_pixels as u64,
+        framebuffer: slice_pixels as u64 * size_of::<foam_pixel>() as u64,
+        links: 2 * link_bytes(edge, ray_bytes) as u64,
+        side_links: 2 * o.side_links.max(1) as u64 * link_bytes(o.side_capacity, ray_bytes) as u64,
+        pending: o.tracer_queue as u64 * ray_bytes as u64,
+        results: result_store_bytes(o.results / FOAM_WORKERS) as u64,
+        records: (records as u32 + REGION_HEADER_BYTES) as u64,
+        program,
+        reserve: (TILE_RESERVE_BYTES as u64).saturating_sub(program),
+        budget: partition::MK2_TILE_BYTES,
+    }
 }
 
 /// Bytes of a tracer's result store of `slots_per_worker` slots for each of its six
@@ -292,9 +298,9 @@ pub fn result_store_bytes(slots_per_worker: u32) -> u32 {
 }
 
 /// Bytes a tracer tile has for shard copies (their blobs, beyond the copies'
-/// header) beside [`tracer_bytes`] and [`TILE_RESERVE_BYTES`].
-pub fn copy_budget(o: &DeviceOptions, ray_bytes: u32, tile_bytes: u32, shard_bytes: u32, slice_pixels: u32) -> u32 {
-    tile_bytes.saturating_sub(TILE_RESERVE_BYTES + REGION_HEADER_BYTES + tracer_bytes(o, ray_bytes, shard_bytes, slice_pixels))
+/// directory) beside its own shard of `shard_bytes` and [`tracer_footprint`].
+pub fn copy_budget(o: &DeviceOptions, ray_bytes: u32, shard_bytes: u32, slice_pixels: u32) -> u32 {
+    tracer_footprint(o, ray_bytes, slice_pixels).shard_budget().saturating_sub(shard_bytes as u64) as u32
 }
 
 impl DeviceOptions {
@@ -391,16 +397,17 @@ impl Default for DeviceOptions {
 mod tests {
     use super::*;
 
-    /// `foam-ipu partition` judges tiles with its default ray slots (of the 20-byte
-    /// payload); that verdict must be conservative for the device's real tracer
-    /// buffers (inbox, outbox, side links, pending store and result store).
+    /// The paper's worst Bicycle shard (§5.2, about 270 kB) fits a tracer tile with
+    /// every buffer at its default, whatever the payload, with hop counters on.
     #[test]
-    fn partition_footprint_covers_the_tracer_buffers() {
-        let o = DeviceOptions::default();
-        let result = std::mem::size_of::<partition::layout::foam_result>() as u32;
-        let sides = 2 * o.side_links * link_bytes(o.side_capacity, 20);
-        let bytes = (2 * o.edge_capacity(0) + o.tracer_queue) * 20 + o.results * result + sides;
-        assert!(bytes <= partition::FootprintParams::DEFAULT_TRACER_RAY_SLOTS * 20, "{bytes} B");
+    fn paper_worst_shard_fits_the_default_tracer() {
+        let shard = partition::blob_len(4102, 3155, 63_557) as u64;
+        for layout in [RayLayout::Half, RayLayout::Mixed, RayLayout::Fp32] {
+            let rb = layout.payload_bytes() as u32 + 4;
+            let f = tracer_footprint(&DeviceOptions { layout, ..DeviceOptions::default() }, rb, 300);
+            assert_eq!(f.framebuffer, 300 * 28);
+            assert!(f.tile_bytes(shard) <= partition::MK2_TILE_BYTES, "{layout:?}: {f:?}");
+        }
     }
 
     #[test]

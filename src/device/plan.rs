@@ -6,7 +6,7 @@ use std::mem::size_of;
 
 use partition::RayLayout;
 use partition::layout::{foam_camera, foam_params, foam_ray_hops, foam_region_header};
-use partition::{Method, Partition, SceneRef};
+use partition::Partition;
 use poplar_bridge::{RenderNode, RenderSpec};
 
 use super::options::DeviceOptions;
@@ -67,7 +67,7 @@ impl DevicePlan {
         progress: &(dyn Fn() + Sync),
     ) -> Result<DevicePlan, DeviceError> {
         check_options(options, width, height)?;
-        let (part, packed, sites) = Self::cut(scene, shards, progress)?;
+        let (part, packed, sites) = Self::cut(scene, shards, options, width, height, progress)?;
         Self::assemble(scene, (part, sites), &packed, width, height, options, Neighbours::default())
     }
 
@@ -93,7 +93,7 @@ impl DevicePlan {
         progress: &(dyn Fn() + Sync),
     ) -> Result<DevicePlan, DeviceError> {
         check_options(options, cam.width, cam.height)?;
-        let (part, packed, sites) = Self::cut(scene, shards, progress)?;
+        let (part, packed, sites) = Self::cut(scene, shards, options, cam.width, cam.height, progress)?;
         let sizing = options.sizes_links_to_camera();
         // A first plan only to sample the camera's rays, which side links do not
         // change: none, rather than choosing them by faces twice.
@@ -101,10 +101,9 @@ impl DevicePlan {
         let plan = Self::assemble(scene, (part, sites), &packed, cam.width, cam.height, options, first)?;
         let (paths, weight) = plan.sampled_paths(scene, cam);
         let sizes: Vec<usize> = packed.iter().map(|p| p.blob.len()).collect();
-        let tile = partition::MK2_TILE_BYTES as u32;
         let room: Vec<usize> = sizes
             .iter()
-            .map(|&b| super::options::copy_budget(options, plan.ray_bytes, tile, b as u32, plan.slice_pixels) as usize)
+            .map(|&b| super::options::copy_budget(options, plan.ray_bytes, b as u32, plan.slice_pixels) as usize)
             .collect();
         // Every ray a tracer keeps in its result store is one that need not cross
         // the root to reach its pixel's home, so the stores grow first, to what
@@ -141,23 +140,24 @@ impl DevicePlan {
         Self::assemble(scene, (partition, sites), &packed, cam.width, cam.height, &sized, planned)
     }
 
-    /// The scene cut into shards and packed for their tiles, and the site index.
+    /// The scene cut into shards that fit their tracer tiles (see [`partition::cut`])
+    /// and packed for them, and the site index.
     fn cut(
         scene: &Scene,
         shards: u64,
+        options: &DeviceOptions,
+        width: u32,
+        height: u32,
         progress: &(dyn Fn() + Sync),
     ) -> Result<(Partition, Vec<partition::PackedShard>, SiteIndex), DeviceError> {
         partition::check_shard_count(shards)?;
-        let sref = SceneRef {
-            positions: &scene.positions,
-            density: &scene.density,
-            color: &scene.color,
-            adjacency_end: &scene.adjacency_end,
-            adjacency: &scene.adjacency,
-        };
+        let sref = scene.partition_view();
         sref.validate()?;
-        let part = partition::partition(&sref, shards, Method::Kdtree)?;
-        let packed = partition::pack_all(&sref, &part, progress)?;
+        let footprint = tracer_footprint(options, width, height, shards);
+        let cut = partition::cut(&sref, shards, None, footprint.shard_budget(), &|_| {})?;
+        check_fit(&cut.cut.counts, cut.balance, &footprint)?;
+        let packed = partition::pack_all(&sref, &cut.cut.partition, progress)?;
+        let part = cut.cut.partition;
         let sites = SiteIndex::new(scene).ok_or_else(|| DeviceError::Options("the scene has no sites".into()))?;
         Ok((part, packed, sites))
     }
@@ -486,6 +486,42 @@ pub struct FrameBlocks {
     pub regions: Vec<u8>,
     /// Every injector's block list (layout.h foam_block), in node order.
     pub blocks: Vec<u8>,
+}
+
+/// What every tracer tile of a `width` × `height` device in `shards` shards holds
+/// besides its shard.
+pub fn tracer_footprint(options: &DeviceOptions, width: u32, height: u32, shards: u64) -> partition::TracerFootprint {
+    let ray_bytes = options.layout.payload_bytes() as u32 + if options.hops { size_of::<foam_ray_hops>() as u32 } else { 0 };
+    let slice_pixels = (width as u64 * height as u64).div_ceil(shards) as u32;
+    super::options::tracer_footprint(options, ray_bytes, slice_pixels)
+}
+
+/// One line naming the heaviest tracer tile, its bytes and the budget, unless every
+/// shard of `counts` (a cut balancing `balance`) fits beside `footprint`.
+pub fn check_fit(counts: &[partition::ShardCounts], balance: partition::Balance, footprint: &partition::TracerFootprint) -> Result<(), DeviceError> {
+    let budget = footprint.shard_budget();
+    let over = counts.iter().filter(|c| !partition::shard_fits(c, budget)).count();
+    let Some((s, c)) = counts.iter().enumerate().rev().max_by_key(|(_, c)| (c.bytes, c.local + c.halo)).filter(|_| over > 0) else {
+        return Ok(());
+    };
+    let tile = footprint.tile_bytes(c.bytes as u64);
+    let entries = if (c.local + c.halo) as usize > partition::MAX_SHARD_ENTRIES {
+        format!(", and its {} local + {} halo cells exceed the {} that 16-bit indices address", c.local, c.halo, partition::MAX_SHARD_ENTRIES)
+    } else {
+        String::new()
+    };
+    let balanced = match balance {
+        partition::Balance::Cells => "cell counts",
+        partition::Balance::Bytes => "shard bytes",
+    };
+    Err(DeviceError::Options(format!(
+        "the scene does not fit one Mk2 in {} shards with {balanced} balanced: tracer tile {s} needs {tile} B ({} B of shard, {} B of buffers and code), {} B over the {} B budget{entries}; {over} tiles are over",
+        counts.len(),
+        c.bytes,
+        footprint.fixed(),
+        tile.saturating_sub(footprint.budget),
+        footprint.budget
+    )))
 }
 
 fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), DeviceError> {

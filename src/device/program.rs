@@ -44,7 +44,7 @@ mod tests {
     #[test]
     fn partition_default_tracer_program_is_the_measured_one() {
         let measured = program_bytes(Role::Tracer).unwrap();
-        let default = partition::FootprintParams::DEFAULT_PROGRAM_BYTES;
+        let default = partition::TracerFootprint::DEFAULT_PROGRAM_BYTES;
         assert!(measured <= default && default <= measured + 1024, "measured {measured} B, default {default} B");
     }
 

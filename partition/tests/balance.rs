@@ -1,0 +1,115 @@
+//! Cutting by shard bytes: on a scene whose cells weigh unevenly the two halves of
+//! every split hold the same bytes, not the same cells; the counts are the packer's;
+//! and the choice between the paper's cut and the balanced one.
+
+use partition::fixtures::{Bcc, OwnedScene, bcc};
+use partition::{
+    BALANCE_TOLERANCE, Balance, Counted, MAX_ROUNDS, Method, ShardCounts, balance_bytes, count_shards, cut, pack_all,
+    partition,
+};
+
+/// Sites along x (with a little jitter across), each the neighbour of the sites up to
+/// k places away along the line, k = 24 left of the middle and 2 right of it: a left
+/// cell brings its shard 120 bytes, a right one 32.
+fn skewed(n: u32) -> OwnedScene {
+    let reach = |i: u32| if i < n / 2 { 24 } else { 2 };
+    let lists: Vec<Vec<u32>> = (0..n)
+        .map(|i| {
+            let lo = i.saturating_sub(24);
+            let hi = (i + 24).min(n - 1);
+            (lo..=hi).filter(|&j| j != i && i.abs_diff(j) <= reach(i).min(reach(j))).collect()
+        })
+        .collect();
+    let positions = (0..n).map(|i| [i as f32 / n as f32, ((i * 7) % 13) as f32 * 1e-4, ((i * 5) % 11) as f32 * 1e-4]).collect();
+    OwnedScene::from_lists(positions, &lists)
+}
+
+fn counted(s: &OwnedScene, shards: u64) -> Counted {
+    let partition = partition(&s.as_ref(), shards, Method::Kdtree).unwrap();
+    let counts = count_shards(&s.as_ref(), &partition);
+    Counted { partition, counts }
+}
+
+fn bytes(counts: &[ShardCounts]) -> Vec<f64> {
+    counts.iter().map(|c| c.bytes as f64).collect()
+}
+
+/// Largest relative difference between the two halves of any k-d node.
+fn worst_halves(bytes: &[f64]) -> f64 {
+    let mut worst: f64 = 0.0;
+    let mut width = bytes.len();
+    while width >= 2 {
+        for node in bytes.chunks(width) {
+            let (a, b): (f64, f64) = (node[..width / 2].iter().sum(), node[width / 2..].iter().sum());
+            worst = worst.max((a - b).abs() / ((a + b) / 2.0));
+        }
+        width /= 2;
+    }
+    worst
+}
+
+#[test]
+fn counts_are_what_packing_finds() {
+    for (s, shards) in [(skewed(3000), 8), (bcc(Bcc { m: 12, jitter: 0.2, warp: true, shuffle: true }), 32)] {
+        let c = counted(&s, shards);
+        let packed = pack_all(&s.as_ref(), &c.partition, &|| {}).unwrap();
+        let from_packing: Vec<ShardCounts> = packed.iter().map(|p| p.counts).collect();
+        assert_eq!(c.counts, from_packing);
+        let balanced = balance_bytes(&s.as_ref(), c, MAX_ROUNDS, &|_| {}).unwrap();
+        let packed = pack_all(&s.as_ref(), &balanced.partition, &|| {}).unwrap();
+        assert_eq!(balanced.counts, packed.iter().map(|p| p.counts).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn byte_balanced_halves_hold_equal_bytes() {
+    let s = skewed(4000);
+    for shards in [2, 8] {
+        let cells = counted(&s, shards);
+        // Equal cell counts: the dense half is much heavier than the sparse one.
+        assert!(worst_halves(&bytes(&cells.counts)) > 0.5, "{:?}", bytes(&cells.counts));
+        let balanced = balance_bytes(&s.as_ref(), cells, MAX_ROUNDS, &|_| {}).unwrap();
+        let b = bytes(&balanced.counts);
+        assert!(worst_halves(&b) <= BALANCE_TOLERANCE, "{shards} shards: {b:?}");
+        let locals: Vec<u32> = balanced.counts.iter().map(|c| c.local).collect();
+        assert!(locals[0] < locals[shards as usize - 1], "the dense end gets fewer cells: {locals:?}");
+        // Still a partition: every cell once, in Morton order per shard as packed.
+        let mut all: Vec<u32> = balanced.partition.order.clone();
+        all.sort_unstable();
+        assert!(all.iter().copied().eq(0..4000));
+    }
+}
+
+#[test]
+fn the_paper_cut_is_kept_where_it_fits() {
+    let s = skewed(4000);
+    let paper = counted(&s, 8);
+    let heaviest = paper.max_bytes();
+    // Room for the heaviest shard of equal cell counts: that cut, unchanged.
+    let kept = cut(&s.as_ref(), 8, None, heaviest, &|_| {}).unwrap();
+    assert_eq!(kept.balance, Balance::Cells);
+    assert_eq!(kept.cut.partition.order, paper.partition.order);
+    // Less room: the balanced cut, which fits.
+    let tight = heaviest * 4 / 5;
+    let moved = cut(&s.as_ref(), 8, None, tight, &|_| {}).unwrap();
+    assert_eq!(moved.balance, Balance::Bytes);
+    assert!(moved.cut.max_bytes() <= tight, "{} > {tight}", moved.cut.max_bytes());
+    // Asked for, each balance is used whatever the room.
+    assert_eq!(cut(&s.as_ref(), 8, Some(Balance::Cells), tight, &|_| {}).unwrap().balance, Balance::Cells);
+    let bytes = cut(&s.as_ref(), 8, Some(Balance::Bytes), u64::MAX, &|_| {}).unwrap();
+    assert_eq!(bytes.balance, Balance::Bytes);
+    assert!(bytes.cut.max_bytes() < heaviest);
+    // No room for any cut: the paper's, left for the caller to reject.
+    let none = cut(&s.as_ref(), 8, None, 1000, &|_| {}).unwrap();
+    assert!(none.cut.max_bytes() > 1000);
+}
+
+#[test]
+fn byte_balanced_cut_is_deterministic() {
+    let s = skewed(3000);
+    let a = balance_bytes(&s.as_ref(), counted(&s, 16), MAX_ROUNDS, &|_| {}).unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let b = pool.install(|| balance_bytes(&s.as_ref(), counted(&s, 16), MAX_ROUNDS, &|_| {}).unwrap());
+    assert_eq!(a.partition.order, b.partition.order);
+    assert_eq!(a.counts, b.counts);
+}
