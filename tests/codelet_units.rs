@@ -469,7 +469,7 @@ struct Packed {
 }
 
 fn pack(scene: &Scene, cam: &Camera) -> Packed {
-    let plan = DevicePlan::new(scene, 8, cam.width, cam.height, &DeviceOptions::default(), &|| {}).unwrap();
+    let plan = DevicePlan::new(scene, 8, cam.width, cam.height, &DeviceOptions::default(), &()).unwrap();
     let blobs = plan.spec.nodes[..plan.shards()].iter().map(|n| plan.spec.shards[n.shard_offset..][..n.shard_bytes].to_vec()).collect();
     let camera = read_as(&plan.frame_blocks(scene, cam, 0).unwrap().camera);
     Packed { part: plan.partition, blobs, camera }

@@ -50,7 +50,7 @@ fn small_buffers() -> DeviceOptions {
 fn frame_with(edit: &dyn Fn(&mut DevicePlan)) -> Result<u64, DeviceError> {
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(96, 72).unwrap();
-    let mut plan = DevicePlan::new(scene, 64, cam.width, cam.height, &small_buffers(), &|| {}).unwrap();
+    let mut plan = DevicePlan::new(scene, 64, cam.width, cam.height, &small_buffers(), &()).unwrap();
     edit(&mut plan);
     let f = DeviceRenderer::new(plan)?.render(scene, &cam, &mut |_, _| {})?;
     Ok(f.stats.iterations)
@@ -172,7 +172,7 @@ fn every_tile_holds_what_the_plan_modelled() {
     // Planned without a camera: the tracers' buffers are the defaults and hold no
     // shard copies, which is what `foam-ipu partition` judges a tile by; its verdict
     // must not be optimistic for any tracer.
-    let plan = DevicePlan::new(scene, 1024, cam.width, cam.height, &DeviceOptions::default(), &|| {}).unwrap();
+    let plan = DevicePlan::new(scene, 1024, cam.width, cam.height, &DeviceOptions::default(), &()).unwrap();
     let shard_bytes: Vec<u64> = plan.spec.nodes[..plan.shards()].iter().map(|n| n.shard_bytes as u64).collect();
     let r = DeviceRenderer::new(plan).unwrap();
     let whole = check_tile_model(r.plan(), &r.session().memory_report().unwrap(), "default plan");
@@ -184,7 +184,7 @@ fn every_tile_holds_what_the_plan_modelled() {
     // Planned for the camera, with the largest payload: shard copies and result
     // stores grown into the tiles, links sized to the view.
     let o = DeviceOptions { layout: partition::RayLayout::Fp32, hops: true, size_links: true, ..DeviceOptions::default() };
-    let plan = DevicePlan::for_camera(scene, 1024, cam, &o, &|| {}).unwrap();
+    let plan = DevicePlan::for_camera(scene, 1024, cam, &o, &()).unwrap();
     assert!(plan.copies.iter().any(|c| !c.is_empty()));
     let r = DeviceRenderer::new(plan).unwrap();
     check_tile_model(r.plan(), &r.session().memory_report().unwrap(), "fp32 with hops, planned for the camera");
@@ -195,7 +195,7 @@ fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(160, 120).unwrap();
     let o = DeviceOptions { rc: 1, ..DeviceOptions::default() };
-    let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &|| {}).unwrap();
+    let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
     let (tracers, injectors) = (plan.shards() as u64, plan.tree.injectors().len() as u64);
     let p = foam_ipu::device::profile::profile(plan, scene, &cam, 15.0).unwrap();
     let f = &p.frame;

@@ -2,6 +2,8 @@
 //! every ray finishes exactly once, nothing drops, results do not depend on buffer
 //! sizes, thread counts or reruns.
 
+use std::mem::size_of;
+
 use foam_ipu::camera::Camera;
 use foam_ipu::device::{Batch, DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
 use foam_ipu::metrics::{diff_stats, psnr};
@@ -16,7 +18,7 @@ mod payload;
 use common::garden;
 
 fn render(scene: &Scene, cam: &Camera, shards: u64, opts: &DeviceOptions) -> DeviceFrame {
-    let plan = DevicePlan::new(scene, shards, cam.width, cam.height, opts, &|| {}).unwrap();
+    let plan = DevicePlan::new(scene, shards, cam.width, cam.height, opts, &()).unwrap();
     let mut r = DeviceRenderer::new(plan).unwrap();
     r.render(scene, cam, &mut |_, _| {}).unwrap()
 }
@@ -58,7 +60,7 @@ fn assert_complete(f: &DeviceFrame) {
 /// tracer's walk gives with the payload's rounding at every change of shard
 /// (tests/payload), bit for bit.
 fn assert_matches_the_payload_oracle(f: &DeviceFrame, scene: &Scene, cam: &Camera, shards: u64, layout: RayLayout) {
-    let plan = DevicePlan::new(scene, shards, cam.width, cam.height, &opts(layout), &|| {}).unwrap();
+    let plan = DevicePlan::new(scene, shards, cam.width, cam.height, &opts(layout), &()).unwrap();
     let owner = |c: u32| plan.partition.owner(c);
     let start = SiteIndex::new(scene).unwrap().nearest(cam.position.to_array());
     let tracer = Tracer::new(scene);
@@ -167,7 +169,7 @@ fn larger_synth_scene_matches_the_reference() {
     let mut router_hops = Vec::new();
     for copies in [0, 3] {
         let o = DeviceOptions { copies, ..sized.clone() };
-        let plan = DevicePlan::for_camera(&scene, 1024, &cam, &o, &|| {}).unwrap();
+        let plan = DevicePlan::for_camera(&scene, 1024, &cam, &o, &()).unwrap();
         let links: usize = plan.spec.nodes[..1024].iter().map(|n| n.sides.len()).sum();
         assert!(links > 0);
         let held: Vec<usize> = plan.copies.iter().map(Vec::len).collect();
@@ -189,7 +191,7 @@ fn links_sized_to_a_light_view_shrink_and_change_nothing_but_speed() {
     let cam = garden_cam.resized(96, 72).unwrap();
     let base = render(scene, &cam, 256, &opts(RayLayout::Half));
     let sized_opts = DeviceOptions { size_links: true, ..opts(RayLayout::Half) };
-    let plan = DevicePlan::for_camera(scene, 256, &cam, &sized_opts, &|| {}).unwrap();
+    let plan = DevicePlan::for_camera(scene, 256, &cam, &sized_opts, &()).unwrap();
     // The injectors' regions take nearly every sampled visit of this small view.
     let load = plan.tracer_load(scene, &cam);
     let peak = load.iter().cloned().fold(0.0, f64::max);
@@ -204,7 +206,7 @@ fn links_sized_to_a_light_view_shrink_and_change_nothing_but_speed() {
         DeviceOptions { link_capacity: vec![128, 768, 384], ..sized_opts.clone() },
         opts(RayLayout::Half),
     ] {
-        let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &|| {}).unwrap();
+        let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
         let want = if o.link_capacity.is_empty() { vec![256, 768, 384] } else { o.link_capacity.clone() };
         assert_eq!((plan.options.link_capacity.clone(), plan.options.side_capacity), (want, 32));
     }
@@ -238,7 +240,7 @@ struct Watched {
 }
 
 fn render_watched(scene: &Scene, cam: &Camera, shards: u64, o: &DeviceOptions) -> (DeviceFrame, Watched) {
-    let plan = DevicePlan::new(scene, shards, cam.width, cam.height, o, &|| {}).unwrap();
+    let plan = DevicePlan::new(scene, shards, cam.width, cam.height, o, &()).unwrap();
     let mut w = Watched { peak_in_flight: 0 };
     let mut per_call = |st: &foam_frame_status, _: &[foam_tile_stats]| {
         w.peak_in_flight = w.peak_in_flight.max(st.injected as u64 - st.finished as u64);
@@ -326,7 +328,7 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
 fn bad_tree_options_are_one_line_errors() {
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(32, 24).unwrap();
-    let plan = |o: DeviceOptions| DevicePlan::new(scene, 64, cam.width, cam.height, &o, &|| {}).err().map(|e| e.to_string());
+    let plan = |o: DeviceOptions| DevicePlan::new(scene, 64, cam.width, cam.height, &o, &()).err().map(|e| e.to_string());
     for (o, want) in [
         (DeviceOptions { fanout: vec![3], ..opts(RayLayout::Half) }, "fanout 3 must be a power of two from 2 to 16"),
         (DeviceOptions { fanout: vec![32], ..opts(RayLayout::Half) }, "fanout 32"),
@@ -350,7 +352,7 @@ fn bad_tree_options_are_one_line_errors() {
 fn reruns_and_thread_counts_are_bit_identical() {
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(80, 60).unwrap();
-    let plan = DevicePlan::new(scene, 64, cam.width, cam.height, &opts(RayLayout::Half), &|| {}).unwrap();
+    let plan = DevicePlan::new(scene, 64, cam.width, cam.height, &opts(RayLayout::Half), &()).unwrap();
     let mut r = DeviceRenderer::new(plan).unwrap();
     let a = r.render(scene, &cam, &mut |_, _| {}).unwrap();
     let b = r.render(scene, &cam, &mut |_, _| {}).unwrap();
@@ -405,6 +407,42 @@ fn odd_resolutions_and_shard_counts() {
         assert_complete(&f);
         assert_fp32_is_the_reference(&f, &reference_output(scene, &cam), &format!("{w}x{h} on {shards} shards"));
     }
+}
+
+/// Options whose result stores leave a tracer room for shard blobs of `room` bytes
+/// when garden at 64×48 is cut into `shards`, with the fp32 payload.
+fn room_for_shards(shards: u64, room: u64) -> DeviceOptions {
+    let base = opts(RayLayout::Fp32);
+    let spare = foam_ipu::device::plan::tracer_footprint(&base, 64, 48, shards).shard_budget() - room;
+    let record = size_of::<partition::layout::foam_result>() as u64;
+    DeviceOptions { results: base.results + (spare.div_ceil(record) as u32).next_multiple_of(6), ..base }
+}
+
+/// The heaviest shard blob of garden cut into `shards` balancing `balance`.
+fn heaviest_shard(shards: u64, balance: partition::Balance) -> u64 {
+    let (scene, _) = garden();
+    partition::cut(&scene.partition_view(), shards, Some(balance), 0, &|_| {}).unwrap().cut.max_bytes()
+}
+
+/// Where the heaviest shard of equal cell counts does not fit beside the tracer's
+/// buffers but every shard of balanced bytes does, the plan takes the balanced cut
+/// (uneven cell counts) and the frame is the reference's; the paper's cut is kept
+/// where it fits.
+#[test]
+fn shards_cut_by_bytes_where_cell_counts_do_not_fit_still_render_the_frame() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(64, 48).unwrap();
+    let (cells, bytes) = (heaviest_shard(16, partition::Balance::Cells), heaviest_shard(16, partition::Balance::Bytes));
+    assert!(bytes < cells * 19 / 20, "equal cell counts already balance bytes: {cells} vs {bytes}");
+    let plan = DevicePlan::new(scene, 16, cam.width, cam.height, &room_for_shards(16, (cells + bytes) / 2), &()).unwrap();
+    let locals: Vec<usize> = (0..16).map(|s| plan.partition.cells(s).len()).collect();
+    assert!(locals.iter().max().unwrap() - locals.iter().min().unwrap() > 100, "cell counts not moved: {locals:?}");
+    let mut r = DeviceRenderer::new(plan).unwrap();
+    let f = r.render(scene, &cam, &mut |_, _| {}).unwrap();
+    assert_complete(&f);
+    assert_fp32_is_the_reference(&f, &reference_output(scene, &cam), "shard bytes balanced");
+    let paper = DevicePlan::new(scene, 16, cam.width, cam.height, &opts(RayLayout::Fp32), &()).unwrap();
+    assert!((0..16).all(|s| paper.partition.cells(s).len() == 3750));
 }
 
 #[test]

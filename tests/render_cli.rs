@@ -109,13 +109,14 @@ fn bad_input_is_a_one_line_error() {
     };
     check(&["--rc", "0"], "--rc 0");
     check(&["--shards", "3"], "power of two");
-    // Two shards of 30,000 cells cannot fit a tile: the error names the tile.
-    check(&["--shards", "2"], "shard 0 (tracer tile 0) needs");
-    // Sixteen fit on their own but not with their ray buffers beside a VGA framebuffer
-    // slice: the runtime's out-of-memory names the tile and its biggest tensors.
-    check(&["--shards", "16", "--width", "640", "--height", "480"], "Out of memory on tile");
-    // A framebuffer slice too large for a tracer tile.
-    check(&["--shards", "16", "--width", "2048", "--height", "2048"], "/pixels");
+    // Two shards of 30,000 cells cannot fit a tile even with their bytes balanced:
+    // the error names the heaviest tile, its bytes and the budget.
+    check(&["--shards", "2"], "the scene does not fit one Mk2 in 2 shards with shard bytes balanced: tracer tile ");
+    check(&["--shards", "2"], "B over the 638976 B budget; 2 tiles are over");
+    // Sixteen shards' VGA framebuffer slices do not fit beside the buffers.
+    check(&["--shards", "16", "--width", "640", "--height", "480"], "a tracer tile needs 687584 B before its shard (framebuffer 537600 B");
+    // A framebuffer slice too large for a tracer tile before any shard.
+    check(&["--shards", "16", "--width", "2048", "--height", "2048"], "B before its shard (framebuffer 7340032 B");
     check(&["--width", "2049", "--height", "12"], "outside 1..=2048");
     check(&["--backend", "ipu"], "--features poplar");
     check(&["--batch", "diagonal:3"], "rows:N, cols:N or blocks:N");

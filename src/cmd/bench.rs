@@ -18,7 +18,8 @@ use crate::cmd::render::{default_camera, parse_layout};
 use crate::device::cycles::{self, Estimate};
 use crate::device::profile::{self, Profile};
 use crate::device::tree::Role;
-use crate::device::{Batch, DeviceOptions, DevicePlan, DeviceRenderer, FrameStats};
+use crate::cmd::progress;
+use crate::device::{Batch, DeviceOptions, DevicePlan, DeviceRenderer, FrameStats, PlanTimes};
 use crate::metrics::psnr;
 use crate::outfiles::OutFiles;
 use crate::reference::{SiteIndex, TraceOptions, Tracer, render_with};
@@ -130,6 +131,10 @@ pub struct Point {
     /// Side links planned, both directions counted once (tracer pairs).
     pub side_links: u64,
     pub links_sized_to_camera: bool,
+    /// Seconds to cut, pack and plan (see [`PlanTimes`]), and to build and compile
+    /// the graph.
+    pub plan_times: PlanTimes,
+    pub graph_s: f64,
     /// Shard copies planned on all tracers together.
     pub shard_copies: u64,
     /// Direct lanes from the injectors to the routers under the root, and rays per
@@ -172,6 +177,13 @@ pub struct Report {
     pub frames: u32,
     /// Threads of the host runtime and of the reference (both use the whole machine).
     pub threads: usize,
+    /// Seconds to read and validate the scene.
+    pub read_s: f64,
+    /// Bytes of the scene file.
+    pub file_bytes: u64,
+    /// The process's peak resident memory at the end of the run (Linux; null
+    /// elsewhere).
+    pub host_peak_bytes: Option<u64>,
     pub reference_s: f64,
     pub reference_frames_s: Vec<f64>,
     pub run: Option<Point>,
@@ -188,6 +200,13 @@ struct Bench<'a> {
     /// Profiles by batch setting: rc does not change what an iteration does, only how
     /// often the host looks, so one rc-1 profile serves every rc.
     profiles: Vec<(Batch, Profile)>,
+}
+
+/// The process's peak resident set (VmHWM), where Linux's /proc tells it.
+fn peak_resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kib * 1024)
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -228,16 +247,30 @@ impl Bench<'_> {
     }
 
     fn plan(&self, rc: u32, batch: Batch) -> Result<DevicePlan> {
-        DevicePlan::for_camera(self.scene, self.args.shards, &self.cam, &self.options(rc, batch), &|| {})
-        .with_context(|| format!("planning {} for the device", self.args.scene.display()))
+        let steps = progress::Steps::new();
+        let plan = DevicePlan::for_camera(self.scene, self.args.shards, &self.cam, &self.options(rc, batch), &steps)
+            .with_context(|| format!("planning {} for the device", self.args.scene.display()));
+        steps.finish();
+        plan
+    }
+
+    fn build(&self, plan: DevicePlan, what: &str) -> Result<DeviceRenderer> {
+        let building = progress::spinner(format!("building the render graph ({what})"));
+        let renderer = DeviceRenderer::new(plan).with_context(|| format!("building the render graph ({what})"));
+        building.finish_and_clear();
+        renderer
     }
 
     fn profile(&mut self, batch: Batch) -> Result<&Profile> {
         if let Some(i) = self.profiles.iter().position(|(b, _)| *b == batch) {
             return Ok(&self.profiles[i].1);
         }
-        let p = profile::profile(self.plan(1, batch)?, self.scene, &self.cam, self.mean_degree)
-            .with_context(|| format!("instrumented rc-1 run with batch {batch}"))?;
+        let plan = self.plan(1, batch)?;
+        let spinner = progress::spinner(format!("instrumented rc-1 run with batch {batch} for the IPU estimate"));
+        let p = profile::profile(plan, self.scene, &self.cam, self.mean_degree)
+            .with_context(|| format!("instrumented rc-1 run with batch {batch}"));
+        spinner.finish_and_clear();
+        let p = p?;
         self.profiles.push((batch, p));
         Ok(&self.profiles.last().expect("just pushed").1)
     }
@@ -251,14 +284,17 @@ impl Bench<'_> {
         let direct_lanes = (plan.tree.injectors().len() * plan.tree.direct_targets().len()) as u64;
         let direct_capacity = if direct_lanes > 0 { plan.options.direct_capacity } else { 0 };
         let shard_copies = plan.copies.iter().map(|c| c.len() as u64).sum();
-        let mut renderer = DeviceRenderer::new(plan)
-            .with_context(|| format!("building the render graph ({what})"))?;
+        let plan_times = plan.times;
+        let mut renderer = self.build(plan, &what)?;
         let mut times = Vec::new();
         let mut last = None;
-        for _ in 0..self.args.frames {
+        for k in 0..self.args.frames {
+            let bar = progress::bar(self.cam.width as u64 * self.cam.height as u64, &format!("frame {}/{} rays", k + 1, self.args.frames));
             let f = renderer
-                .render(self.scene, &self.cam, &mut |_, _| {})
-                .with_context(|| format!("rendering ({what})"))?;
+                .render(self.scene, &self.cam, &mut |done, _| bar.set_position(done))
+                .with_context(|| format!("rendering ({what})"));
+            bar.finish_and_clear();
+            let f = f?;
             times.push(f.stats.wall_s);
             last = Some(f);
         }
@@ -277,6 +313,8 @@ impl Bench<'_> {
             side_capacity,
             side_links,
             links_sized_to_camera,
+            plan_times,
+            graph_s: frame.stats.setup_s,
             shard_copies,
             direct_lanes,
             direct_capacity,
@@ -321,7 +359,9 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     let (cam, cam_label) = load_camera(&camera)?;
-    let scene = crate::scene::read_scene(&args.scene)?;
+    let t_read = Instant::now();
+    let loaded = progress::load_scene(&args.scene)?;
+    let (read_s, file_bytes, scene) = (t_read.elapsed().as_secs_f64(), loaded.file_bytes, loaded.scene);
     let index = SiteIndex::new(&scene).context("the scene has no sites")?;
     let start = index.nearest(cam.position.to_array());
     let opts = TraceOptions {
@@ -331,10 +371,12 @@ pub fn run(args: Args) -> Result<()> {
     let tracer = Tracer::new(&scene);
     let mut ref_times = Vec::new();
     let mut reference = None;
-    for _ in 0..args.frames {
+    for k in 0..args.frames {
+        let spinner = progress::spinner(format!("reference frame {}/{}", k + 1, args.frames));
         let t = Instant::now();
         let out = render_with(&tracer, &cam, start, &opts);
         ref_times.push(t.elapsed().as_secs_f64());
+        spinner.finish_and_clear();
         reference = Some(out);
     }
     let reference = composite(&reference.expect("at least one frame"));
@@ -363,6 +405,9 @@ pub fn run(args: Args) -> Result<()> {
         drain: args.drain,
         frames: args.frames,
         threads: rayon::current_num_threads(),
+        read_s,
+        file_bytes,
+        host_peak_bytes: None,
         reference_s: bench.reference_s,
         reference_frames_s: ref_times,
         run: None,
@@ -388,6 +433,7 @@ pub fn run(args: Args) -> Result<()> {
         });
     }
 
+    report.host_peak_bytes = peak_resident_bytes();
     let json = serde_json::to_string_pretty(&report)? + "\n";
     if args.json {
         print!("{json}");

@@ -50,3 +50,45 @@ pub fn load_scene(path: &Path) -> anyhow::Result<LoadedScene> {
     bar.finish_and_clear();
     Ok(loaded?)
 }
+
+/// Draws what a plan or render reports (see [`crate::device::Progress`]): a bar for a
+/// step of known length, a spinner for one of unknown length.
+pub struct Steps {
+    bar: ProgressBar,
+}
+
+impl Steps {
+    pub fn new() -> Steps {
+        let bar = spinner("");
+        Steps { bar }
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl Default for Steps {
+    fn default() -> Self {
+        Steps::new()
+    }
+}
+
+impl crate::device::Progress for Steps {
+    fn step(&self, what: &str, items: Option<u64>) {
+        let template = match items {
+            Some(n) => {
+                self.bar.set_length(n);
+                self.bar.set_position(0);
+                "{msg} [{bar:30}] {pos}/{len} {eta}"
+            }
+            None => "{spinner} {msg} {elapsed}",
+        };
+        self.bar.set_style(ProgressStyle::with_template(template).expect("valid template").progress_chars("=> "));
+        self.bar.set_message(what.to_string());
+    }
+
+    fn item(&self) {
+        self.bar.inc(1);
+    }
+}

@@ -4,13 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::camera::{CameraArgs, load_camera};
 use crate::cmd::compare::compare_images;
 use crate::cmd::outputs::OutputArgs;
 use crate::imageio::{self, read_image};
 use crate::outfiles::OutFiles;
+use crate::cmd::progress;
 use crate::device::{Backend, Batch, DeviceOptions, DevicePlan, DeviceRenderer};
 use partition::RayLayout;
 
@@ -175,19 +175,6 @@ impl Args {
     }
 }
 
-fn progress_bar(total: u64) -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} rays {pos}/{len} [{bar:30}] {elapsed_precise}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    }
-    bar
-}
-
 pub fn run(args: Args) -> Result<()> {
     args.device_options().check_bounds().map_err(anyhow::Error::msg)?;
     if args.out.wants_depth() && args.layout != RayLayout::Half {
@@ -223,12 +210,17 @@ pub fn run(args: Args) -> Result<()> {
         }
         None => None,
     };
-    let scene = crate::scene::read_scene(&args.scene)?;
+    let scene = progress::load_scene(&args.scene)?.scene;
     let opts = args.device_options();
-    let plan = DevicePlan::for_camera(&scene, args.shards, &cam, &opts, &|| {})
-        .with_context(|| format!("planning {} for the device", args.scene.display()))?;
-    let mut renderer = DeviceRenderer::new(plan).context("building the render graph")?;
-    let bar = progress_bar(cam.width as u64 * cam.height as u64);
+    let steps = progress::Steps::new();
+    let plan = DevicePlan::for_camera(&scene, args.shards, &cam, &opts, &steps)
+        .with_context(|| format!("planning {} for the device", args.scene.display()));
+    steps.finish();
+    let building = progress::spinner("building the render graph");
+    let renderer = DeviceRenderer::new(plan?).context("building the render graph");
+    building.finish_and_clear();
+    let mut renderer = renderer?;
+    let bar = progress::bar(cam.width as u64 * cam.height as u64, "rays");
     let frame = renderer.render(&scene, &cam, &mut |done, _| bar.set_position(done)).context("rendering")?;
     bar.finish_and_clear();
 

@@ -11,6 +11,7 @@ pub mod options;
 pub mod plan;
 pub mod profile;
 pub mod program;
+pub mod progress;
 pub mod region;
 pub mod sides;
 pub mod stats;
@@ -19,6 +20,7 @@ pub mod tree;
 pub use frame::{DeviceFrame, DeviceRenderer};
 pub use options::{Backend, Batch, DeviceOptions};
 pub use plan::DevicePlan;
+pub use progress::{PlanTimes, Progress};
 pub use stats::FrameStats;
 
 #[derive(Debug, thiserror::Error)]

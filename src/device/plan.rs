@@ -9,7 +9,10 @@ use partition::layout::{foam_camera, foam_params, foam_ray_hops, foam_region_hea
 use partition::Partition;
 use poplar_bridge::{RenderNode, RenderSpec};
 
+use std::time::Instant;
+
 use super::options::DeviceOptions;
+use super::progress::{PlanTimes, Progress};
 use super::tree::{Role, Tree};
 use super::DeviceError;
 use crate::camera::Camera;
@@ -53,22 +56,28 @@ pub struct DevicePlan {
     /// The blocks each injector emits (see [`super::blocks`]); their order is chosen per frame.
     groups: Vec<Vec<super::blocks::Block>>,
     block_slots: u32,
+    /// How long making this plan took, step by step.
+    pub times: PlanTimes,
 }
 
 impl DevicePlan {
     /// Partitions `scene` into `shards` and lays out the device for `width` × `height`
-    /// frames. `progress` is called once per packed shard.
+    /// frames, telling `progress` what it does.
     pub fn new(
         scene: &Scene,
         shards: u64,
         width: u32,
         height: u32,
         options: &DeviceOptions,
-        progress: &(dyn Fn() + Sync),
+        progress: &dyn Progress,
     ) -> Result<DevicePlan, DeviceError> {
         check_options(options, width, height)?;
-        let (part, packed, sites) = Self::cut(scene, shards, options, width, height, progress)?;
-        Self::assemble(scene, (part, sites), &packed, width, height, options, Neighbours::default())
+        let (part, packed, sites, mut times) = Self::cut(scene, shards, options, width, height, progress)?;
+        let t0 = Instant::now();
+        let mut plan = Self::assemble(scene, (part, sites), &packed, width, height, options, Neighbours::default())?;
+        times.plan_s = t0.elapsed().as_secs_f64();
+        plan.times = times;
+        Ok(plan)
     }
 
     /// As [`new`](Self::new) for frames from `cam`, which a sample of the camera's
@@ -90,10 +99,12 @@ impl DevicePlan {
         shards: u64,
         cam: &Camera,
         options: &DeviceOptions,
-        progress: &(dyn Fn() + Sync),
+        progress: &dyn Progress,
     ) -> Result<DevicePlan, DeviceError> {
         check_options(options, cam.width, cam.height)?;
-        let (part, packed, sites) = Self::cut(scene, shards, options, cam.width, cam.height, progress)?;
+        let (part, packed, sites, mut times) = Self::cut(scene, shards, options, cam.width, cam.height, progress)?;
+        let t0 = Instant::now();
+        progress.step("planning tiles for the camera", None);
         let sizing = options.sizes_links_to_camera();
         // A first plan only to sample the camera's rays, which side links do not
         // change: none, rather than choosing them by faces twice.
@@ -137,7 +148,10 @@ impl DevicePlan {
         };
         let DevicePlan { partition, sites, .. } = plan;
         let planned = Neighbours { sides, copies, results };
-        Self::assemble(scene, (partition, sites), &packed, cam.width, cam.height, &sized, planned)
+        let mut plan = Self::assemble(scene, (partition, sites), &packed, cam.width, cam.height, &sized, planned)?;
+        times.plan_s = t0.elapsed().as_secs_f64();
+        plan.times = times;
+        Ok(plan)
     }
 
     /// The scene cut into shards that fit their tracer tiles (see [`partition::cut`])
@@ -148,18 +162,22 @@ impl DevicePlan {
         options: &DeviceOptions,
         width: u32,
         height: u32,
-        progress: &(dyn Fn() + Sync),
-    ) -> Result<(Partition, Vec<partition::PackedShard>, SiteIndex), DeviceError> {
+        progress: &dyn Progress,
+    ) -> Result<(Partition, Vec<partition::PackedShard>, SiteIndex, PlanTimes), DeviceError> {
         partition::check_shard_count(shards)?;
+        let t0 = Instant::now();
         let sref = scene.partition_view();
         sref.validate()?;
         let footprint = tracer_footprint(options, width, height, shards);
-        let cut = partition::cut(&sref, shards, None, footprint.shard_budget(), &|_| {})?;
+        let cut = partition::cut(&sref, shards, None, footprint.shard_budget(), &|what| progress.step(what, None))?;
         check_fit(&cut.cut.counts, cut.balance, &footprint)?;
-        let packed = partition::pack_all(&sref, &cut.cut.partition, progress)?;
+        let partition_s = t0.elapsed().as_secs_f64();
+        progress.step("packing shards", Some(shards));
+        let packed = partition::pack_all(&sref, &cut.cut.partition, &|| progress.item())?;
+        let pack_s = t0.elapsed().as_secs_f64() - partition_s;
         let part = cut.cut.partition;
         let sites = SiteIndex::new(scene).ok_or_else(|| DeviceError::Options("the scene has no sites".into()))?;
-        Ok((part, packed, sites))
+        Ok((part, packed, sites, PlanTimes { partition_s, pack_s, plan_s: 0.0 }))
     }
 
     /// Lays out the device for shards already cut and packed.
@@ -309,6 +327,7 @@ impl DevicePlan {
             result_slots,
             groups,
             block_slots,
+            times: PlanTimes::default(),
         })
     }
 
@@ -499,6 +518,15 @@ pub fn tracer_footprint(options: &DeviceOptions, width: u32, height: u32, shards
 /// One line naming the heaviest tracer tile, its bytes and the budget, unless every
 /// shard of `counts` (a cut balancing `balance`) fits beside `footprint`.
 pub fn check_fit(counts: &[partition::ShardCounts], balance: partition::Balance, footprint: &partition::TracerFootprint) -> Result<(), DeviceError> {
+    if footprint.shard_budget() == 0 {
+        let items: Vec<String> = footprint.items().iter().map(|(label, b)| format!("{label} {b} B")).collect();
+        return Err(DeviceError::Options(format!(
+            "a tracer tile needs {} B before its shard ({}), over the {} B budget: use more shards or a smaller image",
+            footprint.fixed(),
+            items.join(", "),
+            footprint.budget
+        )));
+    }
     let budget = footprint.shard_budget();
     let over = counts.iter().filter(|c| !partition::shard_fits(c, budget)).count();
     let Some((s, c)) = counts.iter().enumerate().rev().max_by_key(|(_, c)| (c.bytes, c.local + c.halo)).filter(|_| over > 0) else {

@@ -26,9 +26,18 @@ pub fn text(r: &Report) -> String {
         "device: {} shards, {} layout, drain {}; {} timed frame(s) per configuration, {} threads",
         r.shards, r.layout, r.drain, r.frames, r.threads
     );
+    let _ = writeln!(w, "read: {:.2} s ({:.1} MB file, validated)", r.read_s, r.file_bytes as f64 / 1e6);
     let _ = writeln!(w, "reference wall time: {:.4} s (median, DC colour)", r.reference_s);
     if let Some(p) = &r.run {
         point(w, p);
+    }
+    if let Some(peak) = r.host_peak_bytes {
+        let _ = writeln!(
+            w,
+            "host peak memory: {:.1} MB ({:.2}x the scene file; whole run, reference renders included)",
+            peak as f64 / 1e6,
+            peak as f64 / r.file_bytes.max(1) as f64
+        );
     }
     for sw in &r.sweeps {
         let fixed = if sw.parameter == "rc" {
@@ -98,11 +107,13 @@ fn point(w: &mut String, p: &Point) {
     );
     let _ = writeln!(w, "shard copies on tracers: {}", p.shard_copies);
     let _ = writeln!(w, "direct lanes from injectors past the root: {} of {} rays", p.direct_lanes, p.direct_capacity);
+    let t = &p.plan_times;
     let _ = writeln!(
         w,
-        "device wall time: {:.4} s (median, host runtime; graph build {:.2} s not timed)",
-        p.device_s, st.setup_s
+        "steps: partition {:.2} s, pack {:.2} s, plan {:.2} s, graph build {:.2} s, frame {:.2} s (median)",
+        t.partition_s, t.pack_s, t.plan_s, p.graph_s, p.device_s
     );
+    let _ = writeln!(w, "device wall time: {:.4} s (median, host runtime)", p.device_s);
     let _ = writeln!(
         w,
         "time ratio device/reference: {:.2} (issue-5 goal <= 3)",
