@@ -39,12 +39,13 @@ foam_result outcome(const foam_camera &cam, const foam_params &p, const foam_ray
   return r;
 }
 
-// log2 of the tracer count (a power of two), or -1 if it is none: the framebuffer
-// slot of a pixel is pixel >> this (layout.h foam_camera), with no integer divide.
+// log2 of the framebuffer homes (a power of two), or -1 if they are none: the
+// framebuffer slot of a pixel is pixel >> this (layout.h foam_camera), with no
+// integer divide.
 int slotShift(const foam_camera &cam) {
   int shift = 0;
-  while (shift < 31 && (1u << shift) < cam.tracers) ++shift;
-  return (1u << shift) == cam.tracers ? shift : -1;
+  while (shift < 31 && (1u << shift) < cam.homes) ++shift;
+  return (1u << shift) == cam.homes ? shift : -1;
 }
 
 // Writes a finished ray into this tracer's framebuffer slice; false if the pixel is
@@ -121,7 +122,7 @@ public:
     const foam_camera &cam = cview<foam_camera>(camera);
     const foam_region_header &held = cview<foam_region_header>(copies);
     const int shift = slotShift(cam);
-    if (shift < 0) return false;  // the host writes 2^depth tracers
+    if (shift < 0) return false;  // the host writes 2^depth homes
     const unsigned slicePixels = pixels.size() / sizeof(foam_pixel);
     unsigned *work = &ctl[0] + offsetof(foam_tracer_ctl, work) / 4 + workerId * FOAM_TW_COUNTERS;
     unsigned char *store = &results[0] + (size_t)workerId * p.result_slots * sizeof(foam_result);

@@ -395,10 +395,10 @@ use partition::layout::{
 };
 use payload::State;
 
-/// Tracers the camera block names (a power of two, as 2^depth shards are): with this
-/// many a finished ray's home is its pixel index, never a tile here (the test pixels
-/// are not the first few).
-const TRACERS: u32 = 1 << 15;
+/// Framebuffer homes the camera block names (a power of two, as the 2^depth leaves of
+/// the k-d tree are): with this many a finished ray's home is its pixel index, never
+/// a tile here (the test pixels are not the first few).
+const HOMES: u32 = 1 << 15;
 
 /// A ray as it sits in a payload slot, in working precision.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -502,7 +502,7 @@ fn expected(states: &[State], k: u32, all: bool, owner: &dyn Fn(u32) -> usize, p
         let p = s.through(layout);
         Slot { shard: dest.0, cell: dest.1, px: px(x, y, steps), t: p.t, tt: p.tt, rgb: p.rgb, depth: p.depth }
     };
-    let home = ((y * width + x) % TRACERS) as u16;
+    let home = ((y * width + x) % HOMES) as u16;
     let mut visits = 1;
     for m in 1..states.len() {
         let s = &states[m];
@@ -604,7 +604,7 @@ fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> See
     let own = owner(start);
     assert_eq!((packed.camera.start_shard as usize, packed.camera.start_cell as usize), (own, packed.part.local_index(start)));
     // One framebuffer slot, and no pixel at home on a tile here.
-    let camera = foam_camera { slice_pixels: 1, tracers: TRACERS, ..packed.camera };
+    let camera = foam_camera { slice_pixels: 1, homes: HOMES, home_shift: 0, ..packed.camera };
     let tracer = Tracer::new(scene);
     let layouts = [RayLayout::Fp32, RayLayout::Mixed, RayLayout::Half];
     let mut seen = Seen::default();

@@ -421,7 +421,7 @@ fn room_for_shards(shards: u64, room: u64) -> DeviceOptions {
 /// The heaviest shard blob of garden cut into `shards` balancing `balance`.
 fn heaviest_shard(shards: u64, balance: partition::Balance) -> u64 {
     let (scene, _) = garden();
-    partition::cut(&scene.partition_view(), shards, Some(balance), 0, &|_| {}).unwrap().cut.max_bytes()
+    partition::cut(&scene.partition_view(), shards, Some(balance), 0, 0, &|_| {}).unwrap().cut.max_bytes()
 }
 
 /// Where the heaviest shard of equal cell counts does not fit beside the tracer's
@@ -443,6 +443,43 @@ fn shards_cut_by_bytes_where_cell_counts_do_not_fit_still_render_the_frame() {
     assert_fp32_is_the_reference(&f, &reference_output(scene, &cam), "shard bytes balanced");
     let paper = DevicePlan::new(scene, 16, cam.width, cam.height, &opts(RayLayout::Fp32), &()).unwrap();
     assert!((0..16).all(|s| paper.partition.cells(s).len() == 3750));
+}
+
+/// Where no 16-shard cut of garden fits (room for four fifths of the heaviest shard
+/// with bytes balanced), the plan splits the heaviest leaves in two onto free tiles,
+/// under routers of two children; shard ids get a fifth bit. Every ray still finishes
+/// once, and the image is the reference's.
+#[test]
+fn leaves_split_onto_free_tiles_where_balanced_shards_do_not_fit_still_render_the_frame() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(64, 48).unwrap();
+    let room = heaviest_shard(16, partition::Balance::Bytes) * 4 / 5;
+    let plan = DevicePlan::new(scene, 16, cam.width, cam.height, &room_for_shards(16, room), &()).unwrap();
+    let part = &plan.partition;
+    assert!(plan.shards() > 16, "no leaf split");
+    assert_eq!((part.depth, part.id_bits), (4, 5));
+    let split_routers = plan.tree.routers().filter(|n| n.fanout == 2 && n.edge_level == 0).count();
+    assert_eq!(split_routers, plan.shards() - 16);
+    let mut r = DeviceRenderer::new(plan).unwrap();
+    let f = r.render(scene, &cam, &mut |_, _| {}).unwrap();
+    assert_complete(&f);
+    assert_fp32_is_the_reference(&f, &reference_output(scene, &cam), "leaves split");
+}
+
+/// The same under a tree of three router levels: tracers and split leaves' routers
+/// side by side under the level-1 routers, and the injectors' direct lanes.
+#[test]
+fn many_split_leaves_under_a_deep_tree_still_render_the_frame() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(64, 48).unwrap();
+    let room = heaviest_shard(256, partition::Balance::Bytes) * 2 / 3;
+    let plan = DevicePlan::new(scene, 256, cam.width, cam.height, &room_for_shards(256, room), &()).unwrap();
+    assert!(plan.shards() > 256 + 16, "{} shards", plan.shards());
+    assert!(!plan.tree.direct_targets().is_empty());
+    let mut r = DeviceRenderer::new(plan).unwrap();
+    let f = r.render(scene, &cam, &mut |_, _| {}).unwrap();
+    assert_complete(&f);
+    assert_fp32_is_the_reference(&f, &reference_output(scene, &cam), "many leaves split");
 }
 
 #[test]

@@ -136,18 +136,34 @@ fn over_budget_is_reported_and_fails_only_with_require_fit() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("DOES NOT FIT: 4 of 4 shards over budget, the worst by "), "{text}");
-    // With --require-fit: one line naming the worst tile, its bytes and the budget,
-    // exit status 2, and no report written.
+    // With --require-fit: one line, exit status 2, and no report written.
     let report = dir.path().join("report");
-    let mut strict = big.to_vec();
-    strict.extend(["--require-fit", "--report", report.to_str().unwrap()]);
-    let err = expect_error(&strict);
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("lattice.ply: the scene does not fit one Mk2 in 4 shards"), "{err}");
-    assert!(err.contains("over the 638976 B budget; 4 tiles are over"), "{err}");
-    assert!(err.contains("tracer tile ") && err.contains(" needs 112"), "{err}");
-    assert_eq!(run(&strict).status.code(), Some(2));
-    assert!(!report.exists(), "a failed --require-fit wrote its report");
+    let strict = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.extend(["--require-fit", "--report", report.to_str().unwrap()]);
+        let err = expect_error(&a);
+        assert_eq!(run(&a).status.code(), Some(2));
+        assert!(!report.exists(), "a failed --require-fit wrote its report");
+        err
+    };
+    // The framebuffer slice alone is over the budget: the line says so item by item.
+    let err = strict(&big);
+    assert!(err.contains("lattice.ply: a tracer tile needs 1121") && err.contains(" B before its shard (framebuffer 112000000 B"), "{err}");
+    // 54,000 cells in 2 shards cannot fit even balanced and split onto free tiles:
+    // the line names the worst tile, its bytes and the budget.
+    let large = write_scene(dir.path(), "large.ply", bcc(Bcc { m: 30, jitter: 0.2, warp: true, shuffle: true }));
+    let err = strict(&["partition", large.to_str().unwrap(), "--shards", "2", "--width", "64", "--height", "48"]);
+    assert!(
+        err.contains("large.ply: the scene does not fit one Mk2 in 4 shards with shard bytes balanced and 2 of its 2 leaves split onto free tiles: tracer tile "),
+        "{err}"
+    );
+    assert!(err.contains(" B over the 638976 B budget; 4 tiles are over"), "{err}");
+    // 21,296 cells in 2 shards fit once the heavier leaf is split onto free tiles.
+    let medium = write_scene(dir.path(), "medium.ply", bcc(Bcc { m: 22, jitter: 0.2, warp: true, shuffle: true }));
+    let v = json(&["partition", medium.to_str().unwrap(), "--shards", "2", "--width", "64", "--height", "48", "--json", "--require-fit"]);
+    assert_eq!((v["fits"].as_bool(), v["balance"].as_str(), v["split_leaves"].as_u64()), (Some(true), Some("bytes"), Some(1)));
+    let ids: Vec<u64> = v["shards"].as_array().unwrap().iter().map(|s| s["device_id"].as_u64().unwrap()).collect();
+    assert!(ids == [0, 1, 2] || ids == [0, 2, 3], "{ids:?}");
     // A fitting plan passes --require-fit.
     // (At 640x480 a quarter of the framebuffer alone is 2 MB, so use a small image.)
     assert!(run(&["partition", s, "--shards", "4", "--width", "64", "--height", "48", "--require-fit"]).status.success());

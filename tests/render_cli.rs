@@ -109,12 +109,16 @@ fn bad_input_is_a_one_line_error() {
     };
     check(&["--rc", "0"], "--rc 0");
     check(&["--shards", "3"], "power of two");
-    // Two shards of 30,000 cells cannot fit a tile even with their bytes balanced:
-    // the error names the heaviest tile, its bytes and the budget.
-    check(&["--shards", "2"], "the scene does not fit one Mk2 in 2 shards with shard bytes balanced: tracer tile ");
-    check(&["--shards", "2"], "B over the 638976 B budget; 2 tiles are over");
+    // Two shards of 30,000 cells cannot fit a tile even with their bytes balanced and
+    // both leaves split in two: the error names the heaviest tile, its bytes and the
+    // budget.
+    check(
+        &["--shards", "2"],
+        "the scene does not fit one Mk2 in 4 shards with shard bytes balanced and 2 of its 2 leaves split onto free tiles: tracer tile ",
+    );
+    check(&["--shards", "2"], "B over the 638976 B budget; 4 tiles are over");
     // Sixteen shards' VGA framebuffer slices do not fit beside the buffers.
-    check(&["--shards", "16", "--width", "640", "--height", "480"], "a tracer tile needs 687584 B before its shard (framebuffer 537600 B");
+    check(&["--shards", "16", "--width", "640", "--height", "480"], " B before its shard (framebuffer 537600 B, links ");
     // A framebuffer slice too large for a tracer tile before any shard.
     check(&["--shards", "16", "--width", "2048", "--height", "2048"], "B before its shard (framebuffer 7340032 B");
     check(&["--width", "2049", "--height", "12"], "outside 1..=2048");

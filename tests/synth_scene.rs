@@ -98,7 +98,7 @@ fn byte_balanced_cut_evens_out_the_stress_preset() {
     let start = cells_cut(&s, 32);
     let before = bytes_ratio(&start);
     assert!(before > 1.2, "equal cell counts already balance bytes: {before}");
-    let balanced = partition::balance_bytes(&s.partition_view(), start, partition::MAX_ROUNDS, &|_| {}).unwrap();
+    let balanced = partition::balance_bytes(&s.partition_view(), start, &[1; 32], partition::MAX_ROUNDS, &|_| {}).unwrap();
     let after = bytes_ratio(&balanced);
     assert!(after <= 1.0 + partition::BALANCE_TOLERANCE, "max/mean shard bytes {before} -> {after}");
 }

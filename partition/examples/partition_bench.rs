@@ -48,7 +48,7 @@ fn main() {
     let counts: Vec<_> = packed.iter().map(|p| p.counts).collect();
     // The shard blobs alone: what else a tracer tile holds is the host tool's plan.
     let blobs_only = TracerFootprint { budget: MK2_TILE_BYTES, ..TracerFootprint::default() };
-    let report = PartitionReport::new(part.method, Balance::Cells, scene.len(), &counts, &blobs_only);
+    let report = PartitionReport::new(&part, Balance::Cells, &counts, &blobs_only);
     let blob_mb = packed.iter().map(|p| p.blob.len()).sum::<usize>() as f64 / 1e6;
     println!(
         "partition {t_part:.2} s, partition + pack {t_total:.2} s on {} threads",

@@ -93,17 +93,20 @@ impl Counted {
     }
 }
 
-/// Re-cuts `scene` into as many shards as `start` (a k-d cut) so that the shards' bytes
-/// balance, in up to `rounds` rounds (see the module doc), calling `progress` after
-/// each. Returns the cut with the lightest heaviest shard, `start` included, with
-/// each shard's cells in Morton order as [`crate::partition`] gives them.
+/// Re-cuts `scene` with the k-d tree of `start`, each of its leaves into
+/// `shards_per_leaf[leaf]` shards (1, or 2 for a split leaf), so that the shards'
+/// bytes balance, in up to `rounds` rounds (see the module doc), calling `progress`
+/// after each. Returns the cut with the lightest heaviest shard, `start` included,
+/// with each shard's cells in Morton order as [`crate::partition`] gives them.
 pub fn balance_bytes(
     scene: &SceneRef,
     start: Counted,
+    shards_per_leaf: &[u8],
     rounds: u32,
     progress: &(dyn Fn(u32) + Sync),
 ) -> Result<Counted, PartitionError> {
     let depth = start.partition.depth;
+    let (ids, id_bits) = Partition::ids_for(depth, shards_per_leaf);
     // What a cell brings its shard whatever the cut: its record and its adjacency. No
     // cell weighs less, so no shard can be handed more cells than its bytes allow.
     let own: Vec<f32> = (0..scene.len())
@@ -118,18 +121,21 @@ pub fn balance_bytes(
     let mut w = vec![1f32; scene.len()];
     let per_cell: Vec<f32> = start.counts.iter().map(|c| c.bytes as f32 / c.local.max(1) as f32).collect();
     reweigh(&mut w, &start.partition, &per_cell);
+    // Until a round has cut the leaves as asked, `start` is only the cut to beat.
+    let asked = start.partition.shards_per_leaf() == shards_per_leaf;
     let (mut best, mut recut) = (start, false);
     for round in 0..rounds {
-        if best.max_bytes() as f64 <= (1.0 + BALANCE_TOLERANCE) * best.mean_bytes() {
+        if (asked || recut) && best.max_bytes() as f64 <= (1.0 + BALANCE_TOLERANCE) * best.mean_bytes() {
             break;
         }
         let mut sites: Vec<WeightedSite> =
             scene.positions.par_iter().zip(&w).enumerate().map(|(i, (&p, &w))| WeightedSite { p, id: i as u32, w }).collect();
-        let sizes = kdtree::split_weighted(&mut sites, depth);
+        let sizes = kdtree::split_weighted(&mut sites, depth, shards_per_leaf);
         let order: Vec<u32> = sites.par_iter().map(|s| s.id).collect();
         drop(sites);
         // A leaf of more cells than a shard can index cannot be packed: keep the best so far.
-        let Ok(partition) = Partition::from_leaves(scene, depth, Method::Kdtree, order, &sizes, false) else {
+        let Ok(partition) = Partition::from_leaves(scene, (depth, id_bits), Method::Kdtree, order, &sizes, ids.clone(), false)
+        else {
             break;
         };
         let counts = count_shards(scene, &partition);
@@ -153,6 +159,6 @@ pub fn balance_bytes(
     }
     let Counted { partition: p, counts } = best;
     let sizes: Vec<usize> = p.shard_start.windows(2).map(|w| (w[1] - w[0]) as usize).collect();
-    let partition = Partition::from_leaves(scene, depth, p.method, p.order, &sizes, true)?;
+    let partition = Partition::from_leaves(scene, (depth, p.id_bits), p.method, p.order, &sizes, p.ids, true)?;
     Ok(Counted { partition, counts })
 }

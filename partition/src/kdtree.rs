@@ -108,12 +108,12 @@ fn weight(sites: &[WeightedSite]) -> f64 {
     }
 }
 
-/// Orders `sites` along `axis` far enough that the first `k` of them hold half the
-/// weight, and returns `k` within `least..=len - least`: of the two cuts around the
-/// half-weight point, the one closer to it. Ties in the coordinate break by id.
-fn weighted_median(sites: &mut [WeightedSite], axis: usize, least: usize) -> usize {
+/// Orders `sites` along `axis` far enough that the first `k` of them hold `share`
+/// of the weight, and returns `k` within `low..=len - high`: of the two cuts around
+/// that point, the one closer to it. Ties in the coordinate break by id.
+fn weighted_cut(sites: &mut [WeightedSite], axis: usize, share: f64, (low, high): (usize, usize)) -> usize {
     let cmp = |a: &WeightedSite, b: &WeightedSite| a.p[axis].total_cmp(&b.p[axis]).then(a.id.cmp(&b.id));
-    let half = weight(sites) / 2.0;
+    let half = weight(sites) * share;
     // [lo, hi) holds the cut; `below` is the weight of sites[..lo], all before it.
     let (mut lo, mut hi, mut below) = (0, sites.len(), 0.0);
     while hi - lo > 1 {
@@ -129,7 +129,7 @@ fn weighted_median(sites: &mut [WeightedSite], axis: usize, least: usize) -> usi
     }
     // sites[..lo] weigh `below` <= half; adding sites[lo] passes half.
     let k = if half - below <= below + sites[lo].w as f64 - half { lo } else { lo + 1 };
-    let kept = k.clamp(least, sites.len() - least);
+    let kept = k.clamp(low, sites.len() - high);
     if kept != k {
         // Only the order around the weighted cut is settled; settle it at `kept`.
         sites.select_nth_unstable_by(kept, cmp);
@@ -137,20 +137,32 @@ fn weighted_median(sites: &mut [WeightedSite], axis: usize, least: usize) -> usi
     kept
 }
 
-/// As [`split`], but each node gives its halves equal weight instead of equal counts
-/// (each keeps at least one site per leaf below it), and returns the leaf sizes in
-/// shard-id order.
-pub(crate) fn split_weighted(sites: &mut [WeightedSite], depth: u32) -> Vec<usize> {
-    if depth == 0 {
-        return vec![sites.len()];
-    }
-    let (lo, hi) = weighted_bounds(sites);
-    let mid = weighted_median(sites, widest_axis(lo, hi), 1 << (depth - 1));
-    let (low, high) = sites.split_at_mut(mid);
-    let (mut a, b) = if low.len() + high.len() >= PAR_MIN {
-        rayon::join(|| split_weighted(low, depth - 1), || split_weighted(high, depth - 1))
+/// As [`split`], but each node gives its halves weight in proportion to the shards
+/// below them instead of equal counts, and each of the `2^depth` leaves is cut into
+/// `shards_per_leaf[leaf]` (1 or 2) shards of equal weight. Every shard keeps at
+/// least one site. Returns the shard sizes in shard order.
+pub(crate) fn split_weighted(sites: &mut [WeightedSite], depth: u32, shards_per_leaf: &[u8]) -> Vec<usize> {
+    let (low_leaves, high_leaves) = shards_per_leaf.split_at(shards_per_leaf.len() / 2);
+    let (low_shards, high_shards) = if depth == 0 {
+        if shards_per_leaf[0] < 2 || sites.len() < 2 {
+            return vec![sites.len()];
+        }
+        (1, 1)
     } else {
-        (split_weighted(low, depth - 1), split_weighted(high, depth - 1))
+        let count = |l: &[u8]| l.iter().map(|&k| k as usize).sum::<usize>();
+        (count(low_leaves), count(high_leaves))
+    };
+    let (lo, hi) = weighted_bounds(sites);
+    let share = low_shards as f64 / (low_shards + high_shards) as f64;
+    let mid = weighted_cut(sites, widest_axis(lo, hi), share, (low_shards, high_shards));
+    let (low, high) = sites.split_at_mut(mid);
+    if depth == 0 {
+        return vec![low.len(), high.len()];
+    }
+    let (mut a, b) = if low.len() + high.len() >= PAR_MIN {
+        rayon::join(|| split_weighted(low, depth - 1, low_leaves), || split_weighted(high, depth - 1, high_leaves))
+    } else {
+        (split_weighted(low, depth - 1, low_leaves), split_weighted(high, depth - 1, high_leaves))
     };
     a.extend(b);
     a

@@ -154,11 +154,12 @@ pub struct foam_camera {
     pub start_cell: u16,
     pub slice_pixels: u32,
     pub frame: u32,
-    pub tracers: u32,
+    pub homes: u32,
+    pub home_shift: u32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_camera"][::core::mem::size_of::<foam_camera>() - 92usize];
+    ["Size of foam_camera"][::core::mem::size_of::<foam_camera>() - 96usize];
     ["Alignment of foam_camera"][::core::mem::align_of::<foam_camera>() - 4usize];
     [
         "Offset of field: foam_camera::c2w",
@@ -197,8 +198,11 @@ const _: () = {
         "Offset of field: foam_camera::frame",
     ][::core::mem::offset_of!(foam_camera, frame) - 84usize];
     [
-        "Offset of field: foam_camera::tracers",
-    ][::core::mem::offset_of!(foam_camera, tracers) - 88usize];
+        "Offset of field: foam_camera::homes",
+    ][::core::mem::offset_of!(foam_camera, homes) - 88usize];
+    [
+        "Offset of field: foam_camera::home_shift",
+    ][::core::mem::offset_of!(foam_camera, home_shift) - 92usize];
 };
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq)]

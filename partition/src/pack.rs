@@ -49,8 +49,8 @@ pub struct PackedShard {
     pub counts: ShardCounts,
 }
 
-/// Packs one built shard.
-pub fn pack_shard(scene: &SceneRef, depth: u32, shard: &Shard) -> Vec<u8> {
+/// Packs one built shard of `part`, naming shards by their ids on the device.
+pub fn pack_shard(scene: &SceneRef, part: &Partition, shard: &Shard) -> Vec<u8> {
     let (n_local, n_halo, n_adj) = (shard.cells.len(), shard.halo.len(), shard.adjacency.len());
     let total = blob_len(n_local, n_halo, n_adj);
     let cells_offset = HEADER;
@@ -58,8 +58,8 @@ pub fn pack_shard(scene: &SceneRef, depth: u32, shard: &Shard) -> Vec<u8> {
     let adj_offset = halo_offset + HALO * n_halo;
     let header = foam_shard_header {
         magic: FOAM_SHARD_MAGIC,
-        shard_id: shard.id as u16,
-        depth: depth as u16,
+        shard_id: part.ids[shard.id],
+        depth: part.id_bits as u16,
         n_local: n_local as u32,
         n_halo: n_halo as u32,
         n_adj: n_adj as u32,
@@ -80,7 +80,8 @@ pub fn pack_shard(scene: &SceneRef, depth: u32, shard: &Shard) -> Vec<u8> {
     }
     for h in &shard.halo {
         let [x, y, z] = scene.positions[h.global as usize];
-        blob.extend_from_slice(bytemuck::bytes_of(&foam_halo { x, y, z, shard: h.shard, cell: h.cell }));
+        let shard = part.ids[h.shard as usize];
+        blob.extend_from_slice(bytemuck::bytes_of(&foam_halo { x, y, z, shard, cell: h.cell }));
     }
     blob.extend_from_slice(bytemuck::cast_slice(&shard.adjacency));
     blob.resize(total, 0);
@@ -99,7 +100,7 @@ pub fn pack_all(
         .into_par_iter()
         .map(|s| {
             let shard = build_shard(scene, part, s)?;
-            let blob = pack_shard(scene, part.depth, &shard);
+            let blob = pack_shard(scene, part, &shard);
             let counts = ShardCounts {
                 local: shard.cells.len() as u32,
                 halo: shard.halo.len() as u32,

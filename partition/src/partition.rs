@@ -18,8 +18,15 @@ pub enum Method {
 
 /// Which shard owns each cell and where. Shard `s`'s local cells are
 /// `order[shard_start[s]..shard_start[s + 1]]`, in local-index order.
+///
+/// Shards are numbered 0.. in k-d tree order. On the device a shard goes by its id
+/// (`ids[s]`): its k-d path, first split in the top bit, which the routers read bit
+/// by bit. The tree has `2^depth` leaves; a leaf may be split once more into two
+/// shards (on tiles the router tree leaves free), and then every id has one more
+/// bit: a split leaf's halves end in 0 and 1, every other leaf's shard in 0.
 #[derive(Clone, Debug)]
 pub struct Partition {
+    /// Levels of the k-d tree above its leaves.
     pub depth: u32,
     pub method: Method,
     /// Global cell ids, shard after shard, each shard in Morton order.
@@ -29,6 +36,10 @@ pub struct Partition {
     /// Where every cell lives: owning shard << 16 | local index there. One array, so
     /// resolving a neighbour costs one random memory access, not two.
     pub slot: Vec<u32>,
+    /// Each shard's id on the device, ascending.
+    pub ids: Vec<u16>,
+    /// Bits of the ids: `depth`, or `depth + 1` when some leaf is split.
+    pub id_bits: u32,
 }
 
 impl Partition {
@@ -49,6 +60,30 @@ impl Partition {
     /// Local index of cell `g` in its owning shard.
     pub fn local_index(&self, g: u32) -> usize {
         (self.slot[g as usize] & 0xFFFF) as usize
+    }
+
+    /// Shards of each of the `2^depth` leaves of the k-d tree: 1, or 2 where the leaf
+    /// is split.
+    pub fn shards_per_leaf(&self) -> Vec<u8> {
+        let extra = self.id_bits - self.depth;
+        let mut per = vec![0u8; 1 << self.depth];
+        for &id in &self.ids {
+            per[(id >> extra) as usize] += 1;
+        }
+        per
+    }
+
+    /// Ids of the shards of `shards_per_leaf` (each leaf 1 or 2 shards, at least one 2
+    /// for an extra id bit), and their bits.
+    pub(crate) fn ids_for(depth: u32, shards_per_leaf: &[u8]) -> (Vec<u16>, u32) {
+        let split = shards_per_leaf.contains(&2);
+        let extra = split as u32;
+        let ids = shards_per_leaf
+            .iter()
+            .enumerate()
+            .flat_map(|(leaf, &k)| (0..k as usize).map(move |half| ((leaf << extra) | half) as u16))
+            .collect();
+        (ids, depth + extra)
     }
 }
 
@@ -81,19 +116,22 @@ pub fn partition(scene: &SceneRef, shards: u64, method: Method) -> Result<Partit
     };
     let order: Vec<u32> = sites.par_iter().map(|s| s.id).collect();
     drop(sites);
-    Partition::from_leaves(scene, depth, method, order, &sizes, true)
+    let (ids, id_bits) = Partition::ids_for(depth, &vec![1; shards]);
+    Partition::from_leaves(scene, (depth, id_bits), method, order, &sizes, ids, true)
 }
 
 impl Partition {
-    /// The partition whose shard `s` holds the next `sizes[s]` cells of `order`.
-    /// With `morton`, each shard's cells are put in Morton order (the local order the
-    /// tiles get); without, they keep `order`'s, which is enough to count shards.
+    /// The partition whose shard `s` (id `ids[s]`) holds the next `sizes[s]` cells of
+    /// `order`, in a k-d tree of `depth` levels with ids of `id_bits`. With `morton`,
+    /// each shard's cells are put in Morton order (the local order the tiles get);
+    /// without, they keep `order`'s, which is enough to count shards.
     pub(crate) fn from_leaves(
         scene: &SceneRef,
-        depth: u32,
+        (depth, id_bits): (u32, u32),
         method: Method,
         mut order: Vec<u32>,
         sizes: &[usize],
+        ids: Vec<u16>,
         morton: bool,
     ) -> Result<Partition, PartitionError> {
         let n = order.len();
@@ -121,6 +159,6 @@ impl Partition {
                 slot[g as usize] = (s as u32) << 16 | i as u32;
             }
         }
-        Ok(Partition { depth, method, order, shard_start, slot })
+        Ok(Partition { depth, method, order, shard_start, slot, ids, id_bits })
     }
 }

@@ -2,11 +2,14 @@
 
 use serde::Serialize;
 
-use crate::{Balance, Method, ShardCounts, TracerFootprint};
+use crate::{Balance, Method, Partition, ShardCounts, TracerFootprint};
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct ShardStats {
+    /// Index of the shard (and of its tracer tile).
     pub id: u32,
+    /// Its id on the device: its k-d path (see [`Partition`]).
+    pub device_id: u16,
     pub local: u32,
     pub halo: u32,
     pub adjacency: u32,
@@ -43,9 +46,11 @@ pub struct PartitionReport {
     /// What the cut balanced: local cell counts, or shard bytes.
     pub balance: Balance,
     pub cells: u64,
-    /// log2 of the shard count.
+    /// Levels of the k-d tree above its leaves.
     pub depth: u32,
     pub shard_count: u32,
+    /// Leaves of the k-d tree split in two onto tiles the router tree leaves free.
+    pub split_leaves: u32,
     /// What every tracer tile holds besides its shard.
     pub footprint: TracerFootprint,
     pub ray_bytes: u64,
@@ -75,13 +80,16 @@ pub struct PartitionReport {
 }
 
 impl PartitionReport {
-    pub fn new(method: Method, balance: Balance, cells: usize, counts: &[ShardCounts], footprint: &TracerFootprint) -> PartitionReport {
+    /// The report on `part`, a cut balancing `balance` whose shards' counts are
+    /// `counts`, for tracer tiles of `footprint`.
+    pub fn new(part: &Partition, balance: Balance, counts: &[ShardCounts], footprint: &TracerFootprint) -> PartitionReport {
         let n = counts.len();
         let shards: Vec<ShardStats> = counts
             .iter()
             .enumerate()
             .map(|(id, c)| ShardStats {
                 id: id as u32,
+                device_id: part.ids[id],
                 local: c.local,
                 halo: c.halo,
                 adjacency: c.adjacency,
@@ -97,11 +105,12 @@ impl PartitionReport {
         let shard_bytes = summary(|s| s.shard_bytes);
         let budget = footprint.budget;
         PartitionReport {
-            method,
+            method: part.method,
             balance,
-            cells: cells as u64,
-            depth: n.trailing_zeros(),
+            cells: part.order.len() as u64,
+            depth: part.depth,
             shard_count: n as u32,
+            split_leaves: (n - (1 << part.depth)) as u32,
             footprint: *footprint,
             ray_bytes: footprint.ray_bytes,
             framebuffer_slice_pixels: footprint.slice_pixels,

@@ -6,7 +6,8 @@ use crate::{MAX_SHARD_ENTRIES, Partition, PartitionError, SceneRef};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Halo {
     pub global: u32,
-    /// Owning shard and the cell's local index there.
+    /// Owning shard (its index in the partition: the blob holds its id) and the
+    /// cell's local index there.
     pub shard: u16,
     pub cell: u16,
 }

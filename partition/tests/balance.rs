@@ -55,7 +55,7 @@ fn counts_are_what_packing_finds() {
         let packed = pack_all(&s.as_ref(), &c.partition, &|| {}).unwrap();
         let from_packing: Vec<ShardCounts> = packed.iter().map(|p| p.counts).collect();
         assert_eq!(c.counts, from_packing);
-        let balanced = balance_bytes(&s.as_ref(), c, MAX_ROUNDS, &|_| {}).unwrap();
+        let balanced = balance_bytes(&s.as_ref(), c, &vec![1; shards as usize], MAX_ROUNDS, &|_| {}).unwrap();
         let packed = pack_all(&s.as_ref(), &balanced.partition, &|| {}).unwrap();
         assert_eq!(balanced.counts, packed.iter().map(|p| p.counts).collect::<Vec<_>>());
     }
@@ -68,7 +68,7 @@ fn byte_balanced_halves_hold_equal_bytes() {
         let cells = counted(&s, shards);
         // Equal cell counts: the dense half is much heavier than the sparse one.
         assert!(worst_halves(&bytes(&cells.counts)) > 0.5, "{:?}", bytes(&cells.counts));
-        let balanced = balance_bytes(&s.as_ref(), cells, MAX_ROUNDS, &|_| {}).unwrap();
+        let balanced = balance_bytes(&s.as_ref(), cells, &vec![1; shards as usize], MAX_ROUNDS, &|_| {}).unwrap();
         let b = bytes(&balanced.counts);
         assert!(worst_halves(&b) <= BALANCE_TOLERANCE, "{shards} shards: {b:?}");
         let locals: Vec<u32> = balanced.counts.iter().map(|c| c.local).collect();
@@ -86,30 +86,72 @@ fn the_paper_cut_is_kept_where_it_fits() {
     let paper = counted(&s, 8);
     let heaviest = paper.max_bytes();
     // Room for the heaviest shard of equal cell counts: that cut, unchanged.
-    let kept = cut(&s.as_ref(), 8, None, heaviest, &|_| {}).unwrap();
+    let kept = cut(&s.as_ref(), 8, None, heaviest, 0, &|_| {}).unwrap();
     assert_eq!(kept.balance, Balance::Cells);
     assert_eq!(kept.cut.partition.order, paper.partition.order);
     // Less room: the balanced cut, which fits.
     let tight = heaviest * 4 / 5;
-    let moved = cut(&s.as_ref(), 8, None, tight, &|_| {}).unwrap();
+    let moved = cut(&s.as_ref(), 8, None, tight, 0, &|_| {}).unwrap();
     assert_eq!(moved.balance, Balance::Bytes);
     assert!(moved.cut.max_bytes() <= tight, "{} > {tight}", moved.cut.max_bytes());
     // Asked for, each balance is used whatever the room.
-    assert_eq!(cut(&s.as_ref(), 8, Some(Balance::Cells), tight, &|_| {}).unwrap().balance, Balance::Cells);
-    let bytes = cut(&s.as_ref(), 8, Some(Balance::Bytes), u64::MAX, &|_| {}).unwrap();
+    assert_eq!(cut(&s.as_ref(), 8, Some(Balance::Cells), tight, 0, &|_| {}).unwrap().balance, Balance::Cells);
+    let bytes = cut(&s.as_ref(), 8, Some(Balance::Bytes), u64::MAX, 0, &|_| {}).unwrap();
     assert_eq!(bytes.balance, Balance::Bytes);
     assert!(bytes.cut.max_bytes() < heaviest);
     // No room for any cut: the paper's, left for the caller to reject.
-    let none = cut(&s.as_ref(), 8, None, 1000, &|_| {}).unwrap();
+    let none = cut(&s.as_ref(), 8, None, 1000, 0, &|_| {}).unwrap();
     assert!(none.cut.max_bytes() > 1000);
 }
 
 #[test]
 fn byte_balanced_cut_is_deterministic() {
     let s = skewed(3000);
-    let a = balance_bytes(&s.as_ref(), counted(&s, 16), MAX_ROUNDS, &|_| {}).unwrap();
+    let a = balance_bytes(&s.as_ref(), counted(&s, 16), &[1; 16], MAX_ROUNDS, &|_| {}).unwrap();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-    let b = pool.install(|| balance_bytes(&s.as_ref(), counted(&s, 16), MAX_ROUNDS, &|_| {}).unwrap());
+    let b = pool.install(|| balance_bytes(&s.as_ref(), counted(&s, 16), &[1; 16], MAX_ROUNDS, &|_| {}).unwrap());
     assert_eq!(a.partition.order, b.partition.order);
     assert_eq!(a.counts, b.counts);
+}
+
+#[test]
+fn split_leaves_take_ids_with_one_more_bit() {
+    let s = skewed(4000);
+    let mut per_leaf = vec![1u8; 8];
+    (per_leaf[0], per_leaf[5]) = (2, 2);
+    let cut = balance_bytes(&s.as_ref(), counted(&s, 8), &per_leaf, MAX_ROUNDS, &|_| {}).unwrap();
+    let part = &cut.partition;
+    assert_eq!((part.shards(), part.depth, part.id_bits), (10, 3, 4));
+    assert_eq!(part.ids, [0, 1, 2, 4, 6, 8, 10, 11, 12, 14]);
+    assert_eq!(part.shards_per_leaf(), per_leaf);
+    assert!(worst_halves(&bytes(&cut.counts[..2])) <= BALANCE_TOLERANCE, "{:?}", bytes(&cut.counts));
+    // Blobs name shards by their ids, and every halo record leads to its cell.
+    let packed = pack_all(&s.as_ref(), part, &|| {}).unwrap();
+    assert_eq!(cut.counts, packed.iter().map(|p| p.counts).collect::<Vec<_>>());
+    for (i, p) in packed.iter().enumerate() {
+        let u = partition::unpack_shard(&p.blob).unwrap();
+        assert_eq!((u.header.shard_id, u.header.depth), (part.ids[i], 4));
+        for h in &u.halo {
+            let owner = part.ids.iter().position(|&id| id == h.shard).expect("a halo record names a shard's id");
+            let g = part.cells(owner)[h.cell as usize];
+            assert_eq!(s.positions[g as usize], [h.x, h.y, h.z]);
+        }
+    }
+}
+
+#[test]
+fn leaves_split_where_balanced_shards_do_not_fit() {
+    let s = skewed(4000);
+    let balanced = cut(&s.as_ref(), 8, Some(Balance::Bytes), u64::MAX, 0, &|_| {}).unwrap();
+    let budget = balanced.cut.max_bytes() * 3 / 4;
+    // No free tiles: the balanced cut, over budget, for the caller to reject.
+    let stuck = cut(&s.as_ref(), 8, None, budget, 0, &|_| {}).unwrap();
+    assert_eq!(stuck.cut.partition.shards(), 8);
+    assert!(stuck.cut.max_bytes() > budget);
+    // Free tiles for up to 8 splits: as many as it takes, the heaviest leaves first.
+    let split = cut(&s.as_ref(), 8, None, budget, 8, &|_| {}).unwrap();
+    let shards = split.cut.partition.shards();
+    assert!((9..=16).contains(&shards), "{shards} shards");
+    assert!(split.cut.max_bytes() <= budget, "{} > {budget}", split.cut.max_bytes());
+    assert_eq!(split.cut.partition.id_bits, 4);
 }

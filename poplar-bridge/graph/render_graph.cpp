@@ -57,8 +57,9 @@ std::string nodeName(const NodeSpec &n, std::size_t i) {
 }
 
 // A tracer's copies: the header the plan made, then the blobs it lists, each at
-// the offset the header gives it (tracer node s holds shard s).
-std::vector<uint8_t> copyRegion(const RenderSpec &spec, const NodeSpec &n, const std::string &name) {
+// the offset the header gives it; `tracerOf` finds the tracer holding a shard id.
+std::vector<uint8_t> copyRegion(const RenderSpec &spec, const NodeSpec &n, const std::string &name,
+                                const std::vector<int> &tracerOf) {
   foam_region_header h{};
   if (!n.copies.empty() && n.copies.size() != sizeof h)
     throw std::invalid_argument(name + ": copies must be a foam_region_header");
@@ -67,10 +68,10 @@ std::vector<uint8_t> copyRegion(const RenderSpec &spec, const NodeSpec &n, const
   if (h.count > FOAM_REGION_MAX_SHARDS) throw std::invalid_argument(name + ": too many shard copies");
   for (uint32_t k = 0; k < h.count; ++k) {
     const std::string what = name + ": copy " + std::to_string(k);
-    if (h.shard[k] >= spec.nodes.size() || spec.nodes[h.shard[k]].role != Role::Tracer || (k > 0 && h.shard[k] <= h.shard[k - 1]))
+    if (h.shard[k] >= tracerOf.size() || tracerOf[h.shard[k]] < 0 || (k > 0 && h.shard[k] <= h.shard[k - 1]))
       throw std::invalid_argument(what + " is not a tracer's shard in ascending order");
     if (h.offset[k] != region.size()) throw std::invalid_argument(what + " is not where the header puts it");
-    const NodeSpec &src = spec.nodes[h.shard[k]];
+    const NodeSpec &src = spec.nodes[(std::size_t)tracerOf[h.shard[k]]];
     if (src.shardOffset + src.shardBytes > spec.shardBytes.size()) throw std::invalid_argument(what + ": shard blob out of range");
     const uint8_t *blob = spec.shardBytes.data() + src.shardOffset;
     region.insert(region.end(), blob, blob + src.shardBytes);
@@ -122,6 +123,16 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
   std::vector<NodeTensors> t(spec.nodes.size());
   int generator = -1;
   std::vector<std::size_t> injectors;
+  // Which node is the tracer of each shard id (-1: none), for the shard copies.
+  std::vector<int> tracerOf;
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+    const NodeSpec &n = spec.nodes[i];
+    if (n.role != Role::Tracer || n.params.size() != sizeof(foam_params)) continue;
+    foam_params p;
+    std::memcpy(&p, n.params.data(), sizeof p);
+    if (p.shard >= tracerOf.size()) tracerOf.resize(p.shard + 1, -1);
+    tracerOf[p.shard] = (int)i;
+  }
 
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec &n = spec.nodes[i];
@@ -139,7 +150,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
         throw std::invalid_argument(name + ": shard blob out of range");
       x.shard = constBytes(g, n.tile, spec.shardBytes.data() + n.shardOffset, n.shardBytes, name + "/shard");
       {
-        const std::vector<uint8_t> held = copyRegion(spec, n, name);
+        const std::vector<uint8_t> held = copyRegion(spec, n, name, tracerOf);
         x.copies = constBytes(g, n.tile, held.data(), held.size(), name + "/copies");
       }
       x.camera = bytes(g, n.tile, sizeof(foam_camera), name + "/camera");

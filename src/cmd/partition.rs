@@ -117,12 +117,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let name = args.scene.display();
 
     let t0 = Instant::now();
-    let (method, balance, part) = match args.method {
+    let (balance, part) = match args.method {
         MethodArg::Octree => {
             let bar = progress::spinner("cutting (octree)");
             let part = partition::partition(&view, args.shards, Method::Octree).with_context(|| format!("{name}"))?;
             bar.finish_and_clear();
-            (Method::Octree, Balance::Cells, part)
+            (Balance::Cells, part)
         }
         MethodArg::Kdtree => {
             let balance = match args.balance {
@@ -131,10 +131,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 BalanceArg::Bytes => Some(Balance::Bytes),
             };
             let bar = progress::spinner("cutting");
-            let cut = partition::cut(&view, args.shards, balance, footprint.shard_budget(), &|m| bar.set_message(m.to_string()))
+            let (budget, splits) = (footprint.shard_budget(), options.free_splits(args.shards));
+            let cut = partition::cut(&view, args.shards, balance, budget, splits, &|m: &str| bar.set_message(m.to_string()))
                 .with_context(|| format!("{name}"))?;
             bar.finish_and_clear();
-            (Method::Kdtree, cut.balance, cut.cut.partition)
+            (cut.balance, cut.cut.partition)
         }
     };
     let t_partition = t0.elapsed().as_secs_f64();
@@ -143,9 +144,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let t_pack = t0.elapsed().as_secs_f64() - t_partition;
     let counts: Vec<_> = packed.into_iter().map(|p| p.counts).collect();
-    let report = PartitionReport::new(method, balance, scene.len(), &counts, &footprint);
+    let report = PartitionReport::new(&part, balance, &counts, &footprint);
     if args.require_fit {
-        check_fit(&counts, balance, &footprint).map_err(|e| CheckFailed(format!("{name}: {e}")))?;
+        check_fit(&part, &counts, balance, &footprint).map_err(|e| CheckFailed(format!("{name}: {e}")))?;
     }
 
     if let Some(dir) = &args.report {
@@ -172,8 +173,9 @@ fn print_table(name: &str, r: &PartitionReport, layout: RayLayout, (width, heigh
         Balance::Bytes => "shard bytes balanced",
     };
     println!("scene        {name}: {} cells", r.cells);
+    let split = if r.split_leaves > 0 { format!(", {} leaves split onto free tiles", r.split_leaves) } else { String::new() };
     println!(
-        "shards       {} ({method}, depth {}, {balance}), layout {} ({} B/ray), {width}x{height}",
+        "shards       {} ({method}, depth {}, {balance}{split}), layout {} ({} B/ray), {width}x{height}",
         r.shard_count,
         r.depth,
         layout.name(),

@@ -183,11 +183,18 @@ impl DeviceRenderer {
 
         let shards = self.plan.shards();
         self.session.read_tensor(poplar_bridge::PIXELS_HANDLE, &mut self.px_bytes)?;
-        // The slices hold the pixels dealt out round-robin (layout.h foam_camera):
-        // put them back in scan order; slots past the frame must stay unwritten.
+        // The slices hold the pixels dealt out round-robin over the k-d tree's
+        // leaves (layout.h foam_camera): put them back in scan order; slots past the
+        // frame must stay unwritten.
         let slices: Vec<foam_pixel> = read_records(&self.px_bytes);
         let slots = self.plan.slice_pixels as usize;
-        let mut pixels: Vec<foam_pixel> = (0..shards * slots).map(|p| slices[(p % shards) * slots + p / shards]).collect();
+        let homes = 1usize << self.plan.partition.depth;
+        let mut pixels: Vec<foam_pixel> = (0..homes * slots)
+            .map(|p| {
+                let (tracer, slot) = self.plan.home_tracer(p);
+                slices[tracer * slots + slot]
+            })
+            .collect();
         // Rays kept where they finished (layout.h foam_result; pixel 0: an empty slot).
         self.session.read_tensor(poplar_bridge::RESULTS_HANDLE, &mut self.res_bytes)?;
         for rec in self.res_bytes.chunks_exact(size_of::<foam_result>()) {

@@ -304,6 +304,13 @@ pub fn copy_budget(o: &DeviceOptions, ray_bytes: u32, shard_bytes: u32, slice_pi
 }
 
 impl DeviceOptions {
+    /// Leaves of a `shards`-shard k-d tree that can be split in two on the tiles its
+    /// router tree leaves free (see [`super::tree::Tree::free_splits`]).
+    pub fn free_splits(&self, shards: u64) -> usize {
+        let depth = shards.trailing_zeros();
+        super::tree::Tree::free_splits(depth, self.tiles, &self.fanout, self.injectors)
+    }
+
     /// Whether [`DevicePlan::for_camera`](super::DevicePlan::for_camera) sizes and
     /// places the tracer links for its camera: asked to, and no link sizes given.
     pub fn sizes_links_to_camera(&self) -> bool {

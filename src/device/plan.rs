@@ -58,6 +58,8 @@ pub struct DevicePlan {
     block_slots: u32,
     /// How long making this plan took, step by step.
     pub times: PlanTimes,
+    /// Each k-d leaf's first shard, whose tracer holds the leaf's framebuffer slice.
+    home_of_leaf: Vec<usize>,
 }
 
 impl DevicePlan {
@@ -169,8 +171,9 @@ impl DevicePlan {
         let sref = scene.partition_view();
         sref.validate()?;
         let footprint = tracer_footprint(options, width, height, shards);
-        let cut = partition::cut(&sref, shards, None, footprint.shard_budget(), &|what| progress.step(what, None))?;
-        check_fit(&cut.cut.counts, cut.balance, &footprint)?;
+        let splits = options.free_splits(shards);
+        let cut = partition::cut(&sref, shards, None, footprint.shard_budget(), splits, &|what| progress.step(what, None))?;
+        check_fit(&cut.cut.partition, &cut.cut.counts, cut.balance, &footprint)?;
         let partition_s = t0.elapsed().as_secs_f64();
         progress.step("packing shards", Some(shards));
         let packed = partition::pack_all(&sref, &cut.cut.partition, &|| progress.item())?;
@@ -190,12 +193,17 @@ impl DevicePlan {
         options: &DeviceOptions,
         neighbours: Neighbours,
     ) -> Result<DevicePlan, DeviceError> {
-        let depth = partition::check_shard_count(packed.len() as u64)?;
-        let mut tree = Tree::new(depth, options.tiles, &options.fanout, options.injectors)?;
+        let mut tree = Tree::with_leaves(&part.shards_per_leaf(), options.tiles, &options.fanout, options.injectors)?;
         if options.direct_capacity > 0 {
             tree.add_direct_lanes();
         }
         let direct = tree.direct_targets();
+        let mut home_of_leaf = Vec::with_capacity(1 << part.depth);
+        for (s, &id) in part.ids.iter().enumerate() {
+            if id & 1 == 0 || part.id_bits == part.depth {
+                home_of_leaf.push(s);
+            }
+        }
 
         let ray_bytes = (options.layout.payload_bytes() as usize + if options.hops { size_of::<foam_ray_hops>() } else { 0 }) as u32;
         let mut resolved = options.clone();
@@ -204,7 +212,8 @@ impl DevicePlan {
         }
         let options = &resolved;
         let pixels = width as u64 * height as u64;
-        let slice_pixels = pixels.div_ceil(packed.len() as u64) as u32;
+        // One slice per leaf of the k-d tree (see [`DevicePlan::home_tracer`]).
+        let slice_pixels = pixels.div_ceil(1 << part.depth) as u32;
         let budget = partition::MK2_TILE_BYTES;
         if let Some((s, p)) = packed.iter().enumerate().find(|(_, p)| p.blob.len() as u64 > budget) {
             return Err(DeviceError::Options(format!(
@@ -238,7 +247,7 @@ impl DevicePlan {
         }
         let mut router_queue = vec![0u32; tree.nodes.len()];
         for (i, n) in tree.nodes.iter().enumerate().filter(|(_, n)| n.role == Role::Router) {
-            let (child, parent) = (options.edge_capacity(n.level - 1), options.edge_capacity(n.level));
+            let (child, parent) = (options.edge_capacity(n.level - 1), options.edge_capacity(n.edge_level));
             let q = options.router_queue_capacity(ray_bytes, tile, n.fanout, child, parent, n.inject_lanes, inject_capacity(&tree, i, options));
             if q < child.max(parent) {
                 return Err(DeviceError::Options(format!(
@@ -271,7 +280,8 @@ impl DevicePlan {
             .enumerate()
             .map(|(i, n)| {
                 let mut params = node_params(&tree, i, options, ray_bytes, spill, router_queue[i], (width, height), block_slots);
-                let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[n.prefix as usize] } else { (0, 0) };
+                // Tracer node s holds shard s (whose id is its prefix).
+                let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[i] } else { (0, 0) };
                 // A tracer's side links lead to tracers (node s holds shard s); an
                 // injector's direct lanes to the routers under the root, lane k to child k.
                 let sides: Vec<u32> = match n.role {
@@ -283,11 +293,11 @@ impl DevicePlan {
                 if n.role == Role::Tracer {
                     params.result_slots = result_slots[i];
                     for (k, &s) in sides.iter().enumerate() {
-                        params.side_shard[k] = s as u16;
+                        params.side_shard[k] = part.ids[s as usize];
                     }
                 }
                 let held = if n.role == Role::Tracer && !copies[i].is_empty() {
-                    record_bytes(&region_header(&copies[i], &|s| packed[s].blob.len()).0)
+                    record_bytes(&region_header(&copies[i], &part.ids, &|s| packed[s].blob.len()).0)
                 } else {
                     Vec::new()
                 };
@@ -328,11 +338,21 @@ impl DevicePlan {
             groups,
             block_slots,
             times: PlanTimes::default(),
+            home_of_leaf,
         })
     }
 
     pub fn shards(&self) -> usize {
         self.tree.tracers()
+    }
+
+    /// The tracer whose framebuffer slice holds pixel `p`, and the slot there: pixels
+    /// are dealt out over the leaves of the k-d tree (layout.h foam_camera), pixel p
+    /// to the shard with id `(p % leaves) << id_bits - depth`: the leaf's only shard,
+    /// or the first half of a split leaf.
+    pub fn home_tracer(&self, p: usize) -> (usize, usize) {
+        let leaves = 1usize << self.partition.depth;
+        (self.home_of_leaf[p % leaves], p / leaves)
     }
 
     /// Bytes of all tracers' result stores as the host reads them (the graph gives
@@ -374,11 +394,12 @@ impl DevicePlan {
             width: cam.width,
             height: cam.height,
             t_stop: self.options.t_stop,
-            start_shard: owner as u16,
+            start_shard: self.partition.ids[owner],
             start_cell: self.partition.local_index(start) as u16,
             slice_pixels: self.slice_pixels,
             frame,
-            tracers: self.shards() as u32,
+            homes: 1 << self.partition.depth,
+            home_shift: self.partition.id_bits - self.partition.depth,
         };
         let (order, chosen) = self.sample_frame(scene, cam, start, owner);
         let chosen: Vec<Vec<u8>> = chosen.iter().map(|shards| self.camera_region(shards)).collect();
@@ -451,7 +472,7 @@ impl DevicePlan {
     /// [`super::region::choose`]), listed by shard id so the injector can search it.
     pub fn camera_region(&self, shards: &[usize]) -> Vec<u8> {
         let bytes = |s: usize| self.spec.nodes[s].shard_bytes;
-        let (header, sorted) = region_header(shards, &bytes);
+        let (header, sorted) = region_header(shards, &self.partition.ids, &bytes);
         assert!(header.total_bytes as usize <= self.spec.region_bytes, "camera region over its budget");
         let mut region = record_bytes(&header);
         for s in sorted {
@@ -463,18 +484,18 @@ impl DevicePlan {
     }
 }
 
-/// The directory of a region holding copies of `shards` (blobs of `bytes(s)` bytes)
-/// and the shards in the order their blobs follow it: by ascending id, so that a
-/// tile can search it. The same layout serves injectors' camera regions and
-/// tracers' shard copies.
-fn region_header(shards: &[usize], bytes: &dyn Fn(usize) -> usize) -> (foam_region_header, Vec<usize>) {
+/// The directory of a region holding copies of `shards` (blobs of `bytes(s)` bytes),
+/// listed by their `ids`, and the shards in the order their blobs follow it: by
+/// ascending id (shard order is id order), so that a tile can search it. The same
+/// layout serves injectors' camera regions and tracers' shard copies.
+fn region_header(shards: &[usize], ids: &[u16], bytes: &dyn Fn(usize) -> usize) -> (foam_region_header, Vec<usize>) {
     let mut sorted = shards.to_vec();
     sorted.sort_unstable();
     assert!(sorted.len() <= REGION_SHARDS, "more shards than a region lists");
     let mut header = foam_region_header { count: 0, total_bytes: 0, shard: [0; REGION_SHARDS], offset: [0; REGION_SHARDS] };
     let mut at = size_of::<foam_region_header>();
     for &s in &sorted {
-        header.shard[header.count as usize] = s as u16;
+        header.shard[header.count as usize] = ids[s];
         header.offset[header.count as usize] = at as u32;
         header.count += 1;
         at += bytes(s);
@@ -516,8 +537,13 @@ pub fn tracer_footprint(options: &DeviceOptions, width: u32, height: u32, shards
 }
 
 /// One line naming the heaviest tracer tile, its bytes and the budget, unless every
-/// shard of `counts` (a cut balancing `balance`) fits beside `footprint`.
-pub fn check_fit(counts: &[partition::ShardCounts], balance: partition::Balance, footprint: &partition::TracerFootprint) -> Result<(), DeviceError> {
+/// shard of `part` (with `counts`, a cut balancing `balance`) fits beside `footprint`.
+pub fn check_fit(
+    part: &Partition,
+    counts: &[partition::ShardCounts],
+    balance: partition::Balance,
+    footprint: &partition::TracerFootprint,
+) -> Result<(), DeviceError> {
     if footprint.shard_budget() == 0 {
         let items: Vec<String> = footprint.items().iter().map(|(label, b)| format!("{label} {b} B")).collect();
         return Err(DeviceError::Options(format!(
@@ -542,8 +568,13 @@ pub fn check_fit(counts: &[partition::ShardCounts], balance: partition::Balance,
         partition::Balance::Cells => "cell counts",
         partition::Balance::Bytes => "shard bytes",
     };
+    let leaves = 1usize << part.depth;
+    let split = match counts.len() - leaves {
+        0 => String::new(),
+        k => format!(" and {k} of its {leaves} leaves split onto free tiles"),
+    };
     Err(DeviceError::Options(format!(
-        "the scene does not fit one Mk2 in {} shards with {balanced} balanced: tracer tile {s} needs {tile} B ({} B of shard, {} B of buffers and code), {} B over the {} B budget{entries}; {over} tiles are over",
+        "the scene does not fit one Mk2 in {} shards with {balanced} balanced{split}: tracer tile {s} needs {tile} B ({} B of shard, {} B of buffers and code), {} B over the {} B budget{entries}; {over} tiles are over",
         counts.len(),
         c.bytes,
         footprint.fixed(),
@@ -617,7 +648,7 @@ fn node_params(
         block_w: 0,
         block_h: 0,
         drain_iters: 0,
-        parent_capacity: if n.role == Role::Router { o.edge_capacity(n.level) } else { 0 },
+        parent_capacity: if n.role == Role::Router { o.edge_capacity(n.edge_level) } else { 0 },
         result_slots: 0, // set per tracer by the plan, as are side lanes
         inject_lanes: n.inject_lanes,
         inject_capacity: if n.inject_lanes > 0 { inject_capacity(tree, i, o) } else { 0 },

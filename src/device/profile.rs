@@ -76,7 +76,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
             Role::Tracer => (edge(0) + k * side_edge, 1 + k),
             // Injector lanes carry only a credit header down.
             Role::Router => {
-                (n.fanout as u64 * edge(n.level - 1) + edge(n.level) + n.inject_lanes as u64 * LINK_HEADER_BYTES, n.fanout as u64 + 1)
+                (n.fanout as u64 * edge(n.level - 1) + edge(n.edge_level) + n.inject_lanes as u64 * LINK_HEADER_BYTES, n.fanout as u64 + 1)
             }
             Role::Generator => (edge(n.level - 1), 1),
             // Its edge to the root and its direct lanes.

@@ -8,6 +8,12 @@
 //! Wider routers make paths shorter: a ray crossing between two shards climbs to
 //! their lowest common router and back, and with 16 children per router most
 //! crossings of a 1024-shard k-d tree stay under one router instead of three.
+//!
+//! A leaf of the k-d tree may be split into two shards on tiles the tree leaves
+//! free (see [`partition::cut`]): then every shard id has one more bit, the two
+//! halves hang off a router of two children of their own in the leaf's place, and
+//! every other leaf's tracer takes the id ending in 0. The routers above read the
+//! same bits as before, one place higher.
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -37,14 +43,23 @@ pub struct Node {
     pub prefix: u32,
     /// Routers: shard-id bits below their children (`child = (s >> level_shift) & (fanout-1)`).
     pub level_shift: u32,
-    /// Router level above the tracers (1 = parents of tracers); 0 for tracers.
+    /// Router level above the tracers (1 = parents of tracers, and the routers of
+    /// split leaves); 0 for tracers.
     pub level: u32,
+    /// Level of the edge to its parent, whose link capacity it takes: a router's
+    /// level, 0 for tracers and for the router of a split leaf (which sits in a
+    /// tracer's place).
+    pub edge_level: u32,
 }
 
 #[derive(Clone, Debug)]
 pub struct Tree {
+    /// Levels of the k-d tree above its leaves.
     pub depth: u32,
+    /// Bits of a shard id: `depth`, or one more with split leaves.
+    pub id_bits: u32,
     pub nodes: Vec<Node>,
+    tracers: usize,
     root: usize,
     generator: usize,
 }
@@ -87,89 +102,97 @@ impl Tree {
         if !(1..=15).contains(&depth) {
             return Err(TreeError::BadDepth { shards: 1u64 << depth.min(63) });
         }
+        Tree::with_leaves(&vec![1; 1 << depth], tiles_available, fanouts, injectors)
+    }
+
+    /// As [`new`](Self::new) for a k-d tree of `shards_per_leaf.len()` leaves (a power
+    /// of two), each 1 shard or 2 for a split leaf: tracers in shard order, the
+    /// split leaves' routers first among the routers.
+    pub fn with_leaves(shards_per_leaf: &[u8], tiles_available: u32, fanouts: &[u32], injectors: u32) -> Result<Tree, TreeError> {
+        let leaves = shards_per_leaf.len();
+        let depth = leaves.trailing_zeros();
+        let split = shards_per_leaf.contains(&2);
+        let id_bits = depth + split as u32;
+        let shards = shards_per_leaf.iter().map(|&k| k as u64).sum::<u64>();
+        if !leaves.is_power_of_two() || !(1..=15).contains(&id_bits) || shards_per_leaf.iter().any(|&k| !(1..=2).contains(&k)) {
+            return Err(TreeError::BadDepth { shards });
+        }
         check_fanouts(fanouts)?;
-        let tracers = 1u32 << depth;
-        let mut nodes: Vec<Node> = (0..tracers)
-            .map(|s| Node {
-                role: Role::Tracer,
-                tile: s,
-                parent: None,
-                lane: 0,
-                fanout: 0,
-                inject_lanes: 0,
-                subtree_shift: 0,
-                prefix: s,
-                level_shift: 0,
-                level: 0,
-            })
-            .collect();
-        let mut level: Vec<usize> = (0..tracers as usize).collect();
-        let mut shift = 0;
+        let node = |role, tile, fanout, (subtree_shift, prefix, level_shift), level| Node {
+            role,
+            tile,
+            parent: None,
+            lane: 0,
+            fanout,
+            inject_lanes: 0,
+            subtree_shift,
+            prefix,
+            level_shift,
+            level,
+            edge_level: level,
+        };
+        let mut nodes: Vec<Node> = Vec::with_capacity(shards as usize);
+        for (leaf, &k) in shards_per_leaf.iter().enumerate() {
+            for half in 0..k as u32 {
+                let id = (leaf as u32) << split as u32 | half;
+                nodes.push(node(Role::Tracer, nodes.len() as u32, 0, (0, id, 0), 0));
+            }
+        }
+        let tracers = nodes.len();
+        // Level by level, each subtree as (node, its shard-id prefix above `shift`).
+        let mut level: Vec<(usize, u32)> = Vec::with_capacity(leaves);
+        let mut next_tracer = 0;
+        for (leaf, &k) in shards_per_leaf.iter().enumerate() {
+            if k == 1 {
+                level.push((next_tracer, leaf as u32));
+            } else {
+                let id = nodes.len();
+                nodes.push(Node { edge_level: 0, ..node(Role::Router, id as u32, 2, (1, leaf as u32, 0), 1) });
+                for half in 0..2 {
+                    nodes[next_tracer + half].parent = Some(id);
+                    nodes[next_tracer + half].lane = half as u32;
+                }
+                level.push((id, leaf as u32));
+            }
+            next_tracer += k as usize;
+        }
+        let mut shift = split as u32;
         let mut lvl = 0;
-        while shift < depth {
+        while shift < id_bits {
             let want = fanouts[(lvl as usize).min(fanouts.len() - 1)].trailing_zeros();
-            let bits = want.min(depth - shift);
+            let bits = want.min(id_bits - shift);
             let fanout = 1u32 << bits;
             lvl += 1;
             let mut next = Vec::with_capacity(level.len() / fanout as usize);
             for group in level.chunks(fanout as usize) {
                 let id = nodes.len();
-                let prefix = nodes[group[0]].prefix >> bits;
-                nodes.push(Node {
-                    role: Role::Router,
-                    tile: id as u32,
-                    parent: None,
-                    lane: 0,
-                    fanout,
-                    inject_lanes: 0,
-                    subtree_shift: shift + bits,
-                    prefix,
-                    level_shift: shift,
-                    level: lvl,
-                });
-                for &c in group {
+                let prefix = group[0].1 >> bits;
+                nodes.push(node(Role::Router, id as u32, fanout, (shift + bits, prefix, shift), lvl));
+                for &(c, p) in group {
                     nodes[c].parent = Some(id);
-                    nodes[c].lane = nodes[c].prefix & (fanout - 1);
+                    nodes[c].lane = p & (fanout - 1);
                 }
-                next.push(id);
+                next.push((id, prefix));
             }
             level = next;
             shift += bits;
         }
-        let root = level[0];
+        let root = level[0].0;
         let root_fanout = nodes[root].fanout;
         if !(1..=MAX_INJECTORS).contains(&injectors) {
             return Err(TreeError::BadInjectors(injectors));
         }
         let generator = nodes.len();
-        nodes.push(Node {
-            role: Role::Generator,
-            tile: generator as u32,
-            parent: None,
-            lane: 0,
-            fanout: 1,
-            inject_lanes: 0,
-            subtree_shift: depth,
-            prefix: 0,
-            level_shift: depth,
-            level: lvl + 1,
-        });
+        nodes.push(node(Role::Generator, generator as u32, 1, (id_bits, 0, id_bits), lvl + 1));
         nodes[root].parent = Some(generator);
         nodes[root].lane = 0;
         nodes[root].inject_lanes = injectors;
         for i in 0..injectors {
             let id = nodes.len();
             nodes.push(Node {
-                role: Role::Injector,
-                tile: id as u32,
                 parent: Some(root),
                 lane: root_fanout + i,
-                fanout: 0,
-                inject_lanes: 0,
-                subtree_shift: depth,
-                prefix: 0,
-                level_shift: depth,
-                level: lvl + 1,
+                ..node(Role::Injector, id as u32, 0, (id_bits, 0, id_bits), lvl + 1)
             });
         }
         let needed = nodes.len() as u64;
@@ -182,11 +205,17 @@ impl Tree {
                 available: tiles_available,
             });
         }
-        Ok(Tree { depth, nodes, root, generator })
+        Ok(Tree { depth, id_bits, nodes, tracers, root, generator })
+    }
+
+    /// Tiles a tree of `2^depth` unsplit leaves leaves free on a target of
+    /// `tiles_available`, halved: each split leaf takes a tracer and a router more.
+    pub fn free_splits(depth: u32, tiles_available: u32, fanouts: &[u32], injectors: u32) -> usize {
+        Tree::new(depth, tiles_available, fanouts, injectors).map_or(0, |t| (tiles_available as usize).saturating_sub(t.nodes.len()) / 2)
     }
 
     pub fn tracers(&self) -> usize {
-        1usize << self.depth
+        self.tracers
     }
 
     pub fn routers(&self) -> impl Iterator<Item = &Node> {
@@ -207,9 +236,13 @@ impl Tree {
     }
 
     /// Gives every router under the root a lane per injector: the injectors' direct
-    /// lanes, which carry primary rays past the root. A root over tracers gets none.
+    /// lanes, which carry primary rays past the root. A root with tracers among its
+    /// children gets none: an injector's lanes lead to every child of the root.
     pub fn add_direct_lanes(&mut self) {
         let (root, injectors) = (self.root, self.nodes[self.root].inject_lanes);
+        if self.nodes.iter().any(|n| n.parent == Some(root) && n.role == Role::Tracer) {
+            return;
+        }
         for n in self.nodes.iter_mut().filter(|n| n.parent == Some(root) && n.role == Role::Router) {
             n.inject_lanes = injectors;
         }
@@ -228,13 +261,28 @@ impl Tree {
     /// Router hops on the tree path between two tracers (up to the lowest common
     /// router and down again): the minimum a ray pays to move between shards.
     pub fn path_hops(&self, a: u32, b: u32) -> u32 {
-        let mut x = a as usize;
-        let mut y = b as usize;
+        let height = |mut x: usize| {
+            let mut h = 0;
+            while let Some(p) = self.nodes[x].parent {
+                x = p;
+                h += 1;
+            }
+            h
+        };
+        let (mut x, mut y) = (a as usize, b as usize);
+        let (mut hx, mut hy) = (height(x), height(y));
         let mut hops = 0u32;
+        // Routers passed: climbing from x and from y to the lowest common router,
+        // which both climbs reach (counted once).
         while x != y {
-            x = self.nodes[x].parent.expect("tracers have parents");
-            y = self.nodes[y].parent.expect("tracers have parents");
-            hops += 2;
+            if hx >= hy {
+                x = self.nodes[x].parent.expect("tracers have parents");
+                hx -= 1;
+            } else {
+                y = self.nodes[y].parent.expect("tracers have parents");
+                hy -= 1;
+            }
+            hops += 1;
         }
         hops.saturating_sub(1)
     }
@@ -331,6 +379,50 @@ mod tests {
         assert_eq!(t.nodes[t.root()].fanout + t.nodes[t.root()].inject_lanes, 24);
     }
 
+    /// Walks down from the root by shard-id bits, as the router codelets do.
+    fn route_down(t: &Tree, id: u32) -> usize {
+        let mut at = t.root();
+        while t.nodes[at].role == Role::Router {
+            let n = &t.nodes[at];
+            assert_eq!(id >> n.subtree_shift, n.prefix, "id {id} routed into the wrong subtree");
+            let lane = (id >> n.level_shift) & (n.fanout - 1);
+            at = t.nodes.iter().position(|c| c.parent == Some(at) && c.lane == lane && c.role != Role::Injector).unwrap();
+        }
+        at
+    }
+
+    #[test]
+    fn split_leaves_hang_off_routers_of_two_and_ids_gain_a_bit() {
+        // 64 leaves, every third split in two.
+        let per: Vec<u8> = (0..64).map(|l| if l % 3 == 0 { 2 } else { 1 }).collect();
+        let t = Tree::with_leaves(&per, 1472, &[16, 8], 8).unwrap();
+        assert_eq!((t.depth, t.id_bits, t.tracers()), (6, 7, 64 + 22));
+        let ids: Vec<u32> = (0..t.tracers()).map(|i| t.nodes[i].prefix).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "tracers in id order");
+        assert_eq!(&ids[..4], &[0, 1, 2, 4]);
+        for (i, &id) in ids.iter().enumerate() {
+            assert_eq!((t.nodes[i].role, t.nodes[i].tile), (Role::Tracer, i as u32));
+            assert_eq!(route_down(&t, id), i);
+        }
+        let pairs: Vec<&Node> = t.routers().filter(|n| n.fanout == 2).collect();
+        assert_eq!(pairs.len(), 22);
+        assert!(pairs.iter().all(|n| (n.level, n.edge_level, n.level_shift, n.subtree_shift) == (1, 0, 0, 1)));
+        assert!(t.routers().filter(|n| n.fanout != 2).all(|n| n.edge_level == n.level && n.level_shift >= 1));
+        // The halves of leaf 0 are one router apart; leaf 1 is one more away from them.
+        assert_eq!(t.path_hops(0, 1), 1);
+        assert_eq!(t.path_hops(0, 2), 2);
+        assert_eq!(t.path_hops(2, 3), 1);
+        assert_eq!(t.path_hops(2, 0), t.path_hops(0, 2));
+        // 64 tracers + 4 + 1 routers, generator, 8 injectors: the rest is free.
+        assert_eq!(Tree::free_splits(6, 1472, &[16, 8], 8), (1472 - 78) / 2);
+        assert_eq!(Tree::free_splits(10, 1472, &[16, 8], 8), (1472 - 1106) / 2);
+        let e = Tree::with_leaves(&vec![2; 1024], 1472, &[16, 8], 8).unwrap_err();
+        assert!(e.to_string().contains("the target has 1472"), "{e}");
+        assert!(Tree::with_leaves(&[1, 3], 1472, &[16], 1).is_err());
+        // Unsplit leaves give the tree of `new`.
+        assert_eq!(Tree::with_leaves(&[1; 1024], 1472, &[16, 8], 8).unwrap().nodes, Tree::new(10, 1472, &[16, 8], 8).unwrap().nodes);
+    }
+
     #[test]
     fn direct_lanes_reach_every_router_under_the_root() {
         let mut t = Tree::new(10, 1472, &[16, 8], 8).unwrap();
@@ -344,9 +436,13 @@ mod tests {
         }
         // Only the routers under the root: the level-1 routers keep none.
         assert_eq!(t.routers().filter(|n| n.inject_lanes > 0).count(), 1 + 8);
-        // A root over tracers has no routers under it to reach.
+        // A root over tracers has no routers under it to reach, nor one over tracers
+        // and the routers of split leaves.
         let mut small = Tree::new(4, 1472, &[16], 3).unwrap();
         small.add_direct_lanes();
         assert!(small.direct_targets().is_empty());
+        let mut split = Tree::with_leaves(&[1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], 1472, &[16], 3).unwrap();
+        split.add_direct_lanes();
+        assert!(split.direct_targets().is_empty() && split.routers().all(|n| n.inject_lanes == 0 || n.parent == Some(split.generator())));
     }
 }

@@ -86,14 +86,17 @@ typedef struct foam_camera {
   float t_stop;         /* a ray stops once transmittance T <= t_stop */
   uint16_t start_shard; /* shard and local cell holding the site nearest the camera */
   uint16_t start_cell;
-  /* The framebuffer is dealt out pixel by pixel: pixel p lives on tracer p % tracers
-   * in slot p / tracers. Rays finish in scan order, roughly, so contiguous slices
-   * would send a whole row's finished rays to two tracers under one router. */
+  /* The framebuffer is dealt out pixel by pixel over the leaves of the k-d tree:
+   * pixel p lives in slot p / homes of the shard with id (p % homes) << home_shift
+   * (foam_home): the leaf's shard, or the first half of a split leaf. Rays finish in
+   * scan order, roughly, so contiguous slices would send a whole row's finished
+   * rays to two tracers under one router. */
   uint32_t slice_pixels; /* framebuffer slots per tracer */
   uint32_t frame;        /* frame number, for sanity checks */
-  uint32_t tracers;      /* tracer tiles (shards) */
+  uint32_t homes;        /* tracers holding framebuffer slices: the k-d tree's leaves */
+  uint32_t home_shift;   /* 1 if some leaf is split (shard ids have a bit more), else 0 */
 } foam_camera;
-FOAM_STATIC_ASSERT(sizeof(foam_camera) == 92, "foam_camera is 92 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_camera) == 96, "foam_camera is 96 bytes");
 
 /* ---- camera region (injector tiles) -------------------------------------------
  * Copies of the shards an injector's rays cross first, written by the host with

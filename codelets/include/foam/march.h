@@ -164,11 +164,12 @@ static inline uint32_t foam_pixel_index(const foam_camera *cam, uint32_t px) {
   return foam_px_y(px) * cam->width + foam_px_x(px);
 }
 
-/* The tracer whose framebuffer slice holds pixel `pixel` (layout.h foam_camera:
- * pixel % tracers). Tracers are 2^depth shards, so a mask: the IPU divides integers
- * in software, and this runs for every finished ray. */
+/* Id of the shard whose tracer holds pixel `pixel`'s framebuffer slot (layout.h
+ * foam_camera: (pixel % homes) << home_shift). Homes are the 2^depth leaves of the
+ * k-d tree, so a mask: the IPU divides integers in software, and this runs for every
+ * finished ray. */
 static inline uint32_t foam_pixel_home(const foam_camera *cam, uint32_t pixel) {
-  return pixel & (cam->tracers - 1u);
+  return (pixel & (cam->homes - 1u)) << cam->home_shift;
 }
 
 /* One marching visit of a ray with origin `o` and direction `d` (foam_camera_ray
