@@ -148,39 +148,64 @@ fn surface_counts(preset: &Preset, budget: usize) -> Vec<usize> {
     counts
 }
 
-fn place_surfaces(preset: &Preset, budget: usize, seed: u64, sites: &mut Sites) {
+/// One site to place near a surface: where on it, its colour there, a density
+/// jitter, the surface's site spacing (`spacing(area, sites)`) and how deep its solid
+/// goes.
+struct SurfaceSite {
+    at: shapes::Sample,
+    rgb: V3,
+    jitter: f64,
+    spacing: f64,
+    depth: f64,
+}
+
+/// Shares `budget` sites over the surfaces and calls `place` for each with its
+/// surface's own random stream.
+fn for_surface_sites(
+    preset: &Preset,
+    budget: usize,
+    seed: u64,
+    spacing: impl Fn(f64, usize) -> f64,
+    mut place: impl FnMut(&mut Rng, SurfaceSite),
+) {
     let counts = surface_counts(preset, budget);
     for (idx, (surf, &count)) in preset.surfaces.iter().zip(&counts).enumerate() {
         let mut r = Rng::stream(seed, 100 + idx as u64);
-        let spacing = (surf.shape.area() / (SKIN * count.max(1) as f64)).sqrt();
-        let sigma = OPACITY / spacing;
-        let depth = surf.shape.depth();
+        let (spacing, depth) = (spacing(surf.shape.area(), count.max(1)), surf.shape.depth());
         for _ in 0..count {
-            let s = surf.shape.sample(&mut r);
-            let rgb = surf.pattern.colour(s.p);
+            let at = surf.shape.sample(&mut r);
+            let rgb = surf.pattern.colour(at.p);
             let jitter = r.range(0.8, 1.2);
-            if r.f64() < SKIN {
-                // A slab one spacing thick: skin cells are about as deep as they are wide,
-                // which keeps the neighbour searches short.
-                let h = spacing * r.range(-0.5, 0.5);
-                sites.push(shapes::offset(s.p, s.n, h), sigma * jitter, rgb);
-                continue;
-            }
-            // Layer j sits ~2^(j-1) spacings off the surface and holds 1/4 of layer j-1's
-            // sites, so its lateral spacing grows with its height and cells stay round.
-            let mut j = 1;
-            while j < 10 && r.f64() < 0.25 {
-                j += 1;
-            }
-            let h = spacing * (0.5 + (1u32 << (j - 1)) as f64 * r.range(0.6, 1.4));
-            if r.f64() < 0.6 {
-                sites.push(shapes::offset(s.p, s.n, h), 1e-3 * r.f64(), rgb);
-            } else {
-                let h = h.min(depth * r.range(0.3, 1.0));
-                sites.push(shapes::offset(s.p, s.n, -h), 0.5 * sigma * jitter, rgb);
-            }
+            place(&mut r, SurfaceSite { at, rgb, jitter, spacing, depth });
         }
     }
+}
+
+fn place_surfaces(preset: &Preset, budget: usize, seed: u64, sites: &mut Sites) {
+    let spacing = |area: f64, count: usize| (area / (SKIN * count as f64)).sqrt();
+    for_surface_sites(preset, budget, seed, spacing, |r, x| {
+        let (s, sigma) = (&x.at, OPACITY / x.spacing);
+        if r.f64() < SKIN {
+            // A slab one spacing thick: skin cells are about as deep as they are wide,
+            // which keeps the neighbour searches short.
+            let h = x.spacing * r.range(-0.5, 0.5);
+            sites.push(shapes::offset(s.p, s.n, h), sigma * x.jitter, x.rgb);
+            return;
+        }
+        // Layer j sits ~2^(j-1) spacings off the surface and holds 1/4 of layer j-1's
+        // sites, so its lateral spacing grows with its height and cells stay round.
+        let mut j = 1;
+        while j < 10 && r.f64() < 0.25 {
+            j += 1;
+        }
+        let h = x.spacing * (0.5 + (1u32 << (j - 1)) as f64 * r.range(0.6, 1.4));
+        if r.f64() < 0.6 {
+            sites.push(shapes::offset(s.p, s.n, h), 1e-3 * r.f64(), x.rgb);
+        } else {
+            let h = h.min(x.depth * r.range(0.3, 1.0));
+            sites.push(shapes::offset(s.p, s.n, -h), 0.5 * sigma * x.jitter, x.rgb);
+        }
+    });
 }
 
 /// Sites graded smoothly off every surface, half on either side: the spacing is `h`
@@ -190,35 +215,27 @@ fn place_surfaces(preset: &Preset, budget: usize, seed: u64, sites: &mut Sites) 
 /// the solid side they are half as dense, on the air side nearly empty. A solid too
 /// thin for a site's distance sends it to the air side.
 fn place_graded_surfaces(preset: &Preset, rate: f64, budget: usize, seed: u64, sites: &mut Sites) {
-    let counts = surface_counts(preset, budget);
     let farthest = 0.8 * preset.shell_radius;
-    for (idx, (surf, &count)) in preset.surfaces.iter().zip(&counts).enumerate() {
-        let mut r = Rng::stream(seed, 100 + idx as u64);
-        let spacing = (surf.shape.area() / (rate * count.max(1) as f64)).sqrt();
-        let sigma = OPACITY / spacing;
-        let depth = surf.shape.depth();
-        for _ in 0..count {
-            let s = surf.shape.sample(&mut r);
-            let rgb = surf.pattern.colour(s.p);
-            let jitter = r.range(0.8, 1.2);
-            // Inverse of the distance's distribution, 1 − (h / (h + rate·t))².
-            let t = loop {
-                let t = spacing / rate * ((1.0 - r.f64()).powf(-0.5) - 1.0);
-                if t < farthest {
-                    break t;
-                }
-            };
-            let solid = r.f64() < 0.5 && t < depth;
-            let (h, density) = if t < 0.5 * spacing {
-                (if solid { -t } else { t }, sigma * jitter)
-            } else if solid {
-                (-t, 0.5 * sigma * jitter)
-            } else {
-                (t, 1e-3 * r.f64())
-            };
-            sites.push(shapes::offset(s.p, s.n, h), density, rgb);
-        }
-    }
+    let spacing = |area: f64, count: usize| (area / (rate * count as f64)).sqrt();
+    for_surface_sites(preset, budget, seed, spacing, |r, x| {
+        let (s, sigma) = (&x.at, OPACITY / x.spacing);
+        // Inverse of the distance's distribution, 1 − (h / (h + rate·t))².
+        let t = loop {
+            let t = x.spacing / rate * ((1.0 - r.f64()).powf(-0.5) - 1.0);
+            if t < farthest {
+                break t;
+            }
+        };
+        let solid = r.f64() < 0.5 && t < x.depth;
+        let (h, density) = if t < 0.5 * x.spacing {
+            (if solid { -t } else { t }, sigma * x.jitter)
+        } else if solid {
+            (-t, 0.5 * sigma * x.jitter)
+        } else {
+            (t, 1e-3 * r.f64())
+        };
+        sites.push(shapes::offset(s.p, s.n, h), density, x.rgb);
+    });
 }
 
 /// Radii of the fill around the scene's centre: from well inside the scene, so no
