@@ -1,6 +1,7 @@
-//! Builds the C++ side: the cxx bridge, the graph builder (graph/*.cpp) and either
-//! the host runtime with host-compiled codelets (default) or, with feature `poplar`,
-//! links the Poplar SDK and compiles the codelets with popc.
+//! Builds the C++ side: the cxx bridge (bridge/), the device program's graph builder
+//! and its bridge entry (codelets/graph/) and either the host runtime (runtime/) with
+//! host-compiled vertices (codelets/vertices/) or, with feature `poplar`, links the
+//! Poplar SDK and compiles the vertices with popc.
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
@@ -27,14 +28,18 @@ fn main() {
     let root = crate_dir.parent().unwrap().to_path_buf();
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     let codelets_dir = root.join("codelets");
-    let test_codelets_dir = crate_dir.join("tests/codelets");
+    let vertices_dir = codelets_dir.join("vertices");
+    let runtime_dir = crate_dir.join("runtime");
+    let test_codelets_dir = runtime_dir.join("tests/codelets");
     let sdk = env::var_os("CARGO_FEATURE_POPLAR").is_some();
     let selftest = env::var_os("CARGO_FEATURE_SELFTEST").is_some();
 
-    for p in ["build.rs", "build", "src", "bridge", "graph", "host", "include", "tests/codelets", "tests/cpp"] {
+    for p in ["build.rs", "build", "src", "bridge", "runtime"] {
         println!("cargo:rerun-if-changed={}", crate_dir.join(p).display());
     }
-    println!("cargo:rerun-if-changed={}", codelets_dir.display());
+    for p in ["include", "vertices", "graph"] {
+        println!("cargo:rerun-if-changed={}", codelets_dir.join(p).display());
+    }
     println!("cargo:rerun-if-env-changed=POPLAR_SDK_ENABLED");
 
     let mut bridges = vec!["src/lib.rs"];
@@ -43,11 +48,13 @@ fn main() {
     }
     let mut b = cxx_build::bridges(bridges);
     configure(&mut b, &codelets_dir);
-    for f in cpp_files(&crate_dir.join("bridge")).into_iter().chain(cpp_files(&crate_dir.join("graph"))) {
+    // The bridge names the graph builder's entry by its path from the repository root.
+    b.include(&root);
+    for f in cpp_files(&crate_dir.join("bridge")).into_iter().chain(cpp_files(&codelets_dir.join("graph"))) {
         b.file(f);
     }
 
-    let mut codelets = cpp_files(&codelets_dir);
+    let mut codelets = cpp_files(&vertices_dir);
     if selftest {
         codelets.extend(cpp_files(&test_codelets_dir));
     }
@@ -86,15 +93,14 @@ fn main() {
         println!("cargo:rustc-link-lib=poplar");
         println!("cargo:rustc-env=FOAM_CODELETS_GP={}", gp.display());
     } else {
-        b.include(crate_dir.join("include"))
+        b.include(runtime_dir.join("include"))
             .define("FOAM_CODELETS_GP", "\"foam_codelets.gp\"");
         println!("cargo:rustc-env=FOAM_CODELETS_GP=foam_codelets.gp");
-        for f in cpp_files(&crate_dir.join("host")) {
+        for f in cpp_files(&runtime_dir.join("src")) {
             b.file(f);
         }
         if selftest {
-            b.include(crate_dir.join("tests/cpp"));
-            for f in cpp_files(&crate_dir.join("tests/cpp")) {
+            for f in cpp_files(&runtime_dir.join("tests/cpp")) {
                 b.file(f);
             }
         }
@@ -106,7 +112,7 @@ fn main() {
         fs::create_dir_all(&units).unwrap();
         let mut cb = cc::Build::new();
         configure(&mut cb, &codelets_dir);
-        cb.cpp(true).include(crate_dir.join("include"));
+        cb.cpp(true).include(runtime_dir.join("include"));
         for f in codelet_costs::FLAGS {
             cb.flag(f);
         }

@@ -6,7 +6,7 @@
 use std::mem::size_of;
 
 use foam_ipu::synth::rng::Rng;
-use partition::layout::{
+use foam_layout::{
     FOAM_CAT_DOWN, FOAM_CAT_TURN, FOAM_CAT_UP, FOAM_CATS, FOAM_INVALID_SHARD, FOAM_MAX_FANOUT, FOAM_WORKERS,
     foam_link_header, foam_params, foam_router_ctl, foam_tile_stats,
 };
@@ -61,7 +61,7 @@ fn random_router(rng: &mut Rng) -> foam_params {
     let queue = link.max(parent) + upto(rng, 200);
     foam_params {
         ray_bytes: RAY_BYTES,
-        layout: partition::layout::foam_layout_FOAM_LAYOUT_HALF,
+        layout: foam_layout::foam_ray_layout_FOAM_LAYOUT_HALF,
         link_capacity: link,
         parent_capacity: parent,
         queue_capacity: queue,
@@ -389,7 +389,7 @@ use foam_ipu::device::{DeviceOptions, DevicePlan};
 use foam_ipu::reference::{SiteIndex, Tracer};
 use foam_ipu::scene::Scene;
 use partition::RayLayout;
-use partition::layout::{
+use foam_layout::{
     FOAM_FINISHED_CELL, FOAM_MAX_CELL_STEPS, FOAM_TW_COUNTERS, FOAM_TW_MARCHED, FOAM_TW_STEPS, foam_camera,
     foam_ray_fp32, foam_ray_half, foam_ray_mixed, foam_region_header, foam_tracer_ctl,
 };
@@ -421,7 +421,7 @@ fn f16(b: u16) -> f32 {
 }
 
 fn encode(layout: RayLayout, s: &Slot) -> Vec<u8> {
-    let dest = partition::layout::foam_ray_dest { shard: s.shard, cell: s.cell };
+    let dest = foam_layout::foam_ray_dest { shard: s.shard, cell: s.cell };
     match layout {
         RayLayout::Fp32 => bytes_of(&foam_ray_fp32 { dest, px: s.px, t: s.t, T: s.tt, r: s.rgb[0], g: s.rgb[1], b: s.rgb[2] }),
         RayLayout::Mixed => bytes_of(&foam_ray_mixed { dest, px: s.px, t: h16(s.t), T: h16(s.tt), r: s.rgb[0], g: s.rgb[1], b: s.rgb[2] }),
@@ -542,9 +542,9 @@ fn march_graph(packed: &Packed, own: usize, layouts: &[RayLayout], camera: &foam
         let n = rays[t].len() as u32 / ray_bytes;
         let p = foam_params {
             layout: match layout {
-                RayLayout::Fp32 => partition::layout::foam_layout_FOAM_LAYOUT_FP32,
-                RayLayout::Mixed => partition::layout::foam_layout_FOAM_LAYOUT_MIXED,
-                RayLayout::Half => partition::layout::foam_layout_FOAM_LAYOUT_HALF,
+                RayLayout::Fp32 => foam_layout::foam_ray_layout_FOAM_LAYOUT_FP32,
+                RayLayout::Mixed => foam_layout::foam_ray_layout_FOAM_LAYOUT_MIXED,
+                RayLayout::Half => foam_layout::foam_ray_layout_FOAM_LAYOUT_HALF,
             },
             ray_bytes,
             link_capacity: n,

@@ -7,7 +7,7 @@ use std::mem::size_of;
 
 use foam_ipu::device::tree::Role;
 use foam_ipu::device::{DeviceError, DeviceOptions, DevicePlan, DeviceRenderer};
-use partition::layout::foam_params;
+use foam_layout::foam_params;
 
 mod common;
 
@@ -98,7 +98,7 @@ fn modelled_bytes(plan: &DevicePlan, i: usize) -> (u64, u64) {
     use foam_ipu::device::options::{
         injector_buffer_bytes, inject_link_bytes, link_bytes, tracer_footprint,
     };
-    use partition::layout::{
+    use foam_layout::{
         FOAM_WORKERS, foam_camera, foam_frame_status, foam_generator_ctl, foam_injector_ctl, foam_router_ctl,
         foam_tile_stats,
     };
@@ -209,7 +209,7 @@ fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
     assert!(p.iterations.iter().any(|i| i.busiest_cell_steps > 0 && i.busiest_router_rays > 0));
     // The exchange moves every link buffer whole each iteration, as the model charges
     // it; the frame start broadcasts the camera block to tracers and injectors.
-    let camera = size_of::<partition::layout::foam_camera>() as u64 * (tracers + injectors);
+    let camera = size_of::<foam_layout::foam_camera>() as u64 * (tracers + injectors);
     assert_eq!(f.bytes_exchanged, f.iterations * p.link_bytes_total + camera, "bytes exchanged");
     assert!(p.busiest_link_bytes * 8 > p.link_bytes_total / tracers && p.busiest_link_bytes < p.link_bytes_total);
 }

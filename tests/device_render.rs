@@ -10,7 +10,7 @@ use foam_ipu::metrics::{diff_stats, psnr};
 use foam_ipu::reference::{RenderOutput, SiteIndex, TraceOptions, Tracer, render_from};
 use foam_ipu::scene::Scene;
 use partition::RayLayout;
-use partition::layout::{foam_frame_status, foam_tile_stats};
+use foam_layout::{foam_frame_status, foam_tile_stats};
 
 mod common;
 mod payload;
@@ -414,7 +414,7 @@ fn odd_resolutions_and_shard_counts() {
 fn room_for_shards(shards: u64, room: u64) -> DeviceOptions {
     let base = opts(RayLayout::Fp32);
     let spare = foam_ipu::device::plan::tracer_footprint(&base, 64, 48, shards).shard_budget() - room;
-    let record = size_of::<partition::layout::foam_result>() as u64;
+    let record = size_of::<foam_layout::foam_result>() as u64;
     DeviceOptions { results: base.results + (spare.div_ceil(record) as u32).next_multiple_of(6), ..base }
 }
 

@@ -23,7 +23,7 @@ use std::mem::size_of;
 use rayon::prelude::*;
 
 use crate::kdtree::{self, WeightedSite};
-use crate::layout::foam_cell;
+use foam_layout::foam_cell;
 use crate::{Method, Partition, PartitionError, SceneRef, ShardCounts, blob_len};
 
 /// A cut is balanced once its heaviest shard is within this fraction of the mean.

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use std::mem::size_of;
 
-use crate::layout::{foam_ray_fp32, foam_ray_half, foam_ray_mixed};
+use foam_layout::{foam_ray_fp32, foam_ray_half, foam_ray_mixed};
 
 /// Bytes of SRAM per tile on a Mk2 IPU (624 KiB).
 pub const MK2_TILE_BYTES: u64 = 638_976;

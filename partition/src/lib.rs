@@ -11,8 +11,6 @@ mod fit;
 pub mod fixtures;
 mod footprint;
 mod kdtree;
-#[allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code, clippy::all)]
-pub mod layout;
 mod morton;
 mod octree;
 mod pack;
@@ -34,4 +32,4 @@ pub use shard::{Halo, Shard, build_shard};
 /// Largest shard count: shard ids are 16-bit.
 pub const MAX_SHARDS: usize = 65_536;
 /// Local + halo cells one shard may hold: adjacency entries are 16-bit indices.
-pub const MAX_SHARD_ENTRIES: usize = layout::FOAM_MAX_SHARD_ENTRIES as usize;
+pub const MAX_SHARD_ENTRIES: usize = foam_layout::FOAM_MAX_SHARD_ENTRIES as usize;

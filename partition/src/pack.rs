@@ -2,26 +2,15 @@
 //! `foam_shard_header | foam_cell[n_local] | foam_halo[n_halo] | u16 adjacency[n_adj] | pad to 4`.
 //! Blobs are little-endian, as are the IPU and every host we build on.
 
-use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::mem::size_of;
 
-use crate::layout::{FOAM_SHARD_MAGIC, foam_cell, foam_halo, foam_shard_header};
+use foam_layout::{FOAM_SHARD_MAGIC, foam_cell, foam_halo, foam_shard_header};
 use crate::{MAX_SHARD_ENTRIES, Partition, PartitionError, SceneRef, Shard, build_shard};
 
 #[cfg(target_endian = "big")]
 compile_error!("shard blobs are little-endian byte images of layout.h structs");
-
-// SAFETY: these are `repr(C)` structs of u8/u16/u32/f32 fields whose offsets add up
-// to their size (checked by bindgen's layout asserts in layout.rs and by the
-// layout_sizes test), so they have no padding and every bit pattern is valid.
-unsafe impl Zeroable for foam_cell {}
-unsafe impl Pod for foam_cell {}
-unsafe impl Zeroable for foam_halo {}
-unsafe impl Pod for foam_halo {}
-unsafe impl Zeroable for foam_shard_header {}
-unsafe impl Pod for foam_shard_header {}
 
 const HEADER: usize = size_of::<foam_shard_header>();
 const CELL: usize = size_of::<foam_cell>();

@@ -79,7 +79,7 @@ mod ffi {
         items: Vec<MemoryItem>,
     }
 
-    /// One tile of the render graph (see graph/render_graph.h).
+    /// One tile of the render graph (see codelets/graph/render_graph.h).
     #[derive(Debug, Clone)]
     struct RenderNode {
         /// 0 tracer, 1 router, 2 generator, 3 injector.
@@ -115,7 +115,7 @@ mod ffi {
 
     unsafe extern "C++" {
         include!("poplar-bridge/bridge/session.h");
-        include!("poplar-bridge/bridge/render.h");
+        include!("codelets/graph/render_bridge.h");
 
         type Session;
 
@@ -186,7 +186,7 @@ impl From<cxx::Exception> for Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-// Host stream handles of the render graph (graph/render_graph.h).
+// Host stream handles of the render graph (codelets/graph/render_graph.h).
 pub const CAMERA_HANDLE: &str = "camera";
 /// Every injector's camera region, in node order.
 pub const REGION_HANDLE: &str = "camera_region";

@@ -1,4 +1,4 @@
-//! The host runtime driven through C++ graph code (tests/cpp/scenarios.cpp): execution
+//! The host runtime driven through C++ graph code (runtime/tests/cpp/scenarios.cpp): execution
 //! semantics, determinism across thread counts, and every rule it enforces.
 use poplar_bridge::selftest::run;
 

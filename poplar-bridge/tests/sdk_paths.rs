@@ -35,10 +35,13 @@ fn syntax_check(file: &Path, args: &[String]) -> Result<(), String> {
     if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
 }
 
+fn root() -> PathBuf {
+    crate_dir().parent().unwrap().to_path_buf()
+}
+
 fn codelets() -> Vec<PathBuf> {
-    let root = crate_dir().parent().unwrap().to_path_buf();
-    let mut all = cpp_files(&root.join("codelets"));
-    all.extend(cpp_files(&crate_dir().join("tests/codelets")));
+    let mut all = cpp_files(&root().join("codelets/vertices"));
+    all.extend(cpp_files(&crate_dir().join("runtime/tests/codelets")));
     all
 }
 
@@ -46,9 +49,8 @@ fn codelets() -> Vec<PathBuf> {
 /// codelet must compile both ways without the host runtime's headers.
 #[test]
 fn every_codelet_compiles_with_popc_macro_sets() {
-    let root = crate_dir().parent().unwrap().to_path_buf();
     let include = |p: PathBuf| format!("-I{}", p.display());
-    let base = vec![include(crate_dir().join("sdk-standin/include")), include(root.join("codelets/include"))];
+    let base = vec![include(crate_dir().join("sdk-standin/include")), include(root().join("codelets/include"))];
     let mut failures = Vec::new();
     for file in codelets() {
         for (target, extra) in [("an IPU target (-D__POPC__ -D__IPU__)", &["-D__POPC__", "-D__IPU__"][..]), ("--target=cpu (-D__POPC__)", &["-D__POPC__"][..])] {
@@ -67,19 +69,20 @@ fn every_codelet_compiles_with_popc_macro_sets() {
 /// them (FOAM_POPLAR_SDK), with the runtime's Poplar headers standing in for the SDK's.
 #[test]
 fn bridge_sdk_paths_compile() {
-    let root = crate_dir().parent().unwrap().to_path_buf();
+    let root = root();
     let out = PathBuf::from(env!("OUT_DIR"));
     let args: Vec<String> = vec![
         "-DFOAM_POPLAR_SDK".into(),
         "-DFOAM_CODELETS_GP=\"foam_codelets.gp\"".into(),
         "-DFOAM_POPC_TARGETS=\"ipu2,cpu\"".into(),
-        format!("-I{}", crate_dir().join("include").display()),
+        format!("-I{}", crate_dir().join("runtime/include").display()),
         format!("-I{}", root.join("codelets/include").display()),
+        format!("-I{}", root.display()),
         format!("-I{}", out.join("cxxbridge/include").display()),
         format!("-I{}", out.join("cxxbridge/crate").display()),
     ];
     let mut files = cpp_files(&crate_dir().join("bridge"));
-    files.extend(cpp_files(&crate_dir().join("graph")));
+    files.extend(cpp_files(&root.join("codelets/graph")));
     assert!(files.len() >= 3);
     let failures: Vec<String> =
         files.iter().filter_map(|f| syntax_check(f, &args).err().map(|e| format!("{}:\n{e}", f.display()))).collect();
@@ -90,8 +93,7 @@ fn bridge_sdk_paths_compile() {
 /// the one the runtime counts for it, and not stale by more than 256 bytes.
 #[test]
 fn declared_stacks_cover_the_measured_ones() {
-    let root = crate_dir().parent().unwrap().to_path_buf();
-    let header = std::fs::read_to_string(root.join("codelets/include/foam/stacks.h")).unwrap();
+    let header = std::fs::read_to_string(root().join("codelets/include/foam/stacks.h")).unwrap();
     let declared: Vec<(String, u64)> = header
         .lines()
         .filter_map(|l| l.strip_prefix("#define FOAM_STACK_"))

@@ -17,7 +17,7 @@ pub type Block = (u16, u16);
 
 /// Bytes of a block list with room for `slots` blocks: a count and the blocks.
 pub fn list_bytes(slots: u32) -> usize {
-    4 + slots as usize * size_of::<partition::layout::foam_block>()
+    4 + slots as usize * size_of::<foam_layout::foam_block>()
 }
 
 /// The blocks of a `width` × `height` frame, grouped per injector. The grouping

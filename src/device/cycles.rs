@@ -19,7 +19,7 @@
 //! across workers — a lower bound, the codelets split rays by count, not by cells);
 //! a single-worker Vertex takes `instructions · 6`.
 //!
-//! Instruction counts per operation are read off the codelets (`codelets/*.cpp`,
+//! Instruction counts per operation are read off the codelets (`codelets/vertices/*.cpp`,
 //! `foam/march.h`) by hand, counting loads, stores, arithmetic and branches with IPU
 //! f32 division and transcendental functions at library cost; they are not measured.
 //! Router work counts the rays a router *forwarded* in the iteration (the statistics

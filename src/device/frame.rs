@@ -5,7 +5,7 @@
 use std::mem::size_of;
 use std::time::Instant;
 
-use partition::layout::{foam_frame_status, foam_pixel, foam_result, foam_tile_stats};
+use foam_layout::{foam_frame_status, foam_pixel, foam_result, foam_tile_stats};
 use poplar_bridge::Session;
 
 use super::options::Backend;

@@ -202,11 +202,11 @@ impl DeviceOptions {
 pub const TILE_RESERVE_BYTES: u32 = 32 * 1024;
 
 /// Bytes of the camera region's directory (layout.h foam_region_header).
-pub const REGION_HEADER_BYTES: u32 = std::mem::size_of::<partition::layout::foam_region_header>() as u32;
+pub const REGION_HEADER_BYTES: u32 = std::mem::size_of::<foam_layout::foam_region_header>() as u32;
 
 /// Bytes of one link buffer of `capacity` rays.
 pub fn link_bytes(capacity: u32, ray_bytes: u32) -> u32 {
-    std::mem::size_of::<partition::layout::foam_link_header>() as u32 + capacity * ray_bytes
+    std::mem::size_of::<foam_layout::foam_link_header>() as u32 + capacity * ray_bytes
 }
 
 /// Bytes of the buffers of one injector edge (at the injector, and again on the
@@ -264,12 +264,12 @@ pub fn tracer_links_for_load(options: &DeviceOptions, ray_bytes: u32, peak: f64)
 }
 
 /// Everything a tracer tile holds besides its shard and its shard copies (see
-/// poplar-bridge/graph/render_graph.cpp), item by item, with its links at their
+/// codelets/graph/render_graph.cpp), item by item, with its links at their
 /// largest: the default or given tracer edge and every side link at `side_capacity`,
 /// so that copies chosen before the links are sized still fit after. Tiles hold
 /// framebuffer slices of `slice_pixels`.
 pub fn tracer_footprint(o: &DeviceOptions, ray_bytes: u32, slice_pixels: u32) -> partition::TracerFootprint {
-    use partition::layout::{foam_camera, foam_params, foam_pixel, foam_tile_stats, foam_tracer_ctl, FOAM_WORKERS};
+    use foam_layout::{foam_camera, foam_params, foam_pixel, foam_tile_stats, foam_tracer_ctl, FOAM_WORKERS};
     use std::mem::size_of;
     let edge = if o.link_capacity.is_empty() { default_link_capacity(ray_bytes)[0] } else { o.edge_capacity(0) };
     // The program as this build measures it, out of the tile reserve the plan keeps.
@@ -293,7 +293,7 @@ pub fn tracer_footprint(o: &DeviceOptions, ray_bytes: u32, slice_pixels: u32) ->
 /// Bytes of a tracer's result store of `slots_per_worker` slots for each of its six
 /// workers, as the graph builder makes it: a store with no slot is one placeholder word.
 pub fn result_store_bytes(slots_per_worker: u32) -> u32 {
-    use partition::layout::{foam_result, FOAM_WORKERS};
+    use foam_layout::{foam_result, FOAM_WORKERS};
     (FOAM_WORKERS * slots_per_worker * std::mem::size_of::<foam_result>() as u32).max(4)
 }
 

@@ -5,7 +5,7 @@
 use std::mem::size_of;
 
 use partition::RayLayout;
-use partition::layout::{foam_camera, foam_params, foam_ray_hops, foam_region_header};
+use foam_layout::{foam_camera, foam_params, foam_ray_hops, foam_region_header};
 use partition::Partition;
 use poplar_bridge::{RenderNode, RenderSpec};
 
@@ -20,7 +20,7 @@ use crate::reference::SiteIndex;
 use crate::scene::Scene;
 
 /// Largest image side: pixel coordinates travel in 11 bits of the payload (layout.h).
-pub const MAX_IMAGE_SIDE: u32 = partition::layout::FOAM_MAX_IMAGE_SIDE;
+pub const MAX_IMAGE_SIDE: u32 = foam_layout::FOAM_MAX_IMAGE_SIDE;
 
 /// Bytes of a `#[repr(C)]` layout.h record, as the tile holds it.
 pub(crate) fn record_bytes<T: Copy>(v: &T) -> Vec<u8> {
@@ -31,9 +31,9 @@ pub(crate) fn record_bytes<T: Copy>(v: &T) -> Vec<u8> {
 
 pub(crate) fn layout_code(layout: RayLayout) -> u32 {
     match layout {
-        RayLayout::Fp32 => partition::layout::foam_layout_FOAM_LAYOUT_FP32,
-        RayLayout::Mixed => partition::layout::foam_layout_FOAM_LAYOUT_MIXED,
-        RayLayout::Half => partition::layout::foam_layout_FOAM_LAYOUT_HALF,
+        RayLayout::Fp32 => foam_layout::foam_ray_layout_FOAM_LAYOUT_FP32,
+        RayLayout::Mixed => foam_layout::foam_ray_layout_FOAM_LAYOUT_MIXED,
+        RayLayout::Half => foam_layout::foam_ray_layout_FOAM_LAYOUT_HALF,
     }
 }
 
@@ -124,8 +124,8 @@ impl DevicePlan {
         // left; then the stores take what the copies left. (A store with no slot
         // per worker is a placeholder word, so only stores with one grow: the
         // host reads them back to back.)
-        let record = size_of::<partition::layout::foam_result>();
-        let grow = options.results >= partition::layout::FOAM_WORKERS;
+        let record = size_of::<foam_layout::foam_result>();
+        let grow = options.results >= foam_layout::FOAM_WORKERS;
         let extra = |ending: &[f64], spare: &dyn Fn(usize) -> usize| -> Vec<usize> {
             (0..packed.len())
                 .map(|a| {
@@ -261,7 +261,7 @@ impl DevicePlan {
         let owner = |c: u32| part.owner(c);
         let Neighbours { sides, copies, results } = neighbours;
         let result_slots: Vec<u32> = (0..packed.len())
-            .map(|a| results.get(a).copied().unwrap_or(options.results) / partition::layout::FOAM_WORKERS)
+            .map(|a| results.get(a).copied().unwrap_or(options.results) / foam_layout::FOAM_WORKERS)
             .collect();
         let copies = if copies.is_empty() { vec![Vec::new(); packed.len()] } else { copies };
         let mut sides = sides.unwrap_or_else(|| {
@@ -517,7 +517,7 @@ struct Neighbours {
 /// are split between its six workers' parts of the store, not evenly.
 const RESULT_MARGIN: f64 = 1.5;
 
-const REGION_SHARDS: usize = partition::layout::FOAM_REGION_MAX_SHARDS as usize;
+const REGION_SHARDS: usize = foam_layout::FOAM_REGION_MAX_SHARDS as usize;
 
 /// Host-written bytes of one frame (see [`DevicePlan::frame_blocks`]).
 pub struct FrameBlocks {
@@ -594,7 +594,7 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
     if o.link_capacity.contains(&0) || o.tracer_queue == 0 || o.router_queue == Some(0) {
         return bad("link, tracer and router capacities must be at least 1 ray".into());
     }
-    let most = partition::layout::FOAM_MAX_SIDES;
+    let most = foam_layout::FOAM_MAX_SIDES;
     if o.side_links > most {
         return bad(format!("--side-links {}: a tracer has at most {most} side links", o.side_links));
     }
@@ -655,7 +655,7 @@ fn node_params(
         block_slots: 0,
         side_lanes: 0,
         side_capacity: if n.role == Role::Tracer { o.side_capacity } else { 0 },
-        side_shard: [0; partition::layout::FOAM_MAX_SIDES as usize],
+        side_shard: [0; foam_layout::FOAM_MAX_SIDES as usize],
         extra_credit: 0,
     };
     match n.role {
@@ -663,7 +663,7 @@ fn node_params(
         Role::Router => {
             p.queue_capacity = router_queue;
             // The root admits new rays only while the generator could take every ray
-            // in flight: that is what makes the routers deadlock free (codelets/router.cpp).
+            // in flight: that is what makes the routers deadlock free (codelets/vertices/router.cpp).
             if i == tree.root() {
                 p.max_in_flight = spill;
             }

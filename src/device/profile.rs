@@ -5,7 +5,7 @@
 
 use std::mem::size_of;
 
-use partition::layout::{foam_frame_status, foam_link_header, foam_tile_stats};
+use foam_layout::{foam_frame_status, foam_link_header, foam_tile_stats};
 use serde::Serialize;
 
 use super::cycles::{
@@ -90,7 +90,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
     let link_bytes_total = sent.iter().map(|s| s.0).sum();
     let link_bytes = busiest_link_bytes / links_max;
     let framebuffer_bytes =
-        plan.shards() as u64 * plan.slice_pixels as u64 * size_of::<partition::layout::foam_pixel>() as u64;
+        plan.shards() as u64 * plan.slice_pixels as u64 * size_of::<foam_layout::foam_pixel>() as u64;
     let step_instr = cell_step_instr(mean_degree);
     let mut renderer = DeviceRenderer::new(plan)?;
 

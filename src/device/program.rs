@@ -5,7 +5,7 @@
 
 use super::tree::Role;
 
-/// The vertex types poplar-bridge/graph/render_graph.cpp maps to a tile of `role`.
+/// The vertex types codelets/graph/render_graph.cpp maps to a tile of `role`.
 pub fn vertex_types(role: Role) -> &'static [&'static str] {
     match role {
         Role::Tracer => &["TracerMarch", "TracerSend", "ZeroBytes", "ZeroWords"],

@@ -42,7 +42,7 @@ pub fn sample_paths(
                 o,
                 d,
                 0.0,
-                partition::layout::FOAM_MAX_CELL_STEPS,
+                foam_layout::FOAM_MAX_CELL_STEPS,
                 |cell, t0, t1| {
                     let s = owner(cell) as u16;
                     if path.last() != Some(&s) {

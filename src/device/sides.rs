@@ -10,7 +10,7 @@
 //! it shares most faces with ([`choose`]), weighted by the router hops a crossing
 //! would otherwise cost. The tree stays: a ray for a shard that is
 //! not a side neighbour, or whose link is out of credit, goes through the routers
-//! as before, so the deadlock-freedom argument of codelets/router.cpp is untouched.
+//! as before, so the deadlock-freedom argument of codelets/vertices/router.cpp is untouched.
 
 use super::tree::Tree;
 

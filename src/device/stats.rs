@@ -1,6 +1,6 @@
 //! What a device frame reports: the summary line and the `--stats` JSON.
 
-use partition::layout::foam_tile_stats;
+use foam_layout::foam_tile_stats;
 use serde::Serialize;
 
 use super::tree::{Role, Tree};

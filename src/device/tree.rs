@@ -79,9 +79,9 @@ pub enum TreeError {
 }
 
 /// Widest router the codelets handle (layout.h).
-pub const MAX_FANOUT: u32 = partition::layout::FOAM_MAX_FANOUT;
+pub const MAX_FANOUT: u32 = foam_layout::FOAM_MAX_FANOUT;
 /// Most injector lanes the root takes (layout.h).
-pub const MAX_INJECTORS: u32 = partition::layout::FOAM_MAX_INJECTORS;
+pub const MAX_INJECTORS: u32 = foam_layout::FOAM_MAX_INJECTORS;
 
 /// Router fanouts per level from the tracers up; the last entry repeats and the
 /// top level takes whatever shard-id bits remain (so it may be narrower).

@@ -2,7 +2,7 @@
  * between the host, the exchange and the codelets.
  *
  * Plain C with fixed-width types so that C++ codelets (IPU and host builds) and
- * Rust (through bindgen, partition/src/layout.rs) read the same bytes. Half-precision
+ * Rust (through bindgen, the foam-layout crate in codelets/layout) read the same bytes. Half-precision
  * fields are stored as IEEE binary16 bit patterns in uint16_t, because C has no
  * half type; codelets convert with foam/half.h.
  *
@@ -209,11 +209,11 @@ typedef struct foam_ray_hops {
 } foam_ray_hops;
 FOAM_STATIC_ASSERT(sizeof(foam_ray_hops) == 4, "hop counters are 4 bytes");
 
-typedef enum foam_layout {
+typedef enum foam_ray_layout {
   FOAM_LAYOUT_FP32 = 0,
   FOAM_LAYOUT_MIXED = 1,
   FOAM_LAYOUT_HALF = 2
-} foam_layout;
+} foam_ray_layout;
 
 /* ---- links between tiles ----------------------------------------------------
  * Every tree edge (child <-> parent, root <-> generator, injector -> root) and
@@ -241,7 +241,7 @@ FOAM_STATIC_ASSERT(sizeof(foam_link_header) == 16, "foam_link_header is 16 bytes
 
 /* Sizes of a role's buffers and queues, fixed when the graph is built. */
 typedef struct foam_params {
-  uint32_t layout;       /* foam_layout */
+  uint32_t layout;       /* foam_ray_layout */
   uint32_t ray_bytes;    /* payload stride: 28/24/20, +4 with hop counters */
   uint32_t hops;         /* 1 when foam_ray_hops follows each payload */
   uint32_t link_capacity;  /* rays per link buffer: a router's child lanes, a tracer's, the generator's or an injector's one edge */

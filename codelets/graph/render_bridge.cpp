@@ -1,7 +1,7 @@
-#include "poplar-bridge/bridge/render.h"
+#include "render_bridge.h"
 
 #include "poplar-bridge/bridge/session.h"
-#include "poplar-bridge/graph/render_graph.h"
+#include "render_graph.h"
 #include "poplar-bridge/src/lib.rs.h"
 
 namespace foam_bridge {

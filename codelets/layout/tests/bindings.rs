@@ -1,22 +1,22 @@
-//! The committed `src/layout.rs` must be exactly what bindgen makes of
+//! The committed `src/bindings.rs` must be exactly what bindgen makes of
 //! `codelets/include/foam/layout.h` today, and the Rust structs must have the sizes the
 //! header's static_asserts promise. Needs libclang (CI installs libclang-dev).
 //!
 //! After editing layout.h, regenerate with either of
-//!   FOAM_REGEN_BINDINGS=1 cargo test -p partition --test layout_bindings
-//!   cargo test -p partition --test layout_bindings -- --ignored regenerate
+//!   FOAM_REGEN_BINDINGS=1 cargo test -p foam-layout --test bindings
+//!   cargo test -p foam-layout --test bindings -- --ignored regenerate
 
 use std::path::PathBuf;
 
-const REGEN_HINT: &str = "regenerate with `FOAM_REGEN_BINDINGS=1 cargo test -p partition --test layout_bindings` \
-     (or `cargo test -p partition --test layout_bindings -- --ignored regenerate`) and commit partition/src/layout.rs";
+const REGEN_HINT: &str = "regenerate with `FOAM_REGEN_BINDINGS=1 cargo test -p foam-layout --test bindings` \
+     (or `cargo test -p foam-layout --test bindings -- --ignored regenerate`) and commit codelets/layout/src/bindings.rs";
 
 fn header() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../codelets/include/foam/layout.h")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../include/foam/layout.h")
 }
 
 fn committed() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/layout.rs")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/bindings.rs")
 }
 
 /// The one set of bindgen options; the committed file is its output.
@@ -47,7 +47,7 @@ fn bindings_are_current() {
         return;
     }
     if std::env::var_os("FOAM_REGEN_BINDINGS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, &fresh).expect("write layout.rs");
+        std::fs::write(&path, &fresh).expect("write bindings.rs");
         eprintln!("rewrote {}", path.display());
         return;
     }
@@ -57,13 +57,13 @@ fn bindings_are_current() {
         .position(|(a, b)| a != b)
         .unwrap_or(fresh.lines().count().min(old.lines().count()));
     panic!(
-        "partition/src/layout.rs is stale against layout.h (first difference at line {}); {REGEN_HINT}",
+        "codelets/layout/src/bindings.rs is stale against layout.h (first difference at line {}); {REGEN_HINT}",
         first_diff + 1
     );
 }
 
 #[test]
-#[ignore = "writes partition/src/layout.rs; run explicitly after editing layout.h"]
+#[ignore = "writes codelets/layout/src/bindings.rs; run explicitly after editing layout.h"]
 fn regenerate() {
-    std::fs::write(committed(), generate()).expect("write layout.rs");
+    std::fs::write(committed(), generate()).expect("write bindings.rs");
 }

@@ -2,7 +2,7 @@
 // streams, vertices whose fields reach other tiles, profile summaries), written
 // against the same API and run on the host runtime by tests/runtime.rs. Each returns
 // a summary the Rust test checks, or throws the error under test.
-#include "poplar-bridge/tests/cpp/programs.h"
+#include "poplar-bridge/runtime/tests/cpp/programs.h"
 #include <iostream>
 #include <poplar/DeviceManager.hpp>
 #include <poplar/Engine.hpp>

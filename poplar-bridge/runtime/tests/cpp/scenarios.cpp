@@ -1,7 +1,7 @@
 // C++ graph code against the Poplar API, run on the host runtime by tests/runtime.rs.
 // Each scenario returns a summary the Rust test checks, or throws (the error under test).
-#include "poplar-bridge/tests/cpp/scenarios.h"
-#include "poplar-bridge/tests/cpp/programs.h"
+#include "poplar-bridge/runtime/tests/cpp/scenarios.h"
+#include "poplar-bridge/runtime/tests/cpp/programs.h"
 #include "foam/half.h"
 #include "foam/march.h"
 #include <cfenv>

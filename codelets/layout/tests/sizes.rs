@@ -2,7 +2,7 @@
 //! bindings too, and no struct has padding (so packing byte images is well-defined).
 //! Field offsets are checked against clang's layout by bindgen's asserts in layout.rs.
 
-use partition::layout::*;
+use foam_layout::*;
 use std::mem::size_of;
 
 fn rust_size(name: &str) -> Option<usize> {
@@ -34,7 +34,7 @@ fn rust_size(name: &str) -> Option<usize> {
 
 #[test]
 fn static_asserted_sizes_match() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../codelets/include/foam/layout.h");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../include/foam/layout.h");
     let header = std::fs::read_to_string(path).unwrap();
     let mut checked = Vec::new();
     for line in header.lines().filter(|l| l.starts_with("FOAM_STATIC_ASSERT(sizeof(")) {
