@@ -21,7 +21,7 @@ enum Cmd {
     Partition(cmd::partition::Args),
     /// Write a procedural Radiant Foam scene (true Voronoi adjacency).
     Synth(cmd::synth::Args),
-    /// Render with the IPU design (tracers, routers, generator) on the host runtime or an IPU.
+    /// Render with the IPU design (tracers, routers, a spill store, injectors) on the host runtime or an IPU.
     Render(cmd::render::Args),
     /// Measure the device renderer against the reference (iterations, hops, time, IPU estimate).
     Bench(cmd::bench::Args),

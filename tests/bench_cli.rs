@@ -146,7 +146,7 @@ fn json_has_the_keys_and_consistent_numbers() {
     // Half payload, links as planned (the tracer edges sized to the camera, the
     // router edges at their defaults): the busiest sender is the wider of the
     // level-1 routers (16 tracer lanes and a parent lane) and the root (4 child
-    // lanes, the generator's, and a bare credit header down each of 8 injector lanes).
+    // lanes, the spill store's, and a bare credit header down each of 8 injector lanes).
     let caps: Vec<u64> = p["link_capacity"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
     assert!(p["links_sized_to_camera"].as_bool().unwrap());
     assert!(caps[0] >= 64 && caps[0] <= 256 && caps[1..] == [768, 384], "{caps:?}");

@@ -250,7 +250,7 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
         check(n.granted[l] == o.out[l].credit, format!("lane {l}: granted {} but told {}", n.granted[l], o.out[l].credit));
     }
     // Emission the root allows its injectors: within what they asked for, and never
-    // beyond what keeps every ray in flight inside the generator's spill store.
+    // beyond what keeps every ray in flight inside the spill store.
     let emitted: u32 = s.inbox[f..pl].iter().map(|h| h.finished).sum();
     let finished: u32 = s.inbox[..f].iter().map(|h| h.finished).sum();
     let allowed: u32 = (f..pl).map(|l| o.out[l].pending).sum();

@@ -62,7 +62,7 @@ fn the_frame_loop_reports_a_deadlock_and_a_credit_violation() {
     // As planned, the small buffers are slow but finish.
     assert!(frame_with(&|_| {}).unwrap() > 500);
     // The root's in-flight cap is what keeps the router tree deadlock free: lifted,
-    // more rays enter than the generator's spill store can take back, the spill
+    // more rays enter than the spill store can take back, the spill
     // store and then every queue fill up, and nothing moves again.
     let e = message(frame_with(&|plan| {
         let root = plan.tree.root();
@@ -73,14 +73,14 @@ fn the_frame_loop_reports_a_deadlock_and_a_credit_violation() {
     // and the loop names the tile that dropped them, not just the stall.
     let e = message(frame_with(&|plan| patch_params(plan, &|_, role| role == Role::Tracer, &|p| p.extra_credit = 8)));
     assert!(e.contains("rays found no room (a credit violation)") && e.contains("(tracer)"), "{e}");
-    // A generator that over-grants while more rays are in flight than it holds is
+    // A spill store that over-grants while more rays are in flight than it holds is
     // caught the moment it cannot store one.
     let e = message(frame_with(&|plan| {
         let root = plan.tree.root();
         patch_params(plan, &|i, _| i == root, &|p| p.max_in_flight = UNCAPPED);
-        patch_params(plan, &|_, role| role == Role::Generator, &|p| p.extra_credit = 64);
+        patch_params(plan, &|_, role| role == Role::Spill, &|p| p.extra_credit = 64);
     }));
-    assert!(e.contains("the generator found no room for") && e.contains("a credit violation"), "{e}");
+    assert!(e.contains("the spill store found no room for") && e.contains("a credit violation"), "{e}");
 }
 
 fn params_of(plan: &DevicePlan, i: usize) -> foam_params {
@@ -99,7 +99,7 @@ fn modelled_bytes(plan: &DevicePlan, i: usize) -> (u64, u64) {
         injector_buffer_bytes, inject_link_bytes, link_bytes, tracer_footprint,
     };
     use foam_layout::{
-        FOAM_WORKERS, foam_camera, foam_frame_status, foam_generator_ctl, foam_injector_ctl, foam_router_ctl,
+        FOAM_WORKERS, foam_camera, foam_frame_status, foam_spill_ctl, foam_injector_ctl, foam_router_ctl,
         foam_tile_stats,
     };
     let (o, rb, n, spec) = (&plan.options, plan.ray_bytes, &plan.tree.nodes[i], &plan.spec.nodes[i]);
@@ -120,10 +120,10 @@ fn modelled_bytes(plan: &DevicePlan, i: usize) -> (u64, u64) {
             let links = 2 * (n.fanout * link_bytes(child, rb) + link_bytes(parent, rb)) + n.inject_lanes * inject_link_bytes(inject, rb);
             (links as u64 + 4 * p.queue_capacity as u64 * rb as u64, records(&[size_of::<foam_router_ctl>()]))
         }
-        Role::Generator => {
+        Role::Spill => {
             let edge = o.edge_capacity(n.level - 1);
             let spill = o.spill_capacity(rb, partition::MK2_TILE_BYTES as u32, edge);
-            let small = [size_of::<foam_camera>(), size_of::<foam_generator_ctl>(), size_of::<foam_frame_status>()];
+            let small = [size_of::<foam_camera>(), size_of::<foam_spill_ctl>(), size_of::<foam_frame_status>()];
             ((2 * link_bytes(edge, rb) + spill * rb) as u64, records(&small))
         }
         Role::Injector => {

@@ -301,7 +301,7 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
         sides.push(f.stats.side_hops_mean);
         watched.push(w);
     }
-    // No more rays in flight than the generator's spill store holds, ever; with a
+    // No more rays in flight than the spill store holds, ever; with a
     // store of one link buffer the root's gate is what holds them there.
     for (o, w) in variants.iter().zip(&watched) {
         let cap = o.spill.map_or(u64::MAX, u64::from);

@@ -26,7 +26,7 @@ struct NodeTensors {
   Tensor shard, copies, camera, pending, pixels, results;  // tracers
   Tensor sideIn, sideOut;  // tracers: side links; injectors: direct lanes (lane after lane)
   Tensor queues;                          // routers
-  Tensor spill, status;                   // generator (status: injectors too)
+  Tensor spill, status;                   // spill store (status: injectors too)
   Tensor region, blocks, held;            // injectors
 };
 
@@ -52,7 +52,7 @@ std::string nodeName(const NodeSpec &n, std::size_t i) {
   const char *role = n.role == Role::Tracer    ? "tracer"
                      : n.role == Role::Router  ? "router"
                      : n.role == Role::Injector ? "injector"
-                                               : "generator";
+                                               : "spill";
   return std::string(role) + std::to_string(i) + "@" + std::to_string(n.tile);
 }
 
@@ -121,7 +121,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
   if (spec.regionBytes < sizeof(foam_region_header) || spec.regionBytes % 4)
     throw std::invalid_argument("the camera region must hold its header and be whole words");
   std::vector<NodeTensors> t(spec.nodes.size());
-  int generator = -1;
+  int spill = -1;
   std::vector<std::size_t> injectors;
   // Which node is the tracer of each shard id (-1: none), for the shard copies.
   std::vector<int> tracerOf;
@@ -184,14 +184,14 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       x.queues = bytes(g, n.tile, (std::size_t)4 * p.queue_capacity * spec.rayBytes, name + "/queues");
       x.ctl = words(g, n.tile, sizeof(foam_router_ctl) / 4, name + "/ctl");
       break;
-    case Role::Generator:
-      if (generator >= 0) throw std::invalid_argument("more than one generator");
-      generator = (int)i;
+    case Role::Spill:
+      if (spill >= 0) throw std::invalid_argument("more than one spill store");
+      spill = (int)i;
       x.camera = bytes(g, n.tile, sizeof(foam_camera), name + "/camera");
       x.inboxes = bytes(g, n.tile, link, name + "/inbox");
       x.outboxes = bytes(g, n.tile, link, name + "/outbox");
       x.spill = bytes(g, n.tile, (std::size_t)p.queue_capacity * spec.rayBytes, name + "/spill");
-      x.ctl = words(g, n.tile, sizeof(foam_generator_ctl) / 4, name + "/ctl");
+      x.ctl = words(g, n.tile, sizeof(foam_spill_ctl) / 4, name + "/ctl");
       x.status = bytes(g, n.tile, sizeof(foam_frame_status), name + "/status");
       break;
     case Role::Injector:
@@ -212,7 +212,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       break;
     }
   }
-  if (generator < 0) throw std::invalid_argument("the plan has no generator");
+  if (spill < 0) throw std::invalid_argument("the plan has no spill store");
   if (injectors.empty()) throw std::invalid_argument("the plan has no injector");
 
   ComputeSet step1 = g.addComputeSet("step/march+count+generate");
@@ -313,8 +313,8 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
       zeroWords(x.ctl, tile);
       break;
     }
-    case Role::Generator: {
-      addLocalVertex(g, step1, "Generator", tile,
+    case Role::Spill: {
+      addLocalVertex(g, step1, "SpillStore", tile,
                      {{"params", x.params}, {"camera", x.camera}, {"inbox", x.inboxes},
                       {"outbox", x.outboxes}, {"spill", x.spill}, {"ctl", x.ctl},
                       {"status", x.status}, {"stats", x.stats}});
@@ -382,7 +382,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
                                   " injector lanes but " + std::to_string(wired[i]) + " injectors feed them");
 
   // One merged exchange for every link (paper §4.8), one broadcast for the camera.
-  Tensor cam = t[(std::size_t)generator].camera;
+  Tensor cam = t[(std::size_t)spill].camera;
   program::Sequence frameStart;
   frameStart.add(program::Copy(poplar::concat(std::vector<Tensor>(camDst.size(), cam)), poplar::concat(camDst)));
   frameStart.add(program::Execute(reset));
@@ -394,7 +394,7 @@ std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec)
   program::Repeat steps(spec.rc, body);
 
   g.createHostWrite(kCameraHandle, cam);
-  std::vector<Tensor> regions, blockLists, statuses{t[(std::size_t)generator].status};
+  std::vector<Tensor> regions, blockLists, statuses{t[(std::size_t)spill].status};
   for (std::size_t i : injectors) {
     regions.push_back(t[i].region);
     blockLists.push_back(t[i].blocks);

@@ -13,14 +13,14 @@
 
 namespace foam {
 
-enum class Role : uint8_t { Tracer = 0, Router = 1, Generator = 2, Injector = 3 };
+enum class Role : uint8_t { Tracer = 0, Router = 1, Spill = 2, Injector = 3 };
 
 struct NodeSpec {
   Role role;
   unsigned tile;
-  int parent;       // index into RenderSpec::nodes; -1 for the generator
+  int parent;       // index into RenderSpec::nodes; -1 for the spill store
   unsigned lane;    // which of the parent's lanes this node is on (injectors: after the children)
-  unsigned fanout;  // children (routers: 2..16; generator: 1; tracers, injectors: 0)
+  unsigned fanout;  // children (routers: 2..16; spill store: 1; tracers, injectors: 0)
   std::vector<uint8_t> params;  // foam_params bytes
   std::size_t shardOffset = 0;  // tracers: blob within RenderSpec::shardBytes
   std::size_t shardBytes = 0;
@@ -47,7 +47,7 @@ struct RenderSpec {
 inline constexpr const char *kCameraHandle = "camera";
 inline constexpr const char *kRegionHandle = "camera_region";  // every injector's, in node order
 inline constexpr const char *kBlocksHandle = "blocks";          // every injector's block list, in node order
-inline constexpr const char *kStatusHandle = "status";  // the generator's, then every injector's
+inline constexpr const char *kStatusHandle = "status";  // the spill store's, then every injector's
 inline constexpr const char *kPixelsHandle = "pixels";
 inline constexpr const char *kResultsHandle = "results";
 inline constexpr const char *kStatsHandle = "stats";

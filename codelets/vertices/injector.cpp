@@ -2,7 +2,7 @@
 // router on a lane of its own, with a direct lane to each router under the root
 // beside it, owns a list of pixel blocks the host chose for the frame, and emits
 // them as far as the root allows: the root keeps the rays in flight within what
-// the generator's spill store could take.
+// the spill store could take.
 //
 // Every primary ray starts in the cell nearest the camera, so in the paper's design
 // every ray of the frame first queues for the one tracer that owns it, and then for
@@ -152,7 +152,7 @@ public:
       foam_ray ray;
       foam_ray_load(slot, p.layout, p.hops, &ray);
       // One shard visit = one tracer hop, as on a tracer tile; no shard of its own.
-      foam_march_held(&cam, p.layout, p.hops, slot, FOAM_INVALID_SHARD, nullptr, &rh, &region[0], &ray, &work[0], &work[1]);
+      foam_march_copies(&cam, p.layout, p.hops, slot, FOAM_INVALID_SHARD, nullptr, &rh, &region[0], &ray, &work[0], &work[1]);
     }
     return true;
   }
@@ -164,7 +164,7 @@ public:
 // crossed the root in the paper's design, and the root's queue, which reserves a
 // step of room for each credit it grants, paced the whole frame. The root now
 // grants room on its lane only for the rays that want it, and separately lets the
-// injector emit as many as the generator's spill store could still take.
+// injector emit as many as the spill store could still take.
 class InjectorSend : public Vertex {
 public:
   Input<Bytes> params;

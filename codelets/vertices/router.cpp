@@ -10,7 +10,7 @@
 // Deadlock freedom: rays arriving from the parent only go down; rays arriving from
 // a child or an injector go down into a subtree ("turn") or up. A turn that finds
 // its child lane out of credit may go up instead ("escape"), so the upward path
-// never waits on a downward one; at the root the generator's spill store takes
+// never waits on a downward one; at the root the spill store takes
 // what goes up, and the root's allowance to the injectors keeps every ray in
 // flight within that store. Injector lanes are upward lanes: on a router under
 // the root too, their rays turn down or go up. Credits bound every queue, so
@@ -205,7 +205,7 @@ public:
     }
     if (pl > f && p.max_in_flight > 0) {
       // The root lets its injectors emit new rays only while every ray in flight
-      // (emitted, or allowed and on its way) still fits the generator's spill
+      // (emitted, or allowed and on its way) still fits the spill store's spill
       // store (layout.h: an injector's lane to the root). Routers under it take
       // rays the root has already let in.
       // An injector never asks for more than its lane holds; so each product

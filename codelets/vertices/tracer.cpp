@@ -120,7 +120,7 @@ public:
     const unsigned end = total * (workerId + 1) / workers;
     if (begin == end) return true;  // most tracers idle most steps: touch nothing more
     const foam_camera &cam = cview<foam_camera>(camera);
-    const foam_region_header &held = cview<foam_region_header>(copies);
+    const foam_region_header &directory = cview<foam_region_header>(copies);
     const int shift = slotShift(cam);
     if (shift < 0) return false;  // the host writes 2^depth homes
     const unsigned slicePixels = pixels.size() / sizeof(foam_pixel);
@@ -139,8 +139,8 @@ public:
           continue;
         }
         if (ray.cell != FOAM_FINISHED_CELL) {
-          // On through every shard held here (foam_march_held), each visit a tracer hop.
-          foam_march_held(&cam, p.layout, p.hops, slot, (uint16_t)p.shard, &shard[0], &held, &copies[0], &ray,
+          // On through its own shard and its copies (foam_march_copies), each visit a tracer hop.
+          foam_march_copies(&cam, p.layout, p.hops, slot, (uint16_t)p.shard, &shard[0], &directory, &copies[0], &ray,
                           &work[FOAM_TW_MARCHED], &work[FOAM_TW_STEPS]);
           if (ray.cell != FOAM_FINISHED_CELL) continue;  // TracerSend takes it on
           // Finished here: keep it in this worker's part of the result store if

@@ -82,10 +82,10 @@ mod ffi {
     /// One tile of the render graph (see codelets/graph/render_graph.h).
     #[derive(Debug, Clone)]
     struct RenderNode {
-        /// 0 tracer, 1 router, 2 generator, 3 injector.
+        /// 0 tracer, 1 router, 2 spill store, 3 injector.
         role: u8,
         tile: u32,
-        /// Index of the parent node, -1 for the generator.
+        /// Index of the parent node, -1 for the spill store.
         parent: i32,
         lane: u32,
         fanout: u32,
@@ -192,7 +192,7 @@ pub const CAMERA_HANDLE: &str = "camera";
 pub const REGION_HANDLE: &str = "camera_region";
 /// Every injector's block list (layout.h foam_block), in node order.
 pub const BLOCKS_HANDLE: &str = "blocks";
-/// The generator's foam_frame_status, then every injector's.
+/// The spill store's foam_frame_status, then every injector's.
 pub const STATUS_HANDLE: &str = "status";
 pub const PIXELS_HANDLE: &str = "pixels";
 pub const RESULTS_HANDLE: &str = "results";

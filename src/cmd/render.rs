@@ -16,7 +16,7 @@ use partition::RayLayout;
 
 #[derive(clap::Args, Debug)]
 #[command(
-    about = "Render a scene with the IPU design: tracer tiles, router tree, ray injectors and a spill generator",
+    about = "Render a scene with the IPU design: tracer tiles, router tree, ray injectors and a spill store",
     long_about = "Render a scene with the design of Radiant Foam on the IPU: the scene is cut into \
 k-d shards, one per tracer tile; rays are marched on the tile that owns their cell and moved \
 between tiles through a quadtree of router tiles by exchange copies; the framebuffer lives in \
@@ -72,7 +72,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = DeviceOptions::default().fanout, value_name = "F,..", help_heading = "Buffers")]
     pub fanout: Vec<u32>,
     /// Rays per link buffer by tree level: tracer edges, then the edges above each
-    /// router level; the last repeats up to the generator. Default 256,768,384 for
+    /// router level; the last repeats up to the spill store. Default 256,768,384 for
     /// the half payload, the same bytes for the others, with the tracer edges (and
     /// side links) sized down to what a sample of the camera's rays needs.
     #[arg(long, value_delimiter = ',', value_name = "N,..", help_heading = "Buffers")]
@@ -96,8 +96,8 @@ pub struct Args {
     /// Rays per router queue (up and down); default: as many as fit the router tile.
     #[arg(long, value_name = "N", help_heading = "Buffers")]
     pub router_queue: Option<u32>,
-    /// Rays the generator's spill store holds (also the cap on rays in flight); default:
-    /// as many as fit the generator tile.
+    /// Rays the spill store holds (also the cap on rays in flight); default:
+    /// as many as fit the spill tile.
     #[arg(long, value_name = "N", help_heading = "Buffers")]
     pub spill: Option<u32>,
     /// KiB of each injector tile for copies of the shards a coarse host pass over its

@@ -64,8 +64,8 @@ pub const SEND_RAY_INSTR: f64 = 14.0;
 pub const ROUTER_RAY_INSTR: f64 = 45.0;
 /// RouterPlan (one worker): ranks, credits and headers for five lanes.
 pub const ROUTER_PLAN_INSTR: f64 = 250.0;
-/// Generator (one worker), per ray taken from the root or sent back: copy a payload.
-pub const GENERATOR_RAY_INSTR: f64 = 40.0;
+/// Spill store (one worker), per ray taken from the root or sent back: copy a payload.
+pub const SPILL_RAY_INSTR: f64 = 40.0;
 /// Injector (one worker), per primary ray emitted: pixel of the block, build a payload.
 pub const INJECTOR_RAY_INSTR: f64 = 40.0;
 

@@ -130,7 +130,7 @@ impl DeviceRenderer {
         self.session.run(FRAME_START)?;
 
         let total = cam.width as u64 * cam.height as u64;
-        // The generator's status, then every injector's: they count what they emitted.
+        // The spill store's status, then every injector's: they count what they emitted.
         let mut status = vec![0u8; (1 + self.plan.tree.injectors().len()) * size_of::<foam_frame_status>()];
         let mut last = (u32::MAX, u32::MAX);
         let mut stalled = 0;
@@ -147,7 +147,7 @@ impl DeviceRenderer {
             }
             if st.overflow > 0 {
                 return Err(DeviceError::Incomplete(format!(
-                    "the generator found no room for {} rays (a credit violation)",
+                    "the spill store found no room for {} rays (a credit violation)",
                     st.overflow
                 )));
             }
@@ -291,7 +291,7 @@ impl DeviceRenderer {
             tile_bytes_max: self.tile_bytes_max,
             tile_bytes_budget: self.tile_bytes_budget,
             bytes_exchanged: counters.bytes_exchanged - before.bytes_exchanged,
-            spill_peak: tiles[self.plan.tree.generator()].peak_queue as u64,
+            spill_peak: tiles[self.plan.tree.spill()].peak_queue as u64,
             router_levels: super::stats::router_levels(&self.plan.tree, &tiles),
         };
         Ok(DeviceFrame { output: out, stats, router_hops, tracer_hops })

@@ -1,5 +1,5 @@
 //! The device renderer: the paper's IPU design (tracers, quadtree routers, a
-//! generator, injectors) built through the Poplar API and run on the host runtime
+//! spill store, injectors) built through the Poplar API and run on the host runtime
 //! here or on an IPU with the SDK.
 
 pub mod blocks;

@@ -100,7 +100,7 @@ pub struct DeviceOptions {
     pub fanout: Vec<u32>,
     /// Rays per link buffer (each direction of a tree edge) by the level of the
     /// edge's lower end: tracer edges first, then edges above level-1 routers, and
-    /// so on; the last entry repeats up to the generator's edge. Empty: the
+    /// so on; the last entry repeats up to the spill store's edge. Empty: the
     /// defaults, [`HALF_LINK_CAPACITY`] scaled to the payload so that buffers keep
     /// their bytes.
     pub link_capacity: Vec<u32>,
@@ -128,8 +128,8 @@ pub struct DeviceOptions {
     /// Rays per router queue (up and down each; double-buffered on the tile).
     /// `None` fills the router tile.
     pub router_queue: Option<u32>,
-    /// Rays the generator's spill store holds; also the in-flight cap. `None` fills
-    /// the generator tile.
+    /// Rays the spill store holds; also the in-flight cap. `None` fills
+    /// the spill tile.
     pub spill: Option<u32>,
     /// Bytes of each injector's camera region (copies of the shards its rays cross
     /// first, which it marches them through). `None`: what its tile has left.
@@ -335,7 +335,7 @@ impl DeviceOptions {
         bytes.max(least).next_multiple_of(4)
     }
 
-    /// The spill capacity: as given, or as many rays as fit the generator tile
+    /// The spill capacity: as given, or as many rays as fit the spill tile
     /// beside its two link buffers (`edge` rays each), in whole multiples of 256.
     pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32, edge: u32) -> u32 {
         self.spill.unwrap_or_else(|| {

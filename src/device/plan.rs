@@ -287,7 +287,7 @@ impl DevicePlan {
                 let sides: Vec<u32> = match n.role {
                     Role::Tracer => std::mem::take(&mut sides[i]),
                     Role::Injector => direct.iter().map(|&r| r as u32).collect(),
-                    Role::Router | Role::Generator => Vec::new(),
+                    Role::Router | Role::Spill => Vec::new(),
                 };
                 params.side_lanes = sides.len() as u32;
                 if n.role == Role::Tracer {
@@ -296,7 +296,7 @@ impl DevicePlan {
                         params.side_shard[k] = part.ids[s as usize];
                     }
                 }
-                let held = if n.role == Role::Tracer && !copies[i].is_empty() {
+                let directory = if n.role == Role::Tracer && !copies[i].is_empty() {
                     record_bytes(&region_header(&copies[i], &part.ids, &|s| packed[s].blob.len()).0)
                 } else {
                     Vec::new()
@@ -311,7 +311,7 @@ impl DevicePlan {
                     shard_offset,
                     shard_bytes,
                     sides,
-                    copies: held,
+                    copies: directory,
                 }
             })
             .collect();
@@ -362,7 +362,7 @@ impl DevicePlan {
     }
 
     /// What the host writes to the device for one frame: the camera block broadcast to
-    /// every tile, and the generator's camera region (see [`super::region`]) for the
+    /// every tile, and the spill store's camera region (see [`super::region`]) for the
     /// view. `scene` must be the scene the plan was made from.
     pub fn frame_blocks(&self, scene: &Scene, cam: &Camera, frame: u32) -> Result<FrameBlocks, DeviceError> {
         if cam.width != self.width || cam.height != self.height {
@@ -635,7 +635,7 @@ fn node_params(
         hops: o.hops as u32,
         link_capacity: match n.role {
             Role::Tracer => o.edge_capacity(0),
-            Role::Router | Role::Generator => o.edge_capacity(n.level - 1),
+            Role::Router | Role::Spill => o.edge_capacity(n.level - 1),
             Role::Injector => o.inject_capacity,
         },
         queue_capacity: 0,
@@ -662,13 +662,13 @@ fn node_params(
         Role::Tracer => p.queue_capacity = o.tracer_queue,
         Role::Router => {
             p.queue_capacity = router_queue;
-            // The root admits new rays only while the generator could take every ray
+            // The root admits new rays only while the spill store could take every ray
             // in flight: that is what makes the routers deadlock free (codelets/vertices/router.cpp).
             if i == tree.root() {
                 p.max_in_flight = spill;
             }
         }
-        Role::Generator => p.queue_capacity = spill,
+        Role::Spill => p.queue_capacity = spill,
         Role::Injector => {
             p.batch_kind = matches!(o.batch, super::options::Batch::Cols(_)) as u32;
             p.block_w = block_w;

@@ -9,7 +9,7 @@ use foam_layout::{foam_frame_status, foam_link_header, foam_tile_stats};
 use serde::Serialize;
 
 use super::cycles::{
-    GENERATOR_RAY_INSTR, INJECTOR_RAY_INSTR, ROUTER_PLAN_INSTR, ROUTER_RAY_INSTR, SEND_RAY_INSTR, TRACER_RAY_INSTR,
+    SPILL_RAY_INSTR, INJECTOR_RAY_INSTR, ROUTER_PLAN_INSTR, ROUTER_RAY_INSTR, SEND_RAY_INSTR, TRACER_RAY_INSTR,
     cell_step_instr, multi_worker_cycles, single_worker_cycles,
 };
 use super::tree::Role;
@@ -78,7 +78,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
             Role::Router => {
                 (n.fanout as u64 * edge(n.level - 1) + edge(n.edge_level) + n.inject_lanes as u64 * LINK_HEADER_BYTES, n.fanout as u64 + 1)
             }
-            Role::Generator => (edge(n.level - 1), 1),
+            Role::Spill => (edge(n.level - 1), 1),
             // Its edge to the root and its direct lanes.
             Role::Injector => {
                 let direct = super::options::link_bytes(plan.options.direct_capacity, plan.ray_bytes) as u64;
@@ -129,9 +129,9 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
                     it.busiest_router_rays = it.busiest_router_rays.max(rays);
                     it.router_rays += rays;
                 }
-                Role::Generator => {
+                Role::Spill => {
                     // Spilled rays sent back down (rays_in counts them).
-                    it.step1_cycles = it.step1_cycles.max(single_worker_cycles(rays as f64 * GENERATOR_RAY_INSTR));
+                    it.step1_cycles = it.step1_cycles.max(single_worker_cycles(rays as f64 * SPILL_RAY_INSTR));
                 }
                 Role::Injector => {
                     // Emitting is one worker; marching the region is six, like a tracer.

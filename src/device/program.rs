@@ -10,7 +10,7 @@ pub fn vertex_types(role: Role) -> &'static [&'static str] {
     match role {
         Role::Tracer => &["TracerMarch", "TracerSend", "ZeroBytes", "ZeroWords"],
         Role::Router => &["RouterCount", "RouterPlan", "RouterForward", "ZeroBytes", "ZeroWords"],
-        Role::Generator => &["Generator", "ZeroBytes", "ZeroWords"],
+        Role::Spill => &["SpillStore", "ZeroBytes", "ZeroWords"],
         Role::Injector => &["Injector", "InjectorMarch", "InjectorSend", "ZeroBytes", "ZeroWords"],
     }
 }
@@ -26,7 +26,7 @@ mod tests {
     use super::*;
     use crate::device::options::TILE_RESERVE_BYTES;
 
-    const ROLES: [Role; 4] = [Role::Tracer, Role::Router, Role::Generator, Role::Injector];
+    const ROLES: [Role; 4] = [Role::Tracer, Role::Router, Role::Spill, Role::Injector];
 
     /// The plan sizes buffers to leave TILE_RESERVE_BYTES of every tile free; each
     /// role's code and stacks must fit there with room to spare for vertex state and

@@ -38,7 +38,7 @@ pub struct FrameStats {
     pub tile_bytes_max: u64,
     pub tile_bytes_budget: u64,
     pub bytes_exchanged: u64,
-    /// Rays the generator held in its spill store at the busiest moment.
+    /// Rays the spill store held at the busiest moment.
     pub spill_peak: u64,
     /// Router traffic per tree level, from the parents of the tracers (level 1) to the root.
     pub router_levels: Vec<RouterLevel>,

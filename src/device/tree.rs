@@ -1,5 +1,5 @@
 //! Tile roles: tracers at the leaves, a tree of routers over the shard-id bits,
-//! the generator above the root (paper §4.1, §4.3), and injector tiles on lanes of
+//! the spill store above the root (the paper's generator, §4.1, §4.3), and injector tiles on lanes of
 //! their own at the root that emit the primary rays.
 //!
 //! Shard ids are k-d tree paths (first split = most significant bit), so grouping
@@ -19,7 +19,7 @@
 pub enum Role {
     Tracer,
     Router,
-    Generator,
+    Spill,
     Injector,
 }
 
@@ -27,12 +27,12 @@ pub enum Role {
 pub struct Node {
     pub role: Role,
     pub tile: u32,
-    /// Index of the parent node; `None` only for the generator.
+    /// Index of the parent node; `None` only for the spill store.
     pub parent: Option<usize>,
     /// This node's lane among its parent's children (injectors: after them).
     pub lane: u32,
     /// Children: a power of two up to FOAM_MAX_FANOUT for routers, 1 for the
-    /// generator, 0 for tracers and injectors.
+    /// spill store, 0 for tracers and injectors.
     pub fanout: u32,
     /// Routers: injector lanes after the children (the root, and with direct lanes
     /// the routers under it: [`Tree::add_direct_lanes`]).
@@ -61,7 +61,7 @@ pub struct Tree {
     pub nodes: Vec<Node>,
     tracers: usize,
     root: usize,
-    generator: usize,
+    spill: usize,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -70,7 +70,7 @@ pub enum TreeError {
         "{shards} shards: the device needs a power of two from 2 to 32,768 (payloads address shards in 16 bits and 0xFFFF marks an empty slot)"
     )]
     BadDepth { shards: u64 },
-    #[error("{needed} tiles needed ({tracers} tracers, {routers} routers, 1 generator, {injectors} injectors) but the target has {available}")]
+    #[error("{needed} tiles needed ({tracers} tracers, {routers} routers, 1 spill store, {injectors} injectors) but the target has {available}")]
     TooManyTiles { needed: u64, tracers: u64, routers: u64, injectors: u32, available: u32 },
     #[error("{0} injectors: the root takes 1 to {max} injector lanes", max = MAX_INJECTORS)]
     BadInjectors(u32),
@@ -97,7 +97,7 @@ impl Tree {
     /// The tree for `2^depth` shards with router `fanouts` per level (see
     /// [`check_fanouts`]) and `injectors` injector tiles on root lanes; tracer `s` is
     /// on tile `s`, routers follow level by level from the bottom, then the
-    /// generator, then the injectors.
+    /// spill store, then the injectors.
     pub fn new(depth: u32, tiles_available: u32, fanouts: &[u32], injectors: u32) -> Result<Tree, TreeError> {
         if !(1..=15).contains(&depth) {
             return Err(TreeError::BadDepth { shards: 1u64 << depth.min(63) });
@@ -182,9 +182,9 @@ impl Tree {
         if !(1..=MAX_INJECTORS).contains(&injectors) {
             return Err(TreeError::BadInjectors(injectors));
         }
-        let generator = nodes.len();
-        nodes.push(node(Role::Generator, generator as u32, 1, (id_bits, 0, id_bits), lvl + 1));
-        nodes[root].parent = Some(generator);
+        let spill = nodes.len();
+        nodes.push(node(Role::Spill, spill as u32, 1, (id_bits, 0, id_bits), lvl + 1));
+        nodes[root].parent = Some(spill);
         nodes[root].lane = 0;
         nodes[root].inject_lanes = injectors;
         for i in 0..injectors {
@@ -205,7 +205,7 @@ impl Tree {
                 available: tiles_available,
             });
         }
-        Ok(Tree { depth, id_bits, nodes, tracers, root, generator })
+        Ok(Tree { depth, id_bits, nodes, tracers, root, spill })
     }
 
     /// Tiles a tree of `2^depth` unsplit leaves leaves free on a target of
@@ -222,8 +222,8 @@ impl Tree {
         self.nodes.iter().filter(|n| n.role == Role::Router)
     }
 
-    pub fn generator(&self) -> usize {
-        self.generator
+    pub fn spill(&self) -> usize {
+        self.spill
     }
 
     pub fn root(&self) -> usize {
@@ -232,7 +232,7 @@ impl Tree {
 
     /// Node indices of the injectors, in lane order.
     pub fn injectors(&self) -> std::ops::Range<usize> {
-        self.generator + 1..self.nodes.len()
+        self.spill + 1..self.nodes.len()
     }
 
     /// Gives every router under the root a lane per injector: the injectors' direct
@@ -371,7 +371,7 @@ mod tests {
         let t = Tree::new(10, 1472, &[16, 8], 8).unwrap();
         assert_eq!(t.nodes.len(), 1024 + 73 + 1 + 8);
         let root = &t.nodes[t.root()];
-        assert_eq!((root.fanout, root.inject_lanes, root.parent), (8, 8, Some(t.generator())));
+        assert_eq!((root.fanout, root.inject_lanes, root.parent), (8, 8, Some(t.spill())));
         let lanes: Vec<u32> = t.injectors().map(|i| t.nodes[i].lane).collect();
         assert_eq!(lanes, (8..16).collect::<Vec<u32>>());
         assert!(t.injectors().all(|i| t.nodes[i].role == Role::Injector && t.nodes[i].parent == Some(t.root())));
@@ -413,7 +413,7 @@ mod tests {
         assert_eq!(t.path_hops(0, 2), 2);
         assert_eq!(t.path_hops(2, 3), 1);
         assert_eq!(t.path_hops(2, 0), t.path_hops(0, 2));
-        // 64 tracers + 4 + 1 routers, generator, 8 injectors: the rest is free.
+        // 64 tracers + 4 + 1 routers, spill store, 8 injectors: the rest is free.
         assert_eq!(Tree::free_splits(6, 1472, &[16, 8], 8), (1472 - 78) / 2);
         assert_eq!(Tree::free_splits(10, 1472, &[16, 8], 8), (1472 - 1106) / 2);
         let e = Tree::with_leaves(&vec![2; 1024], 1472, &[16, 8], 8).unwrap_err();
@@ -443,6 +443,6 @@ mod tests {
         assert!(small.direct_targets().is_empty());
         let mut split = Tree::with_leaves(&[1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], 1472, &[16], 3).unwrap();
         split.add_direct_lanes();
-        assert!(split.direct_targets().is_empty() && split.routers().all(|n| n.inject_lanes == 0 || n.parent == Some(split.generator())));
+        assert!(split.direct_targets().is_empty() && split.routers().all(|n| n.inject_lanes == 0 || n.parent == Some(split.spill())));
     }
 }

@@ -216,7 +216,7 @@ typedef enum foam_ray_layout {
 } foam_ray_layout;
 
 /* ---- links between tiles ----------------------------------------------------
- * Every tree edge (child <-> parent, root <-> generator, injector -> root) and
+ * Every tree edge (child <-> parent, root <-> spill store, injector -> root) and
  * every side link (tracer <-> tracer) has one buffer per direction: the sender fills its outbox during compute, the exchange copies it
  * whole onto the receiver's inbox. A buffer is
  *   foam_link_header | capacity x ray stride
@@ -236,7 +236,7 @@ typedef struct foam_link_header {
  * `finished` is the rays emitted this step and `credit` the rays the injector would
  * emit next step. Down the lane `credit` is room on the lane and `pending` the rays
  * the root lets it emit next step, so that every ray in flight still fits the
- * generator's spill store. */
+ * spill store. */
 FOAM_STATIC_ASSERT(sizeof(foam_link_header) == 16, "foam_link_header is 16 bytes");
 
 /* Sizes of a role's buffers and queues, fixed when the graph is built. */
@@ -244,9 +244,9 @@ typedef struct foam_params {
   uint32_t layout;       /* foam_ray_layout */
   uint32_t ray_bytes;    /* payload stride: 28/24/20, +4 with hop counters */
   uint32_t hops;         /* 1 when foam_ray_hops follows each payload */
-  uint32_t link_capacity;  /* rays per link buffer: a router's child lanes, a tracer's, the generator's or an injector's one edge */
-  uint32_t queue_capacity; /* rays per router queue / tracer pending store / generator spill */
-  uint32_t shard;        /* tracer: its shard id; router: subtree prefix; generator: 0 */
+  uint32_t link_capacity;  /* rays per link buffer: a router's child lanes, a tracer's, the spill store's or an injector's one edge */
+  uint32_t queue_capacity; /* rays per router queue / tracer pending store / spill store */
+  uint32_t shard;        /* tracer: its shard id; router: subtree prefix; spill store: 0 */
   uint32_t level_shift;  /* router: shard-id bits below its children (child = (id >> shift) & (fanout-1));
                           injector: the root's, which pick its direct lane */
   uint32_t fanout;       /* router: number of children (a power of two, 2..FOAM_MAX_FANOUT) */
@@ -279,7 +279,7 @@ typedef struct foam_params {
   uint32_t side_lanes;
   uint32_t side_capacity;  /* rays per side-link buffer, both directions (injector: per direct-lane buffer) */
   uint16_t side_shard[FOAM_MAX_SIDES];
-  /* Tests only, 0 in every plan: rays of room a tracer or the generator counts
+  /* Tests only, 0 in every plan: rays of room a tracer or the spill store counts
    * beyond its store when it grants credit, an over-grant that lets tests show the
    * overflow counters and the host's checks catch a credit violation. */
   uint32_t extra_credit;
@@ -299,12 +299,12 @@ typedef struct foam_tile_stats {
 } foam_tile_stats;
 FOAM_STATIC_ASSERT(sizeof(foam_tile_stats) == 32, "foam_tile_stats is 32 bytes");
 
-/* Host-visible progress of the frame, kept on the generator tile (finished, spilled,
+/* Host-visible progress of the frame, kept on the spill tile (finished, spilled,
  * iterations, overflow) and on every injector (injected, iterations, total). */
 typedef struct foam_frame_status {
   uint32_t injected;  /* primary rays emitted */
   uint32_t finished;  /* pixels finished, as summed up the router tree */
-  uint32_t spilled;   /* rays held in the generator's spill store now */
+  uint32_t spilled;   /* rays held in the spill store now */
   uint32_t iterations;
   uint32_t total;     /* pixels in the frame */
   uint32_t overflow;
@@ -366,12 +366,12 @@ typedef struct foam_tracer_ctl {
 } foam_tracer_ctl;
 FOAM_STATIC_ASSERT(sizeof(foam_tracer_ctl) == 200, "foam_tracer_ctl is 200 bytes");
 
-typedef struct foam_generator_ctl {
+typedef struct foam_spill_ctl {
   uint32_t spill;      /* rays in the spill store */
   uint32_t granted;    /* credit given to the root last step */
   uint32_t reserved[2];
-} foam_generator_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_generator_ctl) == 16, "foam_generator_ctl is 16 bytes");
+} foam_spill_ctl;
+FOAM_STATIC_ASSERT(sizeof(foam_spill_ctl) == 16, "foam_spill_ctl is 16 bytes");
 
 typedef struct foam_injector_ctl {
   uint32_t next;       /* next entry of the block list */

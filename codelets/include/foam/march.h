@@ -199,23 +199,23 @@ static inline int foam_region_find(const foam_region_header *h, uint16_t shard) 
 }
 
 /* Marches `ray`, loaded from payload `slot`, on through every shard this tile holds:
- * `own` (shard `own_shard`; null for none) and the copies of `region` (`held`, its
- * foam_region_header). Between shards, and after the last, the ray goes through
- * its payload (`layout`, `hops`) as it would between tiles, so the image does not
- * depend on which shards a tile holds or where a ray ends. A finished ray stops,
- * even when its pixel's home is a shard held here. Adds the shard visits (tracer
- * hops) to *visits and the cells marched to *cells. */
-static inline void foam_march_held(const foam_camera *cam, uint32_t layout, uint32_t hops, unsigned char *slot,
-                                   uint16_t own_shard, const unsigned char *own, const foam_region_header *held,
-                                   const unsigned char *region, foam_ray *ray, uint32_t *visits, uint32_t *cells) {
+ * `own` (shard `own_shard`; null for none) and the shard copies of `region`
+ * (`directory`, its foam_region_header). Between shards, and after the last, the
+ * ray goes through its payload (`layout`, `hops`) as it would between tiles, so the
+ * image does not depend on which shards a tile holds or where a ray ends. A
+ * finished ray stops, even when its pixel's home is a shard copied here. Adds the
+ * shard visits (tracer hops) to *visits and the cells marched to *cells. */
+static inline void foam_march_copies(const foam_camera *cam, uint32_t layout, uint32_t hops, unsigned char *slot,
+                                     uint16_t own_shard, const unsigned char *own, const foam_region_header *directory,
+                                     const unsigned char *region, foam_ray *ray, uint32_t *visits, uint32_t *cells) {
   foam_vec3 o, d; /* the pixel's ray, the same on every shard it crosses here */
   foam_camera_ray(cam, foam_px_x(ray->px), foam_px_y(ray->px), &o, &d);
   while (ray->cell != FOAM_FINISHED_CELL) {
     const unsigned char *blob = own && ray->shard == own_shard ? own : (const unsigned char *)0;
     if (!blob) {
-      const int k = foam_region_find(held, ray->shard);
+      const int k = foam_region_find(directory, ray->shard);
       if (k < 0) break;
-      blob = region + held->offset[k];
+      blob = region + directory->offset[k];
     }
     foam_shard_view view;
     foam_shard_open(blob, &view);

@@ -815,28 +815,24 @@ const _: () = {
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
-pub struct foam_generator_ctl {
+pub struct foam_spill_ctl {
     pub spill: u32,
     pub granted: u32,
     pub reserved: [u32; 2usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
+    ["Size of foam_spill_ctl"][::core::mem::size_of::<foam_spill_ctl>() - 16usize];
+    ["Alignment of foam_spill_ctl"][::core::mem::align_of::<foam_spill_ctl>() - 4usize];
     [
-        "Size of foam_generator_ctl",
-    ][::core::mem::size_of::<foam_generator_ctl>() - 16usize];
+        "Offset of field: foam_spill_ctl::spill",
+    ][::core::mem::offset_of!(foam_spill_ctl, spill) - 0usize];
     [
-        "Alignment of foam_generator_ctl",
-    ][::core::mem::align_of::<foam_generator_ctl>() - 4usize];
+        "Offset of field: foam_spill_ctl::granted",
+    ][::core::mem::offset_of!(foam_spill_ctl, granted) - 4usize];
     [
-        "Offset of field: foam_generator_ctl::spill",
-    ][::core::mem::offset_of!(foam_generator_ctl, spill) - 0usize];
-    [
-        "Offset of field: foam_generator_ctl::granted",
-    ][::core::mem::offset_of!(foam_generator_ctl, granted) - 4usize];
-    [
-        "Offset of field: foam_generator_ctl::reserved",
-    ][::core::mem::offset_of!(foam_generator_ctl, reserved) - 8usize];
+        "Offset of field: foam_spill_ctl::reserved",
+    ][::core::mem::offset_of!(foam_spill_ctl, reserved) - 8usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]

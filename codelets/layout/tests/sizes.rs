@@ -25,7 +25,7 @@ fn rust_size(name: &str) -> Option<usize> {
         "foam_region_header" => size_of::<foam_region_header>(),
         "foam_router_ctl" => size_of::<foam_router_ctl>(),
         "foam_tracer_ctl" => size_of::<foam_tracer_ctl>(),
-        "foam_generator_ctl" => size_of::<foam_generator_ctl>(),
+        "foam_spill_ctl" => size_of::<foam_spill_ctl>(),
         "foam_injector_ctl" => size_of::<foam_injector_ctl>(),
         "foam_block" => size_of::<foam_block>(),
         _ => return None,
@@ -63,7 +63,7 @@ fn structs_have_no_padding() {
     assert_eq!(cats, 2 * f + 1);
     assert_eq!(lanes, f + FOAM_MAX_INJECTORS as usize);
     assert_eq!(size_of::<foam_router_ctl>(), (5 + (lanes + 1) + 2 * 6 * cats + 3 * cats + 2 * f + 3) * 4);
-    assert_eq!(size_of::<foam_generator_ctl>(), 4 * 4);
+    assert_eq!(size_of::<foam_spill_ctl>(), 4 * 4);
     assert_eq!(size_of::<foam_injector_ctl>(), (8 + 2 * 6) * 4);
     assert_eq!(size_of::<foam_block>(), 2 * 2);
     let shards = FOAM_REGION_MAX_SHARDS as usize;

@@ -132,7 +132,7 @@ fn point(w: &mut String, p: &Point) {
     let _ = writeln!(w, "side-link hops/ray (tracer to tracer, no router): {:.2}", st.side_hops_mean);
     let _ = writeln!(
         w,
-        "peak buffer occupancy: {} rays (generator spill peak {})",
+        "peak buffer occupancy: {} rays (spill store peak {})",
         st.max_buffer_occupancy, st.spill_peak
     );
     let _ = writeln!(w, "PSNR vs reference: {}", db(p.psnr_db));

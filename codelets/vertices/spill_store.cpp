@@ -1,4 +1,4 @@
-// The generator tile (paper §4.6) sits above the root router as its spill store:
+// The spill store tile (the paper's generator, §4.6) sits above the root router:
 // rays the root sends up (turns that found no room below) are kept here and sent
 // back down first. The root never lets more rays into the tree than this store
 // holds, so the root can always send up — the guarantee the routers' deadlock
@@ -16,7 +16,7 @@
 using namespace poplar;
 
 
-class Generator : public Vertex {
+class SpillStore : public Vertex {
 public:
   Input<Bytes> params;
   Input<Bytes> camera;
@@ -31,7 +31,7 @@ public:
     const foam_params p = load<foam_params>(params);
     const foam_camera cam = load<foam_camera>(camera);
     const foam_link_header in = load<foam_link_header>(inbox);
-    foam_generator_ctl c = load<foam_generator_ctl>(ctl);
+    foam_spill_ctl c = load<foam_spill_ctl>(ctl);
     foam_frame_status fs = load<foam_frame_status>(status);
     foam_tile_stats st = load<foam_tile_stats>(stats);
     const unsigned stride = p.ray_bytes, cap = p.link_capacity;
@@ -81,8 +81,8 @@ public:
   }
 };
 
-FOAM_STACK(Generator);
+FOAM_STACK(SpillStore);
 
 #ifndef __POPC__
-FOAM_HOST_VERTEX(Generator, params, camera, inbox, outbox, spill, ctl, status, stats)
+FOAM_HOST_VERTEX(SpillStore, params, camera, inbox, outbox, spill, ctl, status, stats)
 #endif
