@@ -107,7 +107,7 @@ fn modelled_bytes(plan: &DevicePlan, i: usize) -> (u64, u64) {
     let records = |extra: &[usize]| (size_of::<foam_params>() + size_of::<foam_tile_stats>() + extra.iter().sum::<usize>()) as u64;
     match n.role {
         Role::Tracer => {
-            let own = DeviceOptions { side_links: spec.sides.len() as u32, results: p.result_slots * FOAM_WORKERS, ..o.clone() };
+            let own = DeviceOptions { side_links: plan.sides[i].len() as u32, results: p.result_slots * FOAM_WORKERS, ..o.clone() };
             let copies: usize = plan.copies[i].iter().map(|&s| plan.spec.nodes[s].shard_bytes).sum();
             // The footprint's items but the program and the reserve are tensors, its
             // records included.
@@ -127,7 +127,7 @@ fn modelled_bytes(plan: &DevicePlan, i: usize) -> (u64, u64) {
             ((2 * link_bytes(edge, rb) + spill * rb) as u64, records(&small))
         }
         Role::Injector => {
-            let links = injector_buffer_bytes(o.inject_capacity, spec.sides.len() as u32, o.direct_capacity, rb);
+            let links = injector_buffer_bytes(o.inject_capacity, plan.tree.direct_targets().len() as u32, o.direct_capacity, rb);
             let blocks = foam_ipu::device::blocks::list_bytes(p.block_slots);
             let small = [size_of::<foam_camera>(), size_of::<foam_injector_ctl>(), size_of::<foam_frame_status>()];
             (plan.spec.region_bytes as u64 + blocks as u64 + links as u64, records(&small))

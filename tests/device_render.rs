@@ -170,7 +170,7 @@ fn larger_synth_scene_matches_the_reference() {
     for copies in [0, 3] {
         let o = DeviceOptions { copies, ..sized.clone() };
         let plan = DevicePlan::for_camera(&scene, 1024, &cam, &o, &()).unwrap();
-        let links: usize = plan.spec.nodes[..1024].iter().map(|n| n.sides.len()).sum();
+        let links = plan.side_links();
         assert!(links > 0);
         let held: Vec<usize> = plan.copies.iter().map(Vec::len).collect();
         assert!(held.iter().all(|&n| n <= copies as usize) && (copies == 0) == held.iter().all(|&n| n == 0), "{copies}");

@@ -1,5 +1,5 @@
-// Bridge entry for the render graph: converts the Rust plan into foam::RenderSpec
-// and builds it into a session's graph.
+// Bridge entry for the render graph: converts the Rust plan's spec into
+// foam::RenderSpec (spec.h) and builds it into a session's graph.
 #pragma once
 #include "rust/cxx.h"
 #include <cstdint>

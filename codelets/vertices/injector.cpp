@@ -31,7 +31,7 @@ public:
   Input<Bytes> params;
   Input<Bytes> camera;
   Input<Bytes> blocks;
-  Input<Bytes> inbox;  // a bare header: the root's credit and what it may emit
+  Input<Bytes> inbox;  // a bare foam_inject_down: the root's credit and what it may emit
   Input<Bytes> held;   // marched rays that found no lane with credit last step
   InOut<Bytes> outbox;
   InOut<Words> ctl;
@@ -41,26 +41,26 @@ public:
   bool compute() {
     const foam_params p = load<foam_params>(params);
     const foam_camera cam = load<foam_camera>(camera);
-    const foam_link_header in = load<foam_link_header>(inbox);
+    const foam_inject_down in = load<foam_inject_down>(inbox);
     foam_injector_ctl c = load<foam_injector_ctl>(ctl);
     foam_frame_status fs = load<foam_frame_status>(status);
     foam_tile_stats st = load<foam_tile_stats>(stats);
     const unsigned stride = p.ray_bytes, cap = p.link_capacity;
     const uint32_t listed = load<uint32_t>(blocks);
     const uint32_t count = listed < p.block_slots ? listed : p.block_slots;
-    const uint32_t area = p.block_w * p.block_h;
+    const uint32_t area = (uint32_t)p.block_w * p.block_h;
     // The next pixel of the open block, (u, v) along its rows (batch_kind 0) or
     // columns (1): one division per step, none per ray (the IPU divides integers
     // in software).
     const uint32_t inner = p.batch_kind == 0 ? p.block_w : p.block_h;
     if (area == 0) return false;  // the host never plans an empty block
     uint32_t u = (area - c.block_left) % inner, v = (area - c.block_left) / inner;
-    unsigned char *out = &outbox[0] + sizeof(foam_link_header);
+    unsigned char *out = &outbox[0] + sizeof(foam_inject_up);
 
     // Rays held back last step go first; they are marched already.
     const uint32_t kept = c.held;
     if (kept) memcpy(out, &held[0], (size_t)kept * stride);
-    const uint32_t limit = in.pending < cap - kept ? in.pending : cap - kept;
+    const uint32_t limit = in.allowance < cap - kept ? in.allowance : cap - kept;
     uint32_t sent = 0;
     bool idle = false;
     if (c.block_left == 0 && c.next < count && c.drain_left > 0) {
@@ -98,13 +98,12 @@ public:
     c.march_end = kept + sent;
 
     // Every ray on hand; InjectorSend deals them out to the lanes and fills in the
-    // demands (layout.h: an injector's lane to the root), `credit` meanwhile
-    // saying whether blocks are left.
-    const bool more = c.block_left > 0 || c.next < count;
-    foam_link_header h;
+    // rest of the header (layout.h foam_inject_up).
+    c.more = c.block_left > 0 || c.next < count;
+    foam_inject_up h;
     h.count = kept + sent;
-    h.credit = more ? 1 : 0;
-    h.finished = sent;
+    h.next = 0;
+    h.emitted = sent;
     h.pending = 0;
     memcpy(&outbox[0], &h, sizeof h);
 
@@ -145,7 +144,7 @@ public:
     const unsigned n = c.march_end - c.march_begin, workers = numWorkers();
     const unsigned begin = c.march_begin + n * workerId / workers;
     const unsigned end = c.march_begin + n * (workerId + 1) / workers;
-    unsigned char *slots = &outbox[0] + sizeof(foam_link_header);
+    unsigned char *slots = &outbox[0] + sizeof(foam_inject_up);
     unsigned *work = &ctl[0] + offsetof(foam_injector_ctl, work) / 4 + workerId * 2;
     for (unsigned i = begin; i < end; ++i) {
       unsigned char *slot = slots + (size_t)i * p.ray_bytes;
@@ -168,8 +167,8 @@ public:
 class InjectorSend : public Vertex {
 public:
   Input<Bytes> params;
-  Input<Bytes> inbox;     // the root's header: room on its lane
-  Input<Bytes> directIn;  // a bare header per direct lane: that router's credit
+  Input<Bytes> inbox;     // the root's foam_inject_down: room on its lane
+  Input<Bytes> directIn;  // a bare foam_inject_down per direct lane: that router's credit
   InOut<Bytes> outbox;
   InOut<Bytes> directOut;
   InOut<Bytes> held;
@@ -178,17 +177,17 @@ public:
 
   bool compute() {
     const foam_params p = load<foam_params>(params);
-    foam_link_header h = load<foam_link_header>(outbox);
+    foam_inject_up h = load<foam_inject_up>(outbox);
     foam_injector_ctl c = load<foam_injector_ctl>(ctl);
-    const unsigned stride = p.ray_bytes, lanes = p.side_lanes, cap = p.link_capacity;
-    const uint32_t rootCredit = load<foam_link_header>(inbox).credit;
+    const unsigned stride = p.ray_bytes, lanes = p.direct_lanes, cap = p.link_capacity;
+    const uint32_t rootCredit = load<foam_inject_down>(inbox).credit;
     const uint32_t rootLimit = rootCredit < cap ? rootCredit : cap;
-    const bool more = h.credit > 0;
-    unsigned char *slots = &outbox[0] + sizeof(foam_link_header);
+    const bool more = c.more != 0;
+    unsigned char *slots = &outbox[0] + sizeof(foam_inject_up);
     uint32_t limit[FOAM_MAX_FANOUT], sent[FOAM_MAX_FANOUT];
     for (unsigned k = 0; k < lanes; ++k) {
-      const uint32_t credit = load<foam_link_header>(directIn, foam_direct_offset(&p, k, 0)).credit;
-      limit[k] = credit < p.side_capacity ? credit : p.side_capacity;
+      const uint32_t credit = load<foam_inject_down>(directIn, foam_direct_offset(&p, k, 0)).credit;
+      limit[k] = credit < p.direct_capacity ? credit : p.direct_capacity;
       sent[k] = 0;
     }
     uint32_t up = 0, kept = 0, direct = 0;
@@ -196,7 +195,7 @@ public:
       unsigned char *slot = slots + (size_t)i * stride;
       const unsigned k = lanes ? ((uint32_t)foam_slot_shard(slot) >> p.level_shift) & (lanes - 1) : 0;
       if (lanes && sent[k] < limit[k]) {
-        memcpy(&directOut[0] + foam_direct_offset(&p, k, 1) + sizeof(foam_link_header) + (size_t)sent[k]++ * stride, slot,
+        memcpy(&directOut[0] + foam_direct_offset(&p, k, 1) + sizeof(foam_inject_up) + (size_t)sent[k]++ * stride, slot,
                stride);
         direct++;
       } else if (up < rootLimit) {
@@ -208,20 +207,20 @@ public:
     }
     for (unsigned k = 0; k < lanes; ++k) {
       unsigned char *box = &directOut[0] + foam_direct_offset(&p, k, 1);
-      foam_link_header d;
+      foam_inject_up d;
       d.count = sent[k];
-      d.credit = 0;
-      d.finished = 0;
-      d.pending = more || kept ? p.side_capacity : 0;  // a full lane while rays are to come
+      d.next = 0;
+      d.emitted = 0;
+      d.pending = more || kept ? p.direct_capacity : 0;  // a full lane while rays are to come
       memcpy(box, &d, sizeof d);
-      if (sent[k] < p.side_capacity) foam_slot_invalidate(box + sizeof d + (size_t)sent[k] * stride);
+      if (sent[k] < p.direct_capacity) foam_slot_invalidate(box + sizeof d + (size_t)sent[k] * stride);
     }
     // The root's lane is wanted for what was held back and what took it now, or,
     // without direct lanes, whole while rays are to come; the injector would emit
     // as many new rays as its lane could hold beside those held.
     h.count = up;
     h.pending = !lanes ? (more || kept ? cap : 0) : kept + up < cap ? kept + up : cap;
-    h.credit = more ? cap - kept : 0;
+    h.next = more ? cap - kept : 0;
     memcpy(&outbox[0], &h, sizeof h);
     if (up < cap) foam_slot_invalidate(slots + (size_t)up * stride);
     c.held = kept;

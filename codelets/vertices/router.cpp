@@ -31,12 +31,23 @@ using namespace poplar;
 
 namespace {
 
+// Which shard ids a router's subtree holds and which child each goes to.
+struct Route {
+  uint32_t prefix, subtreeShift, levelShift, childMask;
+};
+
+inline Route routeOf(const foam_params &p) {
+  uint32_t bits = 0;  // log2 of the fanout, a power of two
+  while ((1u << bits) < p.fanout) ++bits;
+  return Route{p.shard, p.level_shift + bits, p.level_shift, p.fanout - 1};
+}
+
 // Category of a ray (FOAM_CAT_*), or -1 for an empty slot.
-inline int classify(const foam_params &p, uint16_t shard, bool fromParent) {
+inline int classify(const Route &r, uint16_t shard, bool fromParent) {
   if (shard == FOAM_INVALID_SHARD) return -1;
-  bool inSubtree = ((uint32_t)shard >> p.subtree_shift) == p.shard;
+  bool inSubtree = ((uint32_t)shard >> r.subtreeShift) == r.prefix;
   if (!inSubtree) return FOAM_CAT_UP;
-  int child = (int)(((uint32_t)shard >> p.level_shift) & (p.fanout - 1));
+  int child = (int)(((uint32_t)shard >> r.levelShift) & r.childMask);
   return (fromParent ? FOAM_CAT_DOWN : FOAM_CAT_TURN) + child;
 }
 
@@ -66,7 +77,7 @@ inline Sources sources(const foam_params &p, const unsigned char *inboxes, const
   for (unsigned c = 0; c < foam_parent_lane(&p); ++c) {  // children, then injectors
     const unsigned char *in = inboxes + foam_lane_offset(&p, c, 0);
     s.ptr[s.n] = in + sizeof(foam_link_header);
-    s.count[s.n] = load<foam_link_header>(in).count;
+    s.count[s.n] = load<uint32_t>(in);  // every lane's header starts with its count
     s.fromParent[s.n++] = false;
   }
   return s;
@@ -86,12 +97,13 @@ public:
     const foam_params &p = cview<foam_params>(params);
     const foam_router_ctl &c = cview<foam_router_ctl>(ctl);
     const Sources s = sources(p, &inboxes[0], &queues[0], c.parity, c.up_count, c.down_count);
+    const Route route = routeOf(p);
     const unsigned workers = numWorkers();
     uint32_t counts[FOAM_CATS] = {};
     for (unsigned k = 0; k < s.n; ++k) {
       unsigned begin = s.count[k] * workerId / workers, end = s.count[k] * (workerId + 1) / workers;
       for (unsigned i = begin; i < end; ++i) {
-        int cat = classify(p, foam_slot_shard(s.ptr[k] + (size_t)i * p.ray_bytes), s.fromParent[k]);
+        int cat = classify(route, foam_slot_shard(s.ptr[k] + (size_t)i * p.ray_bytes), s.fromParent[k]);
         if (cat >= 0) counts[cat]++;
       }
     }
@@ -115,9 +127,12 @@ public:
     foam_router_ctl &c = view<foam_router_ctl>(ctl);
     const unsigned f = p.fanout, cap = p.link_capacity, pcap = p.parent_capacity, q = p.queue_capacity;
     const unsigned pl = foam_parent_lane(&p);  // child lanes [0, f), injector lanes [f, pl)
-    // Lane l's inbound header.
+    // The inbound header of child or parent lane l, and of injector lane l.
     auto in = [&](unsigned l) -> const foam_link_header & {
       return cview<foam_link_header>(inboxes, (unsigned)foam_lane_offset(&p, l, 0));
+    };
+    auto injector = [&](unsigned l) -> const foam_inject_up & {
+      return cview<foam_inject_up>(inboxes, (unsigned)foam_lane_offset(&p, l, 0));
     };
 
     uint32_t total[FOAM_CATS];
@@ -200,28 +215,28 @@ public:
     }
     uint32_t allow[FOAM_MAX_LANES] = {};
     for (unsigned l = f; l < pl; ++l) {
-      demand[l] = minu(in(l).pending, p.inject_capacity);
+      demand[l] = minu(injector(l).pending, p.inject_capacity);
       wanted += demand[l];
     }
     if (pl > f && p.max_in_flight > 0) {
       // The root lets its injectors emit new rays only while every ray in flight
       // (emitted, or allowed and on its way) still fits the spill store's spill
-      // store (layout.h: an injector's lane to the root). Routers under it take
-      // rays the root has already let in.
+      // store (layout.h foam_inject_up). Routers under it take rays the root has
+      // already let in.
       // An injector never asks for more than its lane holds; so each product
       // below is at most inject_capacity x max_in_flight, which the graph builder
       // keeps within 32 bits (the IPU has no 64-bit multiply or divide).
       uint32_t asked = 0;
       for (unsigned l = f; l < pl; ++l) {
-        c.injected += in(l).finished;
-        asked += minu(in(l).credit, p.inject_capacity);
+        c.injected += injector(l).emitted;
+        asked += minu(injector(l).next, p.inject_capacity);
       }
       const uint32_t flying = c.injected - minu(finished, c.injected) + c.allowed;
       const uint32_t room = flying < p.max_in_flight ? p.max_in_flight - flying : 0;
       c.allowed = 0;
       for (unsigned l = f; l < pl; ++l) {
-        const uint32_t credit = minu(in(l).credit, p.inject_capacity);
-        allow[l] = asked > room ? credit * room / asked : credit;
+        const uint32_t next = minu(injector(l).next, p.inject_capacity);
+        allow[l] = asked > room ? next * room / asked : next;
         c.allowed += allow[l];
       }
     }
@@ -248,14 +263,23 @@ public:
     grant[pl] = minu(reservedDown < q ? q - reservedDown : 0, pcap);
 
     for (unsigned l = 0; l <= pl; ++l) {
-      foam_link_header h;
-      h.count = laneCount[l];
-      h.credit = grant[l];
-      h.finished = l == pl ? finished : 0;
-      h.pending = l == pl ? upq : l >= f ? allow[l] : down;
       unsigned char *box = &outboxes[0] + foam_lane_offset(&p, l, 1);
-      memcpy(box, &h, sizeof h);
-      if (laneCount[l] < foam_lane_capacity(&p, l, 1)) foam_slot_invalidate(box + sizeof h + (size_t)laneCount[l] * p.ray_bytes);
+      if (l >= f && l < pl) {  // an injector's lane: a bare header down
+        foam_inject_down d;
+        d.count = 0;
+        d.credit = grant[l];
+        d.reserved = 0;
+        d.allowance = allow[l];
+        memcpy(box, &d, sizeof d);
+      } else {
+        foam_link_header h;
+        h.count = laneCount[l];
+        h.credit = grant[l];
+        h.finished = l == pl ? finished : 0;
+        h.pending = l == pl ? upq : down;
+        memcpy(box, &h, sizeof h);
+        if (laneCount[l] < foam_lane_capacity(&p, l, 1)) foam_slot_invalidate(box + sizeof h + (size_t)laneCount[l] * p.ray_bytes);
+      }
       c.granted[l] = grant[l];
     }
 
@@ -286,6 +310,7 @@ public:
     const unsigned srcParity = c.parity ^ 1u;
     unsigned char *qs = &queues[0];
     const Sources s = sources(p, &inboxes[0], qs, srcParity, c.src_up_count, c.src_down_count);
+    const Route route = routeOf(p);
     unsigned char *upDst = qs + (size_t)c.parity * q * stride;
     unsigned char *downDst = qs + (size_t)(2 + c.parity) * q * stride;
     unsigned char *boxes = &outboxes[0];
@@ -304,7 +329,7 @@ public:
       unsigned begin = s.count[k] * workerId / workers, end = s.count[k] * (workerId + 1) / workers;
       for (unsigned i = begin; i < end; ++i) {
         const unsigned char *src = s.ptr[k] + (size_t)i * stride;
-        int cat = classify(p, foam_slot_shard(src), s.fromParent[k]);
+        int cat = classify(route, foam_slot_shard(src), s.fromParent[k]);
         if (cat < 0) continue;
         uint32_t r = rank[cat]++;
         unsigned char *dst;

@@ -84,7 +84,7 @@ template <typename Byte> Inboxes<Byte> inboxes(const foam_params &p, Byte *inbox
   b.slots[0] = inbox + sizeof(foam_link_header);
   b.count[0] = load<foam_link_header>(inbox).count;
   b.n = 1;
-  for (unsigned k = 0; k < p.side_lanes; ++k, ++b.n) {
+  for (unsigned k = 0; k < p.side_links; ++k, ++b.n) {
     Byte *side = sideIn + foam_side_offset(&p, k);
     b.slots[b.n] = side + sizeof(foam_link_header);
     b.count[b.n] = load<foam_link_header>(side).count;
@@ -196,7 +196,7 @@ public:
     unsigned char *store = &pending[0];
     unsigned sent = 0, kept = 0;
     unsigned sideLimit[FOAM_MAX_SIDES], sideSent[FOAM_MAX_SIDES];
-    for (unsigned k = 0; k < p.side_lanes; ++k) {
+    for (unsigned k = 0; k < p.side_links; ++k) {
       const unsigned credit = load<foam_link_header>(sideIn, foam_side_offset(&p, k)).credit;
       sideLimit[k] = credit < p.side_capacity ? credit : p.side_capacity;
       sideSent[k] = 0;
@@ -204,7 +204,7 @@ public:
     // Sends the ray in `src` on if some link has credit for it.
     auto send = [&](const unsigned char *src) {
       const uint16_t dest = foam_slot_shard(src);
-      for (unsigned k = 0; k < p.side_lanes; ++k) {
+      for (unsigned k = 0; k < p.side_links; ++k) {
         if (p.side_shard[k] != dest) continue;
         if (sideSent[k] == sideLimit[k]) break;
         unsigned char *slots = &sideOut[0] + foam_side_offset(&p, k) + sizeof(foam_link_header);
@@ -237,7 +237,7 @@ public:
 
     // Arrivals under the grants given last step are still to come: reserve for them.
     unsigned reserved = kept + c.granted;
-    for (unsigned k = 0; k < p.side_lanes; ++k) reserved += c.side_granted[k];
+    for (unsigned k = 0; k < p.side_links; ++k) reserved += c.side_granted[k];
     unsigned avail = (reserved < capacity ? capacity - reserved : 0) + p.extra_credit;
     const unsigned grant = avail < p.link_capacity ? avail : p.link_capacity;
     avail -= grant;
@@ -252,7 +252,7 @@ public:
     h.finished = totals[FOAM_TW_PIXELS];
     h.pending = kept;
     memcpy(&outbox[0], &h, sizeof h);
-    for (unsigned k = 0; k < p.side_lanes; ++k) {
+    for (unsigned k = 0; k < p.side_links; ++k) {
       const unsigned g = avail < p.side_capacity ? avail : p.side_capacity;
       avail -= g;
       c.side_granted[k] = g;

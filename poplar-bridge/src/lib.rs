@@ -79,31 +79,43 @@ mod ffi {
         items: Vec<MemoryItem>,
     }
 
-    /// One tile of the render graph (see codelets/graph/render_graph.h).
+    /// One tile of the render graph (see codelets/graph/spec.h).
     #[derive(Debug, Clone)]
     struct RenderNode {
         /// 0 tracer, 1 router, 2 spill store, 3 injector.
         role: u8,
         tile: u32,
-        /// Index of the parent node, -1 for the spill store.
-        parent: i32,
-        lane: u32,
-        fanout: u32,
-        /// foam_params bytes.
+        /// foam_params bytes with the [lanes] fields zero: the builder derives
+        /// them from the edges.
         params: Vec<u8>,
         shard_offset: usize,
         shard_bytes: usize,
-        /// Tracers: the tracer nodes at the other end of its side links, in lane order.
-        sides: Vec<u32>,
         /// Tracers: the foam_region_header of the neighbours' shards it holds copies
         /// of (empty: none); the graph builder appends their blobs from `shards`.
         copies: Vec<u8>,
+    }
+
+    /// A link between two tiles, one buffer each way (see codelets/graph/spec.h).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct RenderEdge {
+        /// 0 tree (child to parent), 1 side link (tracer to tracer), 2 an
+        /// injector's lane to the root, 3 an injector's direct lane to a router
+        /// under the root.
+        kind: u8,
+        from: u32,
+        to: u32,
+        /// The lane it takes among its end's edges of its kind, at each end.
+        from_lane: u32,
+        to_lane: u32,
+        /// Rays per buffer.
+        capacity: u32,
     }
 
     /// The device plan handed to the C++ render graph builder.
     #[derive(Debug, Clone)]
     struct RenderSpec {
         nodes: Vec<RenderNode>,
+        edges: Vec<RenderEdge>,
         /// Every tracer's packed shard, back to back.
         shards: Vec<u8>,
         ray_bytes: u32,
@@ -171,7 +183,7 @@ mod ffi {
 #[cfg(feature = "selftest")]
 pub mod selftest;
 
-pub use ffi::{Counters, MemoryItem, MemoryKind, MemoryReport, RenderNode, RenderSpec, TileMemory, VertexCost};
+pub use ffi::{Counters, MemoryItem, MemoryKind, MemoryReport, RenderEdge, RenderNode, RenderSpec, TileMemory, VertexCost};
 
 /// An error raised by the graph builder, the runtime or the SDK, with its message.
 #[derive(Debug, thiserror::Error)]

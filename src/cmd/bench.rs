@@ -17,7 +17,6 @@ use crate::camera::{Camera, CameraArgs, load_camera};
 use crate::cmd::render::{default_camera, parse_layout};
 use crate::device::cycles::{self, Estimate};
 use crate::device::profile::{self, Profile};
-use crate::device::tree::Role;
 use crate::cmd::progress;
 use crate::device::{Batch, DeviceOptions, DevicePlan, DeviceRenderer, FrameStats, PlanTimes};
 use crate::metrics::psnr;
@@ -280,7 +279,7 @@ impl Bench<'_> {
         let links_sized_to_camera = self.options(rc, batch).sizes_links_to_camera();
         let plan = self.plan(rc, batch)?;
         let (link_capacity, side_capacity) = (plan.options.link_capacity.clone(), plan.options.side_capacity);
-        let side_links = plan.tree.nodes.iter().zip(&plan.spec.nodes).filter(|(n, _)| n.role == Role::Tracer).map(|(_, s)| s.sides.len() as u64).sum::<u64>() / 2;
+        let side_links = plan.side_links();
         let direct_lanes = (plan.tree.injectors().len() * plan.tree.direct_targets().len()) as u64;
         let direct_capacity = if direct_lanes > 0 { plan.options.direct_capacity } else { 0 };
         let shard_copies = plan.copies.iter().map(|c| c.len() as u64).sum();

@@ -5,6 +5,7 @@
 pub mod blocks;
 pub mod copies;
 pub mod cycles;
+pub mod edges;
 pub mod frame;
 pub mod hopmaps;
 pub mod options;

@@ -280,7 +280,8 @@ pub fn tracer_footprint(o: &DeviceOptions, ray_bytes: u32, slice_pixels: u32) ->
         slice_pixels: slice_pixels as u64,
         framebuffer: slice_pixels as u64 * size_of::<foam_pixel>() as u64,
         links: 2 * link_bytes(edge, ray_bytes) as u64,
-        side_links: 2 * o.side_links.max(1) as u64 * link_bytes(o.side_capacity, ray_bytes) as u64,
+        // Without side links, one empty header each way (the graph builder's tensors exist).
+        side_links: 2 * if o.side_links == 0 { link_bytes(0, ray_bytes) } else { o.side_links * link_bytes(o.side_capacity, ray_bytes) } as u64,
         pending: o.tracer_queue as u64 * ray_bytes as u64,
         results: result_store_bytes(o.results / FOAM_WORKERS) as u64,
         records: (records as u32 + REGION_HEADER_BYTES) as u64,

@@ -51,6 +51,8 @@ pub struct DevicePlan {
     /// Each tracer's shard copies (see [`super::copies`]), ascending; empty unless
     /// planned for a camera.
     pub copies: Vec<Vec<usize>>,
+    /// Each tracer's side-link neighbours (see [`super::sides`]), in lane order.
+    pub sides: Vec<Vec<u32>>,
     /// Each tracer's result-store slots per worker (see [`super::options::DeviceOptions::results`]).
     pub result_slots: Vec<u32>,
     /// The blocks each injector emits (see [`super::blocks`]); their order is chosen per frame.
@@ -264,7 +266,7 @@ impl DevicePlan {
             .map(|a| results.get(a).copied().unwrap_or(options.results) / foam_layout::FOAM_WORKERS)
             .collect();
         let copies = if copies.is_empty() { vec![Vec::new(); packed.len()] } else { copies };
-        let mut sides = sides.unwrap_or_else(|| {
+        let sides = sides.unwrap_or_else(|| {
             super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, &tree, options.side_links)
         });
 
@@ -282,41 +284,20 @@ impl DevicePlan {
                 let mut params = node_params(&tree, i, options, ray_bytes, spill, router_queue[i], (width, height), block_slots);
                 // Tracer node s holds shard s (whose id is its prefix).
                 let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[i] } else { (0, 0) };
-                // A tracer's side links lead to tracers (node s holds shard s); an
-                // injector's direct lanes to the routers under the root, lane k to child k.
-                let sides: Vec<u32> = match n.role {
-                    Role::Tracer => std::mem::take(&mut sides[i]),
-                    Role::Injector => direct.iter().map(|&r| r as u32).collect(),
-                    Role::Router | Role::Spill => Vec::new(),
-                };
-                params.side_lanes = sides.len() as u32;
                 if n.role == Role::Tracer {
                     params.result_slots = result_slots[i];
-                    for (k, &s) in sides.iter().enumerate() {
-                        params.side_shard[k] = part.ids[s as usize];
-                    }
                 }
                 let directory = if n.role == Role::Tracer && !copies[i].is_empty() {
                     record_bytes(&region_header(&copies[i], &part.ids, &|s| packed[s].blob.len()).0)
                 } else {
                     Vec::new()
                 };
-                RenderNode {
-                    role: n.role as u8,
-                    tile: n.tile,
-                    parent: n.parent.map_or(-1, |p| p as i32),
-                    lane: n.lane,
-                    fanout: n.fanout,
-                    params: record_bytes(&params),
-                    shard_offset,
-                    shard_bytes,
-                    sides,
-                    copies: directory,
-                }
+                RenderNode { role: n.role as u8, tile: n.tile, params: record_bytes(&params), shard_offset, shard_bytes, copies: directory }
             })
             .collect();
         let spec = RenderSpec {
             nodes,
+            edges: super::edges::edges(&tree, &sides, options),
             shards: blobs,
             ray_bytes,
             slice_pixels,
@@ -334,6 +315,7 @@ impl DevicePlan {
             spec,
             sites,
             copies,
+            sides,
             result_slots,
             groups,
             block_slots,
@@ -344,6 +326,11 @@ impl DevicePlan {
 
     pub fn shards(&self) -> usize {
         self.tree.tracers()
+    }
+
+    /// The side links between tracers: the spec's edges of that kind.
+    pub fn side_links(&self) -> u64 {
+        self.spec.edges.iter().filter(|e| super::edges::EdgeKind::of(e) == super::edges::EdgeKind::Side).count() as u64
     }
 
     /// The tracer whose framebuffer slice holds pixel `p`, and the slot there: pixels
@@ -616,6 +603,8 @@ fn inject_capacity(tree: &Tree, i: usize, o: &DeviceOptions) -> u32 {
     if i == tree.root() { o.inject_capacity } else { o.direct_capacity }
 }
 
+/// Node `i`'s own parameters: its routing, stores and schedule. Its lanes
+/// ([lanes] in layout.h) the graph builder derives from the spec's edges.
 #[allow(clippy::too_many_arguments)]
 fn node_params(
     tree: &Tree,
@@ -628,35 +617,13 @@ fn node_params(
     block_slots: u32,
 ) -> foam_params {
     let n = &tree.nodes[i];
-    let (block_w, block_h) = o.batch.block_size(width, height);
     let mut p = foam_params {
         layout: layout_code(o.layout),
         ray_bytes,
         hops: o.hops as u32,
-        link_capacity: match n.role {
-            Role::Tracer => o.edge_capacity(0),
-            Role::Router | Role::Spill => o.edge_capacity(n.level - 1),
-            Role::Injector => o.inject_capacity,
-        },
-        queue_capacity: 0,
         shard: n.prefix,
         level_shift: n.level_shift,
-        fanout: n.fanout,
-        subtree_shift: n.subtree_shift,
-        max_in_flight: 0,
-        batch_kind: 0,
-        block_w: 0,
-        block_h: 0,
-        drain_iters: 0,
-        parent_capacity: if n.role == Role::Router { o.edge_capacity(n.edge_level) } else { 0 },
-        result_slots: 0, // set per tracer by the plan, as are side lanes
-        inject_lanes: n.inject_lanes,
-        inject_capacity: if n.inject_lanes > 0 { inject_capacity(tree, i, o) } else { 0 },
-        block_slots: 0,
-        side_lanes: 0,
-        side_capacity: if n.role == Role::Tracer { o.side_capacity } else { 0 },
-        side_shard: [0; foam_layout::FOAM_MAX_SIDES as usize],
-        extra_credit: 0,
+        ..foam_params::default()
     };
     match n.role {
         Role::Tracer => p.queue_capacity = o.tracer_queue,
@@ -670,16 +637,11 @@ fn node_params(
         }
         Role::Spill => p.queue_capacity = spill,
         Role::Injector => {
+            let (block_w, block_h) = o.batch.block_size(width, height);
             p.batch_kind = matches!(o.batch, super::options::Batch::Cols(_)) as u32;
-            p.block_w = block_w;
-            p.block_h = block_h;
+            (p.block_w, p.block_h) = (block_w as u16, block_h as u16);
             p.drain_iters = o.drain_iters;
             p.block_slots = block_slots;
-            // Direct lane k leads to the root's child k, by the root's shard bits.
-            if !tree.direct_targets().is_empty() {
-                p.side_capacity = o.direct_capacity;
-                p.level_shift = tree.nodes[tree.root()].level_shift;
-            }
         }
     }
     p

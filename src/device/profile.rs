@@ -12,6 +12,7 @@ use super::cycles::{
     SPILL_RAY_INSTR, INJECTOR_RAY_INSTR, ROUTER_PLAN_INSTR, ROUTER_RAY_INSTR, SEND_RAY_INSTR, TRACER_RAY_INSTR,
     cell_step_instr, multi_worker_cycles, single_worker_cycles,
 };
+use super::edges::EdgeKind;
 use super::tree::Role;
 use super::{DeviceError, DevicePlan, DeviceRenderer};
 use crate::camera::Camera;
@@ -53,6 +54,28 @@ pub struct Profile {
     pub frame: super::FrameStats,
 }
 
+/// Bytes each node sends in every exchange, as the static `Copy` moves every buffer
+/// whole: the buffers of its edges going away from it (an injector's lanes carry
+/// only a header down). With them, per node, the links it counts as its own (tree
+/// edges and side links at either end; an injector's lanes at the injector) and
+/// every edge at it.
+fn exchange_per_node(plan: &DevicePlan) -> (Vec<u64>, Vec<(u64, u64)>) {
+    let n = plan.tree.nodes.len();
+    let (mut sent, mut links) = (vec![0u64; n], vec![(0u64, 0u64); n]);
+    let bytes = |capacity: u32| super::options::link_bytes(capacity, plan.ray_bytes) as u64;
+    for e in &plan.spec.edges {
+        let (from, to) = (e.from as usize, e.to as usize);
+        let injected = matches!(EdgeKind::of(e), EdgeKind::Injector | EdgeKind::Direct);
+        sent[from] += bytes(e.capacity);
+        sent[to] += if injected { LINK_HEADER_BYTES } else { bytes(e.capacity) };
+        links[from].0 += 1;
+        links[to].0 += !injected as u64;
+        links[from].1 += 1;
+        links[to].1 += 1;
+    }
+    (sent, links)
+}
+
 /// Renders `cam` once with `plan` (which must have rc 1) and records every iteration.
 pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean_degree: f64) -> Result<Profile, DeviceError> {
     if plan.options.rc != 1 {
@@ -63,31 +86,9 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
     }
     let tree = plan.tree.clone();
     let ray_bytes = plan.ray_bytes as u64;
-    // The tile that sends the most bytes when every link buffer moves whole.
-    let edge = |level: u32| super::options::link_bytes(plan.options.edge_capacity(level), plan.ray_bytes) as u64;
-    let side_edge = super::options::link_bytes(plan.options.side_capacity, plan.ray_bytes) as u64;
-    let sides: Vec<u64> = plan.spec.nodes.iter().map(|n| n.sides.len() as u64).collect();
-    let sent: Vec<(u64, u64)> = tree
-        .nodes
-        .iter()
-        .zip(&sides)
-        .map(|(n, &k)| match n.role {
-            // Its parent edge and its side links.
-            Role::Tracer => (edge(0) + k * side_edge, 1 + k),
-            // Injector lanes carry only a credit header down.
-            Role::Router => {
-                (n.fanout as u64 * edge(n.level - 1) + edge(n.edge_level) + n.inject_lanes as u64 * LINK_HEADER_BYTES, n.fanout as u64 + 1)
-            }
-            Role::Spill => (edge(n.level - 1), 1),
-            // Its edge to the root and its direct lanes.
-            Role::Injector => {
-                let direct = super::options::link_bytes(plan.options.direct_capacity, plan.ray_bytes) as u64;
-                (super::options::link_bytes(plan.options.inject_capacity, plan.ray_bytes) as u64 + k * direct, 1 + k)
-            }
-        })
-        .collect();
-    let (busiest_link_bytes, links_max) = sent.iter().copied().max().unwrap_or((0, 1));
-    let link_bytes_total = sent.iter().map(|s| s.0).sum();
+    let (sent, links) = exchange_per_node(&plan);
+    let (busiest_link_bytes, links_max) = sent.iter().copied().zip(links.iter().map(|l| l.0)).max().unwrap_or((0, 1));
+    let link_bytes_total = sent.iter().sum();
     let link_bytes = busiest_link_bytes / links_max;
     let framebuffer_bytes =
         plan.shards() as u64 * plan.slice_pixels as u64 * size_of::<foam_layout::foam_pixel>() as u64;
@@ -108,9 +109,8 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
             ..IterationLoad::default()
         };
         prev_injected = st.injected as u64;
-        for (((n, s), p), &k) in tree.nodes.iter().zip(tiles).zip(&prev).zip(&sides) {
+        for (((n, s), p), &(_, links)) in tree.nodes.iter().zip(tiles).zip(&prev).zip(&links) {
             let rays = (s.rays_in - p.rays_in) as u64;
-            let links = n.fanout as u64 + n.inject_lanes as u64 + n.parent.is_some() as u64 + k;
             match n.role {
                 Role::Tracer => {
                     let steps = (s.cell_steps - p.cell_steps) as u64;

@@ -216,69 +216,96 @@ typedef enum foam_ray_layout {
 } foam_ray_layout;
 
 /* ---- links between tiles ----------------------------------------------------
- * Every tree edge (child <-> parent, root <-> spill store, injector -> root) and
- * every side link (tracer <-> tracer) has one buffer per direction: the sender fills its outbox during compute, the exchange copies it
+ * Every edge of the device (codelets/graph/spec.h: tree edges child <-> parent and
+ * root <-> spill store, side links tracer <-> tracer, an injector's lane to the root
+ * and its direct lanes to the routers under the root) has one buffer per
+ * direction: the sender fills its outbox during compute, the exchange copies it
  * whole onto the receiver's inbox. A buffer is
- *   foam_link_header | capacity x ray stride
+ *   header | capacity x ray stride
  * with rays packed at the head and the slot after the last one marked with
- * FOAM_INVALID_SHARD (when not full). Back-pressure is credit based: `credit`
- * tells the receiver how many rays it may send back over the same edge in its
- * next compute step; a sender never exceeds it, so no ray is ever dropped. */
+ * FOAM_INVALID_SHARD (when not full). Every header is 16 bytes and starts with the
+ * count of rays that follow it. Back-pressure is credit based: the receiver of a
+ * buffer learns from the header coming back how many rays it may send over the
+ * same edge in its next compute step; a sender never exceeds it, so no ray is ever
+ * dropped. */
+
+/* The header of tree edges and side links, both ways. */
 typedef struct foam_link_header {
   uint32_t count;    /* rays in this buffer */
   uint32_t credit;   /* rays the receiver may send back next step */
   uint32_t finished; /* upward links: pixels finished so far in the sender's subtree */
   uint32_t pending;  /* rays waiting at the sender (demand; statistics) */
 } foam_link_header;
-/* An injector's lane to the root carries two flows: rays on the lane itself, and
- * rays emitted, which may leave on its direct lanes instead. Up the lane `count`
- * and `pending` are the lane's rays and the demand for them as on every link;
- * `finished` is the rays emitted this step and `credit` the rays the injector would
- * emit next step. Down the lane `credit` is room on the lane and `pending` the rays
- * the root lets it emit next step, so that every ray in flight still fits the
- * spill store. */
 FOAM_STATIC_ASSERT(sizeof(foam_link_header) == 16, "foam_link_header is 16 bytes");
 
-/* Sizes of a role's buffers and queues, fixed when the graph is built. */
+/* An injector's lanes (its lane to the root and its direct lanes) carry rays up
+ * only; down them comes a bare foam_inject_down. Up its lane to the root the
+ * injector also reports what it emitted and would emit: the root counts every ray
+ * in flight from these. On direct lanes `emitted` and `next` are 0. */
+typedef struct foam_inject_up {
+  uint32_t count;   /* rays on this lane */
+  uint32_t next;    /* rays the injector would emit next step (room beside its held rays) */
+  uint32_t emitted; /* primary rays it emitted this step, wherever they went */
+  uint32_t pending; /* rays that want this lane: those on it and those held back */
+} foam_inject_up;
+FOAM_STATIC_ASSERT(sizeof(foam_inject_up) == 16, "foam_inject_up is 16 bytes");
+
+typedef struct foam_inject_down {
+  uint32_t count;     /* 0: nothing goes down an injector's lane */
+  uint32_t credit;    /* rays the lane may carry next step */
+  uint32_t reserved;
+  uint32_t allowance; /* the root's lane: new rays the injector may emit next step,
+                         so that every ray in flight still fits the spill store */
+} foam_inject_down;
+FOAM_STATIC_ASSERT(sizeof(foam_inject_down) == 16, "foam_inject_down is 16 bytes");
+
+/* What a tile knows of its role, its lanes and its stores, fixed when the graph is
+ * built. The host's plan writes the role's own fields; the fields marked [lanes]
+ * the graph builder derives from the spec's edges (codelets/graph/topology.cpp),
+ * so a tile's lanes are always the ones its edges give it. */
 typedef struct foam_params {
-  uint32_t layout;       /* foam_ray_layout */
-  uint32_t ray_bytes;    /* payload stride: 28/24/20, +4 with hop counters */
-  uint32_t hops;         /* 1 when foam_ray_hops follows each payload */
-  uint32_t link_capacity;  /* rays per link buffer: a router's child lanes, a tracer's, the spill store's or an injector's one edge */
+  /* every role */
+  uint32_t layout;         /* foam_ray_layout */
+  uint32_t ray_bytes;      /* payload stride: 28/24/20, +4 with hop counters */
+  uint32_t hops;           /* 1 when foam_ray_hops follows each payload */
+  uint32_t link_capacity;  /* [lanes] rays per buffer of a router's child lanes, or of
+                              the one edge of a tracer, the spill store or an injector */
   uint32_t queue_capacity; /* rays per router queue / tracer pending store / spill store */
-  uint32_t shard;        /* tracer: its shard id; router: subtree prefix; spill store: 0 */
-  uint32_t level_shift;  /* router: shard-id bits below its children (child = (id >> shift) & (fanout-1));
-                          injector: the root's, which pick its direct lane */
-  uint32_t fanout;       /* router: number of children (a power of two, 2..FOAM_MAX_FANOUT) */
-  uint32_t subtree_shift; /* router: a shard is in the subtree iff (id >> subtree_shift) == shard */
-  /* root router: never more rays injected and unfinished than this (the hub's
-   * spill capacity: the root's escape valve must take every ray in flight) */
-  uint32_t max_in_flight;
-  /* injector */
-  uint32_t batch_kind;    /* pixel order inside a block: 0 rows, 1 columns */
-  uint32_t block_w, block_h; /* pixels per block; scan-order batches are blocks of whole rows or columns */
-  uint32_t drain_iters;   /* idle iterations after each block */
-  /* router: rays per buffer of the edge to its parent. Edges are sized per tree
-   * level, so the few busy edges near the root can be wide while the many tracer
-   * edges (most of the exchanged bytes) stay narrow. */
-  uint32_t parent_capacity;
-  /* tracer: result-store slots per worker (each worker of TracerMarch owns a
-   * contiguous part, so results are written without sharing) */
-  uint32_t result_slots;
-  /* router: injector lanes after its child lanes (the root, and with direct lanes
-   * the routers under it). Nothing goes down them but credit, so their outbound
-   * buffers are a bare header. */
+  /* routing */
+  uint32_t shard;          /* tracer: its shard id; router: its subtree's prefix (a shard
+                              is in the subtree iff id >> (level_shift + log2 fanout) == prefix) */
+  uint32_t level_shift;    /* router: shard-id bits below its children (child = (id >>
+                              shift) & (fanout-1)); injector [lanes]: the root's, which
+                              pick its direct lane */
+  uint32_t fanout;         /* router [lanes]: children (a power of two, 2..FOAM_MAX_FANOUT) */
+  uint32_t parent_capacity; /* router [lanes]: rays per buffer of the edge to its parent */
+  /* router [lanes]: lanes from injectors after its child lanes (the root's from
+   * every injector, and with direct lanes those of the routers under it); rays come
+   * in on them, a bare foam_inject_down goes out. */
   uint32_t inject_lanes;
-  uint32_t inject_capacity; /* router: rays per injector-lane buffer */
-  uint32_t block_slots;     /* injector: entries its block list has room for */
-  /* tracer: side links, direct edges to the shards it shares most faces with
-   * (src/device/sides.rs chooses them). A ray bound for side_shard[k] skips the
-   * router tree when lane k has credit, and takes the tree when it has not.
-   * injector: direct lanes, one to each router under the root (lane k to child k,
-   * child = (id >> level_shift) & (side_lanes-1)), of side_capacity rays. */
-  uint32_t side_lanes;
-  uint32_t side_capacity;  /* rays per side-link buffer, both directions (injector: per direct-lane buffer) */
-  uint16_t side_shard[FOAM_MAX_SIDES];
+  uint32_t inject_capacity; /* router [lanes]: rays per buffer of its injector lanes */
+  /* root router: never more rays injected and unfinished than this (the spill
+   * store's capacity: the root's escape valve must take every ray in flight) */
+  uint32_t max_in_flight;
+  /* tracer */
+  uint32_t result_slots;   /* result-store slots per worker (each worker of TracerMarch
+                              owns a contiguous part, so results are written without sharing) */
+  /* [lanes] side links: direct edges to other tracers (src/device/sides.rs chooses
+   * them). A ray bound for side_shard[k] skips the router tree when link k has
+   * credit, and takes the tree when it has not. */
+  uint32_t side_links;
+  uint32_t side_capacity;  /* [lanes] rays per side-link buffer, both directions */
+  uint16_t side_shard[FOAM_MAX_SIDES]; /* [lanes] the shard at the other end of each */
+  /* injector */
+  uint32_t batch_kind;     /* pixel order inside a block: 0 rows, 1 columns */
+  uint16_t block_w, block_h; /* pixels per block; scan-order batches are blocks of whole rows or columns */
+  uint32_t drain_iters;    /* idle iterations after each block */
+  uint32_t block_slots;    /* entries its block list has room for */
+  /* [lanes] direct lanes, one to each router under the root (lane k to the root's
+   * child k, k = (id >> level_shift) & (direct_lanes-1)), which carry primary rays
+   * past the root; 0: none */
+  uint32_t direct_lanes;
+  uint32_t direct_capacity; /* [lanes] rays per direct-lane buffer going up */
   /* Tests only, 0 in every plan: rays of room a tracer or the spill store counts
    * beyond its store when it grants credit, an over-grant that lets tests show the
    * overflow counters and the host's checks catch a credit violation. */
@@ -295,7 +322,7 @@ typedef struct foam_tile_stats {
   uint32_t overflow;      /* rays that found no room: must stay 0 (credits forbid it) */
   uint32_t misrouted;     /* rays delivered to the wrong tile: must stay 0 */
   uint32_t iterations;    /* compute steps seen */
-  uint32_t side_sent;     /* tracer: rays sent over its side links; injector: on its direct lanes */
+  uint32_t side_sent;     /* rays sent past the router tree: a tracer's over its side links, an injector's on its direct lanes */
 } foam_tile_stats;
 FOAM_STATIC_ASSERT(sizeof(foam_tile_stats) == 32, "foam_tile_stats is 32 bytes");
 
@@ -379,7 +406,8 @@ typedef struct foam_injector_ctl {
   uint32_t drain_left; /* idle iterations left before the next block */
   uint32_t march_begin, march_end; /* outbox slots of this step's new primary rays */
   uint32_t held;       /* marched rays no lane had credit for, waiting in its held store */
-  uint32_t reserved[2];
+  uint32_t more;       /* 1 while blocks are left to emit (Injector tells InjectorSend) */
+  uint32_t reserved;
   uint32_t work[FOAM_WORKERS][2]; /* per worker: shard visits marched, cells marched */
 } foam_injector_ctl;
 FOAM_STATIC_ASSERT(sizeof(foam_injector_ctl) == 80, "foam_injector_ctl is 80 bytes");

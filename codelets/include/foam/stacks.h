@@ -12,7 +12,7 @@
 #define FOAM_STACK_TracerSend 704
 #define FOAM_STACK_RouterCount 512
 #define FOAM_STACK_RouterPlan 896
-#define FOAM_STACK_RouterForward 768
+#define FOAM_STACK_RouterForward 832
 #define FOAM_STACK_SpillStore 576
 #define FOAM_STACK_Injector 640
 #define FOAM_STACK_InjectorMarch 576

@@ -513,6 +513,58 @@ const _: () = {
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_inject_up {
+    pub count: u32,
+    pub next: u32,
+    pub emitted: u32,
+    pub pending: u32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of foam_inject_up"][::core::mem::size_of::<foam_inject_up>() - 16usize];
+    ["Alignment of foam_inject_up"][::core::mem::align_of::<foam_inject_up>() - 4usize];
+    [
+        "Offset of field: foam_inject_up::count",
+    ][::core::mem::offset_of!(foam_inject_up, count) - 0usize];
+    [
+        "Offset of field: foam_inject_up::next",
+    ][::core::mem::offset_of!(foam_inject_up, next) - 4usize];
+    [
+        "Offset of field: foam_inject_up::emitted",
+    ][::core::mem::offset_of!(foam_inject_up, emitted) - 8usize];
+    [
+        "Offset of field: foam_inject_up::pending",
+    ][::core::mem::offset_of!(foam_inject_up, pending) - 12usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_inject_down {
+    pub count: u32,
+    pub credit: u32,
+    pub reserved: u32,
+    pub allowance: u32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of foam_inject_down"][::core::mem::size_of::<foam_inject_down>() - 16usize];
+    [
+        "Alignment of foam_inject_down",
+    ][::core::mem::align_of::<foam_inject_down>() - 4usize];
+    [
+        "Offset of field: foam_inject_down::count",
+    ][::core::mem::offset_of!(foam_inject_down, count) - 0usize];
+    [
+        "Offset of field: foam_inject_down::credit",
+    ][::core::mem::offset_of!(foam_inject_down, credit) - 4usize];
+    [
+        "Offset of field: foam_inject_down::reserved",
+    ][::core::mem::offset_of!(foam_inject_down, reserved) - 8usize];
+    [
+        "Offset of field: foam_inject_down::allowance",
+    ][::core::mem::offset_of!(foam_inject_down, allowance) - 12usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct foam_params {
     pub layout: u32,
     pub ray_bytes: u32,
@@ -522,20 +574,21 @@ pub struct foam_params {
     pub shard: u32,
     pub level_shift: u32,
     pub fanout: u32,
-    pub subtree_shift: u32,
-    pub max_in_flight: u32,
-    pub batch_kind: u32,
-    pub block_w: u32,
-    pub block_h: u32,
-    pub drain_iters: u32,
     pub parent_capacity: u32,
-    pub result_slots: u32,
     pub inject_lanes: u32,
     pub inject_capacity: u32,
-    pub block_slots: u32,
-    pub side_lanes: u32,
+    pub max_in_flight: u32,
+    pub result_slots: u32,
+    pub side_links: u32,
     pub side_capacity: u32,
     pub side_shard: [u16; 16usize],
+    pub batch_kind: u32,
+    pub block_w: u16,
+    pub block_h: u16,
+    pub drain_iters: u32,
+    pub block_slots: u32,
+    pub direct_lanes: u32,
+    pub direct_capacity: u32,
     pub extra_credit: u32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -567,47 +620,50 @@ const _: () = {
         "Offset of field: foam_params::fanout",
     ][::core::mem::offset_of!(foam_params, fanout) - 28usize];
     [
-        "Offset of field: foam_params::subtree_shift",
-    ][::core::mem::offset_of!(foam_params, subtree_shift) - 32usize];
-    [
-        "Offset of field: foam_params::max_in_flight",
-    ][::core::mem::offset_of!(foam_params, max_in_flight) - 36usize];
-    [
-        "Offset of field: foam_params::batch_kind",
-    ][::core::mem::offset_of!(foam_params, batch_kind) - 40usize];
-    [
-        "Offset of field: foam_params::block_w",
-    ][::core::mem::offset_of!(foam_params, block_w) - 44usize];
-    [
-        "Offset of field: foam_params::block_h",
-    ][::core::mem::offset_of!(foam_params, block_h) - 48usize];
-    [
-        "Offset of field: foam_params::drain_iters",
-    ][::core::mem::offset_of!(foam_params, drain_iters) - 52usize];
-    [
         "Offset of field: foam_params::parent_capacity",
-    ][::core::mem::offset_of!(foam_params, parent_capacity) - 56usize];
-    [
-        "Offset of field: foam_params::result_slots",
-    ][::core::mem::offset_of!(foam_params, result_slots) - 60usize];
+    ][::core::mem::offset_of!(foam_params, parent_capacity) - 32usize];
     [
         "Offset of field: foam_params::inject_lanes",
-    ][::core::mem::offset_of!(foam_params, inject_lanes) - 64usize];
+    ][::core::mem::offset_of!(foam_params, inject_lanes) - 36usize];
     [
         "Offset of field: foam_params::inject_capacity",
-    ][::core::mem::offset_of!(foam_params, inject_capacity) - 68usize];
+    ][::core::mem::offset_of!(foam_params, inject_capacity) - 40usize];
     [
-        "Offset of field: foam_params::block_slots",
-    ][::core::mem::offset_of!(foam_params, block_slots) - 72usize];
+        "Offset of field: foam_params::max_in_flight",
+    ][::core::mem::offset_of!(foam_params, max_in_flight) - 44usize];
     [
-        "Offset of field: foam_params::side_lanes",
-    ][::core::mem::offset_of!(foam_params, side_lanes) - 76usize];
+        "Offset of field: foam_params::result_slots",
+    ][::core::mem::offset_of!(foam_params, result_slots) - 48usize];
+    [
+        "Offset of field: foam_params::side_links",
+    ][::core::mem::offset_of!(foam_params, side_links) - 52usize];
     [
         "Offset of field: foam_params::side_capacity",
-    ][::core::mem::offset_of!(foam_params, side_capacity) - 80usize];
+    ][::core::mem::offset_of!(foam_params, side_capacity) - 56usize];
     [
         "Offset of field: foam_params::side_shard",
-    ][::core::mem::offset_of!(foam_params, side_shard) - 84usize];
+    ][::core::mem::offset_of!(foam_params, side_shard) - 60usize];
+    [
+        "Offset of field: foam_params::batch_kind",
+    ][::core::mem::offset_of!(foam_params, batch_kind) - 92usize];
+    [
+        "Offset of field: foam_params::block_w",
+    ][::core::mem::offset_of!(foam_params, block_w) - 96usize];
+    [
+        "Offset of field: foam_params::block_h",
+    ][::core::mem::offset_of!(foam_params, block_h) - 98usize];
+    [
+        "Offset of field: foam_params::drain_iters",
+    ][::core::mem::offset_of!(foam_params, drain_iters) - 100usize];
+    [
+        "Offset of field: foam_params::block_slots",
+    ][::core::mem::offset_of!(foam_params, block_slots) - 104usize];
+    [
+        "Offset of field: foam_params::direct_lanes",
+    ][::core::mem::offset_of!(foam_params, direct_lanes) - 108usize];
+    [
+        "Offset of field: foam_params::direct_capacity",
+    ][::core::mem::offset_of!(foam_params, direct_capacity) - 112usize];
     [
         "Offset of field: foam_params::extra_credit",
     ][::core::mem::offset_of!(foam_params, extra_credit) - 116usize];
@@ -843,7 +899,8 @@ pub struct foam_injector_ctl {
     pub march_begin: u32,
     pub march_end: u32,
     pub held: u32,
-    pub reserved: [u32; 2usize],
+    pub more: u32,
+    pub reserved: u32,
     pub work: [[u32; 2usize]; 6usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -871,8 +928,11 @@ const _: () = {
         "Offset of field: foam_injector_ctl::held",
     ][::core::mem::offset_of!(foam_injector_ctl, held) - 20usize];
     [
+        "Offset of field: foam_injector_ctl::more",
+    ][::core::mem::offset_of!(foam_injector_ctl, more) - 24usize];
+    [
         "Offset of field: foam_injector_ctl::reserved",
-    ][::core::mem::offset_of!(foam_injector_ctl, reserved) - 24usize];
+    ][::core::mem::offset_of!(foam_injector_ctl, reserved) - 28usize];
     [
         "Offset of field: foam_injector_ctl::work",
     ][::core::mem::offset_of!(foam_injector_ctl, work) - 32usize];

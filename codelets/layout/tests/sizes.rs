@@ -19,6 +19,8 @@ fn rust_size(name: &str) -> Option<usize> {
         "foam_ray_half" => size_of::<foam_ray_half>(),
         "foam_ray_hops" => size_of::<foam_ray_hops>(),
         "foam_link_header" => size_of::<foam_link_header>(),
+        "foam_inject_up" => size_of::<foam_inject_up>(),
+        "foam_inject_down" => size_of::<foam_inject_down>(),
         "foam_params" => size_of::<foam_params>(),
         "foam_tile_stats" => size_of::<foam_tile_stats>(),
         "foam_frame_status" => size_of::<foam_frame_status>(),
@@ -45,7 +47,7 @@ fn static_asserted_sizes_match() {
         assert_eq!(got, n, "{name}: Rust {got} B, layout.h {n} B");
         checked.push(name.to_string());
     }
-    assert_eq!(checked.len(), 21, "every struct of layout.h is asserted: {checked:?}");
+    assert_eq!(checked.len(), 23, "every struct of layout.h is asserted: {checked:?}");
 }
 
 #[test]

@@ -1,0 +1,65 @@
+// The render spec: what the host's plan hands the graph builder. Nodes are tiles
+// with a role; edges are the links between them, each with the lane it takes at
+// either end and its buffers' capacity. A tile's lanes come from its edges alone
+// (topology.h), so no lane is described twice.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace foam {
+
+enum class Role : uint8_t { Tracer = 0, Router = 1, Spill = 2, Injector = 3 };
+
+// Every edge has one buffer each way; `capacity` rays up (from -> to) and, on tree
+// edges and side links, as many down. An injector's edges carry rays up only and a
+// bare header down.
+enum class EdgeKind : uint8_t {
+  Tree = 0,      // child (tracer, router) -> parent (router; the spill store above the root)
+  Side = 1,      // tracer -> tracer: a side link
+  Injector = 2,  // injector -> the root: its lane to the root
+  Direct = 3,    // injector -> a router under the root: a direct lane
+};
+
+struct EdgeSpec {
+  EdgeKind kind;
+  unsigned from, to;  // indices into RenderSpec::nodes
+  // The lane the edge takes among its end's edges of its kind: at `from` a side
+  // link's or a direct lane's index (0 for the one up edge of a tree or injector
+  // edge); at `to` the child lane (tree; 0 at the spill store), side link index, or
+  // injector lane (injector and direct edges: which injector).
+  unsigned fromLane, toLane;
+  unsigned capacity;
+};
+
+struct NodeSpec {
+  Role role;
+  unsigned tile;
+  // foam_params bytes, the fields marked [lanes] in layout.h left zero: the builder
+  // derives them from the edges.
+  std::vector<uint8_t> params;
+  std::size_t shardOffset = 0;  // tracers: blob within RenderSpec::shardBytes
+  std::size_t shardBytes = 0;
+  // Tracers: the foam_region_header of the shard copies it holds (empty: none); the
+  // builder appends the listed shards' blobs at the offsets the header names.
+  std::vector<uint8_t> copies;
+};
+
+struct RenderSpec {
+  std::vector<NodeSpec> nodes;
+  std::vector<EdgeSpec> edges;
+  std::vector<uint8_t> shardBytes;
+  unsigned rayBytes = 20;
+  unsigned slicePixels = 0;
+  std::size_t regionBytes = 0;  // each injector's camera region (foam_region_header + blobs)
+  unsigned rc = 20;
+  std::vector<std::string> codeletFiles;
+  std::string codeletFlags;
+};
+
+// "tracer12@12": a node's role, index and tile, for messages and tensor names.
+std::string nodeName(const NodeSpec &n, std::size_t i);
+
+}  // namespace foam

@@ -1,0 +1,46 @@
+// The bytes of every tensor a tile holds, by role: the one source of tile sizes.
+// The graph builder allocates with these; the host's plan asks the same functions
+// through the bridge (poplar_bridge::tile_bytes) to fit shards, stores and regions
+// into the tiles and to report them.
+#pragma once
+
+#include <cstddef>
+
+#include "foam/layout.h"
+#include "spec.h"
+
+namespace foam {
+
+// A tile's tensors (0 where its role has none).
+struct TileBytes {
+  std::size_t params, stats, ctl, camera, status;  // records
+  // Its edge up (a tracer's, the spill store's from the root, an injector's lane to
+  // the root), or on a router every lane: children, injectors, parent.
+  std::size_t inbox, outbox;
+  std::size_t sideIn, sideOut;      // tracer: side links
+  std::size_t directIn, directOut;  // injector: direct lanes
+  // Rays waiting: a tracer's pending store, a router's four queues, the spill store,
+  // an injector's held rays.
+  std::size_t store;
+  std::size_t pixels, results;  // tracer: framebuffer slice and result store
+  std::size_t shard, copies;    // tracer: its shard blob, its shard copies with their directory
+  std::size_t region, blocks;   // injector: camera region, block list
+
+  std::size_t total() const;
+};
+
+// What fixes a tile's sizes beyond its foam_params (with its [lanes] fields).
+struct TileContents {
+  unsigned slicePixels = 0;      // tracer
+  std::size_t shardBytes = 0;    // tracer
+  std::size_t copiesBytes = 0;   // tracer: directory and blobs of its shard copies
+  std::size_t regionBytes = 0;   // injector
+};
+
+TileBytes tracerBytes(const foam_params &p, const TileContents &c);
+TileBytes routerBytes(const foam_params &p);
+TileBytes spillBytes(const foam_params &p);
+TileBytes injectorBytes(const foam_params &p, const TileContents &c);
+TileBytes tileBytes(Role role, const foam_params &p, const TileContents &c);
+
+}  // namespace foam

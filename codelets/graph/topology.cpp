@@ -1,0 +1,228 @@
+#include "topology.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace foam {
+namespace {
+
+const char *kindName(EdgeKind k) {
+  switch (k) {
+  case EdgeKind::Tree: return "tree edge";
+  case EdgeKind::Side: return "side link";
+  case EdgeKind::Injector: return "injector lane";
+  case EdgeKind::Direct: return "direct lane";
+  }
+  return "edge";
+}
+
+std::string edgeName(const RenderSpec &spec, const EdgeSpec &e) {
+  auto end = [&](unsigned n) { return n < spec.nodes.size() ? nodeName(spec.nodes[n], n) : "node " + std::to_string(n); };
+  return std::string(kindName(e.kind)) + " " + end(e.from) + " -> " + end(e.to);
+}
+
+[[noreturn]] void refuse(const std::string &what) { throw std::invalid_argument(what); }
+
+// The roles an edge of `kind` joins, from its lower end to its upper end.
+bool joins(EdgeKind kind, Role from, Role to) {
+  switch (kind) {
+  case EdgeKind::Tree: return (from == Role::Tracer || from == Role::Router) && (to == Role::Router || to == Role::Spill);
+  case EdgeKind::Side: return from == Role::Tracer && to == Role::Tracer;
+  case EdgeKind::Injector:
+  case EdgeKind::Direct: return from == Role::Injector && to == Role::Router;
+  }
+  return false;
+}
+
+// Puts `e` at `lane` of `group`, which must be free.
+void place(std::vector<const EdgeSpec *> &group, unsigned lane, const EdgeSpec &e, const RenderSpec &spec) {
+  if (lane >= spec.edges.size()) refuse(edgeName(spec, e) + ": lane " + std::to_string(lane) + " is out of range");
+  if (group.size() <= lane) group.resize(lane + 1, nullptr);
+  if (group[lane]) refuse(edgeName(spec, e) + ": lane " + std::to_string(lane) + " is taken by the " + edgeName(spec, *group[lane]));
+  group[lane] = &e;
+}
+
+// Every lane of `group` taken, and all of one capacity (a tile packs a group's
+// lanes with one stride: foam/lanes.h). Returns that capacity (0 for no lanes).
+unsigned complete(const std::vector<const EdgeSpec *> &group, const std::string &node, const char *what) {
+  for (std::size_t l = 0; l < group.size(); ++l)
+    if (!group[l]) refuse(node + ": " + what + " lane " + std::to_string(l) + " has no edge");
+  for (const EdgeSpec *e : group)
+    if (e->capacity != group[0]->capacity)
+      refuse(node + ": " + what + " lanes of " + std::to_string(group[0]->capacity) + " and " + std::to_string(e->capacity) +
+             " rays (a tile's lanes of one kind have one capacity)");
+  return group.empty() ? 0u : group[0]->capacity;
+}
+
+bool isPowerOfTwo(unsigned x) { return x != 0 && (x & (x - 1)) == 0; }
+
+// Node n's own foam_params as the spec gives it (checked by withLanes on n).
+foam_params ownParams(const NodeSpec &n) {
+  foam_params p{};
+  if (n.params.size() == sizeof p) std::memcpy(&p, n.params.data(), sizeof p);
+  return p;
+}
+
+}  // namespace
+
+std::string nodeName(const NodeSpec &n, std::size_t i) {
+  const char *role = n.role == Role::Tracer ? "tracer" : n.role == Role::Router ? "router" : n.role == Role::Injector ? "injector" : "spill";
+  return std::string(role) + std::to_string(i) + "@" + std::to_string(n.tile);
+}
+
+std::vector<std::vector<unsigned>> edgesAt(const RenderSpec &spec) {
+  std::vector<std::vector<unsigned>> at(spec.nodes.size());
+  for (std::size_t k = 0; k < spec.edges.size(); ++k) {
+    const EdgeSpec &e = spec.edges[k];
+    if (e.from >= spec.nodes.size() || e.to >= spec.nodes.size() || e.from == e.to)
+      refuse(edgeName(spec, e) + " does not join two nodes of the spec");
+    if (!joins(e.kind, spec.nodes[e.from].role, spec.nodes[e.to].role))
+      refuse(edgeName(spec, e) + " joins roles a " + kindName(e.kind) + " cannot");
+    at[e.from].push_back((unsigned)k);
+    at[e.to].push_back((unsigned)k);
+  }
+  return at;
+}
+
+NodeLanes lanesOf(const RenderSpec &spec, const std::vector<std::vector<unsigned>> &edgesAt, std::size_t i) {
+  const std::string name = nodeName(spec.nodes[i], i);
+  NodeLanes lanes;
+  for (unsigned k : edgesAt[i]) {
+    const EdgeSpec &e = spec.edges[k];
+    const bool lower = e.from == i;
+    if (lower && (e.kind == EdgeKind::Tree || e.kind == EdgeKind::Injector)) {
+      if (lanes.up) refuse(name + ": a second edge up, the " + edgeName(spec, e));
+      if (e.fromLane != 0) refuse(edgeName(spec, e) + ": an edge up takes lane 0 below");
+      lanes.up = &e;
+    } else if (e.kind == EdgeKind::Tree) {
+      place(lanes.children, e.toLane, e, spec);
+    } else if (e.kind == EdgeKind::Side) {
+      place(lanes.sides, lower ? e.fromLane : e.toLane, e, spec);
+    } else if (lower) {
+      place(lanes.direct, e.fromLane, e, spec);
+    } else {
+      place(lanes.injectors, e.toLane, e, spec);
+    }
+  }
+  complete(lanes.children, name, "child");
+  complete(lanes.injectors, name, "injector");
+  complete(lanes.sides, name, "side-link");
+  complete(lanes.direct, name, "direct");
+  return lanes;
+}
+
+foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &lanes) {
+  const NodeSpec &n = spec.nodes[i];
+  const std::string name = nodeName(n, i);
+  if (n.params.size() != sizeof(foam_params)) refuse(name + ": params must be a foam_params");
+  foam_params p = ownParams(n);
+  const bool up = lanes.up != nullptr;
+  switch (n.role) {
+  case Role::Tracer:
+    if (!up || !lanes.children.empty() || !lanes.injectors.empty())
+      refuse(name + ": a tracer has one edge up to its router, side links and nothing else");
+    if (lanes.sides.size() > FOAM_MAX_SIDES) refuse(name + ": more than " + std::to_string(FOAM_MAX_SIDES) + " side links");
+    p.link_capacity = lanes.up->capacity;
+    p.side_links = (uint32_t)lanes.sides.size();
+    p.side_capacity = lanes.sides.empty() ? 0u : lanes.sides[0]->capacity;
+    for (std::size_t k = 0; k < lanes.sides.size(); ++k) {
+      const EdgeSpec &e = *lanes.sides[k];
+      p.side_shard[k] = (uint16_t)ownParams(spec.nodes[e.from == i ? e.to : e.from]).shard;
+    }
+    break;
+  case Role::Router:
+    if (!up || lanes.up->kind != EdgeKind::Tree)
+      refuse(name + ": a router has one tree edge up, to its parent or the spill store");
+    if (!isPowerOfTwo((unsigned)lanes.children.size()) || lanes.children.size() < 2 || lanes.children.size() > FOAM_MAX_FANOUT)
+      refuse(name + ": " + std::to_string(lanes.children.size()) + " children; a router has a power of two from 2 to " +
+             std::to_string(FOAM_MAX_FANOUT));
+    if (lanes.injectors.size() > FOAM_MAX_INJECTORS)
+      refuse(name + ": at most " + std::to_string(FOAM_MAX_INJECTORS) + " injector lanes");
+    p.fanout = (uint32_t)lanes.children.size();
+    p.link_capacity = lanes.children[0]->capacity;
+    p.parent_capacity = lanes.up->capacity;
+    p.inject_lanes = (uint32_t)lanes.injectors.size();
+    p.inject_capacity = lanes.injectors.empty() ? 0u : lanes.injectors[0]->capacity;
+    break;
+  case Role::Spill:
+    if (up || lanes.children.size() != 1) refuse(name + ": the spill store has one edge, from the root");
+    p.link_capacity = lanes.children[0]->capacity;
+    break;
+  case Role::Injector:
+    if (!up || lanes.up->kind != EdgeKind::Injector || lanes.direct.size() > FOAM_MAX_FANOUT)
+      refuse(name + ": an injector has one lane to the root and up to " + std::to_string(FOAM_MAX_FANOUT) + " direct lanes");
+    p.link_capacity = lanes.up->capacity;
+    p.direct_lanes = (uint32_t)lanes.direct.size();
+    p.direct_capacity = lanes.direct.empty() ? 0u : lanes.direct[0]->capacity;
+    // Direct lane k leads to the root's child k: the root's bits choose it.
+    if (!lanes.direct.empty()) p.level_shift = ownParams(spec.nodes[lanes.up->to]).level_shift;
+    break;
+  }
+  return p;
+}
+
+namespace {
+
+// Direct lane k of injector `i` leads to child k of the root its lane leads to,
+// and it has one for every child: a ray takes the lane its shard id's bits at the
+// root choose.
+void checkDirectLanes(const RenderSpec &spec, const Topology &t, std::size_t i) {
+  const NodeLanes &lanes = t.lanes[i];
+  if (lanes.direct.empty()) return;
+  const std::string name = nodeName(spec.nodes[i], i);
+  if (lanes.up->to != t.root) refuse(name + ": its lane leads to a router that is not the root");
+  if (lanes.direct.size() != t.params[t.root].fanout)
+    refuse(name + ": " + std::to_string(lanes.direct.size()) + " direct lanes but the root has " +
+           std::to_string(t.params[t.root].fanout) + " children");
+  for (std::size_t k = 0; k < lanes.direct.size(); ++k) {
+    const NodeLanes &at = t.lanes[lanes.direct[k]->to];
+    if (!at.up || at.up->to != t.root || at.up->toLane != k)
+      refuse(name + ": direct lane " + std::to_string(k) + " does not lead to child " + std::to_string(k) + " of the root");
+  }
+}
+
+// RouterPlan shares out credit with 32-bit products (the IPU has no 64-bit multiply
+// or divide): a lane's capacity times the queue's or the in-flight cap.
+void checkCreditProducts(const NodeSpec &n, std::size_t i, const foam_params &p) {
+  const uint64_t lane = std::max(p.link_capacity, p.inject_capacity);
+  const uint64_t store = std::max(p.queue_capacity, p.max_in_flight);
+  if (lane * store > UINT32_MAX)
+    refuse(nodeName(n, i) + ": lanes of " + std::to_string(lane) + " rays with a queue or in-flight cap of " +
+           std::to_string(store) + " overflow 32 bits");
+}
+
+}  // namespace
+
+Topology topology(const RenderSpec &spec) {
+  Topology t;
+  const auto at = edgesAt(spec);
+  bool spill = false;
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+    t.lanes.push_back(lanesOf(spec, at, i));
+    t.params.push_back(withLanes(spec, i, t.lanes.back()));
+    switch (spec.nodes[i].role) {
+    case Role::Spill:
+      if (spill) refuse("more than one spill store");
+      spill = true;
+      t.spill = i;
+      t.root = t.lanes[i].children[0]->from;
+      break;
+    case Role::Injector: t.injectors.push_back(i); break;
+    case Role::Router: checkCreditProducts(spec.nodes[i], i, t.params[i]); break;
+    case Role::Tracer: break;
+    }
+  }
+  if (!spill) refuse("the plan has no spill store");
+  if (spec.nodes[t.root].role != Role::Router) refuse("the spill store's edge must come from the root router");
+  if (t.injectors.empty()) refuse("the plan has no injector");
+  for (std::size_t i : t.injectors) {
+    if (t.lanes[i].up->to != t.root) refuse(nodeName(spec.nodes[i], i) + ": its lane must lead to the root");
+    checkDirectLanes(spec, t, i);
+  }
+  return t;
+}
+
+}  // namespace foam

@@ -1,0 +1,100 @@
+//! The links of the device as the render spec's typed edges (codelets/graph/spec.h):
+//! tree edges from the router tree, side links between tracers, and each injector's
+//! lane to the root and direct lanes to the routers under it. Every edge names the
+//! lane it takes at either end and its buffers' capacity; the graph builder derives
+//! each tile's lanes from them.
+
+use poplar_bridge::RenderEdge;
+
+use super::options::DeviceOptions;
+use super::tree::{Role, Tree};
+
+/// What an edge joins (codelets/graph/spec.h EdgeKind).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum EdgeKind {
+    /// Child (tracer, router) to parent (router; the spill store above the root).
+    Tree = 0,
+    /// Tracer to tracer.
+    Side = 1,
+    /// An injector's lane to the root.
+    Injector = 2,
+    /// An injector's lane to a router under the root.
+    Direct = 3,
+}
+
+impl EdgeKind {
+    pub fn of(edge: &RenderEdge) -> EdgeKind {
+        match edge.kind {
+            0 => EdgeKind::Tree,
+            1 => EdgeKind::Side,
+            2 => EdgeKind::Injector,
+            _ => EdgeKind::Direct,
+        }
+    }
+}
+
+fn edge(kind: EdgeKind, (from, from_lane): (usize, u32), (to, to_lane): (usize, u32), capacity: u32) -> RenderEdge {
+    RenderEdge { kind: kind as u8, from: from as u32, to: to as u32, from_lane, to_lane, capacity }
+}
+
+/// Every edge of `tree` with tracers joined by side links to `sides[a]` (symmetric,
+/// in lane order), buffers sized by `o`: tree edges by the level of their lower end,
+/// injector lanes and direct lanes (to every router that takes them, lane k to the
+/// root's child k) at their own capacities.
+pub fn edges(tree: &Tree, sides: &[Vec<u32>], o: &DeviceOptions) -> Vec<RenderEdge> {
+    let mut out = Vec::new();
+    let root = tree.root();
+    for (i, n) in tree.nodes.iter().enumerate() {
+        let Some(parent) = n.parent else { continue };
+        match n.role {
+            Role::Injector => {
+                let lane = n.lane - tree.nodes[root].fanout;
+                out.push(edge(EdgeKind::Injector, (i, 0), (parent, lane), o.inject_capacity));
+            }
+            _ => out.push(edge(EdgeKind::Tree, (i, 0), (parent, n.lane), o.edge_capacity(n.edge_level))),
+        }
+    }
+    for (a, lanes) in sides.iter().enumerate() {
+        for (k, &b) in lanes.iter().enumerate().filter(|&(_, &b)| a < b as usize) {
+            let back = sides[b as usize].iter().position(|&x| x as usize == a).expect("side links are symmetric");
+            out.push(edge(EdgeKind::Side, (a, k as u32), (b as usize, back as u32), o.side_capacity));
+        }
+    }
+    let direct = tree.direct_targets();
+    for (j, i) in tree.injectors().enumerate() {
+        for (k, &r) in direct.iter().enumerate() {
+            out.push(edge(EdgeKind::Direct, (i, k as u32), (r, j as u32), o.direct_capacity));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_lane_of_the_tree_is_an_edge_once() {
+        let mut tree = Tree::new(10, 1472, &[16, 8], 8).unwrap();
+        tree.add_direct_lanes();
+        let mut sides = vec![Vec::new(); 1024];
+        sides[3] = vec![17, 500];
+        sides[17] = vec![3];
+        sides[500] = vec![3];
+        let o = DeviceOptions { link_capacity: vec![64, 768, 384], ..DeviceOptions::default() };
+        let e = edges(&tree, &sides, &o);
+        let count = |k: EdgeKind| e.iter().filter(|x| EdgeKind::of(x) == k).count();
+        // Every node but the spill store has one edge up; 8 injectors × 8 direct lanes.
+        assert_eq!(count(EdgeKind::Tree), tree.nodes.len() - 1 - 8);
+        assert_eq!((count(EdgeKind::Injector), count(EdgeKind::Direct), count(EdgeKind::Side)), (8, 64, 2));
+        let side: Vec<_> = e.iter().filter(|x| EdgeKind::of(x) == EdgeKind::Side).map(|x| (x.from, x.from_lane, x.to, x.to_lane)).collect();
+        assert_eq!(side, vec![(3, 0, 17, 0), (3, 1, 500, 0)]);
+        // Tracer edges take the tracer level's capacity, the root's edge the top's.
+        assert!(e.iter().filter(|x| (x.from as usize) < 1024 && EdgeKind::of(x) == EdgeKind::Tree).all(|x| x.capacity == 64));
+        let top = e.iter().find(|x| x.from as usize == tree.root()).unwrap();
+        assert_eq!((top.to as usize, top.capacity), (tree.spill(), 384));
+        let lanes: Vec<u32> = e.iter().filter(|x| EdgeKind::of(x) == EdgeKind::Injector).map(|x| x.to_lane).collect();
+        assert_eq!(lanes, (0..8).collect::<Vec<u32>>());
+    }
+}
