@@ -90,21 +90,22 @@ fn params_of(plan: &DevicePlan, i: usize) -> foam_params {
     unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) }
 }
 
-/// The plan's byte model of node `i`'s tensors (src/device/options.rs, the model that
-/// sizes queues, spill store, camera region and shard copies to fill their tiles),
-/// and the bytes of the small records beside them that the model leaves to
-/// TILE_RESERVE_BYTES.
-fn modelled_bytes(plan: &DevicePlan, i: usize) -> (u64, u64) {
-    use foam_ipu::device::options::{
-        injector_buffer_bytes, inject_link_bytes, link_bytes, tracer_footprint,
-    };
-    use foam_layout::{
-        FOAM_WORKERS, foam_camera, foam_frame_status, foam_spill_ctl, foam_injector_ctl, foam_router_ctl,
-        foam_tile_stats,
-    };
-    let (o, rb, n, spec) = (&plan.options, plan.ray_bytes, &plan.tree.nodes[i], &plan.spec.nodes[i]);
+/// Node `i`'s tensor bytes from the one source of tile sizes (codelets/graph/tile_bytes.h
+/// through `poplar_bridge::spec_tile_bytes`), checked against the plan's budgets for
+/// its role: a tracer's against partition's footprint with its own links and stores
+/// plus its copies, the stores that fill their tiles (router queues, spill store,
+/// camera region) against what the plan sized them to and the reserve they leave.
+/// Returns its buffers and the small records beside them that the plan leaves to
+/// TILE_RESERVE_BYTES (a tracer's footprint counts its records).
+fn modelled_bytes(plan: &DevicePlan, bytes: &[poplar_bridge::TileBytes], i: usize) -> (u64, u64) {
+    use foam_ipu::device::options::{TILE_RESERVE_BYTES, tracer_footprint};
+    use foam_layout::FOAM_WORKERS;
+    let (o, rb, n, spec, b) = (&plan.options, plan.ray_bytes, &plan.tree.nodes[i], &plan.spec.nodes[i], &bytes[i]);
     let p = params_of(plan, i);
-    let records = |extra: &[usize]| (size_of::<foam_params>() + size_of::<foam_tile_stats>() + extra.iter().sum::<usize>()) as u64;
+    let tile = partition::MK2_TILE_BYTES as u32;
+    let records = (b.params + b.stats + b.ctl + b.camera + b.status) as u64;
+    let buffers = b.total() as u64 - records;
+    let fills = |store: u32| assert!(buffers as u32 + TILE_RESERVE_BYTES <= tile, "{:?} {i}: {buffers} B with a store of {store}", n.role);
     match n.role {
         Role::Tracer => {
             let own = DeviceOptions { side_links: plan.sides[i].len() as u32, results: p.result_slots * FOAM_WORKERS, ..o.clone() };
@@ -112,27 +113,25 @@ fn modelled_bytes(plan: &DevicePlan, i: usize) -> (u64, u64) {
             // The footprint's items but the program and the reserve are tensors, its
             // records included.
             let f = tracer_footprint(&own, rb, plan.slice_pixels);
-            (f.tile_bytes(spec.shard_bytes as u64) - f.program - f.reserve + copies as u64, 0)
+            assert_eq!(f.tile_bytes(spec.shard_bytes as u64) - f.program - f.reserve + copies as u64, b.total() as u64, "tracer {i}");
+            return (b.total() as u64, 0);
         }
         Role::Router => {
-            let (child, parent) = (o.edge_capacity(n.level - 1), o.edge_capacity(n.level));
-            let inject = if i == plan.tree.root() { o.inject_capacity } else { o.direct_capacity };
-            let links = 2 * (n.fanout * link_bytes(child, rb) + link_bytes(parent, rb)) + n.inject_lanes * inject_link_bytes(inject, rb);
-            (links as u64 + 4 * p.queue_capacity as u64 * rb as u64, records(&[size_of::<foam_router_ctl>()]))
+            assert_eq!(b.store as u32, 4 * p.queue_capacity * rb);
+            assert_eq!(p.queue_capacity, o.router_queue_capacity(rb, tile, b.links() as u32), "router {i}");
+            fills(p.queue_capacity);
         }
         Role::Spill => {
-            let edge = o.edge_capacity(n.level - 1);
-            let spill = o.spill_capacity(rb, partition::MK2_TILE_BYTES as u32, edge);
-            let small = [size_of::<foam_camera>(), size_of::<foam_spill_ctl>(), size_of::<foam_frame_status>()];
-            ((2 * link_bytes(edge, rb) + spill * rb) as u64, records(&small))
+            assert_eq!(b.store as u32, p.queue_capacity * rb);
+            assert_eq!(p.queue_capacity, o.spill_capacity(rb, tile, b.links() as u32));
+            fills(p.queue_capacity);
         }
         Role::Injector => {
-            let links = injector_buffer_bytes(o.inject_capacity, plan.tree.direct_targets().len() as u32, o.direct_capacity, rb);
-            let blocks = foam_ipu::device::blocks::list_bytes(p.block_slots);
-            let small = [size_of::<foam_camera>(), size_of::<foam_injector_ctl>(), size_of::<foam_frame_status>()];
-            (plan.spec.region_bytes as u64 + blocks as u64 + links as u64, records(&small))
+            assert_eq!((b.region, b.blocks), (plan.spec.region_bytes, foam_ipu::device::blocks::list_bytes(p.block_slots)));
+            fills(b.region as u32);
         }
     }
+    (buffers, records)
 }
 
 /// Every tile of the compiled graph holds what the plan's byte model says its role
@@ -142,9 +141,10 @@ fn check_tile_model(plan: &DevicePlan, report: &poplar_bridge::MemoryReport, wha
     use foam_ipu::device::options::TILE_RESERVE_BYTES;
     let mut tracers = Vec::new();
     let mut roles = std::collections::BTreeSet::new();
+    let bytes = poplar_bridge::spec_tile_bytes(&plan.spec).unwrap();
     for (i, n) in plan.tree.nodes.iter().enumerate() {
         let tile = report.tiles.iter().find(|t| t.tile == n.tile).expect("every node's tile holds something");
-        let (model, records) = modelled_bytes(plan, i);
+        let (model, records) = modelled_bytes(plan, &bytes, i);
         let whole = tile.tensor_bytes + tile.vertex_state_bytes + tile.code_bytes + tile.stack_bytes;
         // Tensors are whole words placed at 8-byte boundaries: at most 4 B between two.
         let tensors = report.items.iter().filter(|m| m.tile == n.tile && m.kind == poplar_bridge::MemoryKind::Tensor);

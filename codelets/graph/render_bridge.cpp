@@ -4,16 +4,22 @@
 #include "poplar-bridge/src/lib.rs.h"
 #include "render_graph.h"
 
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
 namespace foam_bridge {
 
-rust::Vec<std::uint32_t> build_render_graph(Session &session, const RenderSpec &spec) {
+namespace {
+
+// The plan's spec for the graph builder, its shards' bytes only if `shards`.
+foam::RenderSpec toSpec(const RenderSpec &spec, bool shards) {
   foam::RenderSpec s;
-  s.shardBytes.assign(spec.shards.begin(), spec.shards.end());
+  if (shards) s.shardBytes.assign(spec.shards.begin(), spec.shards.end());
   s.rayBytes = spec.ray_bytes;
   s.slicePixels = spec.slice_pixels;
   s.regionBytes = spec.region_bytes;
   s.rc = spec.rc;
-  s.codeletFiles.push_back(std::string(codelets_gp()));
   s.nodes.reserve(spec.nodes.size());
   for (const RenderNode &n : spec.nodes) {
     foam::NodeSpec ns;
@@ -28,10 +34,37 @@ rust::Vec<std::uint32_t> build_render_graph(Session &session, const RenderSpec &
   s.edges.reserve(spec.edges.size());
   for (const RenderEdge &e : spec.edges)
     s.edges.push_back({static_cast<foam::EdgeKind>(e.kind), e.from, e.to, e.from_lane, e.to_lane, e.capacity});
+  return s;
+}
+
+TileBytes toRust(const foam::TileBytes &b) {
+  return TileBytes{b.params, b.stats,    b.ctl,       b.camera, b.status, b.inbox,   b.outbox, b.sideIn, b.sideOut,
+                   b.directIn, b.directOut, b.store, b.pixels, b.results, b.shard, b.copies, b.region, b.blocks};
+}
+
+}  // namespace
+
+rust::Vec<std::uint32_t> build_render_graph(Session &session, const RenderSpec &spec) {
+  foam::RenderSpec s = toSpec(spec, true);
+  s.codeletFiles.push_back(std::string(codelets_gp()));
   std::vector<poplar::program::Program> progs = foam::buildRenderGraph(session.graph(), s);
   rust::Vec<std::uint32_t> ids;
   for (auto &p : progs) ids.push_back(session.addProgram(std::move(p)));
   return ids;
+}
+
+rust::Vec<TileBytes> spec_tile_bytes(const RenderSpec &spec) {
+  rust::Vec<TileBytes> out;
+  for (const foam::TileBytes &b : foam::specTileBytes(toSpec(spec, false))) out.push_back(toRust(b));
+  return out;
+}
+
+TileBytes role_tile_bytes(std::uint8_t role, rust::Slice<const std::uint8_t> params, const TileContents &c) {
+  foam_params p{};
+  if (params.size() != sizeof p) throw std::invalid_argument("tile bytes: params must be a foam_params");
+  if (role > static_cast<std::uint8_t>(foam::Role::Injector)) throw std::invalid_argument("tile bytes: no role " + std::to_string(role));
+  std::memcpy(&p, params.data(), sizeof p);
+  return toRust(foam::tileBytes(static_cast<foam::Role>(role), p, {c.slice_pixels, c.shard_bytes, c.copies_bytes, c.region_bytes}));
 }
 
 } // namespace foam_bridge

@@ -40,28 +40,62 @@ struct ComputeSets {
 
 using Fields = std::initializer_list<std::pair<const char *, Tensor>>;
 
-// A tracer's copies: the directory the plan made, then the blobs it lists, each at
-// the offset the directory gives it; `tracerOf` finds the tracer holding a shard id.
-std::vector<uint8_t> copyRegion(const RenderSpec &spec, const NodeSpec &n, const std::string &name,
-                                const std::vector<int> &tracerOf) {
+// A tracer's copies directory as the plan made it (an empty one for none), checked:
+// shards of tracers (`tracerOf` finds the tracer holding a shard id) in ascending
+// order, each at the offset the directory gives it after the ones before.
+foam_region_header copyDirectory(const RenderSpec &spec, const NodeSpec &n, const std::string &name,
+                                 const std::vector<int> &tracerOf) {
   foam_region_header h{};
   if (!n.copies.empty() && n.copies.size() != sizeof h)
     throw std::invalid_argument(name + ": copies must be a foam_region_header");
   if (!n.copies.empty()) std::memcpy(&h, n.copies.data(), sizeof h);
-  std::vector<uint8_t> region(sizeof h);
   if (h.count > FOAM_REGION_MAX_SHARDS) throw std::invalid_argument(name + ": too many shard copies");
+  std::size_t end = sizeof h;
   for (uint32_t k = 0; k < h.count; ++k) {
     const std::string what = name + ": copy " + std::to_string(k);
     if (h.shard[k] >= tracerOf.size() || tracerOf[h.shard[k]] < 0 || (k > 0 && h.shard[k] <= h.shard[k - 1]))
       throw std::invalid_argument(what + " is not a tracer's shard in ascending order");
-    if (h.offset[k] != region.size()) throw std::invalid_argument(what + " is not where the header puts it");
+    if (h.offset[k] != end) throw std::invalid_argument(what + " is not where the header puts it");
+    end += spec.nodes[(std::size_t)tracerOf[h.shard[k]]].shardBytes;
+  }
+  h.total_bytes = (uint32_t)end;
+  return h;
+}
+
+// A tracer's copies: its directory, then the blobs it lists.
+std::vector<uint8_t> copyRegion(const RenderSpec &spec, const foam_region_header &h, const std::vector<int> &tracerOf) {
+  std::vector<uint8_t> region(sizeof h);
+  std::memcpy(region.data(), &h, sizeof h);
+  for (uint32_t k = 0; k < h.count; ++k) {
     const NodeSpec &src = spec.nodes[(std::size_t)tracerOf[h.shard[k]]];
     const uint8_t *blob = spec.shardBytes.data() + src.shardOffset;
     region.insert(region.end(), blob, blob + src.shardBytes);
   }
-  h.total_bytes = (uint32_t)region.size();
-  std::memcpy(region.data(), &h, sizeof h);
   return region;
+}
+
+// The tracer node of each shard id, -1 for none.
+std::vector<int> tracersByShard(const RenderSpec &spec, const Topology &topo) {
+  std::vector<int> tracerOf;
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+    if (spec.nodes[i].role != Role::Tracer) continue;
+    const uint32_t id = topo.params[i].shard;
+    if (id >= tracerOf.size()) tracerOf.resize(id + 1, -1);
+    tracerOf[id] = (int)i;
+  }
+  return tracerOf;
+}
+
+// Node i's tensor bytes, with its copies' directory (tracers).
+TileBytes nodeBytes(const RenderSpec &spec, const Topology &topo, const std::vector<int> &tracerOf, std::size_t i,
+                    foam_region_header *directory) {
+  const NodeSpec &n = spec.nodes[i];
+  std::size_t copies = 0;
+  if (n.role == Role::Tracer) {
+    *directory = copyDirectory(spec, n, nodeName(n, i), tracerOf);
+    copies = directory->total_bytes;
+  }
+  return tileBytes(n.role, topo.params[i], {spec.slicePixels, n.shardBytes, copies, spec.regionBytes});
 }
 
 class Builder {
@@ -111,10 +145,8 @@ private:
       if (n.role != Role::Tracer) continue;
       if (n.shardOffset + n.shardBytes > spec_.shardBytes.size())
         throw std::invalid_argument(nodeName(n, i) + ": shard blob out of range");
-      const uint32_t id = topo_.params[i].shard;
-      if (id >= tracerOf_.size()) tracerOf_.resize(id + 1, -1);
-      tracerOf_[id] = (int)i;
     }
+    tracerOf_ = tracersByShard(spec_, topo_);
   }
 
   void allocate(std::size_t i) {
@@ -122,9 +154,8 @@ private:
     const foam_params &p = topo_.params[i];
     const std::string name = nodeName(n, i);
     NodeTensors &x = t_[i];
-    std::vector<uint8_t> copies;
-    if (n.role == Role::Tracer) copies = copyRegion(spec_, n, name, tracerOf_);
-    const TileBytes b = tileBytes(n.role, p, {spec_.slicePixels, n.shardBytes, copies.size(), spec_.regionBytes});
+    foam_region_header directory{};
+    const TileBytes b = nodeBytes(spec_, topo_, tracerOf_, i, &directory);
     x.params = constant(n.tile, reinterpret_cast<const uint8_t *>(&p), b.params, name + "/params");
     x.stats = bytes(n.tile, b.stats, name + "/stats");
     x.ctl = words(n.tile, b.ctl, name + "/ctl");
@@ -134,7 +165,7 @@ private:
     switch (n.role) {
     case Role::Tracer:
       x.shard = constant(n.tile, spec_.shardBytes.data() + n.shardOffset, b.shard, name + "/shard");
-      x.copies = constant(n.tile, copies.data(), b.copies, name + "/copies");
+      x.copies = constant(n.tile, copyRegion(spec_, directory, tracerOf_).data(), b.copies, name + "/copies");
       x.store = bytes(n.tile, b.store, name + "/pending");
       x.sideIn = bytes(n.tile, b.sideIn, name + "/side-in");
       x.sideOut = bytes(n.tile, b.sideOut, name + "/side-out");
@@ -331,5 +362,14 @@ private:
 }  // namespace
 
 std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec) { return Builder(g, spec).build(); }
+
+std::vector<TileBytes> specTileBytes(const RenderSpec &spec) {
+  const Topology topo = topology(spec);
+  const std::vector<int> tracerOf = tracersByShard(spec, topo);
+  std::vector<TileBytes> out;
+  foam_region_header directory{};
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) out.push_back(nodeBytes(spec, topo, tracerOf, i, &directory));
+  return out;
+}
 
 }  // namespace foam

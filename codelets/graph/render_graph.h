@@ -9,6 +9,7 @@
 #include <poplar/Program.hpp>
 
 #include "spec.h"
+#include "tile_bytes.h"
 
 namespace foam {
 
@@ -26,5 +27,10 @@ enum Program : unsigned { kFrameStart = 0, kSteps = 1, kNumPrograms = 2 };
 
 // Builds tensors, vertices, compute sets and copies; returns the programs.
 std::vector<poplar::program::Program> buildRenderGraph(poplar::Graph &graph, const RenderSpec &spec);
+
+// The bytes of every node's tensors as buildRenderGraph allocates them (its
+// topology checked the same way), without building anything. `spec.shardBytes`
+// may be empty: only the nodes' shard sizes count.
+std::vector<TileBytes> specTileBytes(const RenderSpec &spec);
 
 }  // namespace foam

@@ -111,6 +111,45 @@ mod ffi {
         capacity: u32,
     }
 
+    /// The bytes of each tensor a tile of the render graph holds (0 where its role
+    /// has none), as codelets/graph/tile_bytes.h computes them for the graph
+    /// builder to allocate.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    struct TileBytes {
+        params: usize,
+        stats: usize,
+        ctl: usize,
+        camera: usize,
+        status: usize,
+        /// Its edge up (a router: every lane's buffers, children, injectors, parent).
+        inbox: usize,
+        outbox: usize,
+        /// A tracer's side links.
+        side_in: usize,
+        side_out: usize,
+        /// An injector's direct lanes.
+        direct_in: usize,
+        direct_out: usize,
+        /// Rays waiting: pending store, router queues, spill store, held rays.
+        store: usize,
+        pixels: usize,
+        results: usize,
+        shard: usize,
+        copies: usize,
+        region: usize,
+        blocks: usize,
+    }
+
+    /// What sizes a tile beyond its foam_params (codelets/graph/tile_bytes.h).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    struct TileContents {
+        slice_pixels: u32,
+        shard_bytes: usize,
+        /// A tracer's shard copies: their directory and blobs.
+        copies_bytes: usize,
+        region_bytes: usize,
+    }
+
     /// The device plan handed to the C++ render graph builder.
     #[derive(Debug, Clone)]
     struct RenderSpec {
@@ -176,6 +215,12 @@ mod ffi {
         /// Builds the render graph into the session; returns the program handles
         /// [frame start, Repeat(rc){compute; exchange}].
         fn build_render_graph(session: Pin<&mut Session>, spec: &RenderSpec) -> Result<Vec<u32>>;
+        /// Every node's tensor bytes as build_render_graph allocates them (the
+        /// spec's shard bytes are not read), or why the spec is not a device.
+        fn spec_tile_bytes(spec: &RenderSpec) -> Result<Vec<TileBytes>>;
+        /// A tile of `role` (0 tracer .. 3 injector) with these foam_params bytes,
+        /// [lanes] fields set, and contents.
+        fn role_tile_bytes(role: u8, params: &[u8], contents: &TileContents) -> Result<TileBytes>;
         fn bytes_per_tile(self: &Session) -> u32;
     }
 }
@@ -183,7 +228,54 @@ mod ffi {
 #[cfg(feature = "selftest")]
 pub mod selftest;
 
-pub use ffi::{Counters, MemoryItem, MemoryKind, MemoryReport, RenderEdge, RenderNode, RenderSpec, TileMemory, VertexCost};
+pub use ffi::{
+    Counters, MemoryItem, MemoryKind, MemoryReport, RenderEdge, RenderNode, RenderSpec, TileBytes, TileContents, TileMemory,
+    VertexCost,
+};
+
+impl TileBytes {
+    /// Every tensor's bytes.
+    pub fn total(&self) -> usize {
+        let TileBytes {
+            params,
+            stats,
+            ctl,
+            camera,
+            status,
+            inbox,
+            outbox,
+            side_in,
+            side_out,
+            direct_in,
+            direct_out,
+            store,
+            pixels,
+            results,
+            shard,
+            copies,
+            region,
+            blocks,
+        } = *self;
+        params + stats + ctl + camera + status + inbox + outbox + side_in + side_out + direct_in + direct_out + store + pixels
+            + results + shard + copies + region + blocks
+    }
+
+    /// The bytes of its link buffers: every lane's, both ways.
+    pub fn links(&self) -> usize {
+        self.inbox + self.outbox + self.side_in + self.side_out + self.direct_in + self.direct_out
+    }
+}
+
+/// Every node's tensor bytes as the graph builder allocates them for `spec`.
+pub fn spec_tile_bytes(spec: &RenderSpec) -> Result<Vec<TileBytes>> {
+    Ok(ffi::spec_tile_bytes(spec)?)
+}
+
+/// The tensor bytes of a tile of `role` with `params` (a foam_params, its [lanes]
+/// fields set) and `contents`.
+pub fn role_tile_bytes(role: u8, params: &[u8], contents: &TileContents) -> Result<TileBytes> {
+    Ok(ffi::role_tile_bytes(role, params, contents)?)
+}
 
 /// An error raised by the graph builder, the runtime or the SDK, with its message.
 #[derive(Debug, thiserror::Error)]

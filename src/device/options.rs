@@ -209,20 +209,6 @@ pub fn link_bytes(capacity: u32, ray_bytes: u32) -> u32 {
     std::mem::size_of::<foam_layout::foam_link_header>() as u32 + capacity * ray_bytes
 }
 
-/// Bytes of the buffers of one injector edge (at the injector, and again on the
-/// router's lane): `inject` rays going up, a bare credit header coming down.
-pub fn inject_link_bytes(inject: u32, ray_bytes: u32) -> u32 {
-    link_bytes(inject, ray_bytes) + link_bytes(0, ray_bytes)
-}
-
-/// Bytes of an injector's ray buffers: its edge to the root of `inject` rays, its
-/// store for as many rays held back, and `lanes` direct lanes of `direct` rays
-/// (an empty header each way without any, as the graph builder makes them).
-pub fn injector_buffer_bytes(inject: u32, lanes: u32, direct: u32, ray_bytes: u32) -> u32 {
-    let direct = if lanes == 0 { inject_link_bytes(0, ray_bytes) } else { lanes * inject_link_bytes(direct, ray_bytes) };
-    inject_link_bytes(inject, ray_bytes) + inject * ray_bytes + direct
-}
-
 /// Default rays per link buffer by level for the 20-byte half payload: narrow
 /// tracer edges (most of the bytes exchanged), wider edges between the routers,
 /// and below the root edges narrow enough that the root, which also takes the
@@ -263,28 +249,39 @@ pub fn tracer_links_for_load(options: &DeviceOptions, ray_bytes: u32, peak: f64)
     o
 }
 
-/// Everything a tracer tile holds besides its shard and its shard copies (see
-/// codelets/graph/render_graph.cpp), item by item, with its links at their
-/// largest: the default or given tracer edge and every side link at `side_capacity`,
-/// so that copies chosen before the links are sized still fit after. Tiles hold
-/// framebuffer slices of `slice_pixels`.
+/// Everything a tracer tile holds besides its shard and its shard copies, item by
+/// item, as the graph builder allocates it (`poplar_bridge::role_tile_bytes`:
+/// codelets/graph/tile_bytes.h), with its links at their largest: the default or
+/// given tracer edge and `side_links` side links of `side_capacity`, so that copies
+/// chosen before the links are sized still fit after. Tiles hold framebuffer slices
+/// of `slice_pixels`.
 pub fn tracer_footprint(o: &DeviceOptions, ray_bytes: u32, slice_pixels: u32) -> partition::TracerFootprint {
-    use foam_layout::{foam_camera, foam_params, foam_pixel, foam_tile_stats, foam_tracer_ctl, FOAM_WORKERS};
-    use std::mem::size_of;
+    use foam_layout::{foam_params, FOAM_WORKERS};
     let edge = if o.link_capacity.is_empty() { default_link_capacity(ray_bytes)[0] } else { o.edge_capacity(0) };
+    let params = foam_params {
+        ray_bytes,
+        link_capacity: edge,
+        queue_capacity: o.tracer_queue,
+        result_slots: o.results / FOAM_WORKERS,
+        side_links: o.side_links,
+        side_capacity: if o.side_links > 0 { o.side_capacity } else { 0 },
+        ..foam_params::default()
+    };
+    // Without copies a tracer still holds their directory.
+    let contents = poplar_bridge::TileContents { slice_pixels, copies_bytes: REGION_HEADER_BYTES as usize, ..Default::default() };
+    let b = poplar_bridge::role_tile_bytes(super::tree::Role::Tracer as u8, super::plan::record_bytes(&params).as_slice(), &contents)
+        .expect("a tracer's foam_params");
     // The program as this build measures it, out of the tile reserve the plan keeps.
     let program = super::program::program_bytes(super::tree::Role::Tracer).unwrap_or(partition::TracerFootprint::DEFAULT_PROGRAM_BYTES);
-    let records = size_of::<foam_params>() + size_of::<foam_tile_stats>() + size_of::<foam_camera>() + size_of::<foam_tracer_ctl>();
     partition::TracerFootprint {
         ray_bytes: ray_bytes as u64,
         slice_pixels: slice_pixels as u64,
-        framebuffer: slice_pixels as u64 * size_of::<foam_pixel>() as u64,
-        links: 2 * link_bytes(edge, ray_bytes) as u64,
-        // Without side links, one empty header each way (the graph builder's tensors exist).
-        side_links: 2 * if o.side_links == 0 { link_bytes(0, ray_bytes) } else { o.side_links * link_bytes(o.side_capacity, ray_bytes) } as u64,
-        pending: o.tracer_queue as u64 * ray_bytes as u64,
-        results: result_store_bytes(o.results / FOAM_WORKERS) as u64,
-        records: (records as u32 + REGION_HEADER_BYTES) as u64,
+        framebuffer: b.pixels as u64,
+        links: (b.inbox + b.outbox) as u64,
+        side_links: (b.side_in + b.side_out) as u64,
+        pending: b.store as u64,
+        results: b.results as u64,
+        records: (b.params + b.stats + b.ctl + b.camera + b.copies) as u64,
         program,
         reserve: (TILE_RESERVE_BYTES as u64).saturating_sub(program),
         budget: partition::MK2_TILE_BYTES,
@@ -336,34 +333,20 @@ impl DeviceOptions {
         bytes.max(least).next_multiple_of(4)
     }
 
-    /// The spill capacity: as given, or as many rays as fit the spill tile
-    /// beside its two link buffers (`edge` rays each), in whole multiples of 256.
-    pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32, edge: u32) -> u32 {
+    /// The spill capacity: as given, or as many rays as fit the spill tile beside
+    /// its `links` bytes of link buffers, in whole multiples of 256.
+    pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32, links: u32) -> u32 {
         self.spill.unwrap_or_else(|| {
-            let links = 2 * link_bytes(edge, ray_bytes);
             let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links);
             (free / ray_bytes) / 256 * 256
         })
     }
 
     /// Router queue capacity: as given, or what fills the router tile beside its
-    /// link buffers (`fanout` child lanes of `child` rays and a parent lane of
-    /// `parent` rays, both directions, and `injectors` lanes of `inject` rays coming
-    /// in) as four queues (up and down, each double-buffered), in multiples of 256.
-    #[allow(clippy::too_many_arguments)]
-    pub fn router_queue_capacity(
-        &self,
-        ray_bytes: u32,
-        tile_bytes: u32,
-        fanout: u32,
-        child: u32,
-        parent: u32,
-        injectors: u32,
-        inject: u32,
-    ) -> u32 {
+    /// `links` bytes of link buffers (every lane, both directions) as four queues
+    /// (up and down, each double-buffered), in multiples of 256.
+    pub fn router_queue_capacity(&self, ray_bytes: u32, tile_bytes: u32, links: u32) -> u32 {
         self.router_queue.unwrap_or_else(|| {
-            let links = 2 * (fanout * link_bytes(child, ray_bytes) + link_bytes(parent, ray_bytes))
-                + injectors * inject_link_bytes(inject, ray_bytes);
             let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links);
             (free / (4 * ray_bytes)) / 256 * 256
         })
@@ -444,28 +427,47 @@ mod tests {
         assert_eq!(tracer_links_for_load(&small, 20, 0.0).side_capacity, 4);
     }
 
+    /// The link buffers of a router of `fanout` children's lanes of `child` rays, a
+    /// parent lane of `parent` and `injectors` lanes of `inject`, as the graph builder
+    /// allocates them.
+    fn router_links(ray_bytes: u32, fanout: u32, child: u32, parent: u32, injectors: u32, inject: u32) -> u32 {
+        let p = foam_layout::foam_params {
+            ray_bytes,
+            fanout,
+            link_capacity: child,
+            parent_capacity: parent,
+            inject_lanes: injectors,
+            inject_capacity: inject,
+            ..Default::default()
+        };
+        let bytes = poplar_bridge::role_tile_bytes(1, &crate::device::plan::record_bytes(&p), &Default::default()).unwrap();
+        bytes.links() as u32
+    }
+
     #[test]
     fn auto_sizes_fill_but_fit_the_tile() {
         let o = DeviceOptions::default();
         for rb in [20, 24, 28, 32] {
             for (f, c, p) in [(16, 256, 512), (16, 512, 1024), (4, 1024, 1024), (4, 512, 512)] {
-                let q = o.router_queue_capacity(rb, 638_976, f, c, p, 0, 0);
+                let q = o.router_queue_capacity(rb, 638_976, router_links(rb, f, c, p, 0, 0));
                 let bytes = 2 * (f * link_bytes(c, rb) + link_bytes(p, rb)) + 4 * q * rb;
                 assert!(bytes + TILE_RESERVE_BYTES <= 638_976, "ray {rb} B, {f}x{c}+{p}: queue {q}, {bytes} B");
                 assert!(rb > 24 || q >= c.max(p), "half and mixed payloads fit queues of a link at least: {q}");
             }
             let e = o.edge_capacity(9);
-            let s = o.spill_capacity(rb, 638_976, e);
+            let s = o.spill_capacity(rb, 638_976, 2 * link_bytes(e, rb));
             assert!(s >= 16384 && 2 * link_bytes(e, rb) + s * rb + TILE_RESERVE_BYTES <= 638_976);
-            let links = injector_buffer_bytes(384, 8, o.direct_capacity, rb);
+            // Its lane to the root of 384 rays each way (a bare header down), as many
+            // held, eight direct lanes.
+            let links = link_bytes(384, rb) + link_bytes(0, rb) + 384 * rb + 8 * (link_bytes(o.direct_capacity, rb) + link_bytes(0, rb));
             let r = o.region_capacity(638_976, 1000, links, 2404);
             assert!(r >= 480 * 1024 && r + links + 2404 + TILE_RESERVE_BYTES <= 638_976, "{r}");
             // A router under the root with eight direct lanes still has a queue of
             // several of its parent's buffers.
-            let q = o.router_queue_capacity(rb, 638_976, 8, 768 * 20 / rb, 384 * 20 / rb, 8, o.direct_capacity);
+            let q = o.router_queue_capacity(rb, 638_976, router_links(rb, 8, 768 * 20 / rb, 384 * 20 / rb, 8, o.direct_capacity));
             assert!(q >= 6 * 384 * 20 / rb, "ray {rb} B: queue under the root {q}");
             // The root with eight injector lanes still has queues of a link buffer.
-            let q = o.router_queue_capacity(rb, 638_976, 8, 384 * 20 / rb, 384 * 20 / rb, 8, 384 * 20 / rb);
+            let q = o.router_queue_capacity(rb, 638_976, router_links(rb, 8, 384 * 20 / rb, 384 * 20 / rb, 8, 384 * 20 / rb));
             assert!(q >= 3 * 384 * 20 / rb, "ray {rb} B: root queue {q}");
         }
         assert_eq!((o.edge_capacity(0), o.edge_capacity(1), o.edge_capacity(7)), (256, 768, 384));

@@ -199,7 +199,6 @@ impl DevicePlan {
         if options.direct_capacity > 0 {
             tree.add_direct_lanes();
         }
-        let direct = tree.direct_targets();
         let mut home_of_leaf = Vec::with_capacity(1 << part.depth);
         for (s, &id) in part.ids.iter().enumerate() {
             if id & 1 == 0 || part.id_bits == part.depth {
@@ -225,14 +224,8 @@ impl DevicePlan {
         }
         let largest_shard = packed.iter().map(|p| p.blob.len() as u32).max().unwrap_or(0);
         let top_edge = options.edge_capacity(tree.nodes[tree.root()].level);
-        let tile = partition::MK2_TILE_BYTES as u32;
         let groups = super::blocks::groups(options.batch, width, height, options.injectors);
         let block_slots = groups.iter().map(Vec::len).max().unwrap_or(0) as u32;
-        let block_list = super::blocks::list_bytes(block_slots) as u32;
-        let injector_links =
-            super::options::injector_buffer_bytes(options.inject_capacity, direct.len() as u32, options.direct_capacity, ray_bytes);
-        let region_bytes = options.region_capacity(tile, largest_shard, injector_links, block_list);
-        let spill = options.spill_capacity(ray_bytes, tile, top_edge);
         if let Some(s) = options.spill.filter(|&s| s < top_edge) {
             return Err(DeviceError::Options(format!(
                 "the spill store ({s}) must hold at least one link buffer ({top_edge} rays)"
@@ -240,24 +233,6 @@ impl DevicePlan {
         }
         if options.inject_capacity == 0 {
             return Err(DeviceError::Options("--inject-capacity must be at least 1 ray".into()));
-        }
-        let injector_bytes = region_bytes + block_list + injector_links;
-        if injector_bytes + super::options::TILE_RESERVE_BYTES > tile {
-            return Err(DeviceError::Options(format!(
-                "an injector tile needs {injector_bytes} B for its camera region ({region_bytes} B, the largest shard is {largest_shard} B), block list and links but a tile has {tile}: use more shards, a smaller --region-kib, --inject-capacity or --direct-capacity"
-            )));
-        }
-        let mut router_queue = vec![0u32; tree.nodes.len()];
-        for (i, n) in tree.nodes.iter().enumerate().filter(|(_, n)| n.role == Role::Router) {
-            let (child, parent) = (options.edge_capacity(n.level - 1), options.edge_capacity(n.edge_level));
-            let q = options.router_queue_capacity(ray_bytes, tile, n.fanout, child, parent, n.inject_lanes, inject_capacity(&tree, i, options));
-            if q < child.max(parent) {
-                return Err(DeviceError::Options(format!(
-                    "a level-{} router ({} children) has no room for queues beside its links of {child} and {parent} rays: lower --link-capacity or --fanout",
-                    n.level, n.fanout
-                )));
-            }
-            router_queue[i] = q;
         }
 
         let owner = |c: u32| part.owner(c);
@@ -281,7 +256,7 @@ impl DevicePlan {
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                let mut params = node_params(&tree, i, options, ray_bytes, spill, router_queue[i], (width, height), block_slots);
+                let mut params = node_params(&tree, i, options, ray_bytes, (width, height), block_slots);
                 // Tracer node s holds shard s (whose id is its prefix).
                 let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[i] } else { (0, 0) };
                 if n.role == Role::Tracer {
@@ -295,15 +270,16 @@ impl DevicePlan {
                 RenderNode { role: n.role as u8, tile: n.tile, params: record_bytes(&params), shard_offset, shard_bytes, copies: directory }
             })
             .collect();
-        let spec = RenderSpec {
+        let mut spec = RenderSpec {
             nodes,
             edges: super::edges::edges(&tree, &sides, options),
             shards: blobs,
             ray_bytes,
             slice_pixels,
-            region_bytes: region_bytes as usize,
+            region_bytes: 0,
             rc: options.rc,
         };
+        fill_stores(&tree, &mut spec, options, largest_shard)?;
         Ok(DevicePlan {
             tree,
             options: options.clone(),
@@ -597,22 +573,61 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
     Ok(())
 }
 
-/// Rays per injector-lane buffer of router `i`: the root's lanes, or the direct
-/// lanes of a router under it.
-fn inject_capacity(tree: &Tree, i: usize, o: &DeviceOptions) -> u32 {
-    if i == tree.root() { o.inject_capacity } else { o.direct_capacity }
+/// Sizes the stores that fill what their tiles have beside everything else (the
+/// router queues, the spill store, each injector's camera region) from the bytes the
+/// graph builder allocates for `spec` with them empty (`poplar_bridge::spec_tile_bytes`,
+/// codelets/graph/tile_bytes.h), and caps the rays in flight at the spill store's.
+fn fill_stores(tree: &Tree, spec: &mut RenderSpec, o: &DeviceOptions, largest_shard: u32) -> Result<(), DeviceError> {
+    let tile = partition::MK2_TILE_BYTES as u32;
+    let ray_bytes = spec.ray_bytes;
+    let bytes = poplar_bridge::spec_tile_bytes(spec)?;
+    let injector = &bytes[tree.injectors().next().expect("a tree has injectors")];
+    let (injector_links, block_list) = ((injector.links() + injector.store) as u32, injector.blocks as u32);
+    let region_bytes = o.region_capacity(tile, largest_shard, injector_links, block_list);
+    let injector_bytes = region_bytes + block_list + injector_links;
+    if injector_bytes + super::options::TILE_RESERVE_BYTES > tile {
+        return Err(DeviceError::Options(format!(
+            "an injector tile needs {injector_bytes} B for its camera region ({region_bytes} B, the largest shard is {largest_shard} B), block list and links but a tile has {tile}: use more shards, a smaller --region-kib, --inject-capacity or --direct-capacity"
+        )));
+    }
+    spec.region_bytes = region_bytes as usize;
+    let spill = o.spill_capacity(ray_bytes, tile, bytes[tree.spill()].links() as u32);
+    for (i, n) in tree.nodes.iter().enumerate() {
+        let mut p: foam_params = bytemuck::pod_read_unaligned(&spec.nodes[i].params);
+        match n.role {
+            Role::Router => {
+                let q = o.router_queue_capacity(ray_bytes, tile, bytes[i].links() as u32);
+                let (child, parent) = (o.edge_capacity(n.level - 1), o.edge_capacity(n.edge_level));
+                if q < child.max(parent) {
+                    return Err(DeviceError::Options(format!(
+                        "a level-{} router ({} children) has no room for queues beside its links of {child} and {parent} rays: lower --link-capacity or --fanout",
+                        n.level, n.fanout
+                    )));
+                }
+                p.queue_capacity = q;
+                // The root admits new rays only while the spill store could take every
+                // ray in flight: that is what makes the routers deadlock free
+                // (codelets/vertices/router.cpp).
+                if i == tree.root() {
+                    p.max_in_flight = spill;
+                }
+            }
+            Role::Spill => p.queue_capacity = spill,
+            Role::Tracer | Role::Injector => continue,
+        }
+        spec.nodes[i].params = record_bytes(&p);
+    }
+    Ok(())
 }
 
 /// Node `i`'s own parameters: its routing, stores and schedule. Its lanes
 /// ([lanes] in layout.h) the graph builder derives from the spec's edges.
-#[allow(clippy::too_many_arguments)]
+/// The stores that fill their tiles ([`fill_stores`]) are left empty.
 fn node_params(
     tree: &Tree,
     i: usize,
     o: &DeviceOptions,
     ray_bytes: u32,
-    spill: u32,
-    router_queue: u32,
     (width, height): (u32, u32),
     block_slots: u32,
 ) -> foam_params {
@@ -627,15 +642,7 @@ fn node_params(
     };
     match n.role {
         Role::Tracer => p.queue_capacity = o.tracer_queue,
-        Role::Router => {
-            p.queue_capacity = router_queue;
-            // The root admits new rays only while the spill store could take every ray
-            // in flight: that is what makes the routers deadlock free (codelets/vertices/router.cpp).
-            if i == tree.root() {
-                p.max_in_flight = spill;
-            }
-        }
-        Role::Spill => p.queue_capacity = spill,
+        Role::Router | Role::Spill => {}
         Role::Injector => {
             let (block_w, block_h) = o.batch.block_size(width, height);
             p.batch_kind = matches!(o.batch, super::options::Batch::Cols(_)) as u32;
