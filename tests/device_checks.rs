@@ -197,10 +197,10 @@ fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
     let o = DeviceOptions { rc: 1, ..DeviceOptions::default() };
     let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
     let (tracers, injectors) = (plan.shards() as u64, plan.tree.injectors().len() as u64);
-    let p = foam_ipu::device::profile::profile(plan, scene, &cam, 15.0).unwrap();
+    let p = foam_ipu::cmd::bench::profile::profile(plan, scene, &cam, 15.0).unwrap();
     let f = &p.frame;
     assert_eq!(p.iterations.len() as u64, f.iterations, "one record per iteration");
-    let sum = |g: &dyn Fn(&foam_ipu::device::profile::IterationLoad) -> u64| p.iterations.iter().map(g).sum::<u64>();
+    let sum = |g: &dyn Fn(&foam_ipu::cmd::bench::profile::IterationLoad) -> u64| p.iterations.iter().map(g).sum::<u64>();
     assert_eq!(sum(&|i| i.cell_steps), f.cell_steps, "cells marched");
     let router_hops: u64 = f.router_levels.iter().map(|l| l.rays_forwarded).sum();
     assert_eq!(sum(&|i| i.router_rays), router_hops, "rays forwarded");

@@ -3,7 +3,9 @@
 //! their ratio — plus a cycle estimate for a real Mk2 IPU; `--sweep` reruns it over rc
 //! or batch settings (paper Fig. 13, Tab. 3/5/6) as tables, JSON and plots.
 
+pub mod cycles;
 mod plots;
+pub mod profile;
 mod report;
 mod sweep;
 
@@ -15,8 +17,8 @@ use serde::Serialize;
 
 use crate::camera::{Camera, CameraArgs, load_camera};
 use crate::cmd::render::{default_camera, parse_layout};
-use crate::device::cycles::{self, Estimate};
-use crate::device::profile::{self, Profile};
+use cycles::Estimate;
+use profile::Profile;
 use crate::cmd::progress;
 use crate::device::{Batch, DeviceOptions, DevicePlan, DeviceRenderer, FrameStats, PlanTimes};
 use crate::metrics::psnr;

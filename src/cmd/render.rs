@@ -1,6 +1,8 @@
 //! `foam-ipu render`: the product — the paper's IPU renderer, on the host runtime
 //! here or on an IPU with the SDK.
 
+mod hopmaps;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -195,7 +197,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     if let Some(dir) = &args.hop_maps {
         files.dir(dir)?;
-        for p in crate::device::hopmaps::files(dir) {
+        for p in hopmaps::files(dir) {
             files.output(&p)?;
         }
     }
@@ -226,7 +228,7 @@ pub fn run(args: Args) -> Result<()> {
 
     args.out.write(&mut files, &frame.output, Some(&output))?;
     if let Some(dir) = &args.hop_maps {
-        crate::device::hopmaps::write(dir, &frame, &mut files)?;
+        hopmaps::write(dir, &frame, &mut files)?;
     }
     if let Some(p) = &args.stats {
         let json = serde_json::to_string_pretty(&frame.stats)? + "\n";

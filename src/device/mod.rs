@@ -4,13 +4,10 @@
 
 pub mod blocks;
 pub mod copies;
-pub mod cycles;
 pub mod edges;
 pub mod frame;
-pub mod hopmaps;
 pub mod options;
 pub mod plan;
-pub mod profile;
 pub mod program;
 pub mod progress;
 pub mod region;

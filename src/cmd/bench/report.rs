@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::{Point, Report};
-use crate::device::cycles;
+use super::cycles;
 
 fn db(v: f64) -> String {
     if v.is_finite() {

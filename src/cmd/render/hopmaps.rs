@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
-use super::DeviceFrame;
+use crate::device::DeviceFrame;
 use crate::imageio::{self, plot};
 use crate::outfiles::OutFiles;
 

@@ -12,9 +12,9 @@ use super::cycles::{
     SPILL_RAY_INSTR, INJECTOR_RAY_INSTR, ROUTER_PLAN_INSTR, ROUTER_RAY_INSTR, SEND_RAY_INSTR, TRACER_RAY_INSTR,
     cell_step_instr, multi_worker_cycles, single_worker_cycles,
 };
-use super::edges::EdgeKind;
-use super::tree::Role;
-use super::{DeviceError, DevicePlan, DeviceRenderer};
+use crate::device::edges::EdgeKind;
+use crate::device::tree::Role;
+use crate::device::{DeviceError, DevicePlan, DeviceRenderer};
 use crate::camera::Camera;
 
 pub const LINK_HEADER_BYTES: u64 = size_of::<foam_link_header>() as u64;
@@ -51,7 +51,7 @@ pub struct Profile {
     pub link_bytes_total: u64,
     pub framebuffer_bytes: u64,
     /// The instrumented frame's own statistics.
-    pub frame: super::FrameStats,
+    pub frame: crate::device::FrameStats,
 }
 
 /// Bytes each node sends in every exchange, as the static `Copy` moves every buffer
@@ -62,7 +62,7 @@ pub struct Profile {
 fn exchange_per_node(plan: &DevicePlan) -> (Vec<u64>, Vec<(u64, u64)>) {
     let n = plan.tree.nodes.len();
     let (mut sent, mut links) = (vec![0u64; n], vec![(0u64, 0u64); n]);
-    let bytes = |capacity: u32| super::options::link_bytes(capacity, plan.ray_bytes) as u64;
+    let bytes = |capacity: u32| crate::device::options::link_bytes(capacity, plan.ray_bytes) as u64;
     for e in &plan.spec.edges {
         let (from, to) = (e.from as usize, e.to as usize);
         let injected = matches!(EdgeKind::of(e), EdgeKind::Injector | EdgeKind::Direct);

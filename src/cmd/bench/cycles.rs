@@ -162,7 +162,7 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
         busy.iter().map(|i| f(i) as f64).sum::<f64>() / busy.len().max(1) as f64
     };
     Estimate {
-        note: "estimate for a Mk2 IPU from a cycle model (src/device/cycles.rs) fed with per-iteration \
+        note: "estimate for a Mk2 IPU from a cycle model (src/cmd/bench/cycles.rs) fed with per-iteration \
                tile statistics of an instrumented rc-1 run on the host runtime; not a measurement"
             .into(),
         clock_hz: CLOCK_HZ,
