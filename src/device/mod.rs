@@ -11,8 +11,10 @@ pub mod plan;
 pub mod program;
 pub mod progress;
 pub mod region;
+pub mod sample;
 pub mod sides;
 pub mod stats;
+pub mod topology;
 pub mod tree;
 
 pub use frame::{DeviceFrame, DeviceRenderer};

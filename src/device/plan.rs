@@ -7,12 +7,14 @@ use std::mem::size_of;
 use partition::RayLayout;
 use foam_layout::{foam_camera, foam_params, foam_ray_hops, foam_region_header};
 use partition::Partition;
-use poplar_bridge::{RenderNode, RenderSpec};
+use poplar_bridge::RenderSpec;
 
 use std::time::Instant;
 
 use super::options::DeviceOptions;
 use super::progress::{PlanTimes, Progress};
+use super::sample::{CameraSample, Sampling};
+use super::topology::Topology;
 use super::tree::{Role, Tree};
 use super::DeviceError;
 use crate::camera::Camera;
@@ -62,6 +64,10 @@ pub struct DevicePlan {
     pub times: PlanTimes,
     /// Each k-d leaf's first shard, whose tracer holds the leaf's framebuffer slice.
     home_of_leaf: Vec<usize>,
+    /// Each tracer's shard bytes.
+    shard_bytes: Vec<usize>,
+    /// The camera the plan was made for, sampled (see [`super::sample`]).
+    sample: Option<CameraSample>,
 }
 
 impl DevicePlan {
@@ -78,7 +84,8 @@ impl DevicePlan {
         check_options(options, width, height)?;
         let (part, packed, sites, mut times) = Self::cut(scene, shards, options, width, height, progress)?;
         let t0 = Instant::now();
-        let mut plan = Self::assemble(scene, (part, sites), &packed, width, height, options, Neighbours::default())?;
+        let topology = Topology::new(&part, &packed, width, height, options)?;
+        let mut plan = Self::assemble(scene, (part, sites), &packed, topology, Neighbours::default(), None)?;
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
         Ok(plan)
@@ -109,17 +116,13 @@ impl DevicePlan {
         let (part, packed, sites, mut times) = Self::cut(scene, shards, options, cam.width, cam.height, progress)?;
         let t0 = Instant::now();
         progress.step("planning tiles for the camera", None);
-        let sizing = options.sizes_links_to_camera();
-        // A first plan only to sample the camera's rays, which side links do not
-        // change: none, rather than choosing them by faces twice.
-        let first = Neighbours { sides: Some(vec![Vec::new(); packed.len()]), ..Neighbours::default() };
-        let plan = Self::assemble(scene, (part, sites), &packed, cam.width, cam.height, options, first)?;
-        let (paths, weight) = plan.sampled_paths(scene, cam);
-        let sizes: Vec<usize> = packed.iter().map(|p| p.blob.len()).collect();
-        let room: Vec<usize> = sizes
-            .iter()
-            .map(|&b| super::options::copy_budget(options, plan.ray_bytes, b as u32, plan.slice_pixels) as usize)
-            .collect();
+        let mut topology = Topology::new(&part, &packed, cam.width, cam.height, options)?;
+        let sample = CameraSample::take(scene, cam, &topology.sampling(&part, &sites));
+        let (paths, weight) = sample.paths_beyond_regions(packed.len());
+        let (ray_bytes, slice_pixels) = (topology.ray_bytes, topology.slice_pixels);
+        let sizes = &topology.shard_bytes;
+        let room: Vec<usize> =
+            sizes.iter().map(|&b| super::options::copy_budget(options, ray_bytes, b as u32, slice_pixels) as usize).collect();
         // Every ray a tracer keeps in its result store is one that need not cross
         // the root to reach its pixel's home, so the stores grow first, to what
         // the sample expects to end on each tracer, and the copies take what is
@@ -139,20 +142,19 @@ impl DevicePlan {
         let alone = super::copies::traffic(&paths, weight, &vec![Vec::new(); packed.len()]);
         let first_extra = extra(&alone.finishes, &|a| room[a]);
         let budgets: Vec<usize> = (0..packed.len()).map(|a| room[a] - first_extra[a] * record).collect();
-        let copies = super::copies::choose(&paths, &sizes, &budgets, options.copies as usize);
+        let copies = super::copies::choose(&paths, sizes, &budgets, options.copies as usize);
         let traffic = super::copies::traffic(&paths, weight, &copies);
         let spare = |a: usize| room[a] - copies[a].iter().map(|&s| sizes[s]).sum::<usize>();
         let results: Vec<u32> = extra(&traffic.finishes, &spare).into_iter().map(|x| options.results + x as u32).collect();
-        let (sized, sides) = if sizing {
+        let sides = if options.sizes_links_to_camera() {
             let peak = traffic.arrivals.iter().copied().fold(0.0, f64::max);
-            let sides = super::sides::choose_by_traffic(&traffic.crossings, &plan.tree, options.side_links);
-            (super::options::tracer_links_for_load(options, plan.ray_bytes, peak), Some(sides))
+            topology.resolve_links(&super::options::tracer_links_for_load(options, ray_bytes, peak));
+            Some(super::sides::choose_by_traffic(&traffic.crossings, &topology.tree, options.side_links))
         } else {
-            (options.clone(), None)
+            None
         };
-        let DevicePlan { partition, sites, .. } = plan;
         let planned = Neighbours { sides, copies, results };
-        let mut plan = Self::assemble(scene, (partition, sites), &packed, cam.width, cam.height, &sized, planned)?;
+        let mut plan = Self::assemble(scene, (part, sites), &packed, topology, planned, Some(sample))?;
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
         Ok(plan)
@@ -185,56 +187,17 @@ impl DevicePlan {
         Ok((part, packed, sites, PlanTimes { partition_s, pack_s, plan_s: 0.0 }))
     }
 
-    /// Lays out the device for shards already cut and packed.
+    /// The render spec for shards already cut and packed, laid out as `topology`,
+    /// with the tracers planned as `neighbours` (for the camera `sample` was taken of).
     fn assemble(
         scene: &Scene,
         (part, sites): (Partition, SiteIndex),
         packed: &[partition::PackedShard],
-        width: u32,
-        height: u32,
-        options: &DeviceOptions,
+        topology: Topology,
         neighbours: Neighbours,
+        sample: Option<CameraSample>,
     ) -> Result<DevicePlan, DeviceError> {
-        let mut tree = Tree::with_leaves(&part.shards_per_leaf(), options.tiles, &options.fanout, options.injectors)?;
-        if options.direct_capacity > 0 {
-            tree.add_direct_lanes();
-        }
-        let mut home_of_leaf = Vec::with_capacity(1 << part.depth);
-        for (s, &id) in part.ids.iter().enumerate() {
-            if id & 1 == 0 || part.id_bits == part.depth {
-                home_of_leaf.push(s);
-            }
-        }
-
-        let ray_bytes = (options.layout.payload_bytes() as usize + if options.hops { size_of::<foam_ray_hops>() } else { 0 }) as u32;
-        let mut resolved = options.clone();
-        if resolved.link_capacity.is_empty() {
-            resolved.link_capacity = super::options::default_link_capacity(ray_bytes);
-        }
-        let options = &resolved;
-        let pixels = width as u64 * height as u64;
-        // One slice per leaf of the k-d tree (see [`DevicePlan::home_tracer`]).
-        let slice_pixels = pixels.div_ceil(1 << part.depth) as u32;
-        let budget = partition::MK2_TILE_BYTES;
-        if let Some((s, p)) = packed.iter().enumerate().find(|(_, p)| p.blob.len() as u64 > budget) {
-            return Err(DeviceError::Options(format!(
-                "shard {s} (tracer tile {s}) needs {} bytes for its cells alone but a tile has {budget}: use more shards",
-                p.blob.len()
-            )));
-        }
-        let largest_shard = packed.iter().map(|p| p.blob.len() as u32).max().unwrap_or(0);
-        let top_edge = options.edge_capacity(tree.nodes[tree.root()].level);
-        let groups = super::blocks::groups(options.batch, width, height, options.injectors);
-        let block_slots = groups.iter().map(Vec::len).max().unwrap_or(0) as u32;
-        if let Some(s) = options.spill.filter(|&s| s < top_edge) {
-            return Err(DeviceError::Options(format!(
-                "the spill store ({s}) must hold at least one link buffer ({top_edge} rays)"
-            )));
-        }
-        if options.inject_capacity == 0 {
-            return Err(DeviceError::Options("--inject-capacity must be at least 1 ray".into()));
-        }
-
+        let (tree, options) = (&topology.tree, &topology.options);
         let owner = |c: u32| part.owner(c);
         let Neighbours { sides, copies, results } = neighbours;
         let result_slots: Vec<u32> = (0..packed.len())
@@ -242,7 +205,7 @@ impl DevicePlan {
             .collect();
         let copies = if copies.is_empty() { vec![Vec::new(); packed.len()] } else { copies };
         let sides = sides.unwrap_or_else(|| {
-            super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, &tree, options.side_links)
+            super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, tree, options.side_links)
         });
 
         let mut blobs = Vec::with_capacity(packed.iter().map(|p| p.blob.len()).sum());
@@ -251,38 +214,26 @@ impl DevicePlan {
             offsets.push((blobs.len(), p.blob.len()));
             blobs.extend_from_slice(&p.blob);
         }
-        let nodes = tree
-            .nodes
+        // Tracer node s holds shard s (whose id is its prefix), and copies' directory.
+        let directories: Vec<Vec<u8>> = copies
             .iter()
-            .enumerate()
-            .map(|(i, n)| {
-                let mut params = node_params(&tree, i, options, ray_bytes, (width, height), block_slots);
-                // Tracer node s holds shard s (whose id is its prefix).
-                let (shard_offset, shard_bytes) = if n.role == Role::Tracer { offsets[i] } else { (0, 0) };
-                if n.role == Role::Tracer {
-                    params.result_slots = result_slots[i];
-                }
-                let directory = if n.role == Role::Tracer && !copies[i].is_empty() {
-                    record_bytes(&region_header(&copies[i], &part.ids, &|s| packed[s].blob.len()).0)
-                } else {
-                    Vec::new()
-                };
-                RenderNode { role: n.role as u8, tile: n.tile, params: record_bytes(&params), shard_offset, shard_bytes, copies: directory }
-            })
+            .map(|c| if c.is_empty() { Vec::new() } else { record_bytes(&region_header(c, &part.ids, &|s| packed[s].blob.len()).0) })
             .collect();
         let mut spec = RenderSpec {
-            nodes,
-            edges: super::edges::edges(&tree, &sides, options),
+            nodes: topology.nodes(&offsets, &directories, &result_slots),
+            edges: super::edges::edges(tree, &sides, options),
             shards: blobs,
-            ray_bytes,
-            slice_pixels,
-            region_bytes: 0,
+            ray_bytes: topology.ray_bytes,
+            slice_pixels: topology.slice_pixels,
+            region_bytes: topology.region_bytes as usize,
             rc: options.rc,
         };
-        fill_stores(&tree, &mut spec, options, largest_shard)?;
+        fill_stores(tree, &mut spec, options)?;
+        let Topology { tree, options, width, height, ray_bytes, slice_pixels, groups, block_slots, home_of_leaf, shard_bytes, .. } =
+            topology;
         Ok(DevicePlan {
             tree,
-            options: options.clone(),
+            options,
             width,
             height,
             ray_bytes,
@@ -297,6 +248,8 @@ impl DevicePlan {
             block_slots,
             times: PlanTimes::default(),
             home_of_leaf,
+            shard_bytes,
+            sample,
         })
     }
 
@@ -341,8 +294,15 @@ impl DevicePlan {
                 self.partition.slot.len()
             )));
         }
-        let start = self.sites.nearest(cam.position.to_array());
-        let owner = self.partition.owner(start);
+        let sampled;
+        let sample = match &self.sample {
+            Some(s) if s.is_of(cam, &self.sampling()) => s,
+            _ => {
+                sampled = CameraSample::take(scene, cam, &self.sampling());
+                &sampled
+            }
+        };
+        let (start, owner) = (sample.start, sample.owner);
         let m = cam.c2w();
         let mut c2w = [0.0f32; 12];
         for r in 0..3 {
@@ -364,8 +324,8 @@ impl DevicePlan {
             homes: 1 << self.partition.depth,
             home_shift: self.partition.id_bits - self.partition.depth,
         };
-        let (order, chosen) = self.sample_frame(scene, cam, start, owner);
-        let chosen: Vec<Vec<u8>> = chosen.iter().map(|shards| self.camera_region(shards)).collect();
+        let order = &sample.order;
+        let chosen: Vec<Vec<u8>> = sample.regions.iter().map(|shards| self.camera_region(shards)).collect();
         let mut regions = Vec::with_capacity(self.groups.len() * self.spec.region_bytes);
         let mut lists = Vec::with_capacity(self.groups.len() * super::blocks::list_bytes(self.block_slots));
         for (i, blocks) in order.blocks.iter().enumerate() {
@@ -375,21 +335,16 @@ impl DevicePlan {
         Ok(FrameBlocks { camera: record_bytes(&block), regions, blocks: lists })
     }
 
-    /// Orders the injectors' blocks for `cam` from a sample of their rays (see
-    /// [`super::blocks::order`]) and chooses each set of sampled paths' camera region
-    /// (see [`super::region::choose`]); `start` is the camera's cell, owned by shard
-    /// `owner`.
-    fn sample_frame(&self, scene: &Scene, cam: &Camera, start: u32, owner: usize) -> (super::blocks::FrameOrder, Vec<Vec<usize>>) {
-        let tracer = crate::reference::Tracer::new(scene);
-        let part = &self.partition;
-        let owner_of = |c: u32| part.owner(c);
-        let sizes: Vec<usize> = self.spec.nodes[..self.shards()].iter().map(|n| n.shard_bytes).collect();
-        let budget = self.spec.region_bytes - size_of::<foam_region_header>();
-        let order = super::blocks::order(&self.groups, self.options.batch, cam, &|samples: &[(u32, u32)]| {
-            super::region::sample_paths(&tracer, &owner_of, cam, start, self.options.t_stop, samples)
-        });
-        let chosen = order.paths.iter().map(|paths| super::region::choose(paths, owner, &sizes, budget, REGION_SHARDS)).collect();
-        (order, chosen)
+    /// What sampling a camera reads of this plan.
+    fn sampling(&self) -> Sampling<'_> {
+        Sampling {
+            partition: &self.partition,
+            sites: &self.sites,
+            groups: &self.groups,
+            options: &self.options,
+            shard_bytes: &self.shard_bytes,
+            region_bytes: self.spec.region_bytes,
+        }
     }
 
     /// Rays each tracer can expect to take in during a frame from `cam` (see
@@ -411,24 +366,10 @@ impl DevicePlan {
     /// The shards each sampled ray of `cam` crosses after it leaves its injector's
     /// region, and the pixels each path stands for.
     fn sampled_paths(&self, scene: &Scene, cam: &Camera) -> (Vec<Vec<u16>>, f64) {
-        let start = self.sites.nearest(cam.position.to_array());
-        let (order, chosen) = self.sample_frame(scene, cam, start, self.partition.owner(start));
-        let samples: usize = order.paths.iter().map(Vec::len).sum();
-        let weight = cam.width as f64 * cam.height as f64 / samples.max(1) as f64;
-        let mut out = Vec::with_capacity(samples);
-        for (paths, region) in order.paths.iter().zip(&chosen) {
-            let mut inside = vec![false; self.shards()];
-            for &s in region {
-                inside[s] = true;
-            }
-            for path in paths {
-                let rest: Vec<u16> = path.iter().copied().skip_while(|&s| inside[s as usize]).collect();
-                if !rest.is_empty() {
-                    out.push(rest);
-                }
-            }
+        match &self.sample {
+            Some(s) if s.is_of(cam, &self.sampling()) => s.paths_beyond_regions(self.shards()),
+            _ => CameraSample::take(scene, cam, &self.sampling()).paths_beyond_regions(self.shards()),
         }
-        (out, weight)
     }
 
     /// An injector's camera region holding copies of `shards` (which must fit: see
@@ -480,7 +421,7 @@ struct Neighbours {
 /// are split between its six workers' parts of the store, not evenly.
 const RESULT_MARGIN: f64 = 1.5;
 
-const REGION_SHARDS: usize = foam_layout::FOAM_REGION_MAX_SHARDS as usize;
+pub(crate) const REGION_SHARDS: usize = foam_layout::FOAM_REGION_MAX_SHARDS as usize;
 
 /// Host-written bytes of one frame (see [`DevicePlan::frame_blocks`]).
 pub struct FrameBlocks {
@@ -574,23 +515,13 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
 }
 
 /// Sizes the stores that fill what their tiles have beside everything else (the
-/// router queues, the spill store, each injector's camera region) from the bytes the
-/// graph builder allocates for `spec` with them empty (`poplar_bridge::spec_tile_bytes`,
-/// codelets/graph/tile_bytes.h), and caps the rays in flight at the spill store's.
-fn fill_stores(tree: &Tree, spec: &mut RenderSpec, o: &DeviceOptions, largest_shard: u32) -> Result<(), DeviceError> {
+/// router queues and the spill store) from the bytes the graph builder allocates for
+/// `spec` with them empty (`poplar_bridge::spec_tile_bytes`, codelets/graph/tile_bytes.h),
+/// and caps the rays in flight at the spill store's.
+fn fill_stores(tree: &Tree, spec: &mut RenderSpec, o: &DeviceOptions) -> Result<(), DeviceError> {
     let tile = partition::MK2_TILE_BYTES as u32;
     let ray_bytes = spec.ray_bytes;
     let bytes = poplar_bridge::spec_tile_bytes(spec)?;
-    let injector = &bytes[tree.injectors().next().expect("a tree has injectors")];
-    let (injector_links, block_list) = ((injector.links() + injector.store) as u32, injector.blocks as u32);
-    let region_bytes = o.region_capacity(tile, largest_shard, injector_links, block_list);
-    let injector_bytes = region_bytes + block_list + injector_links;
-    if injector_bytes + super::options::TILE_RESERVE_BYTES > tile {
-        return Err(DeviceError::Options(format!(
-            "an injector tile needs {injector_bytes} B for its camera region ({region_bytes} B, the largest shard is {largest_shard} B), block list and links but a tile has {tile}: use more shards, a smaller --region-kib, --inject-capacity or --direct-capacity"
-        )));
-    }
-    spec.region_bytes = region_bytes as usize;
     let spill = o.spill_capacity(ray_bytes, tile, bytes[tree.spill()].links() as u32);
     for (i, n) in tree.nodes.iter().enumerate() {
         let mut p: foam_params = bytemuck::pod_read_unaligned(&spec.nodes[i].params);
@@ -623,7 +554,7 @@ fn fill_stores(tree: &Tree, spec: &mut RenderSpec, o: &DeviceOptions, largest_sh
 /// Node `i`'s own parameters: its routing, stores and schedule. Its lanes
 /// ([lanes] in layout.h) the graph builder derives from the spec's edges.
 /// The stores that fill their tiles ([`fill_stores`]) are left empty.
-fn node_params(
+pub(crate) fn node_params(
     tree: &Tree,
     i: usize,
     o: &DeviceOptions,

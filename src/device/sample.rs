@@ -1,0 +1,84 @@
+//! The third stage of a plan: a camera's rays sampled through the device's
+//! topology — the order of the injectors' blocks and each injector's camera region
+//! ([`super::blocks::order`], [`super::region::choose`]), and the paths the sampled
+//! rays take beyond those regions, which plan the tracers for the camera. The
+//! sample does not depend on the frame: a plan keeps the one it was made with, and
+//! frames from that camera reuse it.
+
+use partition::Partition;
+
+use super::blocks::{Block, FrameOrder};
+use super::options::DeviceOptions;
+use crate::camera::Camera;
+use crate::reference::SiteIndex;
+use crate::scene::Scene;
+
+/// What sampling a camera reads of a plan.
+pub struct Sampling<'a> {
+    pub partition: &'a Partition,
+    pub sites: &'a SiteIndex,
+    pub groups: &'a [Vec<Block>],
+    pub options: &'a DeviceOptions,
+    /// Each tracer's shard bytes.
+    pub shard_bytes: &'a [usize],
+    /// Bytes of an injector's camera region, its directory included.
+    pub region_bytes: usize,
+}
+
+pub struct CameraSample {
+    pub cam: Camera,
+    /// The camera's cell, and the shard that owns it.
+    pub start: u32,
+    pub owner: usize,
+    pub order: FrameOrder,
+    /// The shards of each set of sampled paths' camera region.
+    pub regions: Vec<Vec<usize>>,
+    /// The region budget the regions were chosen for.
+    region_bytes: usize,
+}
+
+impl CameraSample {
+    /// Samples `cam`'s rays through `s`.
+    pub fn take(scene: &Scene, cam: &Camera, s: &Sampling<'_>) -> CameraSample {
+        let start = s.sites.nearest(cam.position.to_array());
+        let owner = s.partition.owner(start);
+        let tracer = crate::reference::Tracer::new(scene);
+        let owner_of = |c: u32| s.partition.owner(c);
+        let budget = s.region_bytes - size_of::<foam_layout::foam_region_header>();
+        let order = super::blocks::order(s.groups, s.options.batch, cam, &|samples: &[(u32, u32)]| {
+            super::region::sample_paths(&tracer, &owner_of, cam, start, s.options.t_stop, samples)
+        });
+        let regions = order
+            .paths
+            .iter()
+            .map(|paths| super::region::choose(paths, owner, s.shard_bytes, budget, super::plan::REGION_SHARDS))
+            .collect();
+        CameraSample { cam: *cam, start, owner, order, regions, region_bytes: s.region_bytes }
+    }
+
+    /// Whether this is the sample [`take`](Self::take) would make of `cam` through `s`.
+    pub fn is_of(&self, cam: &Camera, s: &Sampling<'_>) -> bool {
+        self.cam == *cam && self.region_bytes == s.region_bytes
+    }
+
+    /// The shards each sampled ray crosses after it leaves its injector's region
+    /// (of `shards` shards), and the pixels each path stands for.
+    pub fn paths_beyond_regions(&self, shards: usize) -> (Vec<Vec<u16>>, f64) {
+        let samples: usize = self.order.paths.iter().map(Vec::len).sum();
+        let weight = self.cam.width as f64 * self.cam.height as f64 / samples.max(1) as f64;
+        let mut out = Vec::with_capacity(samples);
+        for (paths, region) in self.order.paths.iter().zip(&self.regions) {
+            let mut inside = vec![false; shards];
+            for &s in region {
+                inside[s] = true;
+            }
+            for path in paths {
+                let rest: Vec<u16> = path.iter().copied().skip_while(|&s| inside[s as usize]).collect();
+                if !rest.is_empty() {
+                    out.push(rest);
+                }
+            }
+        }
+        (out, weight)
+    }
+}
