@@ -117,24 +117,52 @@ impl DeviceRenderer {
         scene: &Scene,
         cam: &Camera,
         progress: &mut dyn FnMut(u64, u64),
-        mut per_call: Option<&mut PerCall<'_>>,
+        per_call: Option<&mut PerCall<'_>>,
     ) -> Result<DeviceFrame, DeviceError> {
         let t0 = Instant::now();
-        let mut call_stats = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
         let before = self.session.counters()?;
+        self.start_frame(scene, cam)?;
+        let total = cam.width as u64 * cam.height as u64;
+        let status = self.run_until_done(total, progress, per_call)?;
+        let pixels = self.read_pixels(cam)?;
+        let mut stats_bytes = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
+        self.session.read_tensor(poplar_bridge::STATS_HANDLE, &mut stats_bytes)?;
+        let tiles: Vec<foam_tile_stats> = read_records(&stats_bytes);
+        self.check_overflow(&tiles)?;
+        let (output, router_hops, tracer_hops) = frame_output(&pixels, cam, self.plan.options.hops);
+        let counters = self.session.counters()?;
+        let mut stats = self.frame_stats(cam, &tiles, status.iterations as u64);
+        stats.host_calls = counters.host_calls - before.host_calls;
+        stats.bytes_exchanged = counters.bytes_exchanged - before.bytes_exchanged;
+        stats.wall_s = t0.elapsed().as_secs_f64();
+        Ok(DeviceFrame { output, stats, router_hops, tracer_hops })
+    }
+
+    /// Writes the frame's camera, camera regions and block lists and runs the frame start.
+    fn start_frame(&mut self, scene: &Scene, cam: &Camera) -> Result<(), DeviceError> {
         let blocks = self.plan.frame_blocks(scene, cam, self.frame)?;
         self.frame += 1;
         self.session.write_tensor(poplar_bridge::CAMERA_HANDLE, &blocks.camera)?;
         self.session.write_tensor(poplar_bridge::REGION_HANDLE, &blocks.regions)?;
         self.session.write_tensor(poplar_bridge::BLOCKS_HANDLE, &blocks.blocks)?;
         self.session.run(FRAME_START)?;
+        Ok(())
+    }
 
-        let total = cam.width as u64 * cam.height as u64;
+    /// Runs the steps until `total` pixels are finished; fails on a credit violation,
+    /// past the iteration limit, or when nothing moves for `stall_calls` host calls.
+    fn run_until_done(
+        &mut self,
+        total: u64,
+        progress: &mut dyn FnMut(u64, u64),
+        mut per_call: Option<&mut PerCall<'_>>,
+    ) -> Result<foam_frame_status, DeviceError> {
+        let mut call_stats = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
         // The spill store's status, then every injector's: they count what they emitted.
         let mut status = vec![0u8; (1 + self.plan.tree.injectors().len()) * size_of::<foam_frame_status>()];
         let mut last = (u32::MAX, u32::MAX);
         let mut stalled = 0;
-        let st = loop {
+        loop {
             self.session.run(STEPS)?;
             self.session.read_tensor(poplar_bridge::STATUS_HANDLE, &mut status)?;
             let all: Vec<foam_frame_status> = read_records(&status);
@@ -152,7 +180,7 @@ impl DeviceRenderer {
                 )));
             }
             if st.finished as u64 >= total {
-                break st;
+                return Ok(st);
             }
             if st.iterations >= self.plan.options.max_iterations {
                 return Err(DeviceError::Incomplete(format!(
@@ -160,32 +188,34 @@ impl DeviceRenderer {
                     st.iterations, self.plan.options.max_iterations, st.finished
                 )));
             }
-            if (st.injected, st.finished) == last {
-                stalled += 1;
-                if stalled >= self.plan.options.stall_calls {
-                    // A ray a tile found no room for never finishes: say so rather
-                    // than only that the frame stopped.
-                    self.session.read_tensor(poplar_bridge::STATS_HANDLE, &mut call_stats)?;
-                    self.check_overflow(&read_records(&call_stats))?;
-                    return Err(DeviceError::Incomplete(format!(
-                        "no progress in {} iterations: {} of {total} pixels finished, {} rays injected, {} spilled",
-                        stalled as u64 * self.plan.options.rc as u64,
-                        st.finished,
-                        st.injected,
-                        st.spilled
-                    )));
-                }
-            } else {
+            if (st.injected, st.finished) != last {
                 stalled = 0;
                 last = (st.injected, st.finished);
+                continue;
             }
-        };
+            stalled += 1;
+            if stalled >= self.plan.options.stall_calls {
+                // A ray a tile found no room for never finishes: say so rather
+                // than only that the frame stopped.
+                self.session.read_tensor(poplar_bridge::STATS_HANDLE, &mut call_stats)?;
+                self.check_overflow(&read_records(&call_stats))?;
+                return Err(DeviceError::Incomplete(format!(
+                    "no progress in {} iterations: {} of {total} pixels finished, {} rays injected, {} spilled",
+                    stalled as u64 * self.plan.options.rc as u64,
+                    st.finished,
+                    st.injected,
+                    st.spilled
+                )));
+            }
+        }
+    }
 
-        let shards = self.plan.shards();
+    /// The frame's pixels in scan order, from the framebuffer slices and the result
+    /// stores, each written exactly once (slots past the frame never).
+    fn read_pixels(&mut self, cam: &Camera) -> Result<Vec<foam_pixel>, DeviceError> {
         self.session.read_tensor(poplar_bridge::PIXELS_HANDLE, &mut self.px_bytes)?;
         // The slices hold the pixels dealt out round-robin over the k-d tree's
-        // leaves (layout.h foam_camera): put them back in scan order; slots past the
-        // frame must stay unwritten.
+        // leaves (layout.h foam_camera): put them back in scan order.
         let slices: Vec<foam_pixel> = read_records(&self.px_bytes);
         let slots = self.plan.slice_pixels as usize;
         let homes = 1usize << self.plan.partition.depth;
@@ -216,11 +246,8 @@ impl DeviceRenderer {
                 writes: px.writes + 1,
             };
         }
-        let mut stats_bytes = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
-        self.session.read_tensor(poplar_bridge::STATS_HANDLE, &mut stats_bytes)?;
-        let tiles: Vec<foam_tile_stats> = read_records(&stats_bytes);
-
         // Every pixel exactly once: the invariant the whole design exists to keep.
+        let total = cam.width as u64 * cam.height as u64;
         let bad: Vec<usize> = (0..pixels.len())
             .filter(|&i| pixels[i].writes != if (i as u64) < total { 1 } else { 0 })
             .collect();
@@ -232,51 +259,32 @@ impl DeviceRenderer {
                 pixels[first].writes
             )));
         }
+        Ok(pixels)
+    }
 
-        let n = total as usize;
-        let mut out = RenderOutput {
-            width: cam.width,
-            height: cam.height,
-            rgb: Vec::with_capacity(3 * n),
-            opacity: Vec::with_capacity(n),
-            depth: Vec::with_capacity(n),
-            steps: vec![0; n],
-        };
-        for p in &pixels[..n] {
-            out.rgb.extend_from_slice(&[p.r, p.g, p.b]);
-            out.opacity.push(p.opacity);
-            out.depth.push(p.depth);
-        }
-        let (router_hops, tracer_hops) = if self.plan.options.hops {
-            (
-                Some(pixels[..n].iter().map(|p| p.router_hops).collect()),
-                Some(pixels[..n].iter().map(|p| p.tracer_hops).collect()),
-            )
-        } else {
-            (None, None)
-        };
-
+    /// The frame's statistics from every tile's (`tiles`, node order) after
+    /// `iterations`; the host's counters and wall time are the caller's to fill in.
+    fn frame_stats(&self, cam: &Camera, tiles: &[foam_tile_stats], iterations: u64) -> FrameStats {
+        let total = cam.width as u64 * cam.height as u64;
         let sum = |role: Role, f: &dyn Fn(&foam_tile_stats) -> u64| -> u64 {
-            self.plan.tree.nodes.iter().zip(&tiles).filter(|(n, _)| n.role == role).map(|(_, s)| f(s)).sum()
+            self.plan.tree.nodes.iter().zip(tiles).filter(|(n, _)| n.role == role).map(|(_, s)| f(s)).sum()
         };
         let router_hops_total = sum(Role::Router, &|s| s.rays_in as u64);
         // Marching visits: on tracers, and the first ones on the injectors.
         let tracer_hops_total = sum(Role::Tracer, &|s| s.rays_in as u64) + sum(Role::Injector, &|s| s.rays_in as u64);
-        self.check_overflow(&tiles)?;
-        let counters = self.session.counters()?;
-        let stats = FrameStats {
+        FrameStats {
             backend: match self.plan.options.backend {
                 Backend::Host => "host".into(),
                 Backend::Ipu => "ipu".into(),
             },
             layout: self.plan.options.layout.name().into(),
             rc: self.plan.options.rc,
-            shards,
+            shards: self.plan.shards(),
             width: cam.width,
             height: cam.height,
-            host_calls: counters.host_calls - before.host_calls,
-            iterations: st.iterations as u64,
-            wall_s: t0.elapsed().as_secs_f64(),
+            host_calls: 0,
+            iterations,
+            wall_s: 0.0,
             setup_s: self.setup_s,
             rays: total,
             rays_finished: sum(Role::Tracer, &|s| s.pixels as u64),
@@ -290,15 +298,12 @@ impl DeviceRenderer {
             max_buffer_occupancy: tiles.iter().map(|s| s.peak_queue as u64).max().unwrap_or(0),
             tile_bytes_max: self.tile_bytes_max,
             tile_bytes_budget: self.tile_bytes_budget,
-            bytes_exchanged: counters.bytes_exchanged - before.bytes_exchanged,
+            bytes_exchanged: 0,
             spill_peak: tiles[self.plan.tree.spill()].peak_queue as u64,
-            router_levels: super::stats::router_levels(&self.plan.tree, &tiles),
-        };
-        Ok(DeviceFrame { output: out, stats, router_hops, tracer_hops })
+            router_levels: super::stats::router_levels(&self.plan.tree, tiles),
+        }
     }
 
-    /// An error if any tile counted rays it found no room for (`tiles` in node
-    /// order), naming the first such tile.
     fn check_overflow(&self, tiles: &[foam_tile_stats]) -> Result<(), DeviceError> {
         let dropped: u64 = tiles.iter().map(|s| s.overflow as u64).sum();
         let Some((node, s)) = self.plan.tree.nodes.iter().zip(tiles).find(|(_, s)| s.overflow > 0) else {
@@ -311,4 +316,29 @@ impl DeviceRenderer {
             format!("{:?}", node.role).to_lowercase()
         )))
     }
+}
+
+/// The image of the frame's first `cam.width × cam.height` pixels, and their router
+/// and tracer hops when the rays counted them.
+fn frame_output(pixels: &[foam_pixel], cam: &Camera, hops: bool) -> (RenderOutput, Option<Vec<u16>>, Option<Vec<u16>>) {
+    let n = cam.width as usize * cam.height as usize;
+    let mut out = RenderOutput {
+        width: cam.width,
+        height: cam.height,
+        rgb: Vec::with_capacity(3 * n),
+        opacity: Vec::with_capacity(n),
+        depth: Vec::with_capacity(n),
+        steps: vec![0; n],
+    };
+    for p in &pixels[..n] {
+        out.rgb.extend_from_slice(&[p.r, p.g, p.b]);
+        out.opacity.push(p.opacity);
+        out.depth.push(p.depth);
+    }
+    if !hops {
+        return (out, None, None);
+    }
+    let router = pixels[..n].iter().map(|p| p.router_hops).collect();
+    let tracer = pixels[..n].iter().map(|p| p.tracer_hops).collect();
+    (out, Some(router), Some(tracer))
 }
