@@ -1,7 +1,8 @@
 //! The device's own checks and models against what the compiled graph does: the
 //! frame loop's overflow and stall detectors in deliberately broken runs, the plan's
 //! byte model of every tile role against the graph's memory report, and the cycle
-//! model's per-iteration profile against the frame's own counters.
+//! model's per-iteration profile against the frame's own counters, and the graph
+//! builder's refusal of edges that are not a device.
 
 use std::mem::size_of;
 
@@ -212,4 +213,36 @@ fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
     let camera = size_of::<foam_layout::foam_camera>() as u64 * (tracers + injectors);
     assert_eq!(f.bytes_exchanged, f.iterations * p.link_bytes_total + camera, "bytes exchanged");
     assert!(p.busiest_link_bytes * 8 > p.link_bytes_total / tracers && p.busiest_link_bytes < p.link_bytes_total);
+}
+
+/// A tile's lanes come from the spec's edges alone, so the graph builder refuses,
+/// in one line naming the tile or edge, edges that are not a device: a tracer with
+/// no edge up, two edges on one lane, an edge between roles its kind cannot join.
+#[test]
+fn the_builder_refuses_edges_that_are_not_a_device() {
+    use foam_ipu::device::edges::EdgeKind;
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    let plan = DevicePlan::new(scene, 64, cam.width, cam.height, &DeviceOptions::default(), &()).unwrap();
+    let refusal = |edit: &dyn Fn(&mut DevicePlan)| {
+        let mut p = DevicePlan::new(scene, 64, cam.width, cam.height, &DeviceOptions::default(), &()).unwrap();
+        edit(&mut p);
+        let e = DeviceRenderer::new(p).err().expect("a broken spec must be refused").to_string();
+        assert!(!e.contains('\n'), "{e}");
+        e
+    };
+    let up = |p: &DevicePlan, node: u32| p.spec.edges.iter().position(|e| e.from == node && EdgeKind::of(e) == EdgeKind::Tree).unwrap();
+    let e = refusal(&|p| {
+        let k = up(p, 0);
+        p.spec.edges.remove(k);
+    });
+    assert!(e.starts_with("tracer0@0: a tracer has one edge up"), "{e}");
+    // Tracers 0 and 1 share a router: tracer 1's edge onto tracer 0's lane.
+    let (a, b) = (up(&plan, 0), up(&plan, 1));
+    assert_eq!(plan.spec.edges[a].to, plan.spec.edges[b].to);
+    let e = refusal(&|p| p.spec.edges[b].to_lane = p.spec.edges[a].to_lane);
+    assert!(e.contains("is taken by the tree edge tracer0@0"), "{e}");
+    let injector = plan.spec.edges.iter().position(|e| EdgeKind::of(e) == EdgeKind::Injector).unwrap();
+    let e = refusal(&|p| p.spec.edges[injector].to = 0);
+    assert!(e.starts_with("injector lane injector") && e.ends_with("joins roles that edges of its kind do not"), "{e}");
 }

@@ -80,7 +80,7 @@ std::vector<std::vector<unsigned>> edgesAt(const RenderSpec &spec) {
     if (e.from >= spec.nodes.size() || e.to >= spec.nodes.size() || e.from == e.to)
       refuse(edgeName(spec, e) + " does not join two nodes of the spec");
     if (!joins(e.kind, spec.nodes[e.from].role, spec.nodes[e.to].role))
-      refuse(edgeName(spec, e) + " joins roles a " + kindName(e.kind) + " cannot");
+      refuse(edgeName(spec, e) + " joins roles that edges of its kind do not");
     at[e.from].push_back((unsigned)k);
     at[e.to].push_back((unsigned)k);
   }
