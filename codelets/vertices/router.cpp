@@ -112,8 +112,171 @@ public:
   }
 };
 
-// Phase 2 (one worker): ranks, what leaves on which lane within the receivers'
+// ---- Phase 2 (one worker): ranks, what leaves on which lane within the receivers'
 // credits, where the rest waits, and the credits this router grants for next step.
+
+namespace {
+
+inline uint32_t minu(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+// What RouterPlan reads of a router: its parameters and its lanes' inbound headers.
+struct PlanInputs {
+  const foam_params &p;
+  const unsigned char *inboxes;
+  unsigned f, pl;  // child lanes [0, f), injector lanes [f, pl), the parent lane pl
+
+  // The inbound header of child or parent lane l, and of injector lane l.
+  const foam_link_header &in(unsigned l) const { return load_ref<foam_link_header>(l); }
+  const foam_inject_up &injector(unsigned l) const { return load_ref<foam_inject_up>(l); }
+
+  template <typename T> const T &load_ref(unsigned l) const {
+    static_assert(alignof(T) <= 4, "layout.h records are 4-byte aligned");
+    return *reinterpret_cast<const T *>(inboxes + foam_lane_offset(&p, l, 0));
+  }
+};
+
+// Each worker's rank base per category, and each category's total.
+inline void sumCounts(foam_router_ctl &c, uint32_t total[FOAM_CATS]) {
+  for (unsigned k = 0; k < FOAM_CATS; ++k) {
+    total[k] = 0;
+    for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
+      c.base[w][k] = total[k];
+      total[k] += c.counts[w][k];
+    }
+    c.send[k] = 0;
+    c.lane_off[k] = 0;
+    c.stay_off[k] = 0;
+  }
+}
+
+// What leaves within the receivers' credits: down and turning rays to each child,
+// rays going up, then turns blocked at their child that escape up. Fills each
+// outbound lane's ray count.
+inline void planSends(const PlanInputs &r, foam_router_ctl &c, const uint32_t total[FOAM_CATS],
+                      uint32_t laneCount[FOAM_MAX_LANES + 1]) {
+  const unsigned f = r.f, pl = r.pl;
+  for (unsigned ch = 0; ch < f; ++ch) {
+    uint32_t credit = minu(r.in(ch).credit, r.p.link_capacity);
+    c.send[FOAM_CAT_DOWN + ch] = minu(total[FOAM_CAT_DOWN + ch], credit);
+    credit -= c.send[FOAM_CAT_DOWN + ch];
+    c.send[FOAM_CAT_TURN + ch] = minu(total[FOAM_CAT_TURN + ch], credit);
+    c.lane_off[FOAM_CAT_DOWN + ch] = 0;
+    c.lane_off[FOAM_CAT_TURN + ch] = c.send[FOAM_CAT_DOWN + ch];
+    laneCount[ch] = c.send[FOAM_CAT_DOWN + ch] + c.send[FOAM_CAT_TURN + ch];
+  }
+  uint32_t up = minu(r.in(pl).credit, r.p.parent_capacity);
+  c.send[FOAM_CAT_UP] = minu(total[FOAM_CAT_UP], up);
+  up -= c.send[FOAM_CAT_UP];
+  uint32_t off = c.send[FOAM_CAT_UP];
+  for (unsigned ch = 0; ch < FOAM_MAX_FANOUT; ++ch) {
+    uint32_t blocked = ch < f ? total[FOAM_CAT_TURN + ch] - c.send[FOAM_CAT_TURN + ch] : 0;
+    c.escape[ch] = minu(blocked, up);
+    up -= c.escape[ch];
+    c.esc_off[ch] = off;
+    off += c.escape[ch];
+  }
+  laneCount[pl] = off;
+}
+
+// Where the rays that stay wait: offsets in the down queue (by child) and the up
+// queue (up, then turns by child); sets the rays queued each way.
+inline void planQueues(unsigned f, foam_router_ctl &c, const uint32_t total[FOAM_CATS], uint32_t *upq, uint32_t *down) {
+  *down = 0;
+  for (unsigned ch = 0; ch < f; ++ch) {
+    c.stay_off[FOAM_CAT_DOWN + ch] = *down;
+    *down += total[FOAM_CAT_DOWN + ch] - c.send[FOAM_CAT_DOWN + ch];
+  }
+  *upq = 0;
+  c.stay_off[FOAM_CAT_UP] = *upq;
+  *upq += total[FOAM_CAT_UP] - c.send[FOAM_CAT_UP];
+  for (unsigned ch = 0; ch < f; ++ch) {
+    c.stay_off[FOAM_CAT_TURN + ch] = *upq;
+    *upq += total[FOAM_CAT_TURN + ch] - c.send[FOAM_CAT_TURN + ch] - c.escape[ch];
+  }
+}
+
+// The root lets its injectors emit new rays only while every ray in flight
+// (emitted, or allowed and on its way) still fits the spill store (layout.h
+// foam_inject_up): each injector lane's allowance, `finished` pixels known so far.
+// Routers under it take rays the root has already let in.
+inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t finished, uint32_t allow[FOAM_MAX_LANES]) {
+  if (r.pl == r.f || r.p.max_in_flight == 0) return;
+  // An injector never asks for more than its lane holds; so each product below is
+  // at most inject_capacity x max_in_flight, which the graph builder keeps within
+  // 32 bits (the IPU has no 64-bit multiply or divide).
+  uint32_t asked = 0;
+  for (unsigned l = r.f; l < r.pl; ++l) {
+    c.injected += r.injector(l).emitted;
+    asked += minu(r.injector(l).next, r.p.inject_capacity);
+  }
+  const uint32_t flying = c.injected - minu(finished, c.injected) + c.allowed;
+  const uint32_t room = flying < r.p.max_in_flight ? r.p.max_in_flight - flying : 0;
+  c.allowed = 0;
+  for (unsigned l = r.f; l < r.pl; ++l) {
+    const uint32_t next = minu(r.injector(l).next, r.p.inject_capacity);
+    allow[l] = asked > room ? next * room / asked : next;
+    c.allowed += allow[l];
+  }
+}
+
+// Upward credit (`availUp` rays of queue) shared out by demand over lanes [0, pl).
+// Credit beyond demand is not handed out: it would stay reserved for a step while
+// nothing arrives under it (a quiet child reports its demand next step).
+inline void shareUpCredit(foam_router_ctl &c, unsigned pl, uint32_t availUp, const uint32_t demand[FOAM_MAX_LANES],
+                          uint32_t wanted, uint32_t grant[FOAM_MAX_LANES + 1]) {
+  if (wanted <= availUp) {
+    for (unsigned ch = 0; ch < pl; ++ch) grant[ch] = demand[ch];
+    return;
+  }
+  // demand[ch] is at most a lane's capacity and availUp at most the queue's: the
+  // graph builder keeps their product within 32 bits.
+  uint32_t given = 0;
+  for (unsigned ch = 0; ch < pl; ++ch) {
+    grant[ch] = demand[ch] * availUp / wanted;
+    given += grant[ch];
+  }
+  // Rounding leftover, rotating from lane rr (< pl, so one wrap suffices).
+  for (unsigned i = 0; i < pl && given < availUp; ++i) {
+    const unsigned ch = c.rr + i < pl ? c.rr + i : c.rr + i - pl;
+    if (grant[ch] < demand[ch]) grant[ch]++, given++;
+  }
+  c.rr = c.rr + 1 < pl ? c.rr + 1 : 0;
+}
+
+// What this step sends and grants, as each outbound lane's header.
+struct LaneHeaders {
+  uint32_t laneCount[FOAM_MAX_LANES + 1] = {};
+  uint32_t grant[FOAM_MAX_LANES + 1] = {};
+  uint32_t allow[FOAM_MAX_LANES] = {};
+  uint32_t finished = 0, upq = 0, down = 0;
+};
+
+inline void writeHeaders(const PlanInputs &r, unsigned char *outboxes, foam_router_ctl &c, const LaneHeaders &h) {
+  for (unsigned l = 0; l <= r.pl; ++l) {
+    unsigned char *box = outboxes + foam_lane_offset(&r.p, l, 1);
+    if (l >= r.f && l < r.pl) {  // an injector's lane: a bare header down
+      foam_inject_down d;
+      d.count = 0;
+      d.credit = h.grant[l];
+      d.reserved = 0;
+      d.allowance = h.allow[l];
+      memcpy(box, &d, sizeof d);
+    } else {
+      foam_link_header lh;
+      lh.count = h.laneCount[l];
+      lh.credit = h.grant[l];
+      lh.finished = l == r.pl ? h.finished : 0;
+      lh.pending = l == r.pl ? h.upq : h.down;
+      memcpy(box, &lh, sizeof lh);
+      if (h.laneCount[l] < foam_lane_capacity(&r.p, l, 1))
+        foam_slot_invalidate(box + sizeof lh + (size_t)h.laneCount[l] * r.p.ray_bytes);
+    }
+    c.granted[l] = h.grant[l];
+  }
+}
+
+}  // namespace
+
 class RouterPlan : public Vertex {
 public:
   Input<Bytes> params;
@@ -125,78 +288,29 @@ public:
   bool compute() {
     const foam_params &p = cview<foam_params>(params);
     foam_router_ctl &c = view<foam_router_ctl>(ctl);
-    const unsigned f = p.fanout, cap = p.link_capacity, pcap = p.parent_capacity, q = p.queue_capacity;
-    const unsigned pl = foam_parent_lane(&p);  // child lanes [0, f), injector lanes [f, pl)
-    // The inbound header of child or parent lane l, and of injector lane l.
-    auto in = [&](unsigned l) -> const foam_link_header & {
-      return cview<foam_link_header>(inboxes, (unsigned)foam_lane_offset(&p, l, 0));
-    };
-    auto injector = [&](unsigned l) -> const foam_inject_up & {
-      return cview<foam_inject_up>(inboxes, (unsigned)foam_lane_offset(&p, l, 0));
-    };
+    const unsigned f = p.fanout, cap = p.link_capacity, q = p.queue_capacity;
+    const PlanInputs r{p, &inboxes[0], f, foam_parent_lane(&p)};
+    const unsigned pl = r.pl;
 
     uint32_t total[FOAM_CATS];
-    for (unsigned k = 0; k < FOAM_CATS; ++k) {
-      total[k] = 0;
-      for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
-        c.base[w][k] = total[k];
-        total[k] += c.counts[w][k];
-      }
-      c.send[k] = 0;
-      c.lane_off[k] = 0;
-      c.stay_off[k] = 0;
-    }
-    auto minu = [](uint32_t a, uint32_t b) { return a < b ? a : b; };
-
-    uint32_t laneCount[FOAM_MAX_LANES + 1] = {};
-    for (unsigned ch = 0; ch < f; ++ch) {
-      uint32_t credit = minu(in(ch).credit, cap);
-      c.send[FOAM_CAT_DOWN + ch] = minu(total[FOAM_CAT_DOWN + ch], credit);
-      credit -= c.send[FOAM_CAT_DOWN + ch];
-      c.send[FOAM_CAT_TURN + ch] = minu(total[FOAM_CAT_TURN + ch], credit);
-      c.lane_off[FOAM_CAT_DOWN + ch] = 0;
-      c.lane_off[FOAM_CAT_TURN + ch] = c.send[FOAM_CAT_DOWN + ch];
-      laneCount[ch] = c.send[FOAM_CAT_DOWN + ch] + c.send[FOAM_CAT_TURN + ch];
-    }
-    uint32_t up = minu(in(pl).credit, pcap);
-    c.send[FOAM_CAT_UP] = minu(total[FOAM_CAT_UP], up);
-    up -= c.send[FOAM_CAT_UP];
-    uint32_t off = c.send[FOAM_CAT_UP];
-    for (unsigned ch = 0; ch < FOAM_MAX_FANOUT; ++ch) {
-      uint32_t blocked = ch < f ? total[FOAM_CAT_TURN + ch] - c.send[FOAM_CAT_TURN + ch] : 0;
-      c.escape[ch] = minu(blocked, up);
-      up -= c.escape[ch];
-      c.esc_off[ch] = off;
-      off += c.escape[ch];
-    }
-    laneCount[pl] = off;
-
-    uint32_t down = 0;
-    for (unsigned ch = 0; ch < f; ++ch) {
-      c.stay_off[FOAM_CAT_DOWN + ch] = down;
-      down += total[FOAM_CAT_DOWN + ch] - c.send[FOAM_CAT_DOWN + ch];
-    }
-    uint32_t upq = 0;
-    c.stay_off[FOAM_CAT_UP] = upq;
-    upq += total[FOAM_CAT_UP] - c.send[FOAM_CAT_UP];
-    for (unsigned ch = 0; ch < f; ++ch) {
-      c.stay_off[FOAM_CAT_TURN + ch] = upq;
-      upq += total[FOAM_CAT_TURN + ch] - c.send[FOAM_CAT_TURN + ch] - c.escape[ch];
-    }
+    sumCounts(c, total);
+    LaneHeaders h;
+    planSends(r, c, total, h.laneCount);
+    planQueues(f, c, total, &h.upq, &h.down);
 
     foam_tile_stats st = load<foam_tile_stats>(stats);
-    if (upq > q) st.overflow += upq - q;  // credits make this impossible
-    if (down > q) st.overflow += down - q;
+    if (h.upq > q) st.overflow += h.upq - q;  // credits make this impossible
+    if (h.down > q) st.overflow += h.down - q;
 
     c.src_up_count = c.up_count;
     c.src_down_count = c.down_count;
-    c.up_count = upq;
-    c.down_count = down;
+    c.up_count = h.upq;
+    c.down_count = h.down;
     c.parity ^= 1u;
 
     // Credits for next step. Rays granted last step arrive after this exchange,
     // so they are reserved as if already queued.
-    uint32_t reservedUp = upq;
+    uint32_t reservedUp = h.upq;
     for (unsigned ch = 0; ch < pl; ++ch) reservedUp += c.granted[ch];
     uint32_t availUp = reservedUp < q ? q - reservedUp : 0;
     // Upward credit follows demand: an even split leaves most of it reserved for
@@ -204,89 +318,27 @@ public:
     // and the wider the router the worse. A child's demand next step is what it
     // reported still waiting plus what goes down to it now, which it marches and
     // mostly hands back.
-    uint32_t grant[FOAM_MAX_LANES + 1] = {};
     uint32_t demand[FOAM_MAX_LANES] = {};
     uint32_t wanted = 0;
-    uint32_t finished = 0;
     for (unsigned ch = 0; ch < f; ++ch) {
-      demand[ch] = minu(in(ch).pending + laneCount[ch], cap);
+      demand[ch] = minu(r.in(ch).pending + h.laneCount[ch], cap);
       wanted += demand[ch];
-      finished += in(ch).finished;
+      h.finished += r.in(ch).finished;
     }
-    uint32_t allow[FOAM_MAX_LANES] = {};
     for (unsigned l = f; l < pl; ++l) {
-      demand[l] = minu(injector(l).pending, p.inject_capacity);
+      demand[l] = minu(r.injector(l).pending, p.inject_capacity);
       wanted += demand[l];
     }
-    if (pl > f && p.max_in_flight > 0) {
-      // The root lets its injectors emit new rays only while every ray in flight
-      // (emitted, or allowed and on its way) still fits the spill store's spill
-      // store (layout.h foam_inject_up). Routers under it take rays the root has
-      // already let in.
-      // An injector never asks for more than its lane holds; so each product
-      // below is at most inject_capacity x max_in_flight, which the graph builder
-      // keeps within 32 bits (the IPU has no 64-bit multiply or divide).
-      uint32_t asked = 0;
-      for (unsigned l = f; l < pl; ++l) {
-        c.injected += injector(l).emitted;
-        asked += minu(injector(l).next, p.inject_capacity);
-      }
-      const uint32_t flying = c.injected - minu(finished, c.injected) + c.allowed;
-      const uint32_t room = flying < p.max_in_flight ? p.max_in_flight - flying : 0;
-      c.allowed = 0;
-      for (unsigned l = f; l < pl; ++l) {
-        const uint32_t next = minu(injector(l).next, p.inject_capacity);
-        allow[l] = asked > room ? next * room / asked : next;
-        c.allowed += allow[l];
-      }
-    }
-    // Credit beyond demand is not handed out: it would stay reserved for a step
-    // while nothing arrives under it (a quiet child reports its demand next step).
-    if (wanted <= availUp) {
-      for (unsigned ch = 0; ch < pl; ++ch) grant[ch] = demand[ch];
-    } else {
-      // demand[ch] is at most a lane's capacity and availUp at most the queue's:
-      // the graph builder keeps their product within 32 bits.
-      uint32_t given = 0;
-      for (unsigned ch = 0; ch < pl; ++ch) {
-        grant[ch] = demand[ch] * availUp / wanted;
-        given += grant[ch];
-      }
-      // Rounding leftover, rotating from lane rr (< pl, so one wrap suffices).
-      for (unsigned i = 0; i < pl && given < availUp; ++i) {
-        const unsigned ch = c.rr + i < pl ? c.rr + i : c.rr + i - pl;
-        if (grant[ch] < demand[ch]) grant[ch]++, given++;
-      }
-      c.rr = c.rr + 1 < pl ? c.rr + 1 : 0;
-    }
-    uint32_t reservedDown = down + c.granted[pl];
-    grant[pl] = minu(reservedDown < q ? q - reservedDown : 0, pcap);
-
-    for (unsigned l = 0; l <= pl; ++l) {
-      unsigned char *box = &outboxes[0] + foam_lane_offset(&p, l, 1);
-      if (l >= f && l < pl) {  // an injector's lane: a bare header down
-        foam_inject_down d;
-        d.count = 0;
-        d.credit = grant[l];
-        d.reserved = 0;
-        d.allowance = allow[l];
-        memcpy(box, &d, sizeof d);
-      } else {
-        foam_link_header h;
-        h.count = laneCount[l];
-        h.credit = grant[l];
-        h.finished = l == pl ? finished : 0;
-        h.pending = l == pl ? upq : down;
-        memcpy(box, &h, sizeof h);
-        if (laneCount[l] < foam_lane_capacity(&p, l, 1)) foam_slot_invalidate(box + sizeof h + (size_t)laneCount[l] * p.ray_bytes);
-      }
-      c.granted[l] = grant[l];
-    }
+    allowInjectors(r, c, h.finished, h.allow);
+    shareUpCredit(c, pl, availUp, demand, wanted, h.grant);
+    uint32_t reservedDown = h.down + c.granted[pl];
+    h.grant[pl] = minu(reservedDown < q ? q - reservedDown : 0, p.parent_capacity);
+    writeHeaders(r, &outboxes[0], c, h);
 
     uint32_t moved = 0;
-    for (unsigned l = 0; l <= pl; ++l) moved += laneCount[l];
+    for (unsigned l = 0; l <= pl; ++l) moved += h.laneCount[l];
     st.rays_in += moved;
-    if (upq + down > st.peak_queue) st.peak_queue = upq + down;
+    if (h.upq + h.down > st.peak_queue) st.peak_queue = h.upq + h.down;
     st.iterations++;
     memcpy(&stats[0], &st, sizeof st);
     return true;
