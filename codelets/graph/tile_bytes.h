@@ -1,7 +1,7 @@
 // The bytes of every tensor a tile holds, by role: the one source of tile sizes.
 // The graph builder allocates with these; the host's plan asks the same functions
-// through the bridge (poplar_bridge::tile_bytes) to fit shards, stores and regions
-// into the tiles and to report them.
+// through the bridge (poplar_bridge::spec_tile_bytes, role_tile_bytes) to fit
+// shards, stores and regions into the tiles and to report them.
 #pragma once
 
 #include <cstddef>
