@@ -206,6 +206,27 @@ fn a_tiny_sweep_writes_tables_json_and_plots() {
     assert_eq!(batch, vec!["rows:1", "cols:2"]);
 }
 
+/// Tuning either tracer link size fixes both: the plan sizes the links to the camera
+/// only while neither is tuned (the default run, in the test above, sizes them).
+#[test]
+fn tuned_link_sizes_are_kept() {
+    let point = |tune: &str| -> Value {
+        let out = bench(&["--frames", "1", "--no-estimate", "--json", "--tune", tune]);
+        let v: Value = serde_json::from_str(&out).expect("valid JSON on stdout");
+        v["run"].clone()
+    };
+    let caps = |p: &Value| -> Vec<u64> { p["link_capacity"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect() };
+    let p = point("side_capacity=32");
+    assert!(!p["links_sized_to_camera"].as_bool().unwrap());
+    assert_eq!((caps(&p), p["side_capacity"].as_u64().unwrap()), (vec![256, 768, 384], 32));
+    let p = point("link_capacity=128,768,384");
+    assert!(!p["links_sized_to_camera"].as_bool().unwrap());
+    assert_eq!((caps(&p), p["side_capacity"].as_u64().unwrap()), (vec![128, 768, 384], 32));
+    // Any other key leaves the links to the plan.
+    let p = point("copies=2");
+    assert!(p["links_sized_to_camera"].as_bool().unwrap());
+}
+
 #[test]
 fn bad_input_is_a_one_line_error() {
     let g = garden();
@@ -224,6 +245,9 @@ fn bad_input_is_a_one_line_error() {
         (&["--frames", "0"][..], "--frames 0"),
         (&["--batch", "rows:0"][..], "at least 1"),
         (&["--shards", "48"][..], "48"),
+        (&["--tune", "spil=1"][..], "--tune spil=1: unknown key 'spil'"),
+        (&["--tune", "spill=0"][..], "--tune spill=0: 0 is out of range (spill takes 1 to 65536)"),
+        (&["--backend", "ipu"][..], "--features poplar"),
     ] {
         let mut args = base.to_vec();
         args.extend_from_slice(extra);

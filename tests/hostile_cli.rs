@@ -24,8 +24,10 @@ fn iterations_are_bounded() {
     assert!(e.contains("--rc 1000000000") && e.contains("--max-iterations 100000"), "{e}");
     let e = render(&["--max-iterations", "2000000"]);
     assert!(e.contains("1 to 1000000"), "{e}");
-    let e = render(&["--drain", "4000000000"]);
-    assert!(e.contains("--drain"), "{e}");
+    let e = render(&["--tune", "drain=4000000000"]);
+    assert!(e.contains("--tune drain=4000000000: 4000000000 is out of range (drain takes 0 to 1000000)"), "{e}");
+    let e = render(&["--tune", "drain=200", "--max-iterations", "100"]);
+    assert!(e.contains("--tune drain=200: more idle iterations than a frame may take (--max-iterations 100)"), "{e}");
     // The frame's own bound: this frame needs about 60 iterations.
     let e = render(&["--max-iterations", "10", "--rc", "5"]);
     assert!(e.contains("did not finish in 10 iterations") && e.contains("of 192 pixels"), "{e}");
@@ -48,12 +50,13 @@ fn every_allocating_size_is_checked_first() {
     assert!(e.contains("--bench 4000000000"), "{e}");
     // Buffer sizes whose byte counts overflowed u32 (a panic in debug builds, a wrong
     // plan in release ones).
-    for flag in ["--results", "--link-capacity", "--tracer-queue", "--inject-capacity", "--side-capacity", "--spill", "--router-queue", "--direct-capacity"] {
-        let e = expect_error(&["render", &g, "--width", "16", "--height", "12", "--shards", "16", "-o", "/dev/null", flag, "4000000000"]);
-        assert!(e.contains(&format!("{flag} 4000000000: at most 65536 rays")), "{e}");
+    for key in ["results", "link_capacity", "tracer_queue", "inject_capacity", "side_capacity", "spill", "router_queue", "direct_capacity"] {
+        let tune = format!("{key}=4000000000");
+        let e = expect_error(&["render", &g, "--width", "16", "--height", "12", "--shards", "16", "-o", "/dev/null", "--tune", &tune]);
+        assert!(e.contains(&format!("--tune {tune}: 4000000000 is out of range ({key} takes ")) && e.contains(" to 65536)"), "{e}");
     }
-    let e = expect_error(&["render", &g, "--width", "16", "--height", "12", "--shards", "16", "-o", "/dev/null", "--region-kib", "4000000000"]);
-    assert!(e.contains("--region-kib"), "{e}");
+    let e = expect_error(&["render", &g, "--width", "16", "--height", "12", "--shards", "16", "-o", "/dev/null", "--tune", "region_kib=4000000000"]);
+    assert!(e.contains("--tune region_kib=4000000000: 4000000000 is out of range (region_kib takes 0 to 624)"), "{e}");
     for flag in ["--width", "--height"] {
         let e = expect_error(&["partition", &g, "--shards", "16", flag, "0"]);
         assert!(e.contains(&format!("{flag} 0")), "{e}");

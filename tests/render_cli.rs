@@ -124,9 +124,24 @@ fn bad_input_is_a_one_line_error() {
     check(&["--width", "2049", "--height", "12"], "outside 1..=2048");
     check(&["--backend", "ipu"], "--features poplar");
     check(&["--batch", "diagonal:3"], "rows:N, cols:N or blocks:N");
-    check(&["--injectors", "0"], "0 injectors: the root takes 1 to 8 injector lanes");
-    check(&["--tiles", "100"], "the target has 100");
-    check(&["--direct-capacity", "100000"], "--direct-capacity");
+    check(&["--tune", "injectors=0"], "--tune injectors=0: 0 is out of range (injectors takes 1 to 8)");
+    check(&["--tune", "tiles=100"], "the target has 100");
+    check(&["--tune", "direct_capacity=100000"], "--tune direct_capacity=100000: 100000 is out of range (direct_capacity takes 0 to 65536)");
+    // --tune: each way a key=value can be wrong names the key (and the value).
+    check(&["--tune", "side_link=4"], "--tune side_link=4: unknown key 'side_link' (keys: tiles, fanout, ");
+    check(&["--tune", "side_links"], "--tune side_links: expected KEY=VALUE");
+    check(&["--tune", "side_links=four"], "--tune side_links=four: 'four' is not a whole number (side_links takes one whole number)");
+    check(&["--tune", "side_links=-1"], "--tune side_links=-1: '-1' is not a whole number");
+    check(&["--tune", "side_links=4,4"], "--tune side_links=4,4: '4,4' is not a whole number");
+    check(&["--tune", "fanout=16,x"], "--tune fanout=16,x: 'x' is not a whole number (fanout takes numbers separated by ',')");
+    check(&["--tune", "side_links=17"], "--tune side_links=17: 17 is out of range (side_links takes 0 to 16)");
+    check(&["--tune", "copies=257"], "--tune copies=257: 257 is out of range (copies takes 0 to 256)");
+    check(&["--tune", "fanout=16,6"], "--tune fanout=16,6: 6 is out of range (fanout takes powers of two from 2 to 16)");
+    check(&["--tune", "fanout=32"], "--tune fanout=32: 32 is out of range (fanout takes powers of two from 2 to 16)");
+    check(&["--tune", "side_capacity=0"], "--tune side_capacity=0: 0 is out of range (side_capacity takes 1 to 65536)");
+    check(&["--tune", "side_links=4", "--tune", "copies=0", "--tune", "side_links=8"], "--tune side_links=8: side_links is already tuned (side_links=4); give each key once");
+    // The old flags are gone, not aliases.
+    check(&["--side-links", "4"], "unexpected argument '--side-links'");
     let e = expect_error(&["render", "/nonexistent/scene.ply", "--camera", "nope.json", "-o", o]);
     assert!(e.contains("nope.json") || e.contains("nonexistent"), "{e}");
 }

@@ -16,7 +16,8 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use crate::camera::{Camera, CameraArgs, load_camera};
-use crate::cmd::render::{default_camera, parse_layout};
+use crate::cmd::device_args::DeviceArgs;
+use crate::cmd::render::default_camera;
 use cycles::Estimate;
 use profile::Profile;
 use crate::cmd::progress;
@@ -25,7 +26,6 @@ use crate::metrics::psnr;
 use crate::outfiles::OutFiles;
 use crate::reference::{SiteIndex, TraceOptions, Tracer, render_with};
 use crate::scene::Scene;
-use partition::RayLayout;
 pub use sweep::Sweep;
 
 #[derive(clap::Args, Debug)]
@@ -45,58 +45,8 @@ pub struct Args {
     pub scene: PathBuf,
     #[command(flatten)]
     pub camera: CameraArgs,
-    /// Scene shards = tracer tiles (a power of two).
-    #[arg(long, default_value_t = 1024, value_name = "N")]
-    pub shards: u64,
-    /// Ray payload: half (20 B, default), mixed (24 B) or fp32 (28 B).
-    #[arg(long, default_value = "half", value_parser = parse_layout, value_name = "half|mixed|fp32")]
-    pub layout: RayLayout,
-    /// Compute/exchange iterations per host call.
-    #[arg(long, default_value_t = 20, value_name = "N")]
-    pub rc: u32,
-    /// Iterations a frame may take before it is given up with an error.
-    #[arg(long, default_value_t = DeviceOptions::default().max_iterations, value_name = "N")]
-    pub max_iterations: u32,
-    /// Primary-ray batches: blocks:N (N×N squares, each injector its own part of the
-    /// view, longest sampled paths first) or the paper's rows:N / cols:N lines in scan order.
-    #[arg(long, default_value_t = Batch::default(), value_name = "blocks:N|rows:N|cols:N")]
-    pub batch: Batch,
-    /// Idle iterations after each batch.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub drain: u32,
-    /// Router children per tree level from the tracers up (see `render --fanout`).
-    #[arg(long, value_delimiter = ',', default_values_t = DeviceOptions::default().fanout, value_name = "F,..")]
-    pub fanout: Vec<u32>,
-    /// Rays per link buffer by tree level (see `render --link-capacity`).
-    #[arg(long, value_delimiter = ',', value_name = "N,..")]
-    pub link_capacity: Vec<u32>,
-    /// KiB of each injector tile for copies of the shards a coarse host pass over its
-    /// rays finds them crossing first, which it marches them through (at least the
-    /// largest shard); default: all its tile has left.
-    #[arg(long, value_name = "KIB")]
-    pub region_kib: Option<u32>,
-    /// Injector tiles emitting primary rays, each on a root lane of its own (1 to 8).
-    #[arg(long, default_value_t = DeviceOptions::default().injectors, value_name = "N")]
-    pub injectors: u32,
-    /// Rays per injector-lane buffer (what one injector can emit per iteration).
-    #[arg(long, default_value_t = DeviceOptions::default().inject_capacity, value_name = "N")]
-    pub inject_capacity: u32,
-    /// Rays per direct-lane buffer (see `render --direct-capacity`).
-    #[arg(long, default_value_t = DeviceOptions::default().direct_capacity, value_name = "N")]
-    pub direct_capacity: u32,
-    /// Side links per tracer (see `render --side-links`).
-    #[arg(long, default_value_t = DeviceOptions::default().side_links, value_name = "N")]
-    pub side_links: u32,
-    /// Most shard copies per tracer (see `render --copies`).
-    #[arg(long, default_value_t = DeviceOptions::default().copies, value_name = "N")]
-    pub copies: u32,
-    /// Rays per side-link buffer (see `render --side-capacity`).
-    #[arg(long, value_name = "N")]
-    pub side_capacity: Option<u32>,
-    /// Finished rays each tracer keeps where they finish instead of sending them to
-    /// their pixel's home tracer (split over its six workers; 0: all go home).
-    #[arg(long, default_value_t = DeviceOptions::default().results, value_name = "N")]
-    pub results: u32,
+    #[command(flatten)]
+    pub device: DeviceArgs,
     /// Timed frames per configuration (device and reference); medians are reported.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub frames: u32,
@@ -193,6 +143,8 @@ pub struct Report {
 
 struct Bench<'a> {
     args: &'a Args,
+    /// The options every run uses, with rc and batch set per run.
+    options: DeviceOptions,
     scene: &'a Scene,
     cam: Camera,
     reference: Vec<f64>,
@@ -220,36 +172,14 @@ fn composite(out: &crate::reference::RenderOutput) -> Vec<f64> {
     out.composite([1.0; 3]).into_iter().map(f64::from).collect()
 }
 
-fn options(args: &Args, rc: u32, batch: Batch) -> DeviceOptions {
-    DeviceOptions {
-        layout: args.layout,
-        rc,
-        max_iterations: args.max_iterations,
-        batch,
-        drain_iters: args.drain,
-        fanout: args.fanout.clone(),
-        link_capacity: args.link_capacity.clone(),
-        region_bytes: args.region_kib.map(|k| k.saturating_mul(1024)),
-        injectors: args.injectors,
-        inject_capacity: args.inject_capacity,
-        direct_capacity: args.direct_capacity,
-        side_links: args.side_links,
-        copies: args.copies,
-        side_capacity: args.side_capacity.unwrap_or(DeviceOptions::default().side_capacity),
-        size_links: args.side_capacity.is_none(),
-        results: args.results,
-        ..DeviceOptions::default()
-    }
-}
-
 impl Bench<'_> {
     fn options(&self, rc: u32, batch: Batch) -> DeviceOptions {
-        options(self.args, rc, batch)
+        DeviceOptions { rc, batch, ..self.options.clone() }
     }
 
     fn plan(&self, rc: u32, batch: Batch) -> Result<DevicePlan> {
         let steps = progress::Steps::new();
-        let plan = DevicePlan::for_camera(self.scene, self.args.shards, &self.cam, &self.options(rc, batch), &steps)
+        let plan = DevicePlan::for_camera(self.scene, self.args.device.shards, &self.cam, &self.options(rc, batch), &steps)
             .with_context(|| format!("planning {} for the device", self.args.scene.display()));
         steps.finish();
         plan
@@ -335,8 +265,9 @@ pub fn run(args: Args) -> Result<()> {
         Sweep::Rc(values) => values.clone(),
         Sweep::Batch(_) => Vec::new(),
     });
-    for rc in std::iter::once(args.rc).chain(swept_rc) {
-        options(&args, rc, args.batch).check_bounds().map_err(anyhow::Error::msg)?;
+    let options = args.device.options()?;
+    for rc in swept_rc {
+        DeviceOptions { rc, ..options.clone() }.check_bounds().map_err(anyhow::Error::msg)?;
     }
     if args.frames == 0 {
         bail!("--frames 0: at least one frame must be timed");
@@ -384,6 +315,7 @@ pub fn run(args: Args) -> Result<()> {
     let mean_degree = scene.adjacency.len() as f64 / scene.len().max(1) as f64;
     let mut bench = Bench {
         args: &args,
+        options,
         scene: &scene,
         cam,
         reference,
@@ -399,11 +331,11 @@ pub fn run(args: Args) -> Result<()> {
         camera: cam_label,
         width: cam.width,
         height: cam.height,
-        shards: args.shards,
-        layout: args.layout.name().into(),
-        rc: args.rc,
-        batch: args.batch.to_string(),
-        drain: args.drain,
+        shards: args.device.shards,
+        layout: args.device.layout.name().into(),
+        rc: args.device.rc,
+        batch: args.device.batch.to_string(),
+        drain: bench.options.drain_iters,
         frames: args.frames,
         threads: rayon::current_num_threads(),
         read_s,
@@ -415,17 +347,17 @@ pub fn run(args: Args) -> Result<()> {
         sweeps: Vec::new(),
     };
     if args.sweep.is_empty() {
-        report.run = Some(bench.measure(args.rc, args.batch)?);
+        report.run = Some(bench.measure(args.device.rc, args.device.batch)?);
     }
     for s in &args.sweep {
         let points = match s {
             Sweep::Rc(values) => values
                 .iter()
-                .map(|&rc| bench.measure(rc, args.batch))
+                .map(|&rc| bench.measure(rc, args.device.batch))
                 .collect::<Result<Vec<_>>>()?,
             Sweep::Batch(values) => values
                 .iter()
-                .map(|&b| bench.measure(args.rc, b))
+                .map(|&b| bench.measure(args.device.rc, b))
                 .collect::<Result<Vec<_>>>()?,
         };
         report.sweeps.push(SweepReport {

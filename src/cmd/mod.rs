@@ -15,6 +15,8 @@ pub mod progress;
 pub struct CheckFailed(pub String);
 pub mod synth;
 pub mod bench;
+pub mod device_args;
+pub mod tune;
 
 /// One line: the chain of causes joined by ": ", a cause left out when the message
 /// before it already ends with it (errors that print their source as well as return it).

@@ -161,25 +161,25 @@ impl DeviceOptions {
     /// work). Sizes past these could not fit a tile anyway, and byte counts computed
     /// from them would overflow.
     pub fn check_bounds(&self) -> Result<(), String> {
-        let sizes = self.link_capacity.iter().map(|&c| ("--link-capacity", c)).chain([
-            ("--tracer-queue", self.tracer_queue),
-            ("--side-capacity", self.side_capacity),
-            ("--router-queue", self.router_queue.unwrap_or(0)),
-            ("--spill", self.spill.unwrap_or(0)),
-            ("--inject-capacity", self.inject_capacity),
-            ("--direct-capacity", self.direct_capacity),
-            ("--results", self.results),
+        let sizes = self.link_capacity.iter().map(|&c| ("link_capacity", c)).chain([
+            ("tracer_queue", self.tracer_queue),
+            ("side_capacity", self.side_capacity),
+            ("router_queue", self.router_queue.unwrap_or(0)),
+            ("spill", self.spill.unwrap_or(0)),
+            ("inject_capacity", self.inject_capacity),
+            ("direct_capacity", self.direct_capacity),
+            ("results", self.results),
         ]);
-        for (flag, rays) in sizes {
+        for (key, rays) in sizes {
             if rays > MAX_BUFFER_RAYS {
-                return Err(format!("{flag} {rays}: at most {MAX_BUFFER_RAYS} rays (a tile holds {} bytes)", TILE_BYTES));
+                return Err(format!("--tune {key}={rays}: at most {MAX_BUFFER_RAYS} rays (a tile holds {} bytes)", TILE_BYTES));
             }
         }
         if self.region_bytes.is_some_and(|b| b > TILE_BYTES) {
-            return Err(format!("--region-kib: a camera region cannot exceed a tile's {} KiB", TILE_BYTES / 1024));
+            return Err(format!("--tune region_kib: a camera region cannot exceed a tile's {} KiB", TILE_BYTES / 1024));
         }
         if self.drain_iters > self.max_iterations {
-            return Err(format!("--drain {}: more idle iterations than a frame may take (--max-iterations {})", self.drain_iters, self.max_iterations));
+            return Err(format!("--tune drain={}: more idle iterations than a frame may take (--max-iterations {})", self.drain_iters, self.max_iterations));
         }
         if self.rc == 0 {
             return Err("--rc 0: the device needs at least one compute/exchange iteration per host call".into());

@@ -1,0 +1,62 @@
+//! The device flags `render` and `bench` share: what a user chooses about a run
+//! (how the scene is cut, the payload, the schedule, the backend) as flags, and the
+//! buffer and topology knobs the plan sizes itself behind `--tune` ([`super::tune`]).
+
+use anyhow::Result;
+
+use crate::device::{Backend, Batch, DeviceOptions};
+use partition::RayLayout;
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(next_help_heading = "Device")]
+pub struct DeviceArgs {
+    /// Scene shards = tracer tiles (a power of two; 1024 is the paper's).
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    pub shards: u64,
+    /// Ray payload: half (20 B, default), mixed (24 B) or fp32 (28 B).
+    #[arg(long, default_value = "half", value_parser = parse_layout, value_name = "half|mixed|fp32")]
+    pub layout: RayLayout,
+    /// Compute/exchange iterations per host call (the paper's repeat count).
+    #[arg(long, default_value_t = DeviceOptions::default().rc, value_name = "N")]
+    pub rc: u32,
+    /// Iterations a frame may take before it is given up with an error.
+    #[arg(long, default_value_t = DeviceOptions::default().max_iterations, value_name = "N")]
+    pub max_iterations: u32,
+    /// Primary-ray batches: blocks:N (N×N squares, each injector its own part of the
+    /// view, longest sampled paths first) or the paper's rows:N / cols:N lines in scan order.
+    #[arg(long, default_value_t = Batch::default(), value_name = "blocks:N|rows:N|cols:N")]
+    pub batch: Batch,
+    /// Where the graph runs.
+    #[arg(long, value_enum, default_value = "host")]
+    pub backend: Backend,
+    /// Set a buffer or topology knob (repeatable; --help lists the keys).
+    #[arg(long, value_name = "KEY=VALUE", long_help = super::tune::help())]
+    pub tune: Vec<String>,
+}
+
+pub fn parse_layout(s: &str) -> Result<RayLayout, String> {
+    match s {
+        "half" => Ok(RayLayout::Half),
+        "mixed" => Ok(RayLayout::Mixed),
+        "fp32" => Ok(RayLayout::Fp32),
+        _ => Err(format!("unknown layout '{s}' (half, mixed or fp32)")),
+    }
+}
+
+impl DeviceArgs {
+    /// The options these flags choose, `--tune` applied, checked within their
+    /// bounds (cheap: before any work).
+    pub fn options(&self) -> Result<DeviceOptions> {
+        let chosen = DeviceOptions {
+            backend: self.backend,
+            layout: self.layout,
+            rc: self.rc,
+            max_iterations: self.max_iterations,
+            batch: self.batch,
+            ..DeviceOptions::default()
+        };
+        let o = super::tune::apply(chosen, &self.tune)?;
+        o.check_bounds().map_err(anyhow::Error::msg)?;
+        Ok(o)
+    }
+}

@@ -1,0 +1,341 @@
+//! `--tune KEY=VALUE`: the buffer and topology knobs of the device run, one table
+//! that sets them, checks them and documents them (in `--help` and, through
+//! [`markdown`], in the README, which a test holds to this table).
+//!
+//! A key left out takes its default, which for most is what the plan sizes to the
+//! scene, the camera and the tile. A key given fixes that value: in particular the
+//! tracer links are sized to the camera only while neither `link_capacity` nor
+//! `side_capacity` is tuned, because sizing shares one expected load between the
+//! two, so fixing either leaves nothing to share (and a user who fixes a link size
+//! means that size, not a ceiling for the plan to size under).
+
+use anyhow::{Result, bail};
+
+use crate::device::options::{MAX_BUFFER_RAYS, MAX_ITERATIONS, TILE_BYTES};
+use crate::device::DeviceOptions;
+
+/// One knob: its name, the numbers it takes, its default and what it sets.
+pub struct Key {
+    pub name: &'static str,
+    /// `N` for one number, `N,..` for a list (one number per tree level).
+    pub value: &'static str,
+    min: u32,
+    max: u32,
+    /// Numbers must be powers of two (router fanouts).
+    power_of_two: bool,
+    /// The default when the plan does not size it; `None`: planned (see `planned`).
+    fixed: Option<fn(&DeviceOptions) -> String>,
+    planned: &'static str,
+    pub doc: &'static str,
+    set: fn(&mut DeviceOptions, &[u32]),
+}
+
+impl Key {
+    fn is_list(&self) -> bool {
+        self.value.ends_with(",..")
+    }
+
+    /// The default as the table shows it.
+    pub fn default_text(&self) -> String {
+        match self.fixed {
+            Some(f) => f(&DeviceOptions::default()),
+            None => self.planned.to_string(),
+        }
+    }
+
+    fn range_text(&self) -> String {
+        if self.power_of_two {
+            format!("powers of two from {} to {}", self.min, self.max)
+        } else {
+            format!("{} to {}", self.min, self.max)
+        }
+    }
+}
+
+fn count(v: &[u32]) -> u32 {
+    v[0]
+}
+
+fn list(v: &[u32]) -> String {
+    v.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// The highest tile count a target may give: 64 Mk2 IPUs.
+const MAX_TILES: u32 = 64 * 1472;
+
+/// Every key, in the order the table lists them: the tree's shape, its lanes, the
+/// tracers' links and stores, the other tiles' stores, the schedule.
+pub const KEYS: &[Key] = &[
+    Key {
+        name: "tiles",
+        value: "N",
+        min: 1,
+        max: MAX_TILES,
+        power_of_two: false,
+        fixed: Some(|o| o.tiles.to_string()),
+        planned: "",
+        doc: "Tiles of the target (1472 per Mk2 IPU); the tiles the tree leaves free split the heaviest shards in two.",
+        set: |o, v| o.tiles = count(v),
+    },
+    Key {
+        name: "fanout",
+        value: "F,..",
+        min: 2,
+        max: foam_layout::FOAM_MAX_FANOUT,
+        power_of_two: true,
+        fixed: Some(|o| list(&o.fanout)),
+        planned: "",
+        doc: "Router children per tree level from the tracers up; the last repeats and the top router takes the shard bits left (4 is the paper's quadtree).",
+        set: |o, v| o.fanout = v.to_vec(),
+    },
+    Key {
+        name: "injectors",
+        value: "N",
+        min: 1,
+        max: foam_layout::FOAM_MAX_INJECTORS,
+        power_of_two: false,
+        fixed: Some(|o| o.injectors.to_string()),
+        planned: "",
+        doc: "Injector tiles emitting primary rays, each on a lane of the root of its own.",
+        set: |o, v| o.injectors = count(v),
+    },
+    Key {
+        name: "inject_capacity",
+        value: "N",
+        min: 1,
+        max: MAX_BUFFER_RAYS,
+        power_of_two: false,
+        fixed: Some(|o| o.inject_capacity.to_string()),
+        planned: "",
+        doc: "Rays per injector-lane buffer: what one injector can emit into the root per iteration.",
+        set: |o, v| o.inject_capacity = count(v),
+    },
+    Key {
+        name: "direct_capacity",
+        value: "N",
+        min: 0,
+        max: MAX_BUFFER_RAYS,
+        power_of_two: false,
+        fixed: Some(|o| o.direct_capacity.to_string()),
+        planned: "",
+        doc: "Rays per buffer of each injector's direct lane to each router under the root, which carries primary rays past the root (0: no direct lanes).",
+        set: |o, v| o.direct_capacity = count(v),
+    },
+    Key {
+        name: "link_capacity",
+        value: "N,..",
+        min: 1,
+        max: MAX_BUFFER_RAYS,
+        power_of_two: false,
+        fixed: None,
+        planned: "256,768,384 (half payload; the same bytes for the others), tracer edges sized to the camera",
+        doc: "Rays per tree-link buffer by level: tracer edges, then the edges above each router level; the last repeats up to the spill store. Fixes the tracer links' sizes (no sizing to the camera).",
+        set: |o, v| o.link_capacity = v.to_vec(),
+    },
+    Key {
+        name: "side_links",
+        value: "N",
+        min: 0,
+        max: foam_layout::FOAM_MAX_SIDES,
+        power_of_two: false,
+        fixed: Some(|o| o.side_links.to_string()),
+        planned: "",
+        doc: "Side links per tracer: direct edges to the neighbouring shards the camera's sampled rays cross into most (by shared faces when the links are tuned); 0: every ray takes the tree.",
+        set: |o, v| o.side_links = count(v),
+    },
+    Key {
+        name: "side_capacity",
+        value: "N",
+        min: 1,
+        max: MAX_BUFFER_RAYS,
+        power_of_two: false,
+        fixed: None,
+        planned: "32, sized to the camera with the tracer edges",
+        doc: "Rays per side-link buffer, each direction. Fixes the tracer links' sizes (no sizing to the camera).",
+        set: |o, v| o.side_capacity = count(v),
+    },
+    Key {
+        name: "copies",
+        value: "N",
+        min: 0,
+        max: foam_layout::FOAM_REGION_MAX_SHARDS,
+        power_of_two: false,
+        fixed: Some(|o| o.copies.to_string()),
+        planned: "",
+        doc: "Most copies of neighbouring shards a tracer holds to march rays on through without the routers; chosen from the camera's sampled rays, as many as fit the tile (0: none).",
+        set: |o, v| o.copies = count(v),
+    },
+    Key {
+        name: "results",
+        value: "N",
+        min: 0,
+        max: MAX_BUFFER_RAYS,
+        power_of_two: false,
+        fixed: Some(|o| o.results.to_string()),
+        planned: "",
+        doc: "Finished rays a tracer keeps where they finish instead of sending them to their pixel's home tracer, split over its six workers; grown where the sampled rays end and the tile has room (0: all go home).",
+        set: |o, v| o.results = count(v),
+    },
+    Key {
+        name: "tracer_queue",
+        value: "N",
+        min: 1,
+        max: MAX_BUFFER_RAYS,
+        power_of_two: false,
+        fixed: Some(|o| o.tracer_queue.to_string()),
+        planned: "",
+        doc: "Rays a tracer holds while it waits for credit to send them up.",
+        set: |o, v| o.tracer_queue = count(v),
+    },
+    Key {
+        name: "router_queue",
+        value: "N",
+        min: 1,
+        max: MAX_BUFFER_RAYS,
+        power_of_two: false,
+        fixed: None,
+        planned: "as many as fit the router tile",
+        doc: "Rays per router queue (up and down, each double-buffered).",
+        set: |o, v| o.router_queue = Some(count(v)),
+    },
+    Key {
+        name: "spill",
+        value: "N",
+        min: 1,
+        max: MAX_BUFFER_RAYS,
+        power_of_two: false,
+        fixed: None,
+        planned: "as many as fit the spill tile",
+        doc: "Rays the spill store above the root holds; also the cap on rays in flight.",
+        set: |o, v| o.spill = Some(count(v)),
+    },
+    Key {
+        name: "region_kib",
+        value: "N",
+        min: 0,
+        max: TILE_BYTES / 1024,
+        power_of_two: false,
+        fixed: None,
+        planned: "all the injector tile has left",
+        doc: "KiB of each injector tile for copies of the shards its rays cross first, which it marches them through (at least the largest shard).",
+        set: |o, v| o.region_bytes = Some(count(v) * 1024),
+    },
+    Key {
+        name: "drain",
+        value: "N",
+        min: 0,
+        max: MAX_ITERATIONS,
+        power_of_two: false,
+        fixed: Some(|o| o.drain_iters.to_string()),
+        planned: "",
+        doc: "Idle iterations after each batch (the paper's schedule; 0: batches follow each other within an iteration).",
+        set: |o, v| o.drain_iters = count(v),
+    },
+];
+
+/// The keys whose values fix the tracer links' sizes: with either given, the plan
+/// does not size the links to the camera.
+const LINK_SIZE_KEYS: [&str; 2] = ["link_capacity", "side_capacity"];
+
+/// One `--tune` value, checked.
+pub struct Setting {
+    pub key: &'static Key,
+    pub values: Vec<u32>,
+}
+
+/// `KEY=VALUE` checked against the table: a known key, numbers, in range.
+pub fn parse(text: &str) -> Result<Setting> {
+    let Some((name, value)) = text.split_once('=') else {
+        bail!("--tune {text}: expected KEY=VALUE (the keys are listed in --help)");
+    };
+    let Some(key) = KEYS.iter().find(|k| k.name == name) else {
+        let names: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+        bail!("--tune {text}: unknown key '{name}' (keys: {})", names.join(", "));
+    };
+    let parts: Vec<&str> = if key.is_list() { value.split(',').collect() } else { vec![value] };
+    let mut values = Vec::with_capacity(parts.len());
+    for part in parts {
+        let Ok(v) = part.parse::<u32>() else {
+            let what = if key.is_list() { "numbers separated by ','" } else { "one whole number" };
+            bail!("--tune {text}: '{part}' is not a whole number ({name} takes {what})");
+        };
+        if v < key.min || v > key.max || (key.power_of_two && !v.is_power_of_two()) {
+            bail!("--tune {text}: {v} is out of range ({name} takes {})", key.range_text());
+        }
+        values.push(v);
+    }
+    Ok(Setting { key, values })
+}
+
+/// `base` with every `--tune` value applied (each key at most once), and the
+/// tracer links sized to the camera unless a link size is tuned.
+pub fn apply(base: DeviceOptions, texts: &[String]) -> Result<DeviceOptions> {
+    let mut o = base;
+    let mut given: Vec<(&str, &str)> = Vec::new();
+    for text in texts {
+        let s = parse(text)?;
+        if let Some((_, first)) = given.iter().find(|(n, _)| *n == s.key.name) {
+            bail!("--tune {text}: {} is already tuned ({first}); give each key once", s.key.name);
+        }
+        given.push((s.key.name, text));
+        (s.key.set)(&mut o, &s.values);
+    }
+    o.size_links = !given.iter().any(|(n, _)| LINK_SIZE_KEYS.contains(n));
+    Ok(o)
+}
+
+/// The table as `--tune`'s long help shows it.
+pub fn help() -> String {
+    let mut s = String::from(
+        "Set a buffer or topology knob (repeatable, each key once). A key left out takes its default, \
+most of them sized by the plan to the scene, the camera and the tile; the tracer links are sized \
+to the camera unless link_capacity or side_capacity is tuned.\n",
+    );
+    for k in KEYS {
+        s += &format!("\n  {}={}  [default: {}]\n      {}\n", k.name, k.value, k.default_text(), k.doc);
+    }
+    s
+}
+
+/// The table as the README shows it.
+pub fn markdown() -> String {
+    let mut s = String::from("| key | value | default | what it sets |\n|---|---|---|---|\n");
+    for k in KEYS {
+        s += &format!("| `{}` | {} ({}) | {} | {} |\n", k.name, k.value, k.range_text(), k.default_text(), k.doc);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README's table is this one, between its markers
+    /// (`FOAM_REGEN_README=1 cargo test --lib readme_table` writes it there).
+    #[test]
+    fn readme_table_is_the_code_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+        let readme = std::fs::read_to_string(path).unwrap();
+        let (begin, end) = ("<!-- tune-table: begin -->\n", "<!-- tune-table: end -->");
+        let start = readme.find(begin).expect("README has the tune table's begin marker") + begin.len();
+        let stop = start + readme[start..].find(end).expect("README has the tune table's end marker");
+        if std::env::var_os("FOAM_REGEN_README").is_some() {
+            std::fs::write(path, format!("{}{}{}", &readme[..start], markdown(), &readme[stop..])).unwrap();
+            return;
+        }
+        assert!(readme[start..stop] == markdown(), "README.md's --tune table differs from src/cmd/tune.rs (FOAM_REGEN_README=1 rewrites it):\n{}", markdown());
+    }
+
+    #[test]
+    fn every_default_is_within_its_range_and_sets_itself() {
+        let o = DeviceOptions::default();
+        for k in KEYS {
+            if let Some(f) = k.fixed {
+                let texts = [format!("{}={}", k.name, f(&o))];
+                let tuned = apply(DeviceOptions::default(), &texts).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+                let sized = DeviceOptions { size_links: true, ..DeviceOptions::default() };
+                assert_eq!(format!("{tuned:?}"), format!("{sized:?}"), "{}", k.name);
+            }
+        }
+    }
+}
