@@ -1,5 +1,6 @@
-//! What a user can choose about the device run, with the defaults of the paper
-//! (rc 20, half payload, one row per batch).
+//! What a user can choose about the device run (the CLI's device flags and `--tune`
+//! keys, src/cmd/device_args.rs and src/cmd/tune.rs), with the paper's rc 20 and half
+//! payload and 8×8 blocks as the batches by default.
 
 use partition::RayLayout;
 
@@ -114,8 +115,8 @@ pub struct DeviceOptions {
     /// [`DevicePlan::for_camera`](super::DevicePlan::for_camera) sizes the tracer
     /// links (edges and side links) to the camera's expected load when no
     /// `link_capacity` is given (see [`tracer_links_for_load`] and
-    /// [`DeviceOptions::sizes_links_to_camera`]); the CLI's default unless
-    /// --link-capacity or --side-capacity is given.
+    /// [`DeviceOptions::sizes_links_to_camera`]); the CLI sets it unless
+    /// `link_capacity` or `side_capacity` is tuned.
     pub size_links: bool,
     /// Most copies of neighbouring shards a tracer holds beside its own, to march
     /// rays on through in the same step (see [`super::copies`]); only planned for a
@@ -223,9 +224,8 @@ pub fn default_link_capacity(ray_bytes: u32) -> Vec<u32> {
 
 /// Iterations over which links sized to a camera should carry the rays the
 /// busiest tracer is expected to take in: a sixth of the issue-5 frame budget of
-/// 240, because rays arrive in bursts, not evenly (on the 1 M-cell bench scene,
-/// 120 left the busiest tracers' edges at 80 rays and the frame at 360
-/// iterations; 60 gave 300, 40 gave 280).
+/// 240, because rays arrive in bursts, not evenly (longer spans left the busiest
+/// tracers' edges too narrow: docs/performance-log.md).
 pub const SIZING_ITERATIONS: f64 = 40.0;
 
 /// Smallest tracer edge and side-link buffers when links are sized to a camera.
