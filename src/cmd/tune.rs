@@ -63,19 +63,31 @@ fn list(v: &[u32]) -> String {
 /// The highest tile count a target may give: 64 Mk2 IPUs.
 const MAX_TILES: u32 = 64 * 1472;
 
+/// What most keys are: one number of rays from 0 to [`MAX_BUFFER_RAYS`], its
+/// default planned.
+const ONE_NUMBER: Key = Key {
+    name: "",
+    value: "N",
+    min: 0,
+    max: MAX_BUFFER_RAYS,
+    power_of_two: false,
+    fixed: None,
+    planned: "",
+    doc: "",
+    set: |_, _| {},
+};
+
 /// Every key, in the order the table lists them: the tree's shape, its lanes, the
 /// tracers' links and stores, the other tiles' stores, the schedule.
 pub const KEYS: &[Key] = &[
     Key {
         name: "tiles",
-        value: "N",
         min: 1,
         max: MAX_TILES,
-        power_of_two: false,
         fixed: Some(|o| o.tiles.to_string()),
-        planned: "",
         doc: "Tiles of the target (1472 per Mk2 IPU); the tiles the tree leaves free split the heaviest shards in two.",
         set: |o, v| o.tiles = count(v),
+        ..ONE_NUMBER
     },
     Key {
         name: "fanout",
@@ -84,152 +96,113 @@ pub const KEYS: &[Key] = &[
         max: foam_layout::FOAM_MAX_FANOUT,
         power_of_two: true,
         fixed: Some(|o| list(&o.fanout)),
-        planned: "",
         doc: "Router children per tree level from the tracers up; the last repeats and the top router takes the shard bits left (4 is the paper's quadtree).",
         set: |o, v| o.fanout = v.to_vec(),
+        ..ONE_NUMBER
     },
     Key {
         name: "injectors",
-        value: "N",
         min: 1,
         max: foam_layout::FOAM_MAX_INJECTORS,
-        power_of_two: false,
         fixed: Some(|o| o.injectors.to_string()),
-        planned: "",
         doc: "Injector tiles emitting primary rays, each on a lane of the root of its own.",
         set: |o, v| o.injectors = count(v),
+        ..ONE_NUMBER
     },
     Key {
         name: "inject_capacity",
-        value: "N",
         min: 1,
-        max: MAX_BUFFER_RAYS,
-        power_of_two: false,
         fixed: Some(|o| o.inject_capacity.to_string()),
-        planned: "",
         doc: "Rays per injector-lane buffer: what one injector can emit into the root per iteration.",
         set: |o, v| o.inject_capacity = count(v),
+        ..ONE_NUMBER
     },
     Key {
         name: "direct_capacity",
-        value: "N",
-        min: 0,
-        max: MAX_BUFFER_RAYS,
-        power_of_two: false,
         fixed: Some(|o| o.direct_capacity.to_string()),
-        planned: "",
         doc: "Rays per buffer of each injector's direct lane to each router under the root, which carries primary rays past the root (0: no direct lanes).",
         set: |o, v| o.direct_capacity = count(v),
+        ..ONE_NUMBER
     },
     Key {
         name: "link_capacity",
         value: "N,..",
         min: 1,
-        max: MAX_BUFFER_RAYS,
-        power_of_two: false,
-        fixed: None,
         planned: "256,768,384 (half payload; the same bytes for the others), tracer edges sized to the camera",
         doc: "Rays per tree-link buffer by level: tracer edges, then the edges above each router level; the last repeats up to the spill store. Fixes the tracer links' sizes (no sizing to the camera).",
         set: |o, v| o.link_capacity = v.to_vec(),
+        ..ONE_NUMBER
     },
     Key {
         name: "side_links",
-        value: "N",
-        min: 0,
         max: foam_layout::FOAM_MAX_SIDES,
-        power_of_two: false,
         fixed: Some(|o| o.side_links.to_string()),
-        planned: "",
         doc: "Side links per tracer: direct edges to the neighbouring shards the camera's sampled rays cross into most (by shared faces when the links are tuned); 0: every ray takes the tree.",
         set: |o, v| o.side_links = count(v),
+        ..ONE_NUMBER
     },
     Key {
         name: "side_capacity",
-        value: "N",
         min: 1,
-        max: MAX_BUFFER_RAYS,
-        power_of_two: false,
-        fixed: None,
         planned: "32, sized to the camera with the tracer edges",
         doc: "Rays per side-link buffer, each direction. Fixes the tracer links' sizes (no sizing to the camera).",
         set: |o, v| o.side_capacity = count(v),
+        ..ONE_NUMBER
     },
     Key {
         name: "copies",
-        value: "N",
-        min: 0,
         max: foam_layout::FOAM_REGION_MAX_SHARDS,
-        power_of_two: false,
         fixed: Some(|o| o.copies.to_string()),
-        planned: "",
         doc: "Most copies of neighbouring shards a tracer holds to march rays on through without the routers; chosen from the camera's sampled rays, as many as fit the tile (0: none).",
         set: |o, v| o.copies = count(v),
+        ..ONE_NUMBER
     },
     Key {
         name: "results",
-        value: "N",
-        min: 0,
-        max: MAX_BUFFER_RAYS,
-        power_of_two: false,
         fixed: Some(|o| o.results.to_string()),
-        planned: "",
         doc: "Finished rays a tracer keeps where they finish instead of sending them to their pixel's home tracer, split over its six workers; grown where the sampled rays end and the tile has room (0: all go home).",
         set: |o, v| o.results = count(v),
+        ..ONE_NUMBER
     },
     Key {
         name: "tracer_queue",
-        value: "N",
         min: 1,
-        max: MAX_BUFFER_RAYS,
-        power_of_two: false,
         fixed: Some(|o| o.tracer_queue.to_string()),
-        planned: "",
         doc: "Rays a tracer holds while it waits for credit to send them up.",
         set: |o, v| o.tracer_queue = count(v),
+        ..ONE_NUMBER
     },
     Key {
         name: "router_queue",
-        value: "N",
         min: 1,
-        max: MAX_BUFFER_RAYS,
-        power_of_two: false,
-        fixed: None,
         planned: "as many as fit the router tile",
         doc: "Rays per router queue (up and down, each double-buffered).",
         set: |o, v| o.router_queue = Some(count(v)),
+        ..ONE_NUMBER
     },
     Key {
         name: "spill",
-        value: "N",
         min: 1,
-        max: MAX_BUFFER_RAYS,
-        power_of_two: false,
-        fixed: None,
         planned: "as many as fit the spill tile",
         doc: "Rays the spill store above the root holds; also the cap on rays in flight.",
         set: |o, v| o.spill = Some(count(v)),
+        ..ONE_NUMBER
     },
     Key {
         name: "region_kib",
-        value: "N",
-        min: 0,
         max: TILE_BYTES / 1024,
-        power_of_two: false,
-        fixed: None,
         planned: "all the injector tile has left",
         doc: "KiB of each injector tile for copies of the shards its rays cross first, which it marches them through (at least the largest shard).",
         set: |o, v| o.region_bytes = Some(count(v) * 1024),
+        ..ONE_NUMBER
     },
     Key {
         name: "drain",
-        value: "N",
-        min: 0,
         max: MAX_ITERATIONS,
-        power_of_two: false,
         fixed: Some(|o| o.drain_iters.to_string()),
-        planned: "",
         doc: "Idle iterations after each batch (the paper's schedule; 0: batches follow each other within an iteration).",
         set: |o, v| o.drain_iters = count(v),
+        ..ONE_NUMBER
     },
 ];
 
