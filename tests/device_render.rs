@@ -336,12 +336,12 @@ fn bad_tree_options_are_one_line_errors() {
         (DeviceOptions { link_capacity: vec![4096], ..opts(RayLayout::Half) }, "no room for queues"),
         (DeviceOptions { region_bytes: Some(620 * 1024), ..opts(RayLayout::Half) }, "an injector tile needs"),
         (DeviceOptions { injectors: 9, ..opts(RayLayout::Half) }, "9 injectors: the root takes 1 to 8 injector lanes"),
-        (DeviceOptions { inject_capacity: 0, ..opts(RayLayout::Half) }, "--inject-capacity must be at least 1 ray"),
+        (DeviceOptions { inject_capacity: 0, ..opts(RayLayout::Half) }, "--tune inject_capacity must be at least 1 ray"),
         (DeviceOptions { spill: Some(100), ..opts(RayLayout::Half) }, "the spill store (100) must hold at least one link buffer"),
-        (DeviceOptions { side_links: 17, ..opts(RayLayout::Half) }, "--side-links 17: a tracer has at most 16 side links"),
-        (DeviceOptions { side_capacity: 0, ..opts(RayLayout::Half) }, "--side-capacity must be at least 1 ray"),
-        (DeviceOptions { copies: 257, ..opts(RayLayout::Half) }, "--copies 257: a tracer holds at most 256 shard copies"),
-        (DeviceOptions { direct_capacity: 20_000, ..opts(RayLayout::Half) }, "--direct-capacity"),
+        (DeviceOptions { side_links: 17, ..opts(RayLayout::Half) }, "--tune side_links=17: a tracer has at most 16 side links"),
+        (DeviceOptions { side_capacity: 0, ..opts(RayLayout::Half) }, "--tune side_capacity must be at least 1 ray"),
+        (DeviceOptions { copies: 257, ..opts(RayLayout::Half) }, "--tune copies=257: a tracer holds at most 256 shard copies"),
+        (DeviceOptions { direct_capacity: 20_000, ..opts(RayLayout::Half) }, "inject_capacity or direct_capacity"),
     ] {
         let e = plan(o).expect("must be refused");
         assert!(e.contains(want) && !e.contains('\n'), "{e}");

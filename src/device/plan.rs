@@ -500,13 +500,13 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
     }
     let most = foam_layout::FOAM_MAX_SIDES;
     if o.side_links > most {
-        return bad(format!("--side-links {}: a tracer has at most {most} side links", o.side_links));
+        return bad(format!("--tune side_links={}: a tracer has at most {most} side links", o.side_links));
     }
     if o.side_links > 0 && o.side_capacity == 0 {
-        return bad("--side-capacity must be at least 1 ray when tracers have side links".into());
+        return bad("--tune side_capacity must be at least 1 ray when tracers have side links".into());
     }
     if o.copies as usize > REGION_SHARDS {
-        return bad(format!("--copies {}: a tracer holds at most {REGION_SHARDS} shard copies", o.copies));
+        return bad(format!("--tune copies={}: a tracer holds at most {REGION_SHARDS} shard copies", o.copies));
     }
     if !(0.0..1.0).contains(&o.t_stop) {
         return bad(format!("transmittance threshold {} must be in [0, 1)", o.t_stop));
@@ -531,7 +531,7 @@ fn fill_stores(tree: &Tree, spec: &mut RenderSpec, o: &DeviceOptions) -> Result<
                 let (child, parent) = (o.edge_capacity(n.level - 1), o.edge_capacity(n.edge_level));
                 if q < child.max(parent) {
                     return Err(DeviceError::Options(format!(
-                        "a level-{} router ({} children) has no room for queues beside its links of {child} and {parent} rays: lower --link-capacity or --fanout",
+                        "a level-{} router ({} children) has no room for queues beside its links of {child} and {parent} rays: tune a lower link_capacity or fanout",
                         n.level, n.fanout
                     )));
                 }

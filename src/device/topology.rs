@@ -78,7 +78,7 @@ impl Topology {
             )));
         }
         if o.inject_capacity == 0 {
-            return Err(DeviceError::Options("--inject-capacity must be at least 1 ray".into()));
+            return Err(DeviceError::Options("--tune inject_capacity must be at least 1 ray".into()));
         }
         topology.region_bytes = topology.region()?;
         Ok(topology)
@@ -160,7 +160,7 @@ impl Topology {
         let injector_bytes = region_bytes + block_list + links;
         if injector_bytes + TILE_RESERVE_BYTES > tile {
             return Err(DeviceError::Options(format!(
-                "an injector tile needs {injector_bytes} B for its camera region ({region_bytes} B, the largest shard is {largest_shard} B), block list and links but a tile has {tile}: use more shards, a smaller --region-kib, --inject-capacity or --direct-capacity"
+                "an injector tile needs {injector_bytes} B for its camera region ({region_bytes} B, the largest shard is {largest_shard} B), block list and links but a tile has {tile}: use more shards, or tune a smaller region_kib, inject_capacity or direct_capacity"
             )));
         }
         Ok(region_bytes)
