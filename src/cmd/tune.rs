@@ -2,8 +2,9 @@
 //! that sets them, checks them and documents them (in `--help` and, through
 //! [`markdown`], in the README, which a test holds to this table).
 //!
-//! A key left out takes its default, which for most is what the plan sizes to the
-//! scene, the camera and the tile. A key given fixes that value: in particular the
+//! A key left out takes its default: a fixed number, or what the plan sizes to the
+//! scene, the camera and the tile (shard copies and result stores are planned up to
+//! and from theirs). A key given fixes that value: in particular the
 //! tracer links are sized to the camera only while neither `link_capacity` nor
 //! `side_capacity` is tuned, because sizing shares one expected load between the
 //! two, so fixing either leaves nothing to share (and a user who fixes a link size
@@ -260,9 +261,9 @@ pub fn apply(base: DeviceOptions, texts: &[String]) -> Result<DeviceOptions> {
 /// The table as `--tune`'s long help shows it.
 pub fn help() -> String {
     let mut s = String::from(
-        "Set a buffer or topology knob (repeatable, each key once). A key left out takes its default, \
-most of them sized by the plan to the scene, the camera and the tile; the tracer links are sized \
-to the camera unless link_capacity or side_capacity is tuned.\n",
+        "Set a buffer or topology knob (repeatable, each key once). A key left out takes its default: \
+a fixed number, or what the plan sizes to the scene, the camera and the tile; the tracer links are \
+sized to the camera unless link_capacity or side_capacity is tuned.\n",
     );
     for k in KEYS {
         s += &format!("\n  {}={}  [default: {}]\n      {}\n", k.name, k.value, k.default_text(), k.doc);
