@@ -145,3 +145,36 @@ fn bad_input_is_a_one_line_error() {
     let e = expect_error(&["render", "/nonexistent/scene.ply", "--camera", "nope.json", "-o", o]);
     assert!(e.contains("nope.json") || e.contains("nonexistent"), "{e}");
 }
+
+/// `render --help` and `bench --help` both list the --tune table (keys and defaults,
+/// the same text the README's table is held to).
+#[test]
+fn help_lists_every_tune_key_for_render_and_bench() {
+    for cmd in ["render", "bench"] {
+        let out = run(&[cmd, "--help"]);
+        assert!(out.status.success());
+        let help = String::from_utf8(out.stdout).unwrap();
+        for row in [
+            "tiles=N  [default: 1472]",
+            "fanout=F,..  [default: 16,8]",
+            "injectors=N  [default: 8]",
+            "inject_capacity=N  [default: 384]",
+            "direct_capacity=N  [default: 128]",
+            "link_capacity=N,..  [default: 256,768,384",
+            "side_links=N  [default: 16]",
+            "side_capacity=N  [default: 32, sized to the camera",
+            "copies=N  [default: 3]",
+            "results=N  [default: 1536]",
+            "tracer_queue=N  [default: 2048]",
+            "router_queue=N  [default: as many as fit the router tile]",
+            "spill=N  [default: as many as fit the spill tile]",
+            "region_kib=N  [default: all the injector tile has left]",
+            "drain=N  [default: 0]",
+        ] {
+            assert!(help.contains(row), "{cmd} --help lacks {row:?}:\n{help}");
+        }
+        for flag in ["--shards", "--layout", "--rc", "--max-iterations", "--batch", "--backend", "--tune"] {
+            assert!(help.contains(&format!("      {flag} <")), "{cmd} --help lacks {flag}");
+        }
+    }
+}
