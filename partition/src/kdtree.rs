@@ -1,8 +1,9 @@
 //! Balanced k-d tree: median split on the axis of widest extent, `depth` levels.
 //!
 //! Leaves come out in tree order with the first split as the most significant bit of
-//! the shard id, so siblings (ids differing in the low bits) share quadtree routers:
-//! two k-d levels make one router level.
+//! the shard id, so siblings (ids differing in the low bits) share routers: a router
+//! of fanout F takes log2(F) k-d levels (two for the paper's quadtree, four for the
+//! default 16-wide level-1 routers).
 
 use rayon::prelude::*;
 

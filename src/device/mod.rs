@@ -1,4 +1,4 @@
-//! The device renderer: the paper's IPU design (tracers, quadtree routers, a
+//! The device renderer: the paper's IPU design (tracers, a tree of routers, a
 //! spill store, injectors) built through the Poplar API and run on the host runtime
 //! here or on an IPU with the SDK.
 

@@ -44,7 +44,7 @@ pub struct FrameStats {
     pub router_levels: Vec<RouterLevel>,
 }
 
-/// The routers of one quadtree level over a frame.
+/// The routers of one tree level over a frame.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RouterLevel {
     /// 1 = parents of the tracers; the root has the highest level.
