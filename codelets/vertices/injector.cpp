@@ -20,6 +20,7 @@
 
 #include "foam/lanes.h"
 #include "foam/layout.h"
+#include "foam/probe.h"
 #include "foam/march.h"
 #include "foam/ray.h"
 
@@ -84,6 +85,7 @@ public:
       if (++u == inner) u = 0, ++v;
       if (x >= cam.width || y >= cam.height) continue;
       foam_ray r;
+      FOAM_PROBE(emit);
       r.shard = cam.start_shard;
       r.cell = cam.start_cell;
       r.px = foam_px_make(x, y, 0);
@@ -149,6 +151,7 @@ public:
     for (unsigned i = begin; i < end; ++i) {
       unsigned char *slot = slots + (size_t)i * p.ray_bytes;
       foam_ray ray;
+      FOAM_PROBE(ray);
       foam_ray_load(slot, p.layout, p.hops, &ray);
       // One shard visit = one tracer hop, as on a tracer tile; no shard of its own.
       foam_march_copies(&cam, p.layout, p.hops, slot, FOAM_INVALID_SHARD, nullptr, &rh, &region[0], &ray, &work[0], &work[1]);
@@ -193,6 +196,7 @@ public:
     uint32_t up = 0, kept = 0, direct = 0;
     for (uint32_t i = 0; i < h.count; ++i) {
       unsigned char *slot = slots + (size_t)i * stride;
+      FOAM_PROBE(deal);
       const unsigned k = lanes ? ((uint32_t)foam_slot_shard(slot) >> p.level_shift) & (lanes - 1) : 0;
       if (lanes && sent[k] < limit[k]) {
         memcpy(&directOut[0] + foam_direct_offset(&p, k, 1) + sizeof(foam_inject_up) + (size_t)sent[k]++ * stride, slot,

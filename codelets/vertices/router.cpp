@@ -24,6 +24,7 @@
 
 #include "foam/lanes.h"
 #include "foam/layout.h"
+#include "foam/probe.h"
 #include "foam/ray.h"
 
 using namespace poplar;
@@ -103,6 +104,7 @@ public:
     for (unsigned k = 0; k < s.n; ++k) {
       unsigned begin = s.count[k] * workerId / workers, end = s.count[k] * (workerId + 1) / workers;
       for (unsigned i = begin; i < end; ++i) {
+        FOAM_PROBE(ray);
         int cat = classify(route, foam_slot_shard(s.ptr[k] + (size_t)i * p.ray_bytes), s.fromParent[k]);
         if (cat >= 0) counts[cat]++;
       }
@@ -381,6 +383,7 @@ public:
       unsigned begin = s.count[k] * workerId / workers, end = s.count[k] * (workerId + 1) / workers;
       for (unsigned i = begin; i < end; ++i) {
         const unsigned char *src = s.ptr[k] + (size_t)i * stride;
+        FOAM_PROBE(ray);
         int cat = classify(route, foam_slot_shard(src), s.fromParent[k]);
         if (cat < 0) continue;
         uint32_t r = rank[cat]++;
@@ -403,6 +406,7 @@ public:
           }
         }
         if (!dst) continue;  // over capacity: RouterPlan counted it as overflow
+        FOAM_PROBE(moved);
         memcpy(dst, src, stride);
         if (leaves && p.hops) {  // one more router visited
           foam_ray_hops h;

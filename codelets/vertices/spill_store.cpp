@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "foam/layout.h"
+#include "foam/probe.h"
 #include "foam/ray.h"
 
 using namespace poplar;
@@ -42,6 +43,7 @@ public:
     const unsigned char *arrivals = &inbox[0] + sizeof(foam_link_header);
     for (unsigned i = 0; i < in.count; ++i) {
       const unsigned char *src = arrivals + (size_t)i * stride;
+      FOAM_PROBE(arrival);
       if (foam_slot_shard(src) == FOAM_INVALID_SHARD) continue;
       if (c.spill < p.queue_capacity) memcpy(store + (size_t)c.spill++ * stride, src, stride);
       else st.overflow++;

@@ -16,6 +16,7 @@
 
 #include "foam/lanes.h"
 #include "foam/layout.h"
+#include "foam/probe.h"
 #include "foam/march.h"
 #include "foam/ray.h"
 
@@ -133,6 +134,7 @@ public:
       for (unsigned i = lo; i < hi; ++i) {
         unsigned char *slot = in.slots[b] + (size_t)i * p.ray_bytes;
         foam_ray ray;
+        FOAM_PROBE(ray);
         foam_ray_load(slot, p.layout, p.hops, &ray);
         if (ray.shard != p.shard) {  // not ours: TracerSend returns it to the tree
           work[FOAM_TW_MISROUTED]++;
@@ -146,6 +148,7 @@ public:
           // Finished here: keep it in this worker's part of the result store if
           // there is room, instead of sending it home through the tree.
           if (work[FOAM_TW_RESULTS] < p.result_slots) {
+            FOAM_PROBE(result);
             const foam_result r = outcome(cam, p, ray);
             memcpy(store + (size_t)work[FOAM_TW_RESULTS]++ * sizeof r, &r, sizeof r);
             work[FOAM_TW_PIXELS]++;
@@ -156,6 +159,7 @@ public:
         // Finished, and home (arrived, or ended here): write the pixel and free the
         // slot. A finished ray whose home is elsewhere is already in its slot.
         if (ray.shard == p.shard) {
+          FOAM_PROBE(pixel);
           if (writePixel(&pixels[0], slicePixels, shift, p, cam, ray))
             work[FOAM_TW_PIXELS]++;
           else
@@ -203,6 +207,7 @@ public:
     }
     // Sends the ray in `src` on if some link has credit for it.
     auto send = [&](const unsigned char *src) {
+      FOAM_PROBE(send);
       const uint16_t dest = foam_slot_shard(src);
       for (unsigned k = 0; k < p.side_links; ++k) {
         if (p.side_shard[k] != dest) continue;
@@ -226,6 +231,7 @@ public:
     for (unsigned b = 0; b < from.n; ++b) {
       for (unsigned i = 0; i < from.count[b]; ++i) {
         const unsigned char *src = from.slots[b] + (size_t)i * stride;
+        FOAM_PROBE(scan);
         if (foam_slot_shard(src) == FOAM_INVALID_SHARD || send(src)) continue;
         if (kept < capacity)
           memcpy(store + (size_t)kept++ * stride, src, stride);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "foam/layout.h"
+#include "foam/probe.h"
 #include "foam/ray.h"
 
 /* Cells with density at or below this contribute nothing (as the original). */
@@ -92,6 +93,7 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
   float t0 = ray->t;
   float T = ray->T;
   foam_march_end end = FOAM_MARCH_FINISHED;
+  FOAM_PROBE(visit);
   for (;;) {
     foam_cell cell = foam_shard_cell(s, c);
     foam_vec3 p = {cell.x, cell.y, cell.z};
@@ -102,9 +104,11 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
       uint16_t n;
       memcpy(&n, s->adj + (size_t)k * 2, 2);
       foam_vec3 q = foam_shard_site(s, n);
+      FOAM_PROBE(neighbour);
       foam_vec3 nrm = {q.x - p.x, q.y - p.y, q.z - p.z};
       float dp = foam_dot(nrm, d);
       if (dp > 0.0f) {
+        FOAM_PROBE(ahead);
         foam_vec3 face = {p.x + nrm.x * 0.5f - o.x, p.y + nrm.y * 0.5f - o.y, p.z + nrm.z * 0.5f - o.z};
         float t = foam_dot(face, nrm) / dp;
         if (t < best_t) {
@@ -114,6 +118,7 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
       }
     }
     marched++;
+    FOAM_PROBE(step);
     if (best == 0xFFFFFFFFu) { /* hull cell: the last, infinite segment is not composited */
       steps++;
       end = FOAM_MARCH_FINISHED;
@@ -121,6 +126,7 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
     }
     if (best_t > t0) {
       float sigma = cell.density;
+      FOAM_PROBE(composite);
       float alpha = 1.0f - expf(-sigma * (best_t - t0));
       float T_next = T * (1.0f - alpha);
       if (sigma > FOAM_MIN_DENSITY) { /* near-empty cells attenuate but add no colour */
@@ -132,7 +138,7 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
       /* sigma > 0: a payload without depth (fp32, mixed) arrives below the
        * quantile with depth unset, and may then cross an empty cell. */
       if (ray->depth < 0.0f && T_next < FOAM_DEPTH_QUANTILE && sigma > 0.0f)
-        ray->depth = t0 + logf(T / FOAM_DEPTH_QUANTILE) / sigma;
+        FOAM_PROBE(depth), ray->depth = t0 + logf(T / FOAM_DEPTH_QUANTILE) / sigma;
       T = T_next;
     }
     if (best_t > t0) t0 = best_t;
@@ -209,10 +215,12 @@ static inline void foam_march_copies(const foam_camera *cam, uint32_t layout, ui
                                      uint16_t own_shard, const unsigned char *own, const foam_region_header *directory,
                                      const unsigned char *region, foam_ray *ray, uint32_t *visits, uint32_t *cells) {
   foam_vec3 o, d; /* the pixel's ray, the same on every shard it crosses here */
+  FOAM_PROBE(held);
   foam_camera_ray(cam, foam_px_x(ray->px), foam_px_y(ray->px), &o, &d);
   while (ray->cell != FOAM_FINISHED_CELL) {
     const unsigned char *blob = own && ray->shard == own_shard ? own : (const unsigned char *)0;
     if (!blob) {
+      FOAM_PROBE(region_find);
       const int k = foam_region_find(directory, ray->shard);
       if (k < 0) break;
       blob = region + directory->offset[k];

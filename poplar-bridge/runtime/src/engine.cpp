@@ -25,7 +25,7 @@ static std::uint8_t *alignedAlloc(std::size_t bytes) {
 
 EngineImpl::EngineImpl(std::unique_ptr<GraphState> state)
     : owned(std::move(state)), s(*owned), layout(computeLayout(s, true)),
-      poolPtr(std::make_unique<Pool>(Pool::threadsFromEnv())) {}
+      poolPtr(std::make_unique<Pool>(Pool::threadsFromEnv())), recorder(Recorder::fromEnv()) {}
 
 EngineImpl::~EngineImpl() {
   for (auto &o : objects)
@@ -130,6 +130,8 @@ void EngineImpl::bindVertices() {
         std::uint8_t buf[8] = {};
         c.value.store(f.type, buf);
         f.bind(obj, buf, 1);
+        if (recorder)
+          recorder->bind(id, {&f, nullptr, 1, f.type.size(), std::vector<std::uint8_t>(buf, buf + f.type.size())});
         continue;
       }
       auto imp = layout.implicitOf.find({id, f.name});
@@ -146,11 +148,16 @@ void EngineImpl::bindVertices() {
           pos += r.len;
         }
         f.bind(obj, buf, c.tensor.numElements());
+        if (recorder)
+          recorder->bind(id, {&f, buf, c.tensor.numElements(), c.tensor.numElements() * f.type.size(), {}});
         continue;
       }
       std::size_t off = 0;
       resolveView(layout, c.tensor.hostData(), [&](unsigned, std::size_t o, std::size_t) { off = o; });
       f.bind(obj, tileMem[tile] ? at(tile, off) : nullptr, c.tensor.numElements());
+      if (recorder)
+        recorder->bind(id, {&f, tileMem[tile] ? at(tile, off) : nullptr, c.tensor.numElements(),
+                            c.tensor.numElements() * f.type.size(), {}});
     }
     if (p.tiles.empty() || p.tiles.back() != tile) {
       p.tiles.push_back(tile);
@@ -342,6 +349,9 @@ void EngineImpl::runCs(CsPlan &p) {
   counters.estimatedCycles += p.perfMax;
   counters.implicitExchangeBytes += p.implicitBytes;
   runPieces(p.copyIn);
+  const bool record = recorder && recorder->wants(p);
+  if (record)
+    recorder->before(s, p);
   std::mutex m;
   std::size_t badTile = SIZE_MAX;
   std::string err;
@@ -370,6 +380,8 @@ void EngineImpl::runCs(CsPlan &p) {
   poolPtr->run(p.jobs.size(), job);
   if (badTile != SIZE_MAX)
     throw poplar::runtime_error(err);
+  if (record)
+    recorder->after(s, p);
   runPieces(p.copyOut);
 }
 

@@ -4,6 +4,7 @@
 #define POPLAR_HOST_ENGINE_IMPL_HPP
 #include "layout.hpp"
 #include "pool.hpp"
+#include "record.hpp"
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -107,6 +108,7 @@ struct EngineImpl {
   std::map<std::string, HostIo> writes, reads;
   std::map<std::string, StreamBuffer> streams;
   std::unique_ptr<Pool> poolPtr;
+  std::unique_ptr<Recorder> recorder; // POPLAR_HOST_RECORD (record.hpp)
 
   Counters counters;
   bool loaded = false;

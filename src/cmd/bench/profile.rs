@@ -94,6 +94,16 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
         plan.shards() as u64 * plan.slice_pixels as u64 * size_of::<foam_layout::foam_pixel>() as u64;
     let step_instr = cell_step_instr(mean_degree);
     let mut renderer = DeviceRenderer::new(plan)?;
+    // Research tooling (tools/costs/frame_model.py): every tile's work per iteration.
+    let mut dump = std::env::var_os("FOAM_PROFILE_DUMP").map(|path| {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("FOAM_PROFILE_DUMP: cannot create"));
+        use std::io::Write;
+        writeln!(f, "# link_bytes {} busiest_link_bytes {} links_max {} ray_bytes {}", link_bytes, busiest_link_bytes, links_max, ray_bytes).ok();
+        for (i, n) in tree.nodes.iter().enumerate() {
+            writeln!(f, "tile {i} {:?} level {} fanout {} inject_lanes {} links {} sent_bytes {}", n.role, n.level, n.fanout, n.inject_lanes, links[i].0, sent[i]).ok();
+        }
+        f
+    });
 
     let mut prev = vec![foam_tile_stats::default(); tree.nodes.len()];
     let (mut prev_injected, mut prev_iterations) = (0u64, 0u64);
@@ -109,8 +119,15 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
             ..IterationLoad::default()
         };
         prev_injected = st.injected as u64;
-        for (((n, s), p), &(_, links)) in tree.nodes.iter().zip(tiles).zip(&prev).zip(&links) {
+        for (ti, (((n, s), p), &(_, links))) in tree.nodes.iter().zip(tiles).zip(&prev).zip(&links).enumerate() {
             let rays = (s.rays_in - p.rays_in) as u64;
+            if let Some(f) = dump.as_mut() {
+                use std::io::Write;
+                let (steps, px) = (s.cell_steps - p.cell_steps, s.pixels - p.pixels);
+                if rays > 0 || steps > 0 || px > 0 {
+                    writeln!(f, "{} {ti} {rays} {steps} {px}", prev_iterations).ok();
+                }
+            }
             match n.role {
                 Role::Tracer => {
                     let steps = (s.cell_steps - p.cell_steps) as u64;

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Per-operation instruction costs of the codelets, fitted on recorded vertex runs.
+
+  costs.py select FEATURES.tsv OUT.txt [--busy N] [--idle M]
+      record indices to measure: up to N busy and M idle records per vertex type
+  costs.py fit FEATURES.tsv CALLGRIND.out [...pairs] [--json OUT.json]
+      joins each worker's events (replay-probe) with its instructions (callgrind
+      dumps of replay-o2/o3) and fits instructions per event by least squares
+
+FEATURES.tsv is the output of replay-probe on a record directory; CALLGRIND.out the
+combined dumps of `replay-o2 DIR --select OUT.txt --measure` under callgrind.
+"""
+import json
+import random
+import sys
+from collections import defaultdict
+
+import numpy as np
+
+# The events each vertex type's cost is fitted on (FOAM_PROBE names, foam/probe.h).
+MODELS = {
+    "TracerMarch": ["ray", "held", "visit", "region_find", "step", "neighbour", "ahead", "composite", "depth",
+                    "result", "pixel"],
+    "InjectorMarch": ["ray", "held", "visit", "region_find", "step", "neighbour", "ahead", "composite", "depth"],
+    "TracerSend": ["scan", "send"],
+    "RouterCount": ["ray"],
+    "RouterForward": ["ray", "moved"],
+    "RouterPlan": [],
+    "Injector": ["emit"],
+    "InjectorSend": ["deal"],
+    "Generator": ["arrival"],
+}
+# The reduced model the cost table states: per ray loaded, per ray marched on (held),
+# per shard visit, per cell step, per neighbour tested, per finished ray written.
+REDUCED = ["ray", "held", "visit", "step", "neighbour", "result", "pixel"]
+
+
+def read_features(path):
+    rows = []
+    with open(path) as f:
+        head = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            v = line.rstrip("\n").split("\t")
+            r = dict(zip(head, v))
+            for k in head[5:]:
+                r[k] = int(r[k])
+            r["record"] = int(r["record"])
+            rows.append(r)
+    return rows
+
+
+def select(args):
+    feats, out = args[0], args[1]
+    busy_n, idle_n = 400, 40
+    if "--busy" in args:
+        busy_n = int(args[args.index("--busy") + 1])
+    if "--idle" in args:
+        idle_n = int(args[args.index("--idle") + 1])
+    rows = read_features(feats)
+    busy, idle = defaultdict(set), defaultdict(set)
+    for r in rows:
+        if r["type"] not in MODELS:
+            continue
+        events = MODELS[r["type"]] or ["ray"]
+        (busy if any(r[e] for e in events) else idle)[r["type"]].add(r["record"])
+    rng = random.Random(1)
+    chosen = set()
+    for t in MODELS:
+        b = sorted(busy[t])
+        i = sorted(idle[t] - busy[t])
+        chosen |= set(rng.sample(b, min(busy_n, len(b))))
+        chosen |= set(rng.sample(i, min(idle_n, len(i))))
+        print(f"{t}: {len(b)} busy, {len(i)} idle records", file=sys.stderr)
+    with open(out, "w") as f:
+        for k in sorted(chosen):
+            print(k, file=f)
+    print(f"{len(chosen)} records selected", file=sys.stderr)
+
+
+def read_callgrind(path):
+    """Instructions per dump label ("r<record>w<worker>") and self cost per function."""
+    totals, fns = {}, defaultdict(lambda: defaultdict(int))
+    label, fn, skip = None, None, False
+    with open(path) as f:
+        for line in f:
+            if line.startswith("desc: Trigger: Client Request: "):
+                label = line.split(": ")[-1].strip()
+            elif line.startswith("summary: ") or line.startswith("totals: "):
+                totals[label] = int(line.split()[1])
+            elif line.startswith("fn="):
+                fn = line[3:].strip()
+            elif line.startswith("calls="):
+                skip = True
+            elif line[:1].isdigit() or line[:1] in "+-*":
+                if skip:
+                    skip = False
+                    continue
+                parts = line.split()
+                if len(parts) >= 2 and fn is not None and label is not None:
+                    fns[label][fn] += int(parts[1])
+    return totals, fns
+
+
+def lstsq(x, y):
+    """Non-negative least squares (a cost is never negative), weighted by 1/sqrt(y) so
+    that the many small runs and the few large ones both count. Returns the
+    coefficients, R^2, and the median and 95th-percentile relative error over all
+    runs and over the runs of at least 10,000 instructions."""
+    from scipy.optimize import nnls
+    w = 1.0 / np.sqrt(np.maximum(y, 100.0))
+    coef, _ = nnls(x * w[:, None], y * w)
+    pred = x @ coef
+    ss_res = float(((y - pred) ** 2).sum())
+    ss_tot = float(((y - y.mean()) ** 2).sum()) or 1.0
+    rel = np.abs(pred - y) / np.maximum(y, 1)
+    big = y >= 10000
+    stats = dict(r2=1 - ss_res / ss_tot, median_rel_err=float(np.median(rel)), p95_rel_err=float(np.percentile(rel, 95)))
+    if big.any():
+        stats.update(big_runs=int(big.sum()), big_median_rel_err=float(np.median(rel[big])),
+                     big_p95_rel_err=float(np.percentile(rel[big], 95)))
+    return coef, stats
+
+
+def fit(args):
+    out_json = None
+    if "--json" in args:
+        i = args.index("--json")
+        out_json = args[i + 1]
+        args = args[:i] + args[i + 2:]
+    samples = defaultdict(list)  # type -> [(features row, instructions)]
+    fn_share = defaultdict(lambda: defaultdict(int))
+    for feats, cg in zip(args[0::2], args[1::2]):
+        rows = {(r["record"], int(r["worker"])): r for r in read_features(feats)}
+        totals, fns = read_callgrind(cg)
+        for label, ir in totals.items():
+            if not label or not label.startswith("r"):
+                continue
+            rec, w = label[1:].split("w")
+            r = rows.get((int(rec), int(w)))
+            if r is None or r["type"] not in MODELS:
+                continue
+            samples[r["type"]].append((r, ir))
+            for fn, c in fns[label].items():
+                fn_share[r["type"]][fn] += c
+    result = {}
+    for t, events in MODELS.items():
+        s = samples.get(t, [])
+        if not s:
+            continue
+        y = np.array([ir for _, ir in s], dtype=float)
+        entry = {"samples": len(s), "mean_instructions": float(y.mean())}
+        reduced = [e for e in REDUCED if e in events and not (t == "InjectorMarch" and e == "ray")] or events
+        for name, ev in (("full", events), ("reduced", reduced)):
+            if name == "reduced" and ev == events:
+                continue
+            # "active": a worker that has any work sets up (camera, shard, counters) once.
+            x = np.array([[1.0, float(any(r[e] for e in events))] + [r[e] for e in ev] for r, _ in s])
+            coef, stats = lstsq(x, y)
+            entry[name] = {"fixed": float(coef[0]), "active": float(coef[1]),
+                           **{e: float(c) for e, c in zip(ev, coef[2:])}, **stats}
+        totals_fn = fn_share[t]
+        all_ir = sum(totals_fn.values()) or 1
+        entry["functions"] = {fn: round(c / all_ir, 4) for fn, c in
+                              sorted(totals_fn.items(), key=lambda kv: -kv[1])[:12]}
+        if t in ("TracerMarch", "InjectorMarch", "RouterCount", "RouterForward"):
+            # The tile waits for its busiest worker: max over workers / mean, by rays per record.
+            recs = defaultdict(list)
+            for r, ir in s:
+                recs[r["record"]].append((r, ir))
+            bins = defaultdict(list)
+            for ws in recs.values():
+                if len(ws) != 6:
+                    continue
+                rays = sum(r["ray"] for r, _ in ws)
+                irs = [ir for _, ir in ws]
+                b = next(lo for lo in (192, 48, 12, 6, 1, 0) if rays >= lo)
+                bins[b].append(max(irs) / (sum(irs) / 6))
+            entry["worker_max_over_mean"] = {f"rays>={b}": [len(v), round(float(np.mean(v)), 3)]
+                                             for b, v in sorted(bins.items())}
+        ev_tot = {e: sum(r[e] for r, _ in s) for e in events}
+        entry["event_totals"] = ev_tot
+        entry["instructions_total"] = float(y.sum())
+        result[t] = entry
+    text = json.dumps(result, indent=1)
+    if out_json:
+        with open(out_json, "w") as f:
+            f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] not in ("select", "fit"):
+        print(__doc__, file=sys.stderr)
+        sys.exit(1)
+    {"select": select, "fit": fit}[sys.argv[1]](sys.argv[2:])
