@@ -135,7 +135,8 @@ def main(argv):
                coef.get("result", 0) * res + coef.get("pixel", 0) * pix)
         active = coef.get("active", 0) * min(6, loads) if loads else 0
         instr = (6 * coef["fixed"] + active + var) * R(t)
-        worker = (coef["fixed"] + (coef.get("active", 0) if loads else 0) + var / 6 * imbalance(coef["_imb"], loads)) * R(t)
+        imb = force_imb if force_imb else imbalance(coef["_imb"], loads)
+        worker = (coef["fixed"] + (coef.get("active", 0) if loads else 0) + var / 6 * imb) * R(t)
         return 6 * worker, instr
 
     # per tile, per compute set, cycles summed over the frame (for the distribution)
@@ -147,7 +148,7 @@ def main(argv):
     plan_cycles = {}
     for tix, tl in enumerate(tiles):
         if tl["role"] == "Router":
-            plan_cycles[tix] = 6 * c["RouterPlan"]["fixed"] * R("RouterPlan")
+            plan_cycles[tix] = 6 * c["RouterPlan"]["fixed"] * R("RouterPlan") * whatif.get("plan", 1.0)
     idle = {}
     # Idle tiles still launch their vertices: fixed costs per compute set.
     for tix, tl in enumerate(tiles):
@@ -163,12 +164,87 @@ def main(argv):
         else:
             idle[tix] = (6 * c["Generator"]["fixed"] * R("Generator"), 0.0, 0.0)
     idle_arr = np.array([idle[t] for t in range(ntiles)])
+    # What-ifs (idealised: iterations and traffic unchanged, work split evenly):
+    #   spare=N        N free tiles given greedily to the tracers and injectors with the
+    #                  most marching per frame, each replica taking an equal share
+    #   imbalance=X    busiest/mean worker of a marching tile (X=1: split by cost)
+    #   plan=X, exchange=X, fixed=X   scale RouterPlan, exchange bytes, other fixed costs
+    share = np.ones(ntiles)
+    roles_spare = {1: ("Injector",), 2: ("Tracer",)}.get(int(whatif.get("spare_roles", 0)), ("Tracer", "Injector"))
+    # march=X scales the cost of a cell step and of a neighbour; router=X a router's per-ray costs
+    for t in ("TracerMarch", "InjectorMarch"):
+        for k in ("step", "neighbour"):
+            if k in c[t]:
+                c[t][k] *= whatif.get("march", 1.0)
+    for t in ("RouterCount", "RouterForward"):
+        for k in ("ray", "moved"):
+            if k in c[t]:
+                c[t][k] *= whatif.get("router", 1.0)
+    if whatif.get("spare"):
+        load = np.zeros(ntiles)
+        for it_work in work.values():
+            for tix, (rays, steps, px) in it_work.items():
+                if tiles[tix]["role"] in roles_spare:
+                    load[tix] += steps + rays
+        import heapq
+        heap = [(-load[t], t) for t in range(ntiles) if load[t] > 0]
+        heapq.heapify(heap)
+        for _ in range(int(whatif["spare"])):
+            if not heap:
+                break
+            l, t = heapq.heappop(heap)
+            share[t] += 1
+            heapq.heappush(heap, (-load[t] / share[t], t))
+    if whatif.get("replicate"):
+        # replicate=K: every marching tile's frame load split over ceil(load / (K x mean))
+        # tiles (mean over all 1472), as replicas of its shards planned from the camera
+        load = np.zeros(ntiles)
+        for it_work in work.values():
+            for tix, (rays, steps, px) in it_work.items():
+                if tiles[tix]["role"] in ("Tracer", "Injector"):
+                    load[tix] += steps + 3 * rays
+        mean = load.sum() / 1472
+        for t in range(ntiles):
+            if load[t] > 0:
+                share[t] = max(1.0, np.ceil(load[t] / (whatif["replicate"] * mean)))
+    if whatif.get("budget"):
+        # budget=B: a marching tile does at most B (cell steps + 3 x visits) per iteration
+        # and carries the rest over (rays resume where they stopped)
+        B = whatif["budget"]
+        last = max(work) if work else 0
+        march_t = np.array([t["role"] in ("Tracer", "Injector") for t in tiles])
+        arr = np.zeros((last + 1, ntiles, 3))
+        for it_, w_ in work.items():
+            for tix, v in w_.items():
+                arr[it_, tix] = v
+        q = np.zeros((ntiles, 3))
+        out = []
+        it = 1
+        while (it <= last or q[march_t].sum() > 1e-6) and it <= 20 * last:
+            if it <= last:
+                q[march_t] += arr[it, march_t] / share[march_t, None]
+            size = q[:, 1] + 3 * q[:, 0]
+            f = np.where(size > B, B / np.maximum(size, 1e-9), 1.0)
+            done = q * f[:, None]
+            q -= done
+            row = arr[it].copy() if it <= last else np.zeros((ntiles, 3))
+            row[march_t] = done[march_t] * share[march_t, None]
+            out.append(row)
+            it += 1
+        work = {i + 1: {int(t): tuple(r[t]) for t in np.nonzero(r.sum(1) > 0)[0]} for i, r in enumerate(out)}
+        n_iter_budget = len(out)
+    force_imb = whatif.get("imbalance")
+    if whatif.get("budget"):
+        n_iter = max(n_iter, n_iter_budget)
     for it in range(1, n_iter + 1):
         cs = idle_arr.copy()
         steps_it = 0
         for tix, (rays, steps, px) in work.get(it, {}).items():
             tl = tiles[tix]
             role = tl["role"]
+            if share[tix] > 1:
+                k = share[tix]
+                rays, steps, px = rays / k, steps / k, px / k
             if role == "Tracer":
                 res = px * frac_res
                 pix = px - res
@@ -210,7 +286,7 @@ def main(argv):
         for k in range(3):
             tix = int(arg[k])
             r = work.get(it, {}).get(tix, (0, 0, 0))
-            b.append((tiles[tix]["role"], tix, r[0], r[1], r[2], float(mx[k])))
+            b.append((tiles[tix]["role"], tix, r[0], r[1], r[2], float(mx[k]), float(share[tix])))
         busiest.append(b)
     per_iter = np.array(per_iter) if per_iter else np.zeros((0, 3))
     rc = opts["rc"]
@@ -218,7 +294,7 @@ def main(argv):
     iters = calls * rc
     compute = float(per_iter.sum())
     launch_sync = iters * 3 * (VERTEX + SYNC)
-    exch = iters * (EXCHANGE_SETUP + header.get("busiest_link_bytes", 0) / EXCHANGE_BPC + SYNC)
+    exch = iters * (EXCHANGE_SETUP + header.get("busiest_link_bytes", 0) * whatif.get("exchange", 1.0) / EXCHANGE_BPC + SYNC)
     host = calls * HOST_ROUND_TRIP_S
     frame = (compute + launch_sync + exch) / CLOCK_HZ + host
     nz = tile_cycles
@@ -251,6 +327,9 @@ def main(argv):
         exchange_bytes_busiest=header.get("busiest_link_bytes", 0),
         scene_ratios=dict(tracer=tr, injector=ij, scan_per_moved=scan_per_moved, scan_per_load=scan_per_load,
                           send_per_scan=send_per_scan, frac_results=frac_res),
+        what_if=whatif, replicas=int(share.sum() - ntiles),
+        role_totals={r: dict(tiles=int((roles == r).sum()), cell_steps=int(sum(w[t][1] for w in work.values() for t in w if tiles[t]["role"] == r)),
+                             compute_ms=float(nz[roles == r].sum() / CLOCK_HZ * 1e3)) for r in ("Tracer", "Injector", "Router", "Generator")},
         busiest_per_iteration=[[list(x) for x in b] for b in busiest],
     )
     text = {k: v for k, v in out.items() if k != "busiest_per_iteration"}
