@@ -95,14 +95,17 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
     let step_instr = cell_step_instr(mean_degree);
     let mut renderer = DeviceRenderer::new(plan)?;
     // Research tooling (tools/costs/frame_model.py): every tile's work per iteration.
-    let mut dump = std::env::var_os("FOAM_PROFILE_DUMP").map(|path| {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("FOAM_PROFILE_DUMP: cannot create"));
+    let mut dump = std::env::var_os("FOAM_PROFILE_DUMP").and_then(|path| {
+        let file = std::fs::File::create(&path)
+            .map_err(|e| eprintln!("warning: FOAM_PROFILE_DUMP={}: {e}; no profile dump", path.to_string_lossy()))
+            .ok()?;
+        let mut f = std::io::BufWriter::new(file);
         use std::io::Write;
         writeln!(f, "# link_bytes {} busiest_link_bytes {} links_max {} ray_bytes {}", link_bytes, busiest_link_bytes, links_max, ray_bytes).ok();
         for (i, n) in tree.nodes.iter().enumerate() {
             writeln!(f, "tile {i} {:?} level {} fanout {} inject_lanes {} links {} sent_bytes {}", n.role, n.level, n.fanout, n.inject_lanes, links[i].0, sent[i]).ok();
         }
-        f
+        Some(f)
     });
 
     let mut prev = vec![foam_tile_stats::default(); tree.nodes.len()];
