@@ -13,6 +13,7 @@
 // usage: replay DIR [--select FILE] [--measure]
 //   --select FILE  only the record indices listed in FILE (one per line)
 //   --measure      callgrind client requests around each worker
+#include <poplar_host/record_hash.hpp>
 #include <poplar_host/registry.hpp>
 
 #include <valgrind/callgrind.h>
@@ -56,21 +57,6 @@ struct Record {
   std::vector<Field> fields;
   std::map<std::string, std::uint64_t> post;
 };
-
-// The recorder's hash (host/record.cpp), to check what a replay wrote.
-std::uint64_t hashBytes(const std::uint8_t *p, std::size_t n) {
-  std::uint64_t h = 0x243F6A8885A308D3ull ^ (n * 0x9E3779B97F4A7C15ull);
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 31;
-  }
-  for (; i < n; ++i)
-    h = (h ^ p[i]) * 0x100000001B3ull;
-  return h ^ (h >> 29);
-}
 
 [[noreturn]] void die(const std::string &m) {
   std::fprintf(stderr, "replay: %s\n", m.c_str());
@@ -237,7 +223,7 @@ int main(int argc, char **argv) {
     }
     for (std::size_t i = 0; i < t->fields.size(); ++i) {
       auto p = r.post.find(t->fields[i].name);
-      if (p != r.post.end() && hashBytes(mem[i].data(), mem[i].size()) != p->second) {
+      if (p != r.post.end() && poplar_host::recordHash(mem[i].data(), mem[i].size()) != p->second) {
         std::fprintf(stderr, "replay: record %zu (%s on tile %u): field %s differs from the recorded run\n", k,
                      r.type.c_str(), r.tile, t->fields[i].name.c_str());
         ++bad;

@@ -6,6 +6,7 @@
 #include "record.hpp"
 #include "engine_impl.hpp"
 #include "state.hpp"
+#include <poplar_host/record_hash.hpp>
 #include <algorithm>
 #include <cinttypes>
 #include <cstring>
@@ -13,20 +14,6 @@
 #include <poplar/exceptions.hpp>
 
 namespace poplar_host {
-
-static std::uint64_t hashBytes(const std::uint8_t *p, std::size_t n) {
-  std::uint64_t h = 0x243F6A8885A308D3ull ^ (n * 0x9E3779B97F4A7C15ull);
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 31;
-  }
-  for (; i < n; ++i)
-    h = (h ^ p[i]) * 0x100000001B3ull;
-  return h ^ (h >> 29);
-}
 
 std::unique_ptr<Recorder> Recorder::fromEnv() {
   const char *dir = std::getenv("POPLAR_HOST_RECORD");
@@ -63,7 +50,7 @@ void Recorder::bind(unsigned vertex, RecordedField f) {
 }
 
 std::uint64_t Recorder::put(const std::uint8_t *p, std::size_t n) {
-  const std::uint64_t h = hashBytes(p, n);
+  const std::uint64_t h = recordHash(p, n);
   if (have_.insert(h).second) {
     std::fwrite(p, 1, n, blobs_);
     std::fprintf(index_, "%016" PRIx64 " %" PRIu64 " %zu\n", h, blobBytes_, n);
@@ -101,7 +88,7 @@ void Recorder::after(const GraphState &, const CsPlan &p) {
     std::fprintf(recs_, "done %u\n", id);
     for (const RecordedField &f : fields_.at(id))
       if (f.ptr && (f.desc->dir == FieldDir::Out || f.desc->dir == FieldDir::InOut))
-        std::fprintf(recs_, "post %s %016" PRIx64 "\n", f.desc->name.c_str(), hashBytes(f.ptr, f.bytes));
+        std::fprintf(recs_, "post %s %016" PRIx64 "\n", f.desc->name.c_str(), recordHash(f.ptr, f.bytes));
   }
   std::fflush(recs_);
   std::fflush(blobs_);
