@@ -390,7 +390,8 @@ use foam_ipu::reference::{SiteIndex, Tracer};
 use foam_ipu::scene::Scene;
 use partition::RayLayout;
 use foam_layout::{
-    FOAM_FINISHED_CELL, FOAM_MAX_CELL_STEPS, FOAM_TW_COUNTERS, FOAM_TW_MARCHED, FOAM_TW_STEPS, foam_camera,
+    FOAM_FINISHED_CELL, FOAM_MAX_CELL_STEPS, FOAM_TW_COUNTERS, FOAM_TW_RAYS, FOAM_TW_LOADED, FOAM_TW_MARCHED, FOAM_TW_NEIGHBOURS,
+    FOAM_TW_STEPS, foam_camera,
     foam_ray_fp32, foam_ray_half, foam_ray_mixed, foam_region_header, foam_tracer_ctl,
 };
 use payload::State;
@@ -608,6 +609,8 @@ fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> See
     let tracer = Tracer::new(scene);
     let layouts = [RayLayout::Fp32, RayLayout::Mixed, RayLayout::Half];
     let mut seen = Seen::default();
+    let degree = |c: usize| scene.neighbours(c).len() as u32;
+    let degrees = ((0..scene.len()).map(degree).min().unwrap(), (0..scene.len()).map(degree).max().unwrap());
     // Per layout: each ray's pixel, cap and the oracle's states.
     type Ray = (u32, u32, u32, std::rc::Rc<Vec<State>>);
     let mut plan: Vec<Vec<Ray>> = Vec::new();
@@ -647,18 +650,26 @@ fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> See
         let mut ctl = vec![0u8; size_of::<foam_tracer_ctl>()];
         s.read_tensor(&format!("inbox{t}"), &mut inbox).unwrap();
         s.read_tensor(&format!("ctl{t}"), &mut ctl).unwrap();
-        let (mut cells, mut visits) = (0, 0);
+        let (mut cells, mut visits, mut neighbours) = (0, 0, (0, 0));
         for (i, (x, y, k, states)) in plan[t / 2].iter().enumerate() {
             let got = decode(layout, &inbox[16 + i * stride..16 + (i + 1) * stride]);
             let (want, c, v, alt) = expected(states, *k, all, &owner, &packed.part, layout, *x, *y, cam.width);
             let took_alt = alt.is_some_and(|a| got.cell != FOAM_FINISHED_CELL as u16 && Slot { shard: 0, cell: 0, ..got } == a);
             let what = format!("{} on a tile with {} shard(s), pixel ({x}, {y}), cap {k}", layout.name(), if all { 8 } else { 1 });
-            if took_alt {
+            let marched = if took_alt {
                 assert_ne!(got.shard as usize, own, "{what}: handed on into its own shard");
-                cells += c - 1;
+                c - 1
             } else {
                 assert_eq!(got, want, "{what}");
-                cells += c;
+                c
+            };
+            cells += marched;
+            // Every face of every cell marched is tested. The oracle does not name a
+            // final hull cell: it counts between the scene's fewest and most faces.
+            for s in &states[..marched as usize] {
+                let known = (s.cell != u32::MAX).then(|| scene.neighbours(s.cell as usize).len() as u32);
+                neighbours.0 += known.unwrap_or(degrees.0);
+                neighbours.1 += known.unwrap_or(degrees.1);
             }
             visits += v;
             let end = states.last().unwrap();
@@ -674,6 +685,11 @@ fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> See
         let total = |k: u32| -> u32 { c.work.iter().map(|w| w[k as usize]).sum() };
         assert_eq!(c.work[0].len(), FOAM_TW_COUNTERS as usize);
         assert_eq!(total(FOAM_TW_STEPS), cells, "{} cells marched on tile {t}", layout.name());
+        // The cost model's counters: every ray loaded and marched on, every face tested.
+        let n = plan[t / 2].len() as u32;
+        assert_eq!((total(FOAM_TW_LOADED), total(FOAM_TW_RAYS)), (n, n), "rays loaded and marched on tile {t}");
+        let tested = total(FOAM_TW_NEIGHBOURS);
+        assert!(tested >= neighbours.0 && tested <= neighbours.1, "{} neighbours tested on tile {t}: {tested} not in {neighbours:?}", layout.name());
         assert!(total(FOAM_TW_MARCHED) >= visits && total(FOAM_TW_MARCHED) <= visits + plan[t / 2].len() as u32, "shard visits on tile {t}");
     }
     seen

@@ -330,6 +330,18 @@ private:
     g_.createHostRead(kPixelsHandle, poplar::concat(of(&NodeTensors::pixels, {Role::Tracer})));
     g_.createHostRead(kResultsHandle, poplar::concat(of(&NodeTensors::results, {Role::Tracer})));
     g_.createHostRead(kStatsHandle, poplar::concat(of(&NodeTensors::stats, {Role::Tracer, Role::Router, Role::Spill, Role::Injector})));
+    std::vector<Tensor> work;
+    for (std::size_t i = 0; i < spec_.nodes.size(); ++i) {
+      const Tensor &c = t_[i].ctl;
+      auto words = [&](std::size_t offset, std::size_t bytes) { work.push_back(c.slice(offset / 4, (offset + bytes) / 4)); };
+      switch (spec_.nodes[i].role) {
+      case Role::Tracer: words(offsetof(foam_tracer_ctl, work), sizeof(foam_tracer_ctl::work)); break;
+      case Role::Injector: words(offsetof(foam_injector_ctl, work), sizeof(foam_injector_ctl::work)); break;
+      case Role::Router: words(offsetof(foam_router_ctl, counts), sizeof(foam_router_ctl::counts)); break;
+      case Role::Spill: break;
+      }
+    }
+    g_.createHostRead(kWorkHandle, poplar::concat(work));
   }
 
   // Frame start: the camera broadcast from the spill store's copy to every tile that

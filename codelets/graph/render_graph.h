@@ -21,6 +21,11 @@ inline constexpr const char *kStatusHandle = "status";          // the spill sto
 inline constexpr const char *kPixelsHandle = "pixels";
 inline constexpr const char *kResultsHandle = "results";
 inline constexpr const char *kStatsHandle = "stats";
+// Per-worker work of the last iteration's compute sets, for the cost model, in node
+// order: a tracer's foam_tracer_ctl.work (cumulative), an injector's
+// foam_injector_ctl.work (cumulative), a router's foam_router_ctl.counts (this
+// iteration's); nothing for the spill store.
+inline constexpr const char *kWorkHandle = "work";
 
 // Programs, by index in the returned vector.
 enum Program : unsigned { kFrameStart = 0, kSteps = 1, kNumPrograms = 2 };

@@ -114,8 +114,8 @@ public:
     fs.total = cam.width * cam.height;
     uint32_t marched = 0, steps = 0;
     for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
-      marched += c.work[w][0];
-      steps += c.work[w][1];
+      marched += c.work[w][FOAM_IW_VISITS];
+      steps += c.work[w][FOAM_IW_STEPS];
     }
     st.rays_in = marched;
     st.cell_steps = steps;
@@ -147,14 +147,16 @@ public:
     const unsigned begin = c.march_begin + n * workerId / workers;
     const unsigned end = c.march_begin + n * (workerId + 1) / workers;
     unsigned char *slots = &outbox[0] + sizeof(foam_inject_up);
-    unsigned *work = &ctl[0] + offsetof(foam_injector_ctl, work) / 4 + workerId * 2;
+    unsigned *work = &ctl[0] + offsetof(foam_injector_ctl, work) / 4 + workerId * FOAM_IW_COUNTERS;
     for (unsigned i = begin; i < end; ++i) {
       unsigned char *slot = slots + (size_t)i * p.ray_bytes;
       foam_ray ray;
       FOAM_PROBE(ray);
       foam_ray_load(slot, p.layout, p.hops, &ray);
       // One shard visit = one tracer hop, as on a tracer tile; no shard of its own.
-      foam_march_copies(&cam, p.layout, p.hops, slot, FOAM_INVALID_SHARD, nullptr, &rh, &region[0], &ray, &work[0], &work[1]);
+      work[FOAM_IW_RAYS]++;
+      foam_march_copies(&cam, p.layout, p.hops, slot, FOAM_INVALID_SHARD, nullptr, &rh, &region[0], &ray,
+                        &work[FOAM_IW_VISITS]);
     }
     return true;
   }

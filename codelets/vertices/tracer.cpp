@@ -135,6 +135,7 @@ public:
         unsigned char *slot = in.slots[b] + (size_t)i * p.ray_bytes;
         foam_ray ray;
         FOAM_PROBE(ray);
+        work[FOAM_TW_LOADED]++;
         foam_ray_load(slot, p.layout, p.hops, &ray);
         if (ray.shard != p.shard) {  // not ours: TracerSend returns it to the tree
           work[FOAM_TW_MISROUTED]++;
@@ -142,8 +143,9 @@ public:
         }
         if (ray.cell != FOAM_FINISHED_CELL) {
           // On through its own shard and its copies (foam_march_copies), each visit a tracer hop.
+          work[FOAM_TW_RAYS]++;
           foam_march_copies(&cam, p.layout, p.hops, slot, (uint16_t)p.shard, &shard[0], &directory, &copies[0], &ray,
-                          &work[FOAM_TW_MARCHED], &work[FOAM_TW_STEPS]);
+                            &work[FOAM_TW_MARCHED]);
           if (ray.cell != FOAM_FINISHED_CELL) continue;  // TracerSend takes it on
           // Finished here: keep it in this worker's part of the result store if
           // there is room, instead of sending it home through the tree.

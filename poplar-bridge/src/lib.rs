@@ -301,6 +301,10 @@ pub const STATUS_HANDLE: &str = "status";
 pub const PIXELS_HANDLE: &str = "pixels";
 pub const RESULTS_HANDLE: &str = "results";
 pub const STATS_HANDLE: &str = "stats";
+/// Per-worker work counters for the cost model, in node order: a tracer's
+/// foam_tracer_ctl.work, an injector's foam_injector_ctl.work, a router's
+/// foam_router_ctl.counts; nothing for the spill store.
+pub const WORK_HANDLE: &str = "work";
 
 macro_rules! handle {
     ($($(#[$m:meta])* $name:ident),*) => {$(

@@ -377,12 +377,18 @@ typedef struct foam_router_ctl {
 FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 2240, "foam_router_ctl is 2240 bytes");
 
 /* Per-worker counters of a tracer, written by TracerMarch (one row per worker). */
+/* MARCHED, STEPS, NEIGHBOURS in a row: foam_march_copies adds to them (as to an injector's). */
 #define FOAM_TW_MARCHED 0
 #define FOAM_TW_STEPS 1
-#define FOAM_TW_PIXELS 2
-#define FOAM_TW_MISROUTED 3
-#define FOAM_TW_RESULTS 4 /* result-store slots used this frame */
-#define FOAM_TW_COUNTERS 5
+#define FOAM_TW_NEIGHBOURS 2 /* faces tested by the march (the cost model's unit) */
+#define FOAM_TW_PIXELS 3
+#define FOAM_TW_MISROUTED 4
+#define FOAM_TW_RESULTS 5 /* result-store slots used this frame */
+#define FOAM_TW_LOADED 6  /* rays loaded from the inboxes (the cost model's) */
+#define FOAM_TW_RAYS 7    /* rays marched on, foam_march_copies (the cost model's) */
+#define FOAM_TW_COUNTERS 8
+FOAM_STATIC_ASSERT(FOAM_TW_STEPS == FOAM_TW_MARCHED + 1 && FOAM_TW_NEIGHBOURS == FOAM_TW_MARCHED + 2,
+                   "foam_march_copies adds to three counters in a row");
 typedef struct foam_tracer_ctl {
   uint32_t pending;   /* rays waiting in the pending store for credit */
   uint32_t granted;   /* credit given to the parent last step, still outstanding */
@@ -391,7 +397,7 @@ typedef struct foam_tracer_ctl {
   uint32_t work[FOAM_WORKERS][FOAM_TW_COUNTERS];
   uint32_t side_granted[FOAM_MAX_SIDES]; /* credit given on each side link last step */
 } foam_tracer_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_tracer_ctl) == 200, "foam_tracer_ctl is 200 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_tracer_ctl) == 272, "foam_tracer_ctl is 272 bytes");
 
 typedef struct foam_spill_ctl {
   uint32_t spill;      /* rays in the spill store */
@@ -400,6 +406,15 @@ typedef struct foam_spill_ctl {
 } foam_spill_ctl;
 FOAM_STATIC_ASSERT(sizeof(foam_spill_ctl) == 16, "foam_spill_ctl is 16 bytes");
 
+/* Per-worker counters of an injector, written by InjectorMarch (one row per worker);
+ * VISITS, STEPS, NEIGHBOURS in a row as a tracer's. */
+#define FOAM_IW_VISITS 0
+#define FOAM_IW_STEPS 1
+#define FOAM_IW_NEIGHBOURS 2
+#define FOAM_IW_RAYS 3 /* rays marched */
+#define FOAM_IW_COUNTERS 4
+FOAM_STATIC_ASSERT(FOAM_IW_STEPS == FOAM_IW_VISITS + 1 && FOAM_IW_NEIGHBOURS == FOAM_IW_VISITS + 2,
+                   "foam_march_copies adds to three counters in a row");
 typedef struct foam_injector_ctl {
   uint32_t next;       /* next entry of the block list */
   uint32_t block_left; /* pixels of the current block not yet emitted (0: none open) */
@@ -408,8 +423,8 @@ typedef struct foam_injector_ctl {
   uint32_t held;       /* marched rays no lane had credit for, waiting in its held store */
   uint32_t more;       /* 1 while blocks are left to emit (Injector tells InjectorSend) */
   uint32_t reserved;
-  uint32_t work[FOAM_WORKERS][2]; /* per worker: shard visits marched, cells marched */
+  uint32_t work[FOAM_WORKERS][FOAM_IW_COUNTERS];
 } foam_injector_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_injector_ctl) == 80, "foam_injector_ctl is 80 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_injector_ctl) == 128, "foam_injector_ctl is 128 bytes");
 
 #endif /* FOAM_LAYOUT_H */

@@ -84,12 +84,14 @@ typedef enum foam_march_end {
 
 /* Marches `ray` from its current local cell until it finishes or crosses into a
  * halo cell. Accumulates colour, transmittance, depth and the step count in `ray`.
- * `cells_marched` receives the number of cells visited on this tile. */
+ * `cells_marched` receives the number of cells visited on this tile, and
+ * `neighbours_tested` the faces tested on the way (the cost model's unit). */
 static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, foam_vec3 d,
-                                        float t_stop, foam_ray *ray, uint32_t *cells_marched) {
+                                        float t_stop, foam_ray *ray, uint32_t *cells_marched,
+                                        uint32_t *neighbours_tested) {
   uint32_t c = ray->cell;
   uint32_t steps = foam_px_steps(ray->px);
-  uint32_t marched = 0;
+  uint32_t marched = 0, tested = 0;
   float t0 = ray->t;
   float T = ray->T;
   foam_march_end end = FOAM_MARCH_FINISHED;
@@ -100,6 +102,7 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
     uint32_t begin = c == 0 ? 0u : foam_shard_cell(s, c - 1).adj_end;
     float best_t = INFINITY;
     uint32_t best = 0xFFFFFFFFu;
+    tested += cell.adj_end - begin;
     for (uint32_t k = begin; k < cell.adj_end; ++k) {
       uint16_t n;
       memcpy(&n, s->adj + (size_t)k * 2, 2);
@@ -162,6 +165,7 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
   ray->T = T;
   ray->px = foam_px_make(foam_px_x(ray->px), foam_px_y(ray->px), steps < FOAM_MAX_CELL_STEPS ? steps : FOAM_MAX_CELL_STEPS - 1u);
   *cells_marched = marched;
+  *neighbours_tested = tested;
   return end;
 }
 
@@ -180,12 +184,15 @@ static inline uint32_t foam_pixel_home(const foam_camera *cam, uint32_t pixel) {
 
 /* One marching visit of a ray with origin `o` and direction `d` (foam_camera_ray
  * of its pixel) on a tile holding `s`: march it, and address a finished ray to the
- * tracer that owns its pixel's framebuffer slice. Returns the cells marched. */
+ * tracer that owns its pixel's framebuffer slice. Returns the cells marched and
+ * adds the neighbours tested to *neighbours. */
 static inline uint32_t foam_visit_ray(const foam_shard_view *s, const foam_camera *cam, foam_vec3 o, foam_vec3 d,
-                                      foam_ray *ray) {
-  uint32_t cells = 0;
+                                      foam_ray *ray, uint32_t *neighbours) {
+  uint32_t cells = 0, tested = 0;
   ray->tracer_hops++;
-  if (foam_march(s, o, d, cam->t_stop, ray, &cells) == FOAM_MARCH_FINISHED) {
+  const foam_march_end end = foam_march(s, o, d, cam->t_stop, ray, &cells, &tested);
+  *neighbours += tested;
+  if (end == FOAM_MARCH_FINISHED) {
     ray->shard = (uint16_t)foam_pixel_home(cam, foam_pixel_index(cam, ray->px));
     ray->cell = FOAM_FINISHED_CELL;
   }
@@ -210,10 +217,17 @@ static inline int foam_region_find(const foam_region_header *h, uint16_t shard) 
  * ray goes through its payload (`layout`, `hops`) as it would between tiles, so the
  * image does not depend on which shards a tile holds or where a ray ends. A
  * finished ray stops, even when its pixel's home is a shard copied here. Adds the
- * shard visits (tracer hops) to *visits and the cells marched to *cells. */
-static inline void foam_march_copies(const foam_camera *cam, uint32_t layout, uint32_t hops, unsigned char *slot,
-                                     uint16_t own_shard, const unsigned char *own, const foam_region_header *directory,
-                                     const unsigned char *region, foam_ray *ray, uint32_t *visits, uint32_t *cells) {
+ * shard visits (tracer hops), the cells marched and the neighbours tested to
+ * work[0], work[1] and work[2] (layout.h: FOAM_TW_MARCHED.. and FOAM_IW_VISITS..
+ * are in that order). Always inlined: called, its stack-passed arguments give the
+ * vertex a dynamic frame, which the build's stack measure (codelet_costs.rs) cannot
+ * bound. */
+static inline __attribute__((always_inline)) void foam_march_copies(const foam_camera *cam, uint32_t layout, uint32_t hops,
+                                                                    unsigned char *slot, uint16_t own_shard,
+                                                                    const unsigned char *own,
+                                                                    const foam_region_header *directory,
+                                                                    const unsigned char *region, foam_ray *ray,
+                                                                    uint32_t *work) {
   foam_vec3 o, d; /* the pixel's ray, the same on every shard it crosses here */
   FOAM_PROBE(held);
   foam_camera_ray(cam, foam_px_x(ray->px), foam_px_y(ray->px), &o, &d);
@@ -227,8 +241,8 @@ static inline void foam_march_copies(const foam_camera *cam, uint32_t layout, ui
     }
     foam_shard_view view;
     foam_shard_open(blob, &view);
-    *cells += foam_visit_ray(&view, cam, o, d, ray);
-    *visits += 1;
+    work[1] += foam_visit_ray(&view, cam, o, d, ray, &work[2]);
+    work[0] += 1;
     foam_ray_store(slot, layout, hops, ray);
     foam_ray_load(slot, layout, hops, ray);
   }

@@ -24,10 +24,18 @@ pub const FOAM_CAT_UP: u32 = 32;
 pub const FOAM_CATS: u32 = 33;
 pub const FOAM_TW_MARCHED: u32 = 0;
 pub const FOAM_TW_STEPS: u32 = 1;
-pub const FOAM_TW_PIXELS: u32 = 2;
-pub const FOAM_TW_MISROUTED: u32 = 3;
-pub const FOAM_TW_RESULTS: u32 = 4;
-pub const FOAM_TW_COUNTERS: u32 = 5;
+pub const FOAM_TW_NEIGHBOURS: u32 = 2;
+pub const FOAM_TW_PIXELS: u32 = 3;
+pub const FOAM_TW_MISROUTED: u32 = 4;
+pub const FOAM_TW_RESULTS: u32 = 5;
+pub const FOAM_TW_LOADED: u32 = 6;
+pub const FOAM_TW_RAYS: u32 = 7;
+pub const FOAM_TW_COUNTERS: u32 = 8;
+pub const FOAM_IW_VISITS: u32 = 0;
+pub const FOAM_IW_STEPS: u32 = 1;
+pub const FOAM_IW_NEIGHBOURS: u32 = 2;
+pub const FOAM_IW_RAYS: u32 = 3;
+pub const FOAM_IW_COUNTERS: u32 = 4;
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct foam_cell {
@@ -841,12 +849,12 @@ pub struct foam_tracer_ctl {
     pub granted: u32,
     pub overflow: u32,
     pub reserved: u32,
-    pub work: [[u32; 5usize]; 6usize],
+    pub work: [[u32; 8usize]; 6usize],
     pub side_granted: [u32; 16usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_tracer_ctl"][::core::mem::size_of::<foam_tracer_ctl>() - 200usize];
+    ["Size of foam_tracer_ctl"][::core::mem::size_of::<foam_tracer_ctl>() - 272usize];
     [
         "Alignment of foam_tracer_ctl",
     ][::core::mem::align_of::<foam_tracer_ctl>() - 4usize];
@@ -867,7 +875,7 @@ const _: () = {
     ][::core::mem::offset_of!(foam_tracer_ctl, work) - 16usize];
     [
         "Offset of field: foam_tracer_ctl::side_granted",
-    ][::core::mem::offset_of!(foam_tracer_ctl, side_granted) - 136usize];
+    ][::core::mem::offset_of!(foam_tracer_ctl, side_granted) - 208usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
@@ -901,11 +909,13 @@ pub struct foam_injector_ctl {
     pub held: u32,
     pub more: u32,
     pub reserved: u32,
-    pub work: [[u32; 2usize]; 6usize],
+    pub work: [[u32; 4usize]; 6usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_injector_ctl"][::core::mem::size_of::<foam_injector_ctl>() - 80usize];
+    [
+        "Size of foam_injector_ctl",
+    ][::core::mem::size_of::<foam_injector_ctl>() - 128usize];
     [
         "Alignment of foam_injector_ctl",
     ][::core::mem::align_of::<foam_injector_ctl>() - 4usize];

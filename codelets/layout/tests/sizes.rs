@@ -66,7 +66,7 @@ fn structs_have_no_padding() {
     assert_eq!(lanes, f + FOAM_MAX_INJECTORS as usize);
     assert_eq!(size_of::<foam_router_ctl>(), (5 + (lanes + 1) + 2 * 6 * cats + 3 * cats + 2 * f + 3) * 4);
     assert_eq!(size_of::<foam_spill_ctl>(), 4 * 4);
-    assert_eq!(size_of::<foam_injector_ctl>(), (8 + 2 * 6) * 4);
+    assert_eq!(size_of::<foam_injector_ctl>(), (8 + FOAM_IW_COUNTERS as usize * 6) * 4);
     assert_eq!(size_of::<foam_block>(), 2 * 2);
     let shards = FOAM_REGION_MAX_SHARDS as usize;
     assert_eq!(size_of::<foam_region_header>(), 2 * 4 + shards * (2 + 4));
