@@ -198,7 +198,7 @@ fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
     let o = DeviceOptions { rc: 1, ..DeviceOptions::default() };
     let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
     let (tracers, injectors) = (plan.shards() as u64, plan.tree.injectors().len() as u64);
-    let p = foam_ipu::cmd::bench::profile::profile(plan, scene, &cam, 15.0).unwrap();
+    let p = foam_ipu::cmd::bench::profile::profile(plan, scene, &cam).unwrap();
     let f = &p.frame;
     assert_eq!(p.iterations.len() as u64, f.iterations, "one record per iteration");
     let sum = |g: &dyn Fn(&foam_ipu::cmd::bench::profile::IterationLoad) -> u64| p.iterations.iter().map(g).sum::<u64>();
@@ -208,6 +208,14 @@ fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
     assert_eq!(sum(&|i| i.injected), f.rays, "primary rays emitted");
     assert!(p.iterations.iter().all(|i| i.busiest_cell_steps <= i.cell_steps && i.busiest_router_rays <= i.router_rays));
     assert!(p.iterations.iter().any(|i| i.busiest_cell_steps > 0 && i.busiest_router_rays > 0));
+    // Every tile's compute per frame is at most what the busiest tiles of each set
+    // took, and the busiest tile's is at least the mean.
+    let sets: f64 = p.iterations.iter().map(|i| i.step1_cycles + i.step2_cycles + i.step3_cycles).sum();
+    assert_eq!(p.tile_cycles.len(), p.tile_roles.len());
+    assert!(p.tile_cycles.iter().all(|&c| c > 0.0 && c <= sets * (1.0 + 1e-12)), "a tile's frame compute within the sets'");
+    let b = foam_ipu::cmd::bench::cycles::balance(&p);
+    assert_eq!((b.tiles_chip, b.tiles_used), (1472, p.tile_cycles.len() as u64));
+    assert!(b.busiest_over_mean_used >= 1.0 && b.busiest_over_mean_chip > b.busiest_over_mean_used);
     // The exchange moves every link buffer whole each iteration, as the model charges
     // it; the frame start broadcasts the camera block to tracers and injectors.
     let camera = size_of::<foam_layout::foam_camera>() as u64 * (tracers + injectors);

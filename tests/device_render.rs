@@ -242,7 +242,7 @@ struct Watched {
 fn render_watched(scene: &Scene, cam: &Camera, shards: u64, o: &DeviceOptions) -> (DeviceFrame, Watched) {
     let plan = DevicePlan::new(scene, shards, cam.width, cam.height, o, &()).unwrap();
     let mut w = Watched { peak_in_flight: 0 };
-    let mut per_call = |st: &foam_frame_status, _: &[foam_tile_stats]| {
+    let mut per_call = |st: &foam_frame_status, _: &[foam_tile_stats], _: &[u32]| {
         w.peak_in_flight = w.peak_in_flight.max(st.injected as u64 - st.finished as u64);
     };
     let f = DeviceRenderer::new(plan).unwrap().render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();

@@ -3,6 +3,7 @@
 //! their ratio — plus a cycle estimate for a real Mk2 IPU; `--sweep` reruns it over rc
 //! or batch settings (paper Fig. 13, Tab. 3/5/6) as tables, JSON and plots.
 
+pub mod costs;
 pub mod cycles;
 mod plots;
 pub mod profile;
@@ -149,7 +150,6 @@ struct Bench<'a> {
     cam: Camera,
     reference: Vec<f64>,
     reference_s: f64,
-    mean_degree: f64,
     /// Profiles by batch setting: rc does not change what an iteration does, only how
     /// often the host looks, so one rc-1 profile serves every rc.
     profiles: Vec<(Batch, Profile)>,
@@ -198,7 +198,7 @@ impl Bench<'_> {
         }
         let plan = self.plan(1, batch)?;
         let spinner = progress::spinner(format!("instrumented rc-1 run with batch {batch} for the IPU estimate"));
-        let p = profile::profile(plan, self.scene, &self.cam, self.mean_degree)
+        let p = profile::profile(plan, self.scene, &self.cam)
             .with_context(|| format!("instrumented rc-1 run with batch {batch}"));
         spinner.finish_and_clear();
         let p = p?;
@@ -320,7 +320,6 @@ pub fn run(args: Args) -> Result<()> {
         cam,
         reference,
         reference_s: median(&ref_times),
-        mean_degree,
         profiles: Vec::new(),
     };
 

@@ -5,7 +5,9 @@
 use std::mem::size_of;
 use std::time::Instant;
 
-use foam_layout::{foam_frame_status, foam_pixel, foam_result, foam_tile_stats};
+use foam_layout::{
+    FOAM_CATS, FOAM_IW_COUNTERS, FOAM_TW_COUNTERS, FOAM_WORKERS, foam_frame_status, foam_pixel, foam_result, foam_tile_stats,
+};
 use poplar_bridge::Session;
 
 use super::options::Backend;
@@ -32,7 +34,19 @@ pub struct DeviceFrame {
 
 /// Called after every host call of an observed frame with the frame status and all
 /// tiles' cumulative statistics (node order).
-pub type PerCall<'a> = dyn FnMut(&foam_frame_status, &[foam_tile_stats]) + 'a;
+pub type PerCall<'a> = dyn FnMut(&foam_frame_status, &[foam_tile_stats], &[u32]) + 'a;
+
+/// Words of a node's per-worker work counters in the `WORK_HANDLE` stream (what
+/// [`PerCall`] gets as its third argument, in node order).
+pub fn work_words(role: Role) -> usize {
+    FOAM_WORKERS as usize
+        * match role {
+            Role::Tracer => FOAM_TW_COUNTERS,
+            Role::Injector => FOAM_IW_COUNTERS,
+            Role::Router => FOAM_CATS,
+            Role::Spill => 0,
+        } as usize
+}
 
 pub struct DeviceRenderer {
     plan: DevicePlan,
@@ -109,8 +123,9 @@ impl DeviceRenderer {
     }
 
     /// As [`render`](Self::render), and after every host call also reads all tiles'
-    /// cumulative `foam_tile_stats` (node order) and hands them, with the frame status,
-    /// to `per_call`. The
+    /// cumulative `foam_tile_stats` (node order) and their per-worker work counters
+    /// (`poplar_bridge::WORK_HANDLE`, see `profile::work_words`) and hands them, with
+    /// the frame status, to `per_call`. The
     /// extra reads are host calls too: an instrumented frame is for profiles, not timing.
     pub fn render_observed(
         &mut self,
@@ -158,6 +173,8 @@ impl DeviceRenderer {
         mut per_call: Option<&mut PerCall<'_>>,
     ) -> Result<foam_frame_status, DeviceError> {
         let mut call_stats = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
+        let words: usize = self.plan.tree.nodes.iter().map(|n| work_words(n.role)).sum();
+        let mut call_work = vec![0u8; if per_call.is_some() { words * 4 } else { 0 }];
         // The spill store's status, then every injector's: they count what they emitted.
         let mut status = vec![0u8; (1 + self.plan.tree.injectors().len()) * size_of::<foam_frame_status>()];
         let mut last = (u32::MAX, u32::MAX);
@@ -171,7 +188,8 @@ impl DeviceRenderer {
             progress(st.finished as u64, total);
             if let Some(f) = per_call.as_mut() {
                 self.session.read_tensor(poplar_bridge::STATS_HANDLE, &mut call_stats)?;
-                f(&st, &read_records::<foam_tile_stats>(&call_stats));
+                self.session.read_tensor(poplar_bridge::WORK_HANDLE, &mut call_work)?;
+                f(&st, &read_records::<foam_tile_stats>(&call_stats), &read_records::<u32>(&call_work));
             }
             if st.overflow > 0 {
                 return Err(DeviceError::Incomplete(format!(

@@ -1,6 +1,8 @@
-//! A cycle model of one frame on a real Mk2 IPU, fed with the per-iteration work an
-//! instrumented run measured (see `profile.rs`). No IPU is available here, so this
-//! is an *estimate*: every constant below is an assumption, stated where it is set.
+//! A cycle model of one frame on a real Mk2 IPU, fed with the per-iteration, per-worker
+//! work an instrumented run counted (see `profile.rs`). No IPU is available here, so this
+//! is an *estimate*, calibrated by measurement: the instructions each vertex spends per
+//! event come from `costs.rs` (the codelets run on recorded inputs under callgrind, x86-64
+//! instructions per event fitted, times each type's measured IPU/x86 instruction ratio).
 //!
 //! The model follows the program the graph builder emits per iteration:
 //! `Execute(step1) ; Execute(step2) ; Execute(step3) ; Copy(all links)`. Under BSP every
@@ -13,61 +15,37 @@
 //!           + host round trips · HOST_ROUND_TRIP_S + framebuffer bytes / HOST_LINK_BYTES_PER_S
 //! ```
 //!
-//! A tile issues one instruction per cycle from its six barrel-scheduled workers; one
-//! worker alone issues one every six cycles. A MultiVertex whose work is spread over
-//! `k ≤ 6` busy workers therefore takes `instructions · 6 / k` cycles (work assumed even
-//! across workers — a lower bound, the codelets split rays by count, not by cells);
-//! a single-worker Vertex takes `instructions · 6`.
-//!
-//! Instruction counts per operation are read off the codelets (`codelets/vertices/*.cpp`,
-//! `foam/march.h`) by hand, counting loads, stores, arithmetic and branches with IPU
-//! f32 division and transcendental functions at library cost; they are not measured.
-//! Router work counts the rays a router *forwarded* in the iteration (the statistics
-//! the tiles keep); rays that stayed queued are re-classified too, so router cost is a
-//! lower bound under congestion.
+//! A tile's six workers are barrel-scheduled: each issues one instruction every six
+//! cycles, so a MultiVertex takes 6 × its busiest worker's instructions (the counters
+//! are per worker: a tile waits for the worker that drew the longest rays), and a
+//! single-worker Vertex 6 × its instructions. Every vertex pays its per-call cost every
+//! iteration, busy or not.
 //!
 //! The exchange is modelled as built: a static `Copy` moves every link buffer in full
 //! each iteration, whatever it holds, so the busiest tile (the router whose lanes
 //! hold the most bytes) moves all of its buffers each way. The "occupied slots
 //! only" figure shows what an exchange moving just the rays present would cost (a
-//! lower bound for that design).
+//! lower bound for that design). The launch, sync and exchange constants below are
+//! assumptions (orders of magnitude from Graphcore's documents), not measurements;
+//! together they are under 1 % of the modelled frames.
 
 use serde::Serialize;
 
+use super::costs::COSTS;
 use super::profile::Profile;
 
 /// Mk2 (GC200) tile clock.
 pub const CLOCK_HZ: f64 = 1.33e9;
 /// Hardware worker threads per tile.
-pub const WORKERS: f64 = 6.0;
+pub const WORKERS: usize = 6;
 /// Bytes a tile sends (and, independently, receives) per cycle over the exchange.
 pub const EXCHANGE_BYTES_PER_CYCLE: f64 = 4.0;
 /// Fixed start-up of an exchange phase (exchange code fetch, first-word latency).
 pub const EXCHANGE_SETUP_CYCLES: f64 = 100.0;
 /// One chip-wide sync between BSP phases ("hundreds of cycles").
 pub const SYNC_CYCLES: f64 = 300.0;
-/// Starting a compute set's vertices on a tile (supervisor, worker launch, field loads).
+/// Starting a compute set's vertices on a tile (supervisor, worker launch).
 pub const VERTEX_CYCLES: f64 = 100.0;
-
-/// Tracer, per ray marched: unpack the payload, rebuild origin and direction (divides,
-/// a square root), repack or write the pixel.
-pub const TRACER_RAY_INSTR: f64 = 120.0;
-/// Tracer, per cell step outside the neighbour loop: load the cell, `expf`, composite.
-pub const CELL_STEP_INSTR: f64 = 60.0;
-/// Tracer, per neighbour of a visited cell: load the site, the face plane test and, for
-/// faces ahead (about half), the division for the crossing distance.
-pub const NEIGHBOUR_INSTR: f64 = 30.0;
-/// TracerSend (one worker), per ray moved to the outbox or pending store; InjectorSend,
-/// per ray dealt out to a lane or the held store.
-pub const SEND_RAY_INSTR: f64 = 14.0;
-/// RouterCount + RouterForward, per ray forwarded: classify twice, rank, copy 20–28 B.
-pub const ROUTER_RAY_INSTR: f64 = 45.0;
-/// RouterPlan (one worker): ranks, credits and headers for five lanes.
-pub const ROUTER_PLAN_INSTR: f64 = 250.0;
-/// Spill store (one worker), per ray taken from the root or sent back: copy a payload.
-pub const SPILL_RAY_INSTR: f64 = 40.0;
-/// Injector (one worker), per primary ray emitted: pixel of the block, build a payload.
-pub const INJECTOR_RAY_INSTR: f64 = 40.0;
 
 /// One host round trip on real hardware: `Engine::run` of the fused loop plus the read
 /// of the 32-byte frame status (order of magnitude for an IPU-M2000 host link).
@@ -75,29 +53,109 @@ pub const HOST_ROUND_TRIP_S: f64 = 20e-6;
 /// Host-link bandwidth for the framebuffer readback at the end of a frame.
 pub const HOST_LINK_BYTES_PER_S: f64 = 10e9;
 
-/// Cycles of a MultiVertex doing `instr` instructions of work split over `items`.
-pub fn multi_worker_cycles(instr: f64, items: u64) -> f64 {
-    if items == 0 {
-        0.0
-    } else {
-        instr * WORKERS / (items as f64).min(WORKERS)
-    }
+/// One marching worker's work in one iteration (TracerMarch or InjectorMarch).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MarchWork {
+    /// Rays loaded from the inboxes (tracer; an injector's are its `held`).
+    pub loaded: u64,
+    /// Rays marched on (foam_march_held: the camera ray is rebuilt).
+    pub held: u64,
+    pub visits: u64,
+    pub steps: u64,
+    pub neighbours: u64,
+    /// Finished rays kept in the result store.
+    pub results: u64,
+}
+
+/// Cycles of a MultiVertex whose workers spend `instr` instructions each.
+pub fn multi_worker_cycles(instr: impl IntoIterator<Item = f64>) -> f64 {
+    instr.into_iter().fold(0.0, f64::max) * WORKERS as f64
 }
 
 /// Cycles of a single-worker Vertex doing `instr` instructions.
 pub fn single_worker_cycles(instr: f64) -> f64 {
-    instr * WORKERS
+    instr * WORKERS as f64
 }
 
-/// Instructions per cell step for a scene with `mean_degree` neighbours per cell.
-pub fn cell_step_instr(mean_degree: f64) -> f64 {
-    CELL_STEP_INSTR + NEIGHBOUR_INSTR * mean_degree
+fn march_instr(c: &super::costs::March, w: &MarchWork) -> f64 {
+    let active = if w.loaded + w.held > 0 { c.active } else { 0.0 };
+    c.fixed
+        + active
+        + c.ray * w.loaded as f64
+        + c.held * w.held as f64
+        + c.visit * w.visits as f64
+        + c.step * w.steps as f64
+        + c.neighbour * w.neighbours as f64
+        + c.result * w.results as f64
+}
+
+fn item_instr(c: &super::costs::PerItem, items: u64) -> f64 {
+    c.fixed + if items > 0 { c.active + c.item * items as f64 } else { 0.0 }
+}
+
+/// A tracer's cycles in the three compute sets: TracerMarch (six workers), TracerSend
+/// (one: it scans every ray loaded and sends on those not finished here).
+pub fn tracer_cycles(workers: &[MarchWork; WORKERS], finished: u64) -> [f64; 3] {
+    let c = &*COSTS;
+    let loaded: u64 = workers.iter().map(|w| w.loaded).sum();
+    let sent = loaded.saturating_sub(finished);
+    let s = &c.TracerSend;
+    let send = s.fixed + if loaded > 0 { s.active + s.scan * loaded as f64 + s.send * sent as f64 } else { 0.0 };
+    [multi_worker_cycles(workers.iter().map(|w| march_instr(&c.TracerMarch, w))), single_worker_cycles(send), 0.0]
+}
+
+/// An injector's cycles: Injector emits (one worker), InjectorMarch marches them
+/// (six), InjectorSend deals the marched rays out (one).
+pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64) -> [f64; 3] {
+    let c = &*COSTS;
+    let marched: u64 = workers.iter().map(|w| w.held).sum();
+    [
+        single_worker_cycles(item_instr(&c.Injector, emitted)),
+        multi_worker_cycles(workers.iter().map(|w| march_instr(&c.InjectorMarch, w))),
+        single_worker_cycles(item_instr(&c.InjectorSend, marched)),
+    ]
+}
+
+/// A router's cycles: RouterCount classifies (six workers, `scanned` rays each),
+/// RouterPlan plans `lanes` lanes (one), RouterForward moves the same rays (six).
+pub fn router_cycles(scanned: &[u64; WORKERS], lanes: u32) -> [f64; 3] {
+    let c = &*COSTS;
+    [
+        multi_worker_cycles(scanned.iter().map(|&n| item_instr(&c.RouterCount, n))),
+        single_worker_cycles(c.RouterPlan.per_call(lanes)),
+        multi_worker_cycles(scanned.iter().map(|&n| item_instr(&c.RouterForward, n))),
+    ]
+}
+
+/// The spill store's cycles: rays taken from the root or sent back (one worker).
+pub fn spill_cycles(rays: u64) -> [f64; 3] {
+    [single_worker_cycles(item_instr(&COSTS.SpillStore, rays)), 0.0, 0.0]
 }
 
 /// Fixed cycles of every iteration, busy or idle: vertex launches and syncs of the
 /// three compute sets, the exchange set-up and its sync.
 pub fn fixed_iteration_cycles() -> f64 {
     3.0 * (VERTEX_CYCLES + SYNC_CYCLES) + EXCHANGE_SETUP_CYCLES + SYNC_CYCLES
+}
+
+/// How a frame's compute spreads over the tiles: every tile's compute cycles summed
+/// over the frame's iterations (idle vertices' per-call costs included).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Balance {
+    /// Tiles of the chip and tiles the plan uses (tree nodes).
+    pub tiles_chip: u64,
+    pub tiles_used: u64,
+    /// The busiest tile (node index) and its role.
+    pub busiest_tile: u64,
+    pub busiest_role: String,
+    pub busiest_s: f64,
+    /// Mean compute per frame over all tiles of the chip (unused ones count 0) and
+    /// over the tiles used.
+    pub mean_chip_s: f64,
+    pub mean_used_s: f64,
+    /// Busiest ÷ mean (the issue's goal: ≤ 5 over the chip).
+    pub busiest_over_mean_chip: f64,
+    pub busiest_over_mean_used: f64,
 }
 
 /// The estimated IPU frame time, with its parts.
@@ -127,6 +185,7 @@ pub struct Estimate {
     /// The same frame if the exchange moved only occupied slots.
     pub frame_s_occupied_only: f64,
     pub fps: f64,
+    pub balance: Balance,
 }
 
 /// Estimates the frame at repeat count `rc` from a per-iteration profile.
@@ -138,11 +197,13 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
     let idle = (iterations - needed) as f64;
     let full_exchange = p.busiest_link_bytes as f64 / EXCHANGE_BYTES_PER_CYCLE;
 
+    // The idle tail still runs every vertex: each set waits for its dearest idle tile.
     let compute: f64 = p
         .iterations
         .iter()
         .map(|i| i.step1_cycles + i.step2_cycles + i.step3_cycles)
-        .sum::<f64>();
+        .sum::<f64>()
+        + idle * p.idle_cycles.iter().sum::<f64>();
     let fixed = fixed_iteration_cycles() * iterations as f64;
     let exchange = full_exchange * iterations as f64;
     let occupied: f64 = p
@@ -162,8 +223,9 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
         busy.iter().map(|i| f(i) as f64).sum::<f64>() / busy.len().max(1) as f64
     };
     Estimate {
-        note: "estimate for a Mk2 IPU from a cycle model (src/cmd/bench/cycles.rs) fed with per-iteration \
-               tile statistics of an instrumented rc-1 run on the host runtime; not a measurement"
+        note: "estimate for a Mk2 IPU from a cycle model (src/cmd/bench/cycles.rs) with measured per-event \
+               instruction costs (tools/costs/constants.json) fed with per-worker tile counters of an \
+               instrumented rc-1 run on the host runtime; not a measurement"
             .into(),
         clock_hz: CLOCK_HZ,
         iterations_needed: needed,
@@ -182,6 +244,33 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
         frame_s,
         frame_s_occupied_only: (compute + fixed + occupied) / CLOCK_HZ + host_s,
         fps: 1.0 / frame_s,
+        balance: balance(p),
+    }
+}
+
+/// The busiest tile's compute per frame against the mean tile's.
+pub fn balance(p: &Profile) -> Balance {
+    let used = p.tile_cycles.len() as u64;
+    let chip = p.chip_tiles.max(used);
+    let (busiest, &max) = p
+        .tile_cycles
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .unwrap_or((0, &0.0));
+    let total: f64 = p.tile_cycles.iter().sum();
+    let (mean_chip, mean_used) = (total / chip.max(1) as f64, total / used.max(1) as f64);
+    let ratio = |mean: f64| if mean > 0.0 { max / mean } else { 0.0 };
+    Balance {
+        tiles_chip: chip,
+        tiles_used: used,
+        busiest_tile: busiest as u64,
+        busiest_role: p.tile_roles.get(busiest).cloned().unwrap_or_default(),
+        busiest_s: max / CLOCK_HZ,
+        mean_chip_s: mean_chip / CLOCK_HZ,
+        mean_used_s: mean_used / CLOCK_HZ,
+        busiest_over_mean_chip: ratio(mean_chip),
+        busiest_over_mean_used: ratio(mean_used),
     }
 }
 
@@ -190,13 +279,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn workers_share_the_pipeline() {
-        // Six busy workers retire one instruction per cycle; one worker one per six.
-        assert_eq!(multi_worker_cycles(600.0, 100), 600.0);
-        assert_eq!(multi_worker_cycles(100.0, 1), 600.0);
-        assert_eq!(multi_worker_cycles(300.0, 3), 600.0);
-        assert_eq!(multi_worker_cycles(300.0, 0), 0.0);
+    fn a_tile_waits_for_its_busiest_worker() {
+        // Six workers issue one instruction per cycle together: a tile takes six
+        // cycles per instruction of its busiest worker, whatever the others do.
+        assert_eq!(multi_worker_cycles([100.0, 10.0, 0.0]), 600.0);
+        assert_eq!(multi_worker_cycles([100.0; 6]), 600.0);
         assert_eq!(single_worker_cycles(10.0), 60.0);
+        let c = &COSTS.TracerMarch;
+        let busy = MarchWork { loaded: 6, held: 6, visits: 6, steps: 600, neighbours: 10_200, results: 0 };
+        let mut workers = [MarchWork::default(); WORKERS];
+        workers[2] = busy;
+        let one = tracer_cycles(&workers, 0);
+        let want = c.fixed + c.active + 6.0 * (c.ray + c.held + c.visit) + 600.0 * c.step + 10_200.0 * c.neighbour;
+        assert!((one[0] - 6.0 * want).abs() < 1e-6, "{} != 6 x {want}", one[0]);
+        // The same rays over all six workers: the busiest worker does a sixth.
+        let share = MarchWork { loaded: 1, held: 1, visits: 1, steps: 100, neighbours: 1700, results: 0 };
+        let even = tracer_cycles(&[share; WORKERS], 0);
+        let want = c.fixed + c.active + c.ray + c.held + c.visit + 100.0 * c.step + 1700.0 * c.neighbour;
+        assert!((even[0] - 6.0 * want).abs() < 1e-6 && even[0] < one[0] / 5.0);
+        assert_eq!(even[1], one[1], "TracerSend is one worker: the same rays cost the same");
+        let idle = tracer_cycles(&[MarchWork::default(); WORKERS], 0);
+        assert!((idle[0] - 6.0 * c.fixed).abs() < 1e-9 && idle[1] > 0.0, "idle vertices still pay their calls");
+        // Rays finished here are not sent on.
+        assert!(tracer_cycles(&workers, 6)[1] < one[1]);
     }
 
     #[test]
@@ -211,7 +316,10 @@ mod tests {
         };
         let p = Profile {
             iterations: vec![busy.clone(), busy.clone(), busy],
-            mean_degree: 15.0,
+            idle_cycles: [5.0, 6.0, 7.0],
+            tile_cycles: vec![3000.0, 100.0, 200.0],
+            tile_roles: vec!["Tracer".into(), "Router".into(), "Tracer".into()],
+            chip_tiles: 10,
             link_bytes: 400,
             links_max: 5,
             busiest_link_bytes: 2000,
@@ -221,11 +329,16 @@ mod tests {
         };
         let e = estimate(&p, 2);
         assert_eq!((e.iterations_needed, e.iterations, e.host_round_trips), (3, 4, 2));
-        let cycles = 3.0 * 1100.0 + 4.0 * (fixed_iteration_cycles() + 2000.0 / EXCHANGE_BYTES_PER_CYCLE);
+        let cycles = 3.0 * 1100.0 + 18.0 + 4.0 * (fixed_iteration_cycles() + 2000.0 / EXCHANGE_BYTES_PER_CYCLE);
         assert!((e.frame_s - (cycles / CLOCK_HZ + 2.0 * HOST_ROUND_TRIP_S)).abs() < 1e-12);
         assert_eq!(e.busiest_cell_steps_mean, 3.0);
         // rc 1: no idle tail, more round trips.
         let e1 = estimate(&p, 1);
         assert_eq!((e1.iterations, e1.host_round_trips), (3, 3));
+        // Balance: busiest 3000 against 330 per chip tile and 1100 per tile used.
+        let b = &e.balance;
+        assert_eq!((b.tiles_chip, b.tiles_used, b.busiest_tile, b.busiest_role.as_str()), (10, 3, 0, "Tracer"));
+        assert!((b.busiest_over_mean_chip - 3000.0 / 330.0).abs() < 1e-9);
+        assert!((b.busiest_over_mean_used - 3000.0 / 1100.0).abs() < 1e-9);
     }
 }

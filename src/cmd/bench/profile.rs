@@ -1,21 +1,25 @@
 //! Per-iteration work of a frame, for the cycle model (`cycles.rs`): an instrumented
-//! run with rc 1 reads every tile's cumulative `foam_tile_stats` after each host call
-//! (one iteration) and keeps the busiest tile's work per phase from the deltas. The
-//! extra reads slow the host runtime down, so this run is never the timed one.
+//! run with rc 1 reads every tile's cumulative `foam_tile_stats` and per-worker work
+//! counters (`poplar_bridge::WORK_HANDLE`) after each host call (one iteration), prices
+//! each tile's compute sets from the deltas and keeps the busiest tile per set and every
+//! tile's total. The extra reads slow the host runtime down, so this run is never the
+//! timed one.
 
 use std::mem::size_of;
 
-use foam_layout::{foam_frame_status, foam_link_header, foam_tile_stats};
+use foam_layout::{
+    FOAM_CATS, FOAM_IW_COUNTERS, FOAM_IW_NEIGHBOURS, FOAM_IW_RAYS, FOAM_IW_STEPS, FOAM_IW_VISITS, FOAM_TW_COUNTERS,
+    FOAM_TW_LOADED, FOAM_TW_MARCHED, FOAM_TW_NEIGHBOURS, FOAM_TW_PIXELS, FOAM_TW_RAYS, FOAM_TW_RESULTS, FOAM_TW_STEPS,
+    foam_frame_status, foam_link_header, foam_tile_stats,
+};
 use serde::Serialize;
 
-use super::cycles::{
-    SPILL_RAY_INSTR, INJECTOR_RAY_INSTR, ROUTER_PLAN_INSTR, ROUTER_RAY_INSTR, SEND_RAY_INSTR, TRACER_RAY_INSTR,
-    cell_step_instr, multi_worker_cycles, single_worker_cycles,
-};
+use super::cycles::{MarchWork, WORKERS, injector_cycles, router_cycles, spill_cycles, tracer_cycles};
+use crate::camera::Camera;
 use crate::device::edges::EdgeKind;
+use crate::device::frame::work_words;
 use crate::device::tree::Role;
 use crate::device::{DeviceError, DevicePlan, DeviceRenderer};
-use crate::camera::Camera;
 
 pub const LINK_HEADER_BYTES: u64 = size_of::<foam_link_header>() as u64;
 
@@ -39,8 +43,13 @@ pub struct IterationLoad {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Profile {
     pub iterations: Vec<IterationLoad>,
-    /// Neighbours per cell of the scene, for the tracer's per-step cost.
-    pub mean_degree: f64,
+    /// Each compute set's dearest tile when no tile has work (every vertex still runs).
+    pub idle_cycles: [f64; 3],
+    /// Every tile's compute cycles over the frame (node order), and its role.
+    pub tile_cycles: Vec<f64>,
+    pub tile_roles: Vec<String>,
+    /// Tiles of the chip.
+    pub chip_tiles: u64,
     /// Bytes one link buffer holds (header + capacity · ray bytes).
     pub link_bytes: u64,
     /// Links of the best-connected tile (a router: children + parent).
@@ -52,6 +61,50 @@ pub struct Profile {
     pub framebuffer_bytes: u64,
     /// The instrumented frame's own statistics.
     pub frame: crate::device::FrameStats,
+}
+
+/// Per-worker deltas of cumulative counters (`now` − `before`, rows of `counters`).
+fn worker_deltas(now: &[u32], before: &[u32], counters: usize, f: impl Fn(&dyn Fn(u32) -> u64) -> MarchWork) -> [MarchWork; WORKERS] {
+    std::array::from_fn(|w| {
+        let row = w * counters;
+        f(&|k: u32| (now[row + k as usize].wrapping_sub(before[row + k as usize])) as u64)
+    })
+}
+
+/// A tile's cycles in the three compute sets from its counters before and after an
+/// iteration (`work`: its slice of the `WORK_HANDLE` stream).
+fn tile_cycles(n: &crate::device::tree::Node, s: &foam_tile_stats, p: &foam_tile_stats, work: &[u32], prev: &[u32]) -> [f64; 3] {
+    match n.role {
+        Role::Tracer => {
+            let w = worker_deltas(work, prev, FOAM_TW_COUNTERS as usize, |d| MarchWork {
+                loaded: d(FOAM_TW_LOADED),
+                held: d(FOAM_TW_RAYS),
+                visits: d(FOAM_TW_MARCHED),
+                steps: d(FOAM_TW_STEPS),
+                neighbours: d(FOAM_TW_NEIGHBOURS),
+                results: d(FOAM_TW_RESULTS),
+            });
+            let finished: u64 = (0..WORKERS).map(|k| (work[k * FOAM_TW_COUNTERS as usize + FOAM_TW_PIXELS as usize]
+                .wrapping_sub(prev[k * FOAM_TW_COUNTERS as usize + FOAM_TW_PIXELS as usize])) as u64).sum();
+            tracer_cycles(&w, finished)
+        }
+        Role::Injector => {
+            let w = worker_deltas(work, prev, FOAM_IW_COUNTERS as usize, |d| MarchWork {
+                held: d(FOAM_IW_RAYS),
+                visits: d(FOAM_IW_VISITS),
+                steps: d(FOAM_IW_STEPS),
+                neighbours: d(FOAM_IW_NEIGHBOURS),
+                ..MarchWork::default()
+            });
+            injector_cycles(&w, (s.pixels - p.pixels) as u64)
+        }
+        // The counts are this iteration's (RouterCount rewrites them every step).
+        Role::Router => router_cycles(
+            &std::array::from_fn(|w| work[w * FOAM_CATS as usize..(w + 1) * FOAM_CATS as usize].iter().map(|&c| c as u64).sum()),
+            n.fanout + n.inject_lanes,
+        ),
+        Role::Spill => spill_cycles((s.rays_in - p.rays_in) as u64),
+    }
 }
 
 /// Bytes each node sends in every exchange, as the static `Copy` moves every buffer
@@ -77,7 +130,7 @@ fn exchange_per_node(plan: &DevicePlan) -> (Vec<u64>, Vec<(u64, u64)>) {
 }
 
 /// Renders `cam` once with `plan` (which must have rc 1) and records every iteration.
-pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean_degree: f64) -> Result<Profile, DeviceError> {
+pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> Result<Profile, DeviceError> {
     if plan.options.rc != 1 {
         return Err(DeviceError::Options(format!(
             "a profile needs rc 1 (one iteration per host call), not {}",
@@ -92,7 +145,28 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
     let link_bytes = busiest_link_bytes / links_max;
     let framebuffer_bytes =
         plan.shards() as u64 * plan.slice_pixels as u64 * size_of::<foam_layout::foam_pixel>() as u64;
-    let step_instr = cell_step_instr(mean_degree);
+    let chip_tiles = plan.options.tiles as u64;
+    let offsets: Vec<usize> = tree
+        .nodes
+        .iter()
+        .scan(0, |at, n| {
+            let o = *at;
+            *at += work_words(n.role);
+            Some(o)
+        })
+        .collect();
+    let mut prev_work = vec![0u32; tree.nodes.iter().map(|n| work_words(n.role)).sum()];
+    let mut tile_totals = vec![0.0f64; tree.nodes.len()];
+    let zero = vec![0u32; prev_work.len()];
+    let none = foam_tile_stats::default();
+    let mut idle_cycles = [0.0f64; 3];
+    for (n, &o) in tree.nodes.iter().zip(&offsets) {
+        let w = &zero[o..o + work_words(n.role)];
+        let c = tile_cycles(n, &none, &none, w, w);
+        for k in 0..3 {
+            idle_cycles[k] = idle_cycles[k].max(c[k]);
+        }
+    }
     let mut renderer = DeviceRenderer::new(plan)?;
     // Research tooling (tools/costs/frame_model.py): every tile's work per iteration.
     let mut dump = std::env::var_os("FOAM_PROFILE_DUMP").and_then(|path| {
@@ -112,7 +186,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
     let (mut prev_injected, mut prev_iterations) = (0u64, 0u64);
     let mut loads = Vec::new();
     let mut bad_step = None;
-    let mut per_call = |st: &foam_frame_status, tiles: &[foam_tile_stats]| {
+    let mut per_call = |st: &foam_frame_status, tiles: &[foam_tile_stats], work: &[u32]| {
         if st.iterations as u64 != prev_iterations + 1 {
             bad_step.get_or_insert(st.iterations as u64 - prev_iterations);
         }
@@ -131,45 +205,29 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
                     writeln!(f, "{} {ti} {rays} {steps} {px}", prev_iterations).ok();
                 }
             }
+            let span = offsets[ti]..offsets[ti] + work_words(n.role);
+            let c = tile_cycles(n, s, p, &work[span.clone()], &prev_work[span]);
+            it.step1_cycles = it.step1_cycles.max(c[0]);
+            it.step2_cycles = it.step2_cycles.max(c[1]);
+            it.step3_cycles = it.step3_cycles.max(c[2]);
+            tile_totals[ti] += c.iter().sum::<f64>();
+            let steps = (s.cell_steps - p.cell_steps) as u64;
             match n.role {
-                Role::Tracer => {
-                    let steps = (s.cell_steps - p.cell_steps) as u64;
-                    let instr = rays as f64 * TRACER_RAY_INSTR + steps as f64 * step_instr;
-                    it.step1_cycles = it.step1_cycles.max(multi_worker_cycles(instr, rays));
-                    it.step2_cycles = it.step2_cycles.max(single_worker_cycles(rays as f64 * SEND_RAY_INSTR));
+                Role::Tracer | Role::Injector => {
                     it.busiest_cell_steps = it.busiest_cell_steps.max(steps);
                     it.cell_steps += steps;
                 }
                 Role::Router => {
-                    // Count and forward are separate compute sets with the same split.
-                    let half = multi_worker_cycles(rays as f64 * ROUTER_RAY_INSTR / 2.0, rays);
-                    it.step1_cycles = it.step1_cycles.max(half);
-                    it.step2_cycles = it.step2_cycles.max(single_worker_cycles(ROUTER_PLAN_INSTR));
-                    it.step3_cycles = it.step3_cycles.max(half);
                     it.busiest_router_rays = it.busiest_router_rays.max(rays);
                     it.router_rays += rays;
                 }
-                Role::Spill => {
-                    // Spilled rays sent back down (rays_in counts them).
-                    it.step1_cycles = it.step1_cycles.max(single_worker_cycles(rays as f64 * SPILL_RAY_INSTR));
-                }
-                Role::Injector => {
-                    // Emitting is one worker; marching the region is six, like a tracer.
-                    let steps = (s.cell_steps - p.cell_steps) as u64;
-                    let emitted = (s.pixels - p.pixels) as u64;
-                    it.step1_cycles = it.step1_cycles.max(single_worker_cycles(emitted as f64 * INJECTOR_RAY_INSTR));
-                    let instr = rays as f64 * TRACER_RAY_INSTR + steps as f64 * step_instr;
-                    it.step2_cycles = it.step2_cycles.max(multi_worker_cycles(instr, emitted.max(1)));
-                    // Dealing the rays out to its lanes (rays held back a step count once).
-                    it.step3_cycles = it.step3_cycles.max(single_worker_cycles(emitted as f64 * SEND_RAY_INSTR));
-                    it.busiest_cell_steps = it.busiest_cell_steps.max(steps);
-                    it.cell_steps += steps;
-                }
+                Role::Spill => {}
             }
             let sent = if n.role == Role::Injector { (s.pixels - p.pixels) as u64 } else { rays };
             it.occupied_bytes = it.occupied_bytes.max(sent * ray_bytes + links * LINK_HEADER_BYTES);
         }
         prev.copy_from_slice(tiles);
+        prev_work.copy_from_slice(work);
         loads.push(it);
     };
     let frame = renderer.render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call))?.stats;
@@ -178,9 +236,13 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera, mean
             "a host call of the profile ran {k} iterations, not 1"
         )));
     }
+    let tile_roles = tree.nodes.iter().map(|n| format!("{:?}", n.role)).collect();
     Ok(Profile {
         iterations: loads,
-        mean_degree,
+        idle_cycles,
+        tile_cycles: tile_totals,
+        tile_roles,
+        chip_tiles,
         link_bytes,
         links_max,
         busiest_link_bytes,

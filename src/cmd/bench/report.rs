@@ -158,12 +158,12 @@ fn point(w: &mut String, p: &Point) {
     if let Some(e) = &p.estimate {
         let _ = writeln!(
             w,
-            "IPU estimate (Mk2 at {:.2} GHz; cycle model, NOT a measurement):",
+            "IPU estimate (Mk2 at {:.2} GHz; cycle model with measured per-event costs, NOT a measurement):",
             e.clock_hz / 1e9
         );
         let _ = writeln!(
             w,
-            "  per-iteration data: an instrumented rc-1 run reading all tile statistics after each iteration"
+            "  per-iteration data: an instrumented rc-1 run reading all tile statistics and per-worker work after each iteration"
         );
         let _ = writeln!(
             w,
@@ -201,6 +201,20 @@ fn point(w: &mut String, p: &Point) {
             e.fps,
             e.host_s * 1e3,
             e.frame_s_occupied_only * 1e3
+        );
+        let b = &e.balance;
+        let _ = writeln!(
+            w,
+            "  balance: busiest tile ({} {}) computes {:.3} ms per frame = {:.1}x the mean over all {} tiles of the chip ({:.3} ms), {:.1}x the mean over the {} tiles used ({:.3} ms)",
+            b.busiest_role,
+            b.busiest_tile,
+            b.busiest_s * 1e3,
+            b.busiest_over_mean_chip,
+            b.tiles_chip,
+            b.mean_chip_s * 1e3,
+            b.busiest_over_mean_used,
+            b.tiles_used,
+            b.mean_used_s * 1e3
         );
     }
 }
