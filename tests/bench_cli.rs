@@ -157,6 +157,47 @@ fn json_has_the_keys_and_consistent_numbers() {
     assert_eq!(e["exchange_bytes_per_iteration"].as_u64().unwrap(), level1.max(root));
     assert!(e["busiest_cell_steps_max"].as_u64().unwrap() > 0);
     assert!(e["busiest_router_rays_max"].as_u64().unwrap() > 0);
+    // Balance: the busiest tile's compute per frame over the mean tile's, over the
+    // whole chip (unused tiles count 0) and over the tiles used.
+    let b = &e["balance"];
+    let f = |k: &str| b[k].as_f64().unwrap_or_else(|| panic!("no estimate.balance.{k} in {b}"));
+    assert_eq!(b["tiles_chip"].as_u64(), Some(1472));
+    let used = b["tiles_used"].as_u64().unwrap();
+    assert!(used > 64 && used < 1472, "{used} tiles used");
+    assert!((f("busiest_over_mean_chip") - f("busiest_s") / f("mean_chip_s")).abs() < 1e-9);
+    assert!((f("busiest_over_mean_used") - f("busiest_s") / f("mean_used_s")).abs() < 1e-9);
+    assert!((f("mean_chip_s") * 1472.0 - f("mean_used_s") * used as f64).abs() < 1e-12);
+    assert!(f("busiest_over_mean_used") >= 1.0 && f("busiest_s") <= frame);
+}
+
+#[test]
+fn compare_paper_runs_the_papers_configuration_beside_the_default() {
+    let out = bench(&["--frames", "1", "--json", "--compare-paper"]);
+    let v: Value = serde_json::from_str(&out).expect("valid JSON on stdout");
+    let (run, paper) = (&v["run"], &v["paper"]);
+    for p in [run, paper] {
+        assert!(p["stats"]["iterations"].as_u64().unwrap() > 0, "{p}");
+        assert!(p["estimate"]["frame_s"].as_f64().unwrap() > 0.0, "{p}");
+        assert_eq!(p["stats"]["rays_finished"], 3072);
+        assert_eq!(p["stats"]["rays_dropped"], 0);
+    }
+    // The paper's configuration: quadtree routers (64 shards: 16, 4, 1 per level),
+    // rows:1, one injector, 256-ray links, and none of this design's shortcuts.
+    assert_eq!(paper["batch"], "rows:1");
+    let levels: Vec<u64> = paper["stats"]["router_levels"].as_array().unwrap().iter().map(|l| l["routers"].as_u64().unwrap()).collect();
+    assert_eq!(levels, [16, 4, 1]);
+    assert!(paper["link_capacity"].as_array().unwrap().iter().all(|c| c == 256), "{}", paper["link_capacity"]);
+    for key in ["side_links", "shard_copies", "direct_lanes"] {
+        assert_eq!(paper[key], 0, "paper.{key}");
+    }
+    assert_ne!(run["batch"], "rows:1");
+    // The same frame either way: the configuration changes only speed.
+    assert_eq!(paper["psnr_db"], run["psnr_db"]);
+    // The text form reports both and the paper's own measurement.
+    let text = bench(&["--frames", "1", "--compare-paper", "--no-estimate"]);
+    for field in ["the paper's configuration", "paper config:", "paper Tab. 3:", "680 iterations"] {
+        assert!(text.contains(field), "missing {field:?} in:\n{text}");
+    }
 }
 
 #[test]
@@ -248,6 +289,7 @@ fn bad_input_is_a_one_line_error() {
         (&["--tune", "spil=1"][..], "--tune spil=1: unknown key 'spil'"),
         (&["--tune", "spill=0"][..], "--tune spill=0: 0 is out of range (spill takes 1 to 65536)"),
         (&["--backend", "ipu"][..], "--features poplar"),
+        (&["--compare-paper", "--sweep", "rc=1"][..], "--compare-paper"),
     ] {
         let mut args = base.to_vec();
         args.extend_from_slice(extra);

@@ -63,6 +63,11 @@ pub struct Args {
     /// Skip the instrumented run and the IPU cycle estimate.
     #[arg(long)]
     pub no_estimate: bool,
+    /// Also run the paper's configuration (quadtree routers, rows:1, one injector, no
+    /// direct lanes, side links, shard copies or result stores, 256-ray links) on the
+    /// same scene and camera, and report it beside this run as `paper`.
+    #[arg(long, conflicts_with = "sweep")]
+    pub compare_paper: bool,
 }
 
 /// Most timed frames per configuration.
@@ -139,6 +144,9 @@ pub struct Report {
     pub reference_s: f64,
     pub reference_frames_s: Vec<f64>,
     pub run: Option<Point>,
+    /// The paper's configuration (`--compare-paper`), same scene, camera, shards,
+    /// layout, rc and frames.
+    pub paper: Option<Point>,
     pub sweeps: Vec<SweepReport>,
 }
 
@@ -150,9 +158,9 @@ struct Bench<'a> {
     cam: Camera,
     reference: Vec<f64>,
     reference_s: f64,
-    /// Profiles by batch setting: rc does not change what an iteration does, only how
-    /// often the host looks, so one rc-1 profile serves every rc.
-    profiles: Vec<(Batch, Profile)>,
+    /// Profiles by configuration (at rc 1): rc does not change what an iteration
+    /// does, only how often the host looks, so one rc-1 profile serves every rc.
+    profiles: Vec<(String, Profile)>,
 }
 
 /// The process's peak resident set (VmHWM), where Linux's /proc tells it.
@@ -172,14 +180,32 @@ fn composite(out: &crate::reference::RenderOutput) -> Vec<f64> {
     out.composite([1.0; 3]).into_iter().map(f64::from).collect()
 }
 
+/// The paper's configuration (§5, Tab. 3) on top of `base` (its layout, rc and limits):
+/// a quadtree of routers, primary rays in scan-order rows one per batch, one ray
+/// generator on the root, no direct lanes, side links, shard copies or result stores,
+/// and 256 rays per link buffer.
+pub fn paper_options(base: &DeviceOptions) -> DeviceOptions {
+    DeviceOptions {
+        fanout: vec![4],
+        batch: Batch::Rows(1),
+        injectors: 1,
+        direct_capacity: 0,
+        side_links: 0,
+        copies: 0,
+        results: 0,
+        link_capacity: vec![256],
+        ..base.clone()
+    }
+}
+
 impl Bench<'_> {
     fn options(&self, rc: u32, batch: Batch) -> DeviceOptions {
         DeviceOptions { rc, batch, ..self.options.clone() }
     }
 
-    fn plan(&self, rc: u32, batch: Batch) -> Result<DevicePlan> {
+    fn plan(&self, o: &DeviceOptions) -> Result<DevicePlan> {
         let steps = progress::Steps::new();
-        let plan = DevicePlan::for_camera(self.scene, self.args.device.shards, &self.cam, &self.options(rc, batch), &steps)
+        let plan = DevicePlan::for_camera(self.scene, self.args.device.shards, &self.cam, o, &steps)
             .with_context(|| format!("planning {} for the device", self.args.scene.display()));
         steps.finish();
         plan
@@ -192,24 +218,32 @@ impl Bench<'_> {
         renderer
     }
 
-    fn profile(&mut self, batch: Batch) -> Result<&Profile> {
-        if let Some(i) = self.profiles.iter().position(|(b, _)| *b == batch) {
+    fn profile(&mut self, o: &DeviceOptions) -> Result<&Profile> {
+        let o = DeviceOptions { rc: 1, ..o.clone() };
+        let key = format!("{o:?}");
+        if let Some(i) = self.profiles.iter().position(|(k, _)| *k == key) {
             return Ok(&self.profiles[i].1);
         }
-        let plan = self.plan(1, batch)?;
+        let batch = o.batch;
+        let plan = self.plan(&o)?;
         let spinner = progress::spinner(format!("instrumented rc-1 run with batch {batch} for the IPU estimate"));
         let p = profile::profile(plan, self.scene, &self.cam)
             .with_context(|| format!("instrumented rc-1 run with batch {batch}"));
         spinner.finish_and_clear();
         let p = p?;
-        self.profiles.push((batch, p));
+        self.profiles.push((key, p));
         Ok(&self.profiles.last().expect("just pushed").1)
     }
 
     fn measure(&mut self, rc: u32, batch: Batch) -> Result<Point> {
+        self.measure_options(&self.options(rc, batch))
+    }
+
+    fn measure_options(&mut self, o: &DeviceOptions) -> Result<Point> {
+        let (rc, batch) = (o.rc, o.batch);
         let what = format!("rc {rc}, batch {batch}");
-        let links_sized_to_camera = self.options(rc, batch).sizes_links_to_camera();
-        let plan = self.plan(rc, batch)?;
+        let links_sized_to_camera = o.sizes_links_to_camera();
+        let plan = self.plan(o)?;
         let (link_capacity, side_capacity) = (plan.options.link_capacity.clone(), plan.options.side_capacity);
         let side_links = plan.side_links();
         let direct_lanes = (plan.tree.injectors().len() * plan.tree.direct_targets().len()) as u64;
@@ -235,7 +269,7 @@ impl Bench<'_> {
         let estimate = if self.args.no_estimate {
             None
         } else {
-            Some(cycles::estimate(self.profile(batch)?, rc))
+            Some(cycles::estimate(self.profile(o)?, rc))
         };
         Ok(Point {
             rc,
@@ -343,10 +377,15 @@ pub fn run(args: Args) -> Result<()> {
         reference_s: bench.reference_s,
         reference_frames_s: ref_times,
         run: None,
+        paper: None,
         sweeps: Vec::new(),
     };
     if args.sweep.is_empty() {
         report.run = Some(bench.measure(args.device.rc, args.device.batch)?);
+    }
+    if args.compare_paper {
+        let base = bench.options(args.device.rc, args.device.batch);
+        report.paper = Some(bench.measure_options(&paper_options(&base))?);
     }
     for s in &args.sweep {
         let points = match s {

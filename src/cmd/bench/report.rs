@@ -31,6 +31,14 @@ pub fn text(r: &Report) -> String {
     if let Some(p) = &r.run {
         point(w, p);
     }
+    if let Some(q) = &r.paper {
+        let _ = writeln!(
+            w,
+            "\nthe paper's configuration (quadtree, rows:1, one injector, no direct lanes, side links, copies or result stores, 256-ray links):"
+        );
+        point(w, q);
+        paper_summary(w, r.run.as_ref(), q);
+    }
     if let Some(peak) = r.host_peak_bytes {
         let _ = writeln!(
             w,
@@ -91,6 +99,42 @@ pub fn text(r: &Report) -> String {
         }
     }
     s
+}
+
+/// The paper's Tab. 3 (R = 1), measured on a Mk2 IPU on multi-million-cell scenes.
+const PAPER_TAB3_ITERATIONS: u64 = 680;
+const PAPER_TAB3_FRAME_S: f64 = 0.952;
+
+fn paper_summary(w: &mut String, run: Option<&Point>, q: &Point) {
+    let frame = |p: &Point| p.estimate.as_ref().map(|e| e.frame_s);
+    let _ = writeln!(w, "this design against the paper's (modelled Mk2 frame, iterations):");
+    if let Some(p) = run {
+        let _ = writeln!(
+            w,
+            "  this run:      {} iterations, {}",
+            p.stats.iterations,
+            frame(p).map_or("no estimate".into(), |f| format!("{:.1} ms", f * 1e3))
+        );
+    }
+    let _ = writeln!(
+        w,
+        "  paper config:  {} iterations, {}",
+        q.stats.iterations,
+        frame(q).map_or("no estimate".into(), |f| format!("{:.1} ms", f * 1e3))
+    );
+    let _ = writeln!(
+        w,
+        "  paper Tab. 3:  {PAPER_TAB3_ITERATIONS} iterations, {:.1} ms (measured on an IPU, trained multi-million-cell scenes)",
+        PAPER_TAB3_FRAME_S * 1e3
+    );
+    if let (Some(p), Some(fq)) = (run.and_then(frame), frame(q)) {
+        let _ = writeln!(
+            w,
+            "  paper config / this run: {:.2}x; paper config / Tab. 3: {:.2}x",
+            fq / p,
+            fq / PAPER_TAB3_FRAME_S
+        );
+    }
 }
 
 fn point(w: &mut String, p: &Point) {
