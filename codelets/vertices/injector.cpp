@@ -143,12 +143,13 @@ public:
     const foam_camera &cam = cview<foam_camera>(camera);
     const foam_injector_ctl &c = cview<foam_injector_ctl>(ctl);
     const foam_region_header &rh = cview<foam_region_header>(region);
-    const unsigned n = c.march_end - c.march_begin, workers = numWorkers();
-    const unsigned begin = c.march_begin + n * workerId / workers;
-    const unsigned end = c.march_begin + n * (workerId + 1) / workers;
+    const unsigned workers = numWorkers();
     unsigned char *slots = &outbox[0] + sizeof(foam_inject_up);
     unsigned *work = &ctl[0] + offsetof(foam_injector_ctl, work) / 4 + workerId * FOAM_IW_COUNTERS;
-    for (unsigned i = begin; i < end; ++i) {
+    // Worker w takes rays w, w + 6, ... as TracerMarch does: rays emitted together
+    // (neighbouring pixels) cost alike, so contiguous ranges left one worker the
+    // dearest part of the region.
+    for (unsigned i = c.march_begin + workerId; i < c.march_end; i += workers) {
       unsigned char *slot = slots + (size_t)i * p.ray_bytes;
       foam_ray ray;
       FOAM_PROBE(ray);
