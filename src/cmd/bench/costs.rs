@@ -21,7 +21,9 @@ pub struct March {
     pub active: f64,
     #[serde(default)]
     pub ray: f64,
-    pub held: f64,
+    /// Probe event `held`: a ray entering foam_march_copies.
+    #[serde(rename = "held")]
+    pub marched_on: f64,
     pub visit: f64,
     pub step: f64,
     pub neighbour: f64,
@@ -144,7 +146,7 @@ mod tests {
         assert_eq!(c.TracerMarch.neighbour, at("TracerMarch", "neighbour"));
         assert_eq!(c.TracerMarch.step, at("TracerMarch", "step"));
         assert_eq!(c.TracerMarch.visit, at("TracerMarch", "visit"));
-        assert_eq!(c.InjectorMarch.held, at("InjectorMarch", "held"));
+        assert_eq!(c.InjectorMarch.marched_on, at("InjectorMarch", "held"));
         assert_eq!(c.RouterForward.item, at("RouterForward", "ray"));
         assert_eq!(c.InjectorSend.item, at("InjectorSend", "deal"));
         assert_eq!(c.SpillStore.item, at("Generator", "arrival"));

@@ -56,10 +56,10 @@ pub const HOST_LINK_BYTES_PER_S: f64 = 10e9;
 /// One marching worker's work in one iteration (TracerMarch or InjectorMarch).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MarchWork {
-    /// Rays loaded from the inboxes (tracer; an injector's are its `held`).
+    /// Rays loaded from the inboxes (tracer; an injector's are its `marched_on`).
     pub loaded: u64,
-    /// Rays marched on (foam_march_held: the camera ray is rebuilt).
-    pub held: u64,
+    /// Rays marched on (foam_march_copies: the camera ray is rebuilt).
+    pub marched_on: u64,
     pub visits: u64,
     pub steps: u64,
     pub neighbours: u64,
@@ -78,11 +78,11 @@ pub fn single_worker_cycles(instr: f64) -> f64 {
 }
 
 fn march_instr(c: &super::costs::March, w: &MarchWork) -> f64 {
-    let active = if w.loaded + w.held > 0 { c.active } else { 0.0 };
+    let active = if w.loaded + w.marched_on > 0 { c.active } else { 0.0 };
     c.fixed
         + active
         + c.ray * w.loaded as f64
-        + c.held * w.held as f64
+        + c.marched_on * w.marched_on as f64
         + c.visit * w.visits as f64
         + c.step * w.steps as f64
         + c.neighbour * w.neighbours as f64
@@ -108,7 +108,7 @@ pub fn tracer_cycles(workers: &[MarchWork; WORKERS], finished: u64) -> [f64; 3] 
 /// (six), InjectorSend deals the marched rays out (one).
 pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64) -> [f64; 3] {
     let c = &*COSTS;
-    let marched: u64 = workers.iter().map(|w| w.held).sum();
+    let marched: u64 = workers.iter().map(|w| w.marched_on).sum();
     [
         single_worker_cycles(item_instr(&c.Injector, emitted)),
         multi_worker_cycles(workers.iter().map(|w| march_instr(&c.InjectorMarch, w))),
@@ -286,16 +286,16 @@ mod tests {
         assert_eq!(multi_worker_cycles([100.0; 6]), 600.0);
         assert_eq!(single_worker_cycles(10.0), 60.0);
         let c = &COSTS.TracerMarch;
-        let busy = MarchWork { loaded: 6, held: 6, visits: 6, steps: 600, neighbours: 10_200, results: 0 };
+        let busy = MarchWork { loaded: 6, marched_on: 6, visits: 6, steps: 600, neighbours: 10_200, results: 0 };
         let mut workers = [MarchWork::default(); WORKERS];
         workers[2] = busy;
         let one = tracer_cycles(&workers, 0);
-        let want = c.fixed + c.active + 6.0 * (c.ray + c.held + c.visit) + 600.0 * c.step + 10_200.0 * c.neighbour;
+        let want = c.fixed + c.active + 6.0 * (c.ray + c.marched_on + c.visit) + 600.0 * c.step + 10_200.0 * c.neighbour;
         assert!((one[0] - 6.0 * want).abs() < 1e-6, "{} != 6 x {want}", one[0]);
         // The same rays over all six workers: the busiest worker does a sixth.
-        let share = MarchWork { loaded: 1, held: 1, visits: 1, steps: 100, neighbours: 1700, results: 0 };
+        let share = MarchWork { loaded: 1, marched_on: 1, visits: 1, steps: 100, neighbours: 1700, results: 0 };
         let even = tracer_cycles(&[share; WORKERS], 0);
-        let want = c.fixed + c.active + c.ray + c.held + c.visit + 100.0 * c.step + 1700.0 * c.neighbour;
+        let want = c.fixed + c.active + c.ray + c.marched_on + c.visit + 100.0 * c.step + 1700.0 * c.neighbour;
         assert!((even[0] - 6.0 * want).abs() < 1e-6 && even[0] < one[0] / 5.0);
         assert_eq!(even[1], one[1], "TracerSend is one worker: the same rays cost the same");
         let idle = tracer_cycles(&[MarchWork::default(); WORKERS], 0);

@@ -78,7 +78,7 @@ fn tile_cycles(n: &crate::device::tree::Node, s: &foam_tile_stats, p: &foam_tile
         Role::Tracer => {
             let w = worker_deltas(work, prev, FOAM_TW_COUNTERS as usize, |d| MarchWork {
                 loaded: d(FOAM_TW_LOADED),
-                held: d(FOAM_TW_RAYS),
+                marched_on: d(FOAM_TW_RAYS),
                 visits: d(FOAM_TW_MARCHED),
                 steps: d(FOAM_TW_STEPS),
                 neighbours: d(FOAM_TW_NEIGHBOURS),
@@ -90,7 +90,7 @@ fn tile_cycles(n: &crate::device::tree::Node, s: &foam_tile_stats, p: &foam_tile
         }
         Role::Injector => {
             let w = worker_deltas(work, prev, FOAM_IW_COUNTERS as usize, |d| MarchWork {
-                held: d(FOAM_IW_RAYS),
+                marched_on: d(FOAM_IW_RAYS),
                 visits: d(FOAM_IW_VISITS),
                 steps: d(FOAM_IW_STEPS),
                 neighbours: d(FOAM_IW_NEIGHBOURS),
