@@ -385,6 +385,14 @@ pub fn program_bytes(vertex_types: &[&str]) -> Option<u64> {
 /// Worker contexts per tile, each with a stack of its own.
 pub const WORKER_STACKS_PER_TILE: u64 = 6;
 
+static GRAPH_BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Render graphs this process has built ([`Session::build_render_graph`] calls):
+/// the expensive step (minutes of compiling on an IPU) a run of many views does once.
+pub fn graph_builds() -> u64 {
+    GRAPH_BUILDS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 impl Session {
     /// A Mk2 target with `num_ipus` IPUs of `tiles_per_ipu` tiles (1472 on hardware).
     pub fn new(num_ipus: u32, tiles_per_ipu: u32) -> Result<Self> {
@@ -458,6 +466,7 @@ impl Session {
     }
     /// Builds the render graph of `spec`; returns [frame start, steps] programs.
     pub fn build_render_graph(&mut self, spec: &RenderSpec) -> Result<Vec<Program>> {
+        GRAPH_BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(ffi::build_render_graph(self.0.pin_mut(), spec)?.into_iter().map(Program).collect())
     }
     pub fn execute(&mut self, cs: ComputeSet) -> Result<Program> {

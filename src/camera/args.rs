@@ -50,7 +50,7 @@ impl CameraArgs {
 
 /// The camera the options describe; also returns a label for reports (file or view name).
 pub fn load_camera(args: &CameraArgs) -> Result<(Camera, String), CameraError> {
-    let (mut cam, label) = match (&args.camera, &args.colmap) {
+    let (cam, label) = match (&args.camera, &args.colmap) {
         (Some(_), Some(_)) => {
             return Err(CameraError::Args(
                 "give either --camera or --colmap, not both".into(),
@@ -78,6 +78,11 @@ pub fn load_camera(args: &CameraArgs) -> Result<(Camera, String), CameraError> {
             (v.camera, format!("{} (view {i})", v.name))
         }
     };
+    Ok((adjusted(args, cam)?, label))
+}
+
+/// `cam` with the options' downsampling, resizing and centring applied.
+pub fn adjusted(args: &CameraArgs, mut cam: Camera) -> Result<Camera, CameraError> {
     if let Some(k) = args.downsample {
         cam = cam
             .downsampled(k)
@@ -99,5 +104,5 @@ pub fn load_camera(args: &CameraArgs) -> Result<(Camera, String), CameraError> {
     if args.centre_principal_point {
         cam = cam.centred();
     }
-    Ok((cam, label))
+    Ok(cam)
 }

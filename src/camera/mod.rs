@@ -8,6 +8,8 @@
 pub mod args;
 pub mod colmap;
 pub mod json;
+pub mod path;
+pub mod views;
 
 use glam::{DMat3, DVec3, Mat3, Vec3};
 use thiserror::Error;

@@ -1,12 +1,16 @@
 //! `foam-ipu render`: the product — the paper's IPU renderer, on the host runtime
 //! here or on an IPU with the SDK.
 
+mod animation;
+mod evaluate;
 mod hopmaps;
+mod views;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use crate::camera::views::{ViewArgs, ViewSet, load_views, numbered};
 use crate::camera::{CameraArgs, load_camera};
 use crate::cmd::compare::compare_images;
 use crate::cmd::outputs::OutputArgs;
@@ -29,13 +33,21 @@ reports every pixel finished.\n\n\
 With no camera option, SCENE.camera.json next to the scene is used.\n\n\
 Examples:\n  foam-ipu render assets/garden.ply -o garden.png\n  \
 foam-ipu render scene.ply --camera cam.json --rc 20 --layout fp32 --stats stats.json --compare gpu.png\n  \
-foam-ipu render assets/garden.ply --tune side_links=0 --tune fanout=4"
+foam-ipu render assets/garden.ply --tune side_links=0 --tune fanout=4\n  \
+foam-ipu render assets/garden.ply --orbit 24 -o orbit/ --animation orbit.gif\n  \
+foam-ipu render scene.ply --colmap DIR --test-views --downsample 4 -o test/ --compare gpu_test/ --stats s.json\n\n\
+With several views (--test-views, --all-views, --cameras, --camera-path, --orbit) the device is \
+planned for all of them and its graph built once; -o names the output directory, each view \
+is written as NAME.png there (--depth, --depth-preview and --opacity then name directories too) \
+and --compare names a directory of reference images NAME.png."
 )]
 pub struct Args {
     /// The scene (scene.ply as the original trainer writes it).
     pub scene: PathBuf,
     #[command(flatten)]
     pub camera: CameraArgs,
+    #[command(flatten)]
+    pub views: ViewArgs,
     /// Outputs (colour defaults to SCENE-STEM.png; depth needs --layout half, the only
     /// payload that carries depth between tiles).
     #[command(flatten)]
@@ -48,9 +60,14 @@ pub struct Args {
     /// Write per-pixel router/tracer hop maps and a histogram (turns on hop counters).
     #[arg(long, value_name = "DIR")]
     pub hop_maps: Option<PathBuf>,
-    /// Print PSNR/SSIM of the colour output against this image (e.g. a GPU render).
-    #[arg(long, value_name = "GPU.png")]
+    /// Print PSNR/SSIM of the colour output against this image (e.g. a GPU render);
+    /// with several views, a directory holding NAME.png for every view.
+    #[arg(long, value_name = "GPU.png|DIR")]
     pub compare: Option<PathBuf>,
+    /// With several views: write them as one animation (.gif, or .png as APNG),
+    /// depth beside colour when depth is asked for.
+    #[arg(long, value_name = "OUT.gif")]
+    pub animation: Option<PathBuf>,
 }
 
 /// `SCENE.camera.json` beside the scene, used when no camera option is given.
@@ -76,7 +93,14 @@ pub fn run(args: Args) -> Result<()> {
     if args.out.wants_depth() && opts.layout != RayLayout::Half {
         bail!("--depth needs --layout half: the {} payload has no depth field (paper Tab. 1)", opts.layout.name());
     }
+    let set = load_views(&args.camera, &args.views)?;
     let camera = default_camera(&args.scene, &args.camera);
+    if !matches!(set, ViewSet::Single) {
+        return run_views(&args, opts, set, &camera);
+    }
+    if args.animation.is_some() {
+        bail!("--animation needs several views (--orbit, --camera-path, --cameras, --test-views or --all-views)");
+    }
     let output = args.out.output.clone().unwrap_or_else(|| {
         PathBuf::from(format!("{}.png", args.scene.file_stem().and_then(|s| s.to_str()).unwrap_or("render")))
     });
@@ -142,4 +166,51 @@ pub fn run(args: Args) -> Result<()> {
         println!("compare with {}: PSNR {:.2} dB, SSIM {ssim}", gpu.display(), r.psnr);
     }
     Ok(())
+}
+
+/// `render` with several views: one plan and one graph for all of them.
+fn run_views(args: &Args, opts: DeviceOptions, set: ViewSet, camera: &CameraArgs) -> Result<()> {
+    let Some(out_dir) = args.out.output.as_deref() else {
+        bail!("several views need -o DIR: the directory their images are written to");
+    };
+    if args.hop_maps.is_some() {
+        bail!("--hop-maps takes one view: leave it out or render the view alone");
+    }
+    if let Some(p) = &args.animation {
+        animation::check_path(p)?;
+    }
+    let mut files = OutFiles::new();
+    files.input(&args.scene)?;
+    for p in camera.input_files().iter().chain(&args.views.input_files()) {
+        files.input(p)?;
+    }
+    let base = match set {
+        ViewSet::Orbit(_) => Some(load_camera(camera)?.0),
+        _ => None,
+    };
+    let scene = progress::load_scene(&args.scene)?.scene;
+    let views = match (set, base) {
+        (ViewSet::Listed(v), _) => v,
+        (ViewSet::Orbit(n), Some(base)) => {
+            let bounds = scene.bbox().ok_or_else(|| anyhow::anyhow!("{}: the scene has no cells to orbit", args.scene.display()))?;
+            let centre = crate::camera::path::centre_of_interest(&base, bounds);
+            numbered(crate::camera::path::orbit(&base, centre, n).map_err(anyhow::Error::msg)?)
+        }
+        _ => unreachable!("a single view does not come here; an orbit has its base"),
+    };
+    let run = views::Run {
+        scene_path: &args.scene,
+        scene: &scene,
+        views,
+        opts,
+        shards: args.device.shards,
+        out: &args.out,
+        out_dir,
+        stats: args.stats.as_deref(),
+        compare: args.compare.as_deref(),
+        animation: args.animation.as_deref(),
+    };
+    let refs = views::prepare(&run, &mut files)?;
+    views::render(run, &mut files, refs)?;
+    files.commit()
 }

@@ -91,6 +91,26 @@ pub fn traffic(paths: &[Vec<u16>], weight: f64, held: &[Vec<usize>]) -> Traffic 
     Traffic { arrivals, finishes, crossings: crossings.into_iter().map(|((a, b), w)| (a, b, w)).collect() }
 }
 
+/// The traffic of several views' sampled paths (each set with its weight) on
+/// tiles holding `held` copies, as the view that loads each tracer most: per
+/// tracer the most arrivals and endings of any view, and the crossings of all
+/// views summed (they only rank pairs). For one view, its [`traffic`].
+pub fn busiest_view(views: &[(Vec<Vec<u16>>, f64)], held: &[Vec<usize>]) -> Traffic {
+    let mut arrivals = vec![0.0f64; held.len()];
+    let mut finishes = vec![0.0f64; held.len()];
+    let mut crossings: std::collections::BTreeMap<(u32, u32), f64> = Default::default();
+    for (paths, weight) in views {
+        let t = traffic(paths, *weight, held);
+        for (most, v) in arrivals.iter_mut().zip(&t.arrivals).chain(finishes.iter_mut().zip(&t.finishes)) {
+            *most = most.max(*v);
+        }
+        for (a, b, w) in t.crossings {
+            *crossings.entry((a, b)).or_default() += w;
+        }
+    }
+    Traffic { arrivals, finishes, crossings: crossings.into_iter().map(|((a, b), w)| (a, b, w)).collect() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +149,19 @@ mod tests {
         assert_eq!(t.arrivals, vec![2.0, 1.0, 1.0, 1.0]);
         assert_eq!(t.finishes, vec![1.0, 0.0, 0.0, 1.0]);
         assert_eq!(t.crossings, vec![(0, 1, 1.0), (0, 3, 1.0), (1, 2, 1.0)]);
+    }
+
+    #[test]
+    fn several_views_load_each_tracer_as_their_busiest() {
+        let a = (vec![vec![0u16, 1, 2, 3], vec![2, 1, 0]], 2.0);
+        let b = (vec![vec![3u16, 2]], 5.0);
+        let none = vec![Vec::new(); 4];
+        let one = busiest_view(std::slice::from_ref(&a), &none);
+        let alone = traffic(&a.0, a.1, &none);
+        assert_eq!((one.arrivals, one.finishes, one.crossings), (alone.arrivals, alone.finishes, alone.crossings));
+        let t = busiest_view(&[a, b], &none);
+        assert_eq!(t.arrivals, vec![4.0, 4.0, 5.0, 5.0]);
+        assert_eq!(t.finishes, vec![2.0, 0.0, 5.0, 2.0]);
+        assert_eq!(t.crossings, vec![(0, 1, 4.0), (1, 2, 4.0), (2, 3, 7.0)]);
     }
 }

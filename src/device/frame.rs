@@ -112,6 +112,11 @@ impl DeviceRenderer {
         &self.plan
     }
 
+    /// Seconds it took to build and compile the graph.
+    pub fn setup_s(&self) -> f64 {
+        self.setup_s
+    }
+
     pub fn session(&self) -> &Session {
         &self.session
     }

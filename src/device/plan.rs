@@ -66,8 +66,8 @@ pub struct DevicePlan {
     home_of_leaf: Vec<usize>,
     /// Each tracer's shard bytes.
     shard_bytes: Vec<usize>,
-    /// The camera the plan was made for, sampled (see [`super::sample`]).
-    sample: Option<CameraSample>,
+    /// The cameras the plan was made for, sampled (see [`super::sample`]).
+    samples: Vec<CameraSample>,
 }
 
 impl DevicePlan {
@@ -85,7 +85,7 @@ impl DevicePlan {
         let (part, packed, sites, mut times) = Self::cut(scene, shards, options, width, height, progress)?;
         let t0 = Instant::now();
         let topology = Topology::new(&part, &packed, width, height, options)?;
-        let mut plan = Self::assemble(scene, (part, sites), &packed, topology, Neighbours::default(), None)?;
+        let mut plan = Self::assemble(scene, (part, sites), &packed, topology, Neighbours::default(), Vec::new())?;
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
         Ok(plan)
@@ -112,13 +112,38 @@ impl DevicePlan {
         options: &DeviceOptions,
         progress: &dyn Progress,
     ) -> Result<DevicePlan, DeviceError> {
+        Self::for_cameras(scene, shards, std::slice::from_ref(cam), options, progress)
+    }
+
+    /// As [`for_camera`](Self::for_camera) for frames from every camera of `cams`
+    /// (all of one size): the copies are chosen from all their sampled rays
+    /// together, and each tracer's result store and links are sized for the view
+    /// that loads it most, so one graph serves them all. With one camera this is
+    /// exactly the plan for it.
+    pub fn for_cameras(
+        scene: &Scene,
+        shards: u64,
+        cams: &[Camera],
+        options: &DeviceOptions,
+        progress: &dyn Progress,
+    ) -> Result<DevicePlan, DeviceError> {
+        let Some(cam) = cams.first() else {
+            return Err(DeviceError::Options("no camera to plan for".into()));
+        };
+        if let Some(other) = cams.iter().find(|c| (c.width, c.height) != (cam.width, cam.height)) {
+            return Err(DeviceError::Options(format!(
+                "the views differ in size ({}x{} and {}x{}): one graph renders one image size",
+                cam.width, cam.height, other.width, other.height
+            )));
+        }
         check_options(options, cam.width, cam.height)?;
         let (part, packed, sites, mut times) = Self::cut(scene, shards, options, cam.width, cam.height, progress)?;
         let t0 = Instant::now();
-        progress.step("planning tiles for the camera", None);
+        progress.step(if cams.len() == 1 { "planning tiles for the camera" } else { "planning tiles for the cameras" }, None);
         let mut topology = Topology::new(&part, &packed, cam.width, cam.height, options)?;
-        let sample = CameraSample::take(scene, cam, &topology.sampling(&part, &sites));
-        let (paths, weight) = sample.paths_beyond_regions(packed.len());
+        let samples: Vec<CameraSample> = cams.iter().map(|c| CameraSample::take(scene, c, &topology.sampling(&part, &sites))).collect();
+        let per_view: Vec<(Vec<Vec<u16>>, f64)> = samples.iter().map(|s| s.paths_beyond_regions(packed.len())).collect();
+        let paths: Vec<Vec<u16>> = per_view.iter().flat_map(|(p, _)| p.iter().cloned()).collect();
         let (ray_bytes, slice_pixels) = (topology.ray_bytes, topology.slice_pixels);
         let sizes = &topology.shard_bytes;
         let room: Vec<usize> =
@@ -139,11 +164,11 @@ impl DevicePlan {
                 })
                 .collect()
         };
-        let alone = super::copies::traffic(&paths, weight, &vec![Vec::new(); packed.len()]);
+        let alone = super::copies::busiest_view(&per_view, &vec![Vec::new(); packed.len()]);
         let first_extra = extra(&alone.finishes, &|a| room[a]);
         let budgets: Vec<usize> = (0..packed.len()).map(|a| room[a] - first_extra[a] * record).collect();
         let copies = super::copies::choose(&paths, sizes, &budgets, options.copies as usize);
-        let traffic = super::copies::traffic(&paths, weight, &copies);
+        let traffic = super::copies::busiest_view(&per_view, &copies);
         let spare = |a: usize| room[a] - copies[a].iter().map(|&s| sizes[s]).sum::<usize>();
         let results: Vec<u32> = extra(&traffic.finishes, &spare).into_iter().map(|x| options.results + x as u32).collect();
         let sides = if options.sizes_links_to_camera() {
@@ -154,7 +179,7 @@ impl DevicePlan {
             None
         };
         let planned = Neighbours { sides, copies, results };
-        let mut plan = Self::assemble(scene, (part, sites), &packed, topology, planned, Some(sample))?;
+        let mut plan = Self::assemble(scene, (part, sites), &packed, topology, planned, samples)?;
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
         Ok(plan)
@@ -195,7 +220,7 @@ impl DevicePlan {
         packed: &[partition::PackedShard],
         topology: Topology,
         neighbours: Neighbours,
-        sample: Option<CameraSample>,
+        samples: Vec<CameraSample>,
     ) -> Result<DevicePlan, DeviceError> {
         let (tree, options) = (&topology.tree, &topology.options);
         let owner = |c: u32| part.owner(c);
@@ -249,7 +274,7 @@ impl DevicePlan {
             times: PlanTimes::default(),
             home_of_leaf,
             shard_bytes,
-            sample,
+            samples,
         })
     }
 
@@ -295,9 +320,9 @@ impl DevicePlan {
             )));
         }
         let sampled;
-        let sample = match &self.sample {
-            Some(s) if s.is_of(cam, &self.sampling()) => s,
-            _ => {
+        let sample = match self.sample_of(cam) {
+            Some(s) => s,
+            None => {
                 sampled = CameraSample::take(scene, cam, &self.sampling());
                 &sampled
             }
@@ -366,10 +391,16 @@ impl DevicePlan {
     /// The shards each sampled ray of `cam` crosses after it leaves its injector's
     /// region, and the pixels each path stands for.
     fn sampled_paths(&self, scene: &Scene, cam: &Camera) -> (Vec<Vec<u16>>, f64) {
-        match &self.sample {
-            Some(s) if s.is_of(cam, &self.sampling()) => s.paths_beyond_regions(self.shards()),
-            _ => CameraSample::take(scene, cam, &self.sampling()).paths_beyond_regions(self.shards()),
+        match self.sample_of(cam) {
+            Some(s) => s.paths_beyond_regions(self.shards()),
+            None => CameraSample::take(scene, cam, &self.sampling()).paths_beyond_regions(self.shards()),
         }
+    }
+
+    /// The sample the plan was made with of `cam`, if it was made for `cam`.
+    fn sample_of(&self, cam: &Camera) -> Option<&CameraSample> {
+        let sampling = self.sampling();
+        self.samples.iter().find(|s| s.is_of(cam, &sampling))
     }
 
     /// An injector's camera region holding copies of `shards` (which must fit: see

@@ -137,22 +137,18 @@ fn viridis(t: f32) -> [u8; 3] {
 /// A colour-mapped depth preview (viridis, near = dark, over the frame's depth range);
 /// pixels without depth are black.
 pub fn encode_depth_preview(w: &mut dyn Write, width: u32, height: u32, depth: &[f32]) -> io::Result<()> {
-    let valid = depth.iter().copied().filter(|d| *d >= 0.0);
-    let (lo, hi) = valid.fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), d| {
-        (a.min(d), b.max(d))
-    });
+    encode_png_rgb8(w, width, height, &depth_preview_px(depth, depth_range(depth)))
+}
+
+/// The range of the valid (non-negative) depths, `(lo, hi)`; `lo > hi` when none is.
+pub fn depth_range(depth: &[f32]) -> (f32, f32) {
+    depth.iter().copied().filter(|d| *d >= 0.0).fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), d| (a.min(d), b.max(d)))
+}
+
+/// RGB bytes of the depth preview over the depth range `(lo, hi)`.
+pub fn depth_preview_px(depth: &[f32], (lo, hi): (f32, f32)) -> Vec<u8> {
     let span = if hi > lo { hi - lo } else { 1.0 };
-    let px: Vec<u8> = depth
-        .iter()
-        .flat_map(|&d| {
-            if d < 0.0 {
-                [0; 3]
-            } else {
-                viridis((d - lo) / span)
-            }
-        })
-        .collect();
-    encode_png_rgb8(w, width, height, &px)
+    depth.iter().flat_map(|&d| if d < 0.0 { [0; 3] } else { viridis((d - lo) / span) }).collect()
 }
 
 /// An image loaded for comparison: RGB as f64 in [0, 1], row-major.
