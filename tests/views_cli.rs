@@ -214,5 +214,7 @@ fn bad_view_sets_are_one_line_errors_that_write_nothing() {
     assert!(e.contains("-o DIR"), "{e}");
     let e = expect_error(&["render", &scene, "--orbit", "3", "-o", arg(&out), "--animation", arg(&t.path().join("a.mp4"))]);
     assert!(e.contains(".gif"), "{e}");
+    let e = expect_error(&["render", &scene, "--executable-cache", arg(t.path()), "-o", arg(&out)]);
+    assert!(e.contains("--backend ipu"), "{e}");
     assert!(!out.exists());
 }

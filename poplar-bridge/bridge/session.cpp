@@ -1,13 +1,16 @@
 #include "poplar-bridge/bridge/session.h"
 #include "poplar-bridge/src/lib.rs.h"
 #include <poplar/DeviceManager.hpp>
+#include <poplar/Executable.hpp>
 #include <poplar/IPUModel.hpp>
 #include <poplar/exceptions.hpp>
 #ifndef FOAM_POPLAR_SDK
 #include <poplar_host/Report.hpp>
 #include <poplar_host/registry.hpp>
 #endif
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -175,6 +178,47 @@ void Session::compile(rust::Slice<const std::uint32_t> ps) {
   poplar::Graph g = std::move(building());
   graph_.reset();
   engine_ = std::make_unique<poplar::Engine>(std::move(g), v);
+  engine_->load(device_);
+}
+
+void Session::compile_cached(rust::Slice<const std::uint32_t> ps, rust::Str path) {
+  const std::string file = s(path);
+  std::ifstream in(file, std::ios::binary);
+  if (in) {
+    poplar::Executable exe = poplar::Executable::deserialize(in);
+    graph_.reset();
+    engine_ = std::make_unique<poplar::Engine>(std::move(exe));
+  } else {
+    std::vector<poplar::program::Program> v;
+    for (auto id : ps)
+      v.push_back(prog(programs_, id));
+    poplar::Graph g = std::move(building());
+    graph_.reset();
+    poplar::Executable exe = poplar::compileGraph(std::move(g), v);
+    const std::string temp = file + ".partial";
+    {
+      std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+      if (!out)
+        throw std::runtime_error("cannot write the executable " + temp);
+      try {
+        exe.serialize(out);
+      } catch (...) {
+        out.close();
+        std::remove(temp.c_str());
+        throw;
+      }
+      out.flush();
+      if (!out) {
+        std::remove(temp.c_str());
+        throw std::runtime_error("writing the executable " + temp + " failed");
+      }
+    }
+    if (std::rename(temp.c_str(), file.c_str()) != 0) {
+      std::remove(temp.c_str());
+      throw std::runtime_error("cannot rename " + temp + " to " + file);
+    }
+    engine_ = std::make_unique<poplar::Engine>(std::move(exe));
+  }
   engine_->load(device_);
 }
 

@@ -58,6 +58,10 @@ public:
 
   MemoryReport graph_memory_report() const;
   void compile(rust::Slice<const std::uint32_t> progs);
+  // As compile, keeping the compiled executable in the file `path`: loaded from it
+  // when it exists, else compiled and stored there (written to a temporary beside it
+  // and renamed). Executables are stored by the Poplar SDK only.
+  void compile_cached(rust::Slice<const std::uint32_t> progs, rust::Str path);
   void run(std::uint32_t prog);
   void write_tensor(rust::Str handle, rust::Slice<const std::uint8_t> bytes);
   void read_tensor(rust::Str handle, rust::Slice<std::uint8_t> bytes);

@@ -204,6 +204,7 @@ mod ffi {
 
         fn graph_memory_report(self: &Session) -> Result<MemoryReport>;
         fn compile(self: Pin<&mut Session>, progs: &[u32]) -> Result<()>;
+        fn compile_cached(self: Pin<&mut Session>, progs: &[u32], path: &str) -> Result<()>;
         fn run(self: Pin<&mut Session>, prog: u32) -> Result<()>;
         fn write_tensor(self: Pin<&mut Session>, handle: &str, bytes: &[u8]) -> Result<()>;
         fn read_tensor(self: Pin<&mut Session>, handle: &str, bytes: &mut [u8]) -> Result<()>;
@@ -496,6 +497,14 @@ impl Session {
     pub fn compile(&mut self, progs: &[Program]) -> Result<()> {
         let ids: Vec<u32> = progs.iter().map(|p| p.0).collect();
         Ok(self.p().compile(&ids)?)
+    }
+    /// As [`compile`](Self::compile), keeping the compiled executable in the file
+    /// `path` (Poplar's `Executable::serialize`): loaded from it when it exists, else
+    /// compiled and stored there. Only the SDK stores executables: the host runtime
+    /// compiles in memory and refuses to serialise.
+    pub fn compile_cached(&mut self, progs: &[Program], path: &str) -> Result<()> {
+        let ids: Vec<u32> = progs.iter().map(|p| p.0).collect();
+        Ok(self.p().compile_cached(&ids, path)?)
     }
     pub fn run(&mut self, prog: u32) -> Result<()> {
         Ok(self.p().run(prog)?)

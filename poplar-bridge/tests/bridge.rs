@@ -111,3 +111,26 @@ fn errors_come_back_as_results() {
     assert!(s.slice(t, 2, 5, 0).unwrap_err().to_string().contains("out of range"));
     assert!(Session::new(0, 4).is_err());
 }
+
+/// compileGraph checks the graph as Engine's constructor does; storing the
+/// executable (what `compile_cached` does with the SDK) is refused by the host
+/// runtime, which leaves no file behind.
+#[test]
+fn the_host_runtime_compiles_executables_in_memory_only() {
+    let dir = std::env::temp_dir().join(format!("foam-exe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("graph.poplar_exe");
+    let mut s = Session::new(1, 2).unwrap();
+    s.add_variable(ElemType::Float, &[8], "lonely").unwrap();
+    let e = s.compile_cached(&[], file.to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("lonely") && e.contains("no tile mapping"), "compileGraph checks the graph: {e}");
+
+    let mut s = Session::new(1, 2).unwrap();
+    let a = s.add_variable(ElemType::Float, &[8], "a").unwrap();
+    s.set_tile_mapping(a, 0).unwrap();
+    let e = s.compile_cached(&[], file.to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("Executable::serialize") && e.contains("Poplar SDK"), "{e}");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    std::fs::remove_dir(&dir).unwrap();
+}

@@ -64,6 +64,11 @@ pub struct Args {
     /// with several views, a directory holding NAME.png for every view.
     #[arg(long, value_name = "GPU.png|DIR")]
     pub compare: Option<PathBuf>,
+    /// Keep the compiled graph in DIR and load it from there on the next run of the
+    /// same scene, options and target (Poplar's Executable::serialize; --backend ipu
+    /// in a build with the Poplar SDK only).
+    #[arg(long, value_name = "DIR")]
+    pub executable_cache: Option<PathBuf>,
     /// With several views: write them as one animation (.gif, or .png as APNG),
     /// depth beside colour when depth is asked for.
     #[arg(long, value_name = "OUT.gif")]
@@ -92,6 +97,14 @@ pub fn run(args: Args) -> Result<()> {
     let opts = args.device_options()?;
     if args.out.wants_depth() && opts.layout != RayLayout::Half {
         bail!("--depth needs --layout half: the {} payload has no depth field (paper Tab. 1)", opts.layout.name());
+    }
+    if let Some(dir) = &args.executable_cache {
+        if opts.backend != crate::device::Backend::Ipu {
+            bail!("--executable-cache {}: the host runtime compiles in memory and stores no executables; it needs --backend ipu", dir.display());
+        }
+        if !dir.is_dir() {
+            bail!("--executable-cache {}: not a directory", dir.display());
+        }
     }
     let set = load_views(&args.camera, &args.views)?;
     let camera = default_camera(&args.scene, &args.camera);
@@ -136,7 +149,7 @@ pub fn run(args: Args) -> Result<()> {
         .with_context(|| format!("planning {} for the device", args.scene.display()));
     steps.finish();
     let building = progress::spinner("building the render graph");
-    let renderer = DeviceRenderer::new(plan?).context("building the render graph");
+    let renderer = DeviceRenderer::with_executable_cache(plan?, args.executable_cache.as_deref()).context("building the render graph");
     building.finish_and_clear();
     let mut renderer = renderer?;
     let bar = progress::bar(cam.width as u64 * cam.height as u64, "rays");
@@ -209,6 +222,7 @@ fn run_views(args: &Args, opts: DeviceOptions, set: ViewSet, camera: &CameraArgs
         stats: args.stats.as_deref(),
         compare: args.compare.as_deref(),
         animation: args.animation.as_deref(),
+        executable_cache: args.executable_cache.as_deref(),
     };
     let refs = views::prepare(&run, &mut files)?;
     views::render(run, &mut files, refs)?;

@@ -76,6 +76,14 @@ fn read_records<T: Copy>(bytes: &[u8]) -> Vec<T> {
 impl DeviceRenderer {
     /// Builds and compiles the render graph of `plan` (the expensive, once-per-scene part).
     pub fn new(plan: DevicePlan) -> Result<DeviceRenderer, DeviceError> {
+        Self::with_executable_cache(plan, None)
+    }
+
+    /// As [`new`](Self::new); with `cache`, the compiled graph is loaded from that
+    /// directory if an earlier run compiled the same graph for the same target, and
+    /// stored there if not (see [`super::executable`]). Only an IPU build stores
+    /// executables.
+    pub fn with_executable_cache(plan: DevicePlan, cache: Option<&std::path::Path>) -> Result<DeviceRenderer, DeviceError> {
         let t0 = Instant::now();
         if plan.options.backend == Backend::Ipu && !cfg!(feature = "poplar") {
             return Err(DeviceError::Options(
@@ -86,7 +94,13 @@ impl DeviceRenderer {
         }
         let mut session = Session::new(1, plan.options.tiles)?;
         let progs = session.build_render_graph(&plan.spec)?;
-        session.compile(&progs)?;
+        match cache {
+            Some(dir) => {
+                let file = super::executable::path(dir, &plan.spec, session.num_tiles());
+                session.compile_cached(&progs, &file.to_string_lossy())?
+            }
+            None => session.compile(&progs)?,
+        }
         let report = session.memory_report()?;
         let tile_bytes_max = report
             .tiles

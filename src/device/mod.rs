@@ -5,6 +5,7 @@
 pub mod blocks;
 pub mod copies;
 pub mod edges;
+pub mod executable;
 pub mod frame;
 pub mod options;
 pub mod plan;

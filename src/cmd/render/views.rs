@@ -74,6 +74,7 @@ pub struct Run<'a> {
     pub stats: Option<&'a Path>,
     pub compare: Option<&'a Path>,
     pub animation: Option<&'a Path>,
+    pub executable_cache: Option<&'a Path>,
 }
 
 /// Checks every view's outputs and references and declares the outputs, before
@@ -130,7 +131,7 @@ pub fn render(run: Run<'_>, files: &mut OutFiles, refs: Vec<Option<LoadedImage>>
     let plan = plan?;
     let plan_s = plan.times.partition_s + plan.times.pack_s + plan.times.plan_s;
     let building = progress::spinner("building the render graph");
-    let renderer = DeviceRenderer::new(plan).context("building the render graph");
+    let renderer = DeviceRenderer::with_executable_cache(plan, run.executable_cache).context("building the render graph");
     building.finish_and_clear();
     let mut renderer = renderer?;
     let background = run.out.background()?;

@@ -19,8 +19,12 @@ struct EngineImpl;
 
 namespace poplar {
 
+class Executable;
+
 class Engine {
 public:
+  // An engine for a graph compiled by compileGraph (poplar/Executable.hpp).
+  explicit Engine(Executable &&exe, const OptionFlags &opts = {});
   Engine(Graph &&graph, ArrayRef<program::Program> progs, const OptionFlags &opts = {});
   Engine(Graph &&graph, const program::Program &prog, const OptionFlags &opts = {});
   Engine(const Graph &graph, ArrayRef<program::Program> progs, const OptionFlags &opts = {});
