@@ -22,7 +22,7 @@ enum Cmd {
     /// Write a procedural Radiant Foam scene (true Voronoi adjacency).
     Synth(cmd::synth::Args),
     /// Render with the IPU design (tracers, routers, a spill store, injectors) on the host runtime or an IPU.
-    Render(cmd::render::Args),
+    Render(Box<cmd::render::Args>),
     /// Measure the device renderer against the reference (iterations, hops, time, IPU estimate).
     Bench(cmd::bench::Args),
 }
@@ -46,7 +46,7 @@ fn main() {
         Cmd::Cameras(a) => cmd::cameras::run(a),
         Cmd::Partition(a) => cmd::partition::run(a),
         Cmd::Synth(a) => cmd::synth::run(a),
-        Cmd::Render(a) => cmd::render::run(a),
+        Cmd::Render(a) => cmd::render::run(*a),
         Cmd::Bench(a) => cmd::bench::run(a),
     };
     if let Err(e) = result {

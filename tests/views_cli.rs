@@ -108,6 +108,26 @@ fn a_camera_path_renders_as_the_same_cameras_written_as_json() {
     assert_eq!(info.animation_control.map(|c| c.num_frames), Some(2));
 }
 
+#[test]
+fn a_view_set_of_one_estimates_its_ipu_frame_as_bench_does() {
+    let t = tempfile::tempdir().unwrap();
+    let cams = t.path().join("cams");
+    std::fs::create_dir(&cams).unwrap();
+    let cam = cams.join("garden.json");
+    std::fs::copy(common::garden_camera_arg(), &cam).unwrap();
+    let scene = garden_arg();
+    let (out, stats) = (t.path().join("out"), t.path().join("s.json"));
+    let text = ok(&["render", &scene, "--cameras", arg(&cams), "--width", "80", "-o", arg(&out), "--estimate", "--stats", arg(&stats)]);
+    assert!(text.contains("on a Mk2 IPU (estimated)"), "{text}");
+    let s = json(&stats);
+    assert_eq!((s["graph_builds"].as_u64(), s["estimate_graph_builds"].as_u64()), (Some(1), Some(1)), "{s}");
+    let ipu_ms = s["views"][0]["ipu_ms"].as_f64().unwrap();
+    let b: Value = serde_json::from_str(&ok(&["bench", &scene, "--camera", arg(&cam), "--width", "80", "--frames", "1", "--json"])).unwrap();
+    let bench_ms = b["run"]["estimate"]["frame_s"].as_f64().unwrap() * 1e3;
+    assert!((ipu_ms - bench_ms).abs() <= 1e-9 * bench_ms, "render --estimate {ipu_ms} ms, bench {bench_ms} ms");
+    assert_eq!(s["views"][0]["iterations"], b["run"]["stats"]["iterations"]);
+}
+
 /// A COLMAP text model of 16 views around the garden (image names view_00.png …).
 fn garden_colmap(dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();

@@ -94,7 +94,7 @@ pub fn load_views(cams: &CameraArgs, views: &ViewArgs) -> Result<ViewSet, Camera
         return Ok(ViewSet::Listed(listed.collect::<Result<_, CameraError>>()?));
     }
     Ok(match views.orbit {
-        Some(n) if n == 0 => return args("--orbit needs at least 1 view"),
+        Some(0) => return args("--orbit needs at least 1 view"),
         Some(n) => ViewSet::Orbit(n),
         None => ViewSet::Single,
     })

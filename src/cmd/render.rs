@@ -69,6 +69,11 @@ pub struct Args {
     /// in a build with the Poplar SDK only).
     #[arg(long, value_name = "DIR")]
     pub executable_cache: Option<PathBuf>,
+    /// With several views: also estimate each view's frame on a Mk2 IPU with bench's
+    /// cycle model, from an instrumented rc-1 run of the view (each in a graph of its
+    /// own: slow, and counted apart from graph_builds).
+    #[arg(long)]
+    pub estimate: bool,
     /// With several views: write them as one animation (.gif, or .png as APNG),
     /// depth beside colour when depth is asked for.
     #[arg(long, value_name = "OUT.gif")]
@@ -111,8 +116,8 @@ pub fn run(args: Args) -> Result<()> {
     if !matches!(set, ViewSet::Single) {
         return run_views(&args, opts, set, &camera);
     }
-    if args.animation.is_some() {
-        bail!("--animation needs several views (--orbit, --camera-path, --cameras, --test-views or --all-views)");
+    if args.animation.is_some() || args.estimate {
+        bail!("--animation and --estimate need several views (--orbit, --camera-path, --cameras, --test-views or --all-views; bench estimates one)");
     }
     let output = args.out.output.clone().unwrap_or_else(|| {
         PathBuf::from(format!("{}.png", args.scene.file_stem().and_then(|s| s.to_str()).unwrap_or("render")))
@@ -223,6 +228,7 @@ fn run_views(args: &Args, opts: DeviceOptions, set: ViewSet, camera: &CameraArgs
         compare: args.compare.as_deref(),
         animation: args.animation.as_deref(),
         executable_cache: args.executable_cache.as_deref(),
+        estimate: args.estimate,
     };
     let refs = views::prepare(&run, &mut files)?;
     views::render(run, &mut files, refs)?;

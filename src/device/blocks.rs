@@ -61,6 +61,7 @@ pub type Sampler<'a> = dyn Fn(&[(u32, u32)]) -> Vec<Vec<u16>> + 'a;
 
 /// The frame's blocks per injector in the order to emit them, and the sampled paths
 /// to choose camera regions from.
+#[derive(Clone)]
 pub struct FrameOrder {
     pub blocks: Vec<Vec<Block>>,
     /// One set of paths per injector, or a single set that every injector shares

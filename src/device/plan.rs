@@ -39,6 +39,7 @@ pub(crate) fn layout_code(layout: RayLayout) -> u32 {
     }
 }
 
+#[derive(Clone)]
 pub struct DevicePlan {
     pub tree: Tree,
     pub partition: Partition,
@@ -49,7 +50,7 @@ pub struct DevicePlan {
     /// Framebuffer slots per tracer: pixel p lives on tracer p % shards, slot p / shards.
     pub slice_pixels: u32,
     pub spec: RenderSpec,
-    sites: SiteIndex,
+    sites: std::sync::Arc<SiteIndex>,
     /// Each tracer's shard copies (see [`super::copies`]), ascending; empty unless
     /// planned for a camera.
     pub copies: Vec<Vec<usize>>,
@@ -265,7 +266,7 @@ impl DevicePlan {
             slice_pixels,
             partition: part,
             spec,
-            sites,
+            sites: std::sync::Arc::new(sites),
             copies,
             sides,
             result_slots,
@@ -276,6 +277,14 @@ impl DevicePlan {
             shard_bytes,
             samples,
         })
+    }
+
+    /// The same plan with `rc` iterations per host call (the graph's only change).
+    pub fn with_rc(&self, rc: u32) -> DevicePlan {
+        let mut plan = self.clone();
+        plan.options.rc = rc;
+        plan.spec.rc = rc;
+        plan
     }
 
     pub fn shards(&self) -> usize {

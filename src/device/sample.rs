@@ -25,6 +25,7 @@ pub struct Sampling<'a> {
     pub region_bytes: usize,
 }
 
+#[derive(Clone)]
 pub struct CameraSample {
     pub cam: Camera,
     /// The camera's cell, and the shard that owns it.

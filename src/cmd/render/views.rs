@@ -38,6 +38,10 @@ struct RunStats {
     /// Views per second of frame time on the host runtime (graph build and planning
     /// excluded).
     fps_host: f64,
+    /// Views per second of estimated Mk2 IPU frame time (--estimate).
+    fps_ipu_estimated: Option<f64>,
+    /// Instrumented graphs --estimate built, one per view (not in graph_builds).
+    estimate_graph_builds: u64,
     plan_s: f64,
     setup_s: f64,
 }
@@ -51,6 +55,8 @@ struct ViewStats {
     rays_dropped: u64,
     host_calls: u64,
     host_s: f64,
+    /// Estimated Mk2 IPU frame time (cycle model, not a measurement; --estimate).
+    ipu_ms: Option<f64>,
     camera: IntrinsicsJson,
 }
 
@@ -60,6 +66,7 @@ struct Means {
     ssim: Option<f64>,
     iterations: f64,
     host_s: f64,
+    ipu_ms: Option<f64>,
 }
 
 /// The run's inputs and options, as `render` checked them.
@@ -75,6 +82,7 @@ pub struct Run<'a> {
     pub compare: Option<&'a Path>,
     pub animation: Option<&'a Path>,
     pub executable_cache: Option<&'a Path>,
+    pub estimate: bool,
 }
 
 /// Checks every view's outputs and references and declares the outputs, before
@@ -154,7 +162,9 @@ pub fn render(run: Run<'_>, files: &mut OutFiles, refs: Vec<Option<LoadedImage>>
         }
         rows.push((view, frame.stats, scores));
     }
-    let stats = run_stats(&rows, plan_s, renderer.setup_s());
+    let graph_builds = poplar_bridge::graph_builds();
+    let estimates = if run.estimate { Some(estimate(&run, renderer.plan())?) } else { None };
+    let stats = run_stats(&rows, estimates.as_deref(), graph_builds, plan_s, renderer.setup_s());
     print_table(&stats);
     if let (Some(p), Some(scores)) = (run.compare, rows.iter().map(|r| r.2.clone()).collect::<Option<Vec<Scores>>>()) {
         let names: Vec<&str> = run.views.iter().map(|v| v.name.as_str()).collect();
@@ -172,10 +182,33 @@ pub fn render(run: Run<'_>, files: &mut OutFiles, refs: Vec<Option<LoadedImage>>
     Ok(())
 }
 
-fn run_stats(rows: &[(&View, crate::device::FrameStats, Option<Scores>)], plan_s: f64, setup_s: f64) -> RunStats {
+/// Each view's estimated Mk2 IPU frame time (seconds) at the run's rc, from an
+/// instrumented rc-1 run of `plan` for it (bench's cycle model).
+fn estimate(run: &Run<'_>, plan: &DevicePlan) -> Result<Vec<f64>> {
+    let mean_degree = run.scene.adjacency.len() as f64 / run.scene.len().max(1) as f64;
+    run.views
+        .iter()
+        .map(|v| {
+            let spinner = progress::spinner(format!("instrumented rc-1 run of view {} for the IPU estimate", v.name));
+            let p = crate::cmd::bench::profile::profile(plan.with_rc(1), run.scene, &v.camera, mean_degree)
+                .with_context(|| format!("instrumented rc-1 run of view {}", v.name));
+            spinner.finish_and_clear();
+            Ok(crate::cmd::bench::cycles::estimate(&p?, run.opts.rc).frame_s)
+        })
+        .collect()
+}
+
+fn run_stats(
+    rows: &[(&View, crate::device::FrameStats, Option<Scores>)],
+    estimates: Option<&[f64]>,
+    graph_builds: u64,
+    plan_s: f64,
+    setup_s: f64,
+) -> RunStats {
     let views: Vec<ViewStats> = rows
         .iter()
-        .map(|(v, s, sc)| ViewStats {
+        .enumerate()
+        .map(|(i, (v, s, sc))| ViewStats {
             name: v.name.clone(),
             psnr: sc.as_ref().map(|s| s.psnr),
             ssim: sc.as_ref().and_then(|s| s.ssim),
@@ -183,6 +216,7 @@ fn run_stats(rows: &[(&View, crate::device::FrameStats, Option<Scores>)], plan_s
             rays_dropped: s.rays_dropped,
             host_calls: s.host_calls,
             host_s: s.wall_s,
+            ipu_ms: estimates.map(|e| e[i] * 1e3),
             camera: camera_to_json(&v.camera),
         })
         .collect();
@@ -192,14 +226,17 @@ fn run_stats(rows: &[(&View, crate::device::FrameStats, Option<Scores>)], plan_s
     };
     let host_total: f64 = views.iter().map(|v| v.host_s).sum();
     RunStats {
-        graph_builds: poplar_bridge::graph_builds(),
+        graph_builds,
         mean: Means {
             psnr: mean(&|v| v.psnr),
             ssim: mean(&|v| v.ssim),
             iterations: views.iter().map(|v| v.iterations as f64).sum::<f64>() / n,
             host_s: host_total / n,
+            ipu_ms: mean(&|v| v.ipu_ms),
         },
         fps_host: views.len() as f64 / host_total.max(f64::MIN_POSITIVE),
+        fps_ipu_estimated: mean(&|v| v.ipu_ms).map(|ms| 1e3 / ms),
+        estimate_graph_builds: poplar_bridge::graph_builds() - graph_builds,
         views,
         plan_s,
         setup_s,
@@ -208,20 +245,15 @@ fn run_stats(rows: &[(&View, crate::device::FrameStats, Option<Scores>)], plan_s
 
 fn print_table(s: &RunStats) {
     let opt = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |v| format!("{v:.prec$}"));
-    println!("{:<24} {:>9} {:>8} {:>10} {:>9}", "view", "PSNR dB", "SSIM", "iterations", "host s");
+    println!("{:<24} {:>9} {:>8} {:>10} {:>9} {:>10}", "view", "PSNR dB", "SSIM", "iterations", "host s", "IPU ms est");
     for v in &s.views {
-        println!("{:<24} {:>9} {:>8} {:>10} {:>9.3}", v.name, opt(v.psnr, 3), opt(v.ssim, 4), v.iterations, v.host_s);
+        println!("{:<24} {:>9} {:>8} {:>10} {:>9.3} {:>10}", v.name, opt(v.psnr, 3), opt(v.ssim, 4), v.iterations, v.host_s, opt(v.ipu_ms, 1));
     }
+    let m = &s.mean;
+    println!("{:<24} {:>9} {:>8} {:>10.1} {:>9.3} {:>10}", "mean", opt(m.psnr, 3), opt(m.ssim, 4), m.iterations, m.host_s, opt(m.ipu_ms, 1));
+    let ipu = s.fps_ipu_estimated.map_or(String::new(), |f| format!(", {f:.2} on a Mk2 IPU (estimated)"));
     println!(
-        "{:<24} {:>9} {:>8} {:>10.1} {:>9.3}",
-        "mean",
-        opt(s.mean.psnr, 3),
-        opt(s.mean.ssim, 4),
-        s.mean.iterations,
-        s.mean.host_s
-    );
-    println!(
-        "{} views, graph builds {}, plan {:.2} s, graph {:.2} s, {:.2} views/s on the host runtime",
+        "{} views, graph builds {}, plan {:.2} s, graph {:.2} s; views/s: {:.2} on the host runtime{ipu}",
         s.views.len(),
         s.graph_builds,
         s.plan_s,
