@@ -57,6 +57,18 @@ fn an_orbit_builds_one_graph_and_each_view_is_its_single_render() {
     }
 }
 
+#[test]
+fn an_orbit_without_a_camera_starts_from_the_scene_bounds() {
+    let t = tempfile::tempdir().unwrap();
+    let scene = t.path().join("bare.ply");
+    std::fs::copy(garden_arg(), &scene).unwrap();
+    let (dir, stats) = (t.path().join("o"), t.path().join("s.json"));
+    ok(&["render", arg(&scene), "--orbit", "3", "--width", "48", "--height", "36", "-o", arg(&dir), "--stats", arg(&stats)]);
+    assert_eq!(files_in(&dir), ["00000.png", "00001.png", "00002.png"]);
+    let s = json(&stats);
+    assert_eq!((s["views"][0]["camera"]["width"].as_u64(), s["views"][0]["camera"]["height"].as_u64()), (Some(48), Some(36)));
+}
+
 /// A nerfstudio camera path entry for `cam` (square pixels, centred principal
 /// point): its pose with OpenGL axes, row by row.
 fn nerfstudio_entry(cam: &Camera, fov: f64) -> Value {

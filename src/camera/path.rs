@@ -125,6 +125,42 @@ pub fn centre_of_interest(cam: &Camera, (lo, hi): ([f32; 3], [f32; 3])) -> DVec3
     if t > 0.0 { p + f * t } else { mid }
 }
 
+/// A camera for an orbit of a scene with no camera of its own: `width` × `height`,
+/// 50° vertical field of view, looking at the middle of the box holding the middle
+/// half of the sites along each axis (where a trained scene packs its cells: its
+/// far shell of huge cells would make the whole bounds useless), from 3/4 of that
+/// box's half diagonal away and 20° above it. Up is the box's thinnest axis, positive: scenes are
+/// usually wider than they are tall.
+pub fn bounds_camera(positions: &[[f32; 3]], width: u32, height: u32) -> Result<Camera, String> {
+    if positions.is_empty() {
+        return Err("the scene has no sites to orbit".into());
+    }
+    let (mut lo, mut hi) = (DVec3::ZERO, DVec3::ZERO);
+    for a in 0..3 {
+        let mut v: Vec<f32> = positions.iter().map(|p| p[a]).collect();
+        let at = |q: f64, v: &mut Vec<f32>| {
+            let k = ((v.len() - 1) as f64 * q).round() as usize;
+            *v.select_nth_unstable_by(k, f32::total_cmp).1 as f64
+        };
+        lo[a] = at(0.25, &mut v);
+        hi[a] = at(0.75, &mut v);
+    }
+    let (centre, extent) = ((lo + hi) * 0.5, hi - lo);
+    let up_axis = if extent.x <= extent.y && extent.x <= extent.z {
+        0
+    } else if extent.y <= extent.z {
+        1
+    } else {
+        2
+    };
+    let up = DVec3::AXES[up_axis];
+    let side = DVec3::AXES[(up_axis + 2) % 3];
+    let distance = 0.75 * (extent.length() * 0.5).max(1e-3);
+    let elevation = 20f64.to_radians();
+    let position = centre - side * distance * elevation.cos() + up * distance * elevation.sin();
+    Camera::look_at(width, height, 50.0, position, centre, up)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,5 +214,19 @@ mod tests {
         // Half a turn: the camera is on the far side of the centre.
         assert!((cams[2].position.z - 4.0).abs() < 1e-5, "{:?}", cams[2].position);
         assert!(orbit(&base, centre, 0).is_err());
+    }
+
+    #[test]
+    fn a_scene_without_a_camera_is_seen_from_above_its_middle() {
+        // A flat slab in z, with a few far-off sites that must not move the view.
+        let mut pts: Vec<[f32; 3]> = (0..1000).map(|i| [(i % 40) as f32 * 0.1, (i / 40) as f32 * 0.1, (i % 7) as f32 * 0.01]).collect();
+        pts.extend([[500.0, 0.0, 0.0], [-500.0, 0.0, 0.0]]);
+        let cam = bounds_camera(&pts, 64, 48).unwrap();
+        assert!(cam.up().z > 0.9, "z is up: {}", cam.up());
+        assert!(cam.position.z > 0.1, "above the slab: {}", cam.position);
+        let to = DVec3::new(1.95, 1.2, 0.03) - cam.position.as_dvec3();
+        assert!(to.normalize().dot(cam.forward().as_dvec3()) > 0.99, "looks at the middle: {}", cam.forward());
+        assert!(to.length() < 10.0, "not pushed away by the outliers: {}", to.length());
+        assert!(bounds_camera(&[], 64, 48).is_err());
     }
 }

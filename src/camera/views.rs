@@ -25,7 +25,8 @@ pub struct ViewArgs {
     #[arg(long, value_name = "FILE", help_heading = "Views")]
     pub camera_path: Option<PathBuf>,
     /// N views on a circle around the scene's centre of interest, the first the
-    /// camera given (or SCENE.camera.json), turning about its up direction.
+    /// camera given (or SCENE.camera.json; with neither, one looking down on the
+    /// middle of the scene's sites), turning about the vertical.
     #[arg(long, value_name = "N", help_heading = "Views")]
     pub orbit: Option<usize>,
 }

@@ -202,19 +202,27 @@ fn run_views(args: &Args, opts: DeviceOptions, set: ViewSet, camera: &CameraArgs
     for p in camera.input_files().iter().chain(&args.views.input_files()) {
         files.input(p)?;
     }
+    let has_camera = camera.camera.is_some() || camera.colmap.is_some();
     let base = match set {
-        ViewSet::Orbit(_) => Some(load_camera(camera)?.0),
+        ViewSet::Orbit(_) if has_camera => Some(load_camera(camera)?.0),
         _ => None,
     };
     let scene = progress::load_scene(&args.scene)?.scene;
     let views = match (set, base) {
         (ViewSet::Listed(v), _) => v,
-        (ViewSet::Orbit(n), Some(base)) => {
+        (ViewSet::Orbit(n), base) => {
+            let base = match base {
+                Some(b) => b,
+                None => {
+                    let (w, h) = (args.camera.width.unwrap_or(640), args.camera.height.unwrap_or(480));
+                    crate::camera::path::bounds_camera(&scene.positions, w, h).map_err(|e| anyhow::anyhow!("{}: {e}", args.scene.display()))?
+                }
+            };
             let bounds = scene.bbox().ok_or_else(|| anyhow::anyhow!("{}: the scene has no cells to orbit", args.scene.display()))?;
             let centre = crate::camera::path::centre_of_interest(&base, bounds);
             numbered(crate::camera::path::orbit(&base, centre, n).map_err(anyhow::Error::msg)?)
         }
-        _ => unreachable!("a single view does not come here; an orbit has its base"),
+        (ViewSet::Single, _) => unreachable!("a single view does not come here"),
     };
     let run = views::Run {
         scene_path: &args.scene,
