@@ -33,7 +33,19 @@ fn an_orbit_builds_one_graph_and_each_view_is_its_single_render() {
     let t = tempfile::tempdir().unwrap();
     let (dir, stats) = (t.path().join("orbit"), t.path().join("s.json"));
     let scene = garden_arg();
-    ok(&["render", &scene, "--orbit", "24", "--width", "96", "-o", arg(&dir), "--stats", arg(&stats)]);
+    let (gif, depth) = (t.path().join("orbit.gif"), t.path().join("depth"));
+    ok(&["render", &scene, "--orbit", "24", "--width", "96", "-o", arg(&dir), "--stats", arg(&stats), "--animation", arg(&gif), "--depth", arg(&depth)]);
+    // The animation: every view, depth beside colour.
+    let mut opts = gif::DecodeOptions::new();
+    opts.set_color_output(gif::ColorOutput::RGBA);
+    let mut dec = opts.read_info(std::fs::File::open(&gif).unwrap()).unwrap();
+    assert_eq!((dec.width(), dec.height()), (192, 72));
+    let mut frames = 0;
+    while dec.read_next_frame().unwrap().is_some() {
+        frames += 1;
+    }
+    assert_eq!(frames, 24);
+    assert!(depth.join("00023_depth.png").is_file() && depth.join("00023_depth.png.json").is_file());
     let s = json(&stats);
     assert_eq!(s["graph_builds"], 1, "{s}");
     let views = s["views"].as_array().unwrap();
@@ -197,6 +209,11 @@ fn the_test_split_is_evaluated_against_reference_renders() {
         assert!((c["psnr"].as_f64().unwrap() - psnr).abs() < 1e-9, "{c} vs {psnr}");
     }
     assert!((results["foam-ipu"]["PSNR"].as_f64().unwrap() - psnr_sum / 2.0).abs() < 1e-9, "{results}");
+    // Every view: 16 images, by image name.
+    let all = t.path().join("all");
+    ok(&["render", &scene, "--colmap", arg(&model), "--all-views", "-o", arg(&all)]);
+    let names: Vec<String> = (0..16).map(|i| format!("view_{i:02}.png")).collect();
+    assert_eq!(files_in(&all), names);
 }
 
 /// Runs a failing render and checks that nothing was left in `dir` (absent or empty).
