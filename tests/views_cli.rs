@@ -259,6 +259,8 @@ fn bad_view_sets_are_one_line_errors_that_write_nothing() {
     assert!(e.contains("give one of"), "{e}");
     let e = expect_error(&["render", &scene, "--test-views", "-o", arg(&out)]);
     assert!(e.contains("--colmap"), "{e}");
+    let e = expect_error(&["render", &scene, "--orbit", "1000000000", "-o", arg(&out)]);
+    assert!(e.contains("at most 10000"), "{e}");
     let e = expect_error(&["render", &scene, "--orbit", "3"]);
     assert!(e.contains("-o DIR"), "{e}");
     let e = expect_error(&["render", &scene, "--orbit", "3", "-o", arg(&out), "--animation", arg(&t.path().join("a.mp4"))]);

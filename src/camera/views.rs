@@ -31,6 +31,10 @@ pub struct ViewArgs {
     pub orbit: Option<usize>,
 }
 
+/// The most views `--orbit` makes: every view is sampled for the plan and kept
+/// until the run ends.
+pub const MAX_ORBIT_VIEWS: usize = 10_000;
+
 /// A camera and the name its outputs take.
 #[derive(Clone, Debug)]
 pub struct View {
@@ -96,6 +100,7 @@ pub fn load_views(cams: &CameraArgs, views: &ViewArgs) -> Result<ViewSet, Camera
     }
     Ok(match views.orbit {
         Some(0) => return args("--orbit needs at least 1 view"),
+        Some(n) if n > MAX_ORBIT_VIEWS => return Err(CameraError::Args(format!("--orbit {n}: at most {MAX_ORBIT_VIEWS} views"))),
         Some(n) => ViewSet::Orbit(n),
         None => ViewSet::Single,
     })
