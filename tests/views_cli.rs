@@ -75,7 +75,7 @@ fn an_orbit_without_a_camera_starts_from_the_scene_bounds() {
     let scene = t.path().join("bare.ply");
     std::fs::copy(garden_arg(), &scene).unwrap();
     let (dir, stats) = (t.path().join("o"), t.path().join("s.json"));
-    ok(&["render", arg(&scene), "--orbit", "3", "--width", "48", "--height", "36", "-o", arg(&dir), "--stats", arg(&stats)]);
+    ok(&["render", arg(&scene), "--orbit", "3", "--width", "48", "-o", arg(&dir), "--stats", arg(&stats)]);
     assert_eq!(files_in(&dir), ["00000.png", "00001.png", "00002.png"]);
     let s = json(&stats);
     assert_eq!((s["views"][0]["camera"]["width"].as_u64(), s["views"][0]["camera"]["height"].as_u64()), (Some(48), Some(36)));

@@ -214,7 +214,13 @@ fn run_views(args: &Args, opts: DeviceOptions, set: ViewSet, camera: &CameraArgs
             let base = match base {
                 Some(b) => b,
                 None => {
-                    let (w, h) = (args.camera.width.unwrap_or(640), args.camera.height.unwrap_or(480));
+                    // 4:3 unless both sides are given.
+                    let (w, h) = match (args.camera.width, args.camera.height) {
+                        (Some(w), Some(h)) => (w, h),
+                        (Some(w), None) => (w, ((w as u64 * 3 / 4) as u32).max(1)),
+                        (None, Some(h)) => ((h as u64 * 4 / 3).min(u32::MAX as u64) as u32, h),
+                        (None, None) => (640, 480),
+                    };
                     crate::camera::path::bounds_camera(&scene.positions, w, h).map_err(|e| anyhow::anyhow!("{}: {e}", args.scene.display()))?
                 }
             };
