@@ -185,12 +185,11 @@ pub fn render(run: Run<'_>, files: &mut OutFiles, refs: Vec<Option<LoadedImage>>
 /// Each view's estimated Mk2 IPU frame time (seconds) at the run's rc, from an
 /// instrumented rc-1 run of `plan` for it (bench's cycle model).
 fn estimate(run: &Run<'_>, plan: &DevicePlan) -> Result<Vec<f64>> {
-    let mean_degree = run.scene.adjacency.len() as f64 / run.scene.len().max(1) as f64;
     run.views
         .iter()
         .map(|v| {
             let spinner = progress::spinner(format!("instrumented rc-1 run of view {} for the IPU estimate", v.name));
-            let p = crate::cmd::bench::profile::profile(plan.with_rc(1), run.scene, &v.camera, mean_degree)
+            let p = crate::cmd::bench::profile::profile(plan.with_rc(1), run.scene, &v.camera)
                 .with_context(|| format!("instrumented rc-1 run of view {}", v.name));
             spinner.finish_and_clear();
             Ok(crate::cmd::bench::cycles::estimate(&p?, run.opts.rc).frame_s)
