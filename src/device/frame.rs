@@ -101,17 +101,11 @@ impl DeviceRenderer {
             }
             None => session.compile(&progs)?,
         }
-        let report = session.memory_report()?;
-        let tile_bytes_max = report
-            .tiles
-            .iter()
-            .map(|t| t.tensor_bytes + t.vertex_state_bytes + t.code_bytes + t.stack_bytes)
-            .max()
-            .unwrap_or(0);
+        let (tile_bytes_budget, tile_bytes_max) = tile_memory(&session, &plan)?;
         let px_bytes = vec![0u8; plan.shards() * plan.slice_pixels as usize * size_of::<foam_pixel>()];
         let res_bytes = vec![0u8; plan.result_store_bytes()];
         Ok(DeviceRenderer {
-            tile_bytes_budget: report.bytes_per_tile,
+            tile_bytes_budget,
             px_bytes,
             res_bytes,
             plan,
@@ -378,4 +372,24 @@ fn frame_output(pixels: &[foam_pixel], cam: &Camera, hops: bool) -> (RenderOutpu
     let router = pixels[..n].iter().map(|p| p.router_hops).collect();
     let tracer = pixels[..n].iter().map(|p| p.tracer_hops).collect();
     (out, Some(router), Some(tracer))
+}
+
+/// A tile's budget and the largest tile's bytes. The host runtime reports what each tile
+/// holds once compiled (tensors, vertex state, code, stacks); the Poplar SDK leaves that
+/// to PopVision and its session refuses a memory report, so there the tensor bytes the
+/// graph builder allocates (codelets/graph/tile_bytes.h) stand in.
+fn tile_memory(session: &Session, plan: &DevicePlan) -> Result<(u64, u64), DeviceError> {
+    if cfg!(feature = "poplar") {
+        let tiles = poplar_bridge::spec_tile_bytes(&plan.spec)?;
+        let max = tiles.iter().map(|t| t.total() as u64).max().unwrap_or(0);
+        return Ok((session.bytes_per_tile() as u64, max));
+    }
+    let report = session.memory_report()?;
+    let max = report
+        .tiles
+        .iter()
+        .map(|t| t.tensor_bytes + t.vertex_state_bytes + t.code_bytes + t.stack_bytes)
+        .max()
+        .unwrap_or(0);
+    Ok((report.bytes_per_tile, max))
 }
