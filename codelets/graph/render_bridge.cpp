@@ -20,6 +20,7 @@ foam::RenderSpec toSpec(const RenderSpec &spec, bool shards) {
   s.slicePixels = spec.slice_pixels;
   s.regionBytes = spec.region_bytes;
   s.rc = spec.rc;
+  s.mergedMarch = spec.merged_march;
   s.nodes.reserve(spec.nodes.size());
   for (const RenderNode &n : spec.nodes) {
     foam::NodeSpec ns;

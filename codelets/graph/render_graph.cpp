@@ -181,7 +181,7 @@ private:
       x.status = bytes(n.tile, b.status, name + "/status");
       x.directIn = bytes(n.tile, b.directIn, name + "/direct-in");
       x.directOut = bytes(n.tile, b.directOut, name + "/direct-out");
-      x.store = bytes(n.tile, b.store, name + "/held");
+      x.store = bytes(n.tile, b.store, name + "/queue");
       // Written with each camera: the shards its rays cross first, and its blocks.
       x.region = bytes(n.tile, b.region, name + "/camera-region");
       x.blocks = bytes(n.tile, b.blocks, name + "/blocks");
@@ -248,19 +248,26 @@ private:
                       {"spill", x.store}, {"ctl", x.ctl}, {"status", x.status}, {"stats", x.stats}});
       zero(cs, tile, {&x.inbox, &x.outbox, &x.status, &x.stats}, x.ctl);
       break;
-    case Role::Injector:
-      addLocalVertex(cs.march, "Injector", tile,
+    case Role::Injector: {
+      // Emit, march, deal (injector.cpp) in steps 1, 2, 3; or, merged, march in step
+      // 1 beside the tracers, deal in 2 and emit in 3 for the next step's march, so
+      // that the chip's marching waits for one busiest tile instead of two.
+      const ComputeSet &emit = spec_.mergedMarch ? cs.forward : cs.march;
+      const ComputeSet &march = spec_.mergedMarch ? cs.march : cs.send;
+      const ComputeSet &deal = spec_.mergedMarch ? cs.send : cs.forward;
+      addLocalVertex(emit, "Injector", tile,
                      {{"params", x.params}, {"camera", x.camera}, {"blocks", x.blocks}, {"inbox", x.inbox},
-                      {"held", x.store}, {"outbox", x.outbox}, {"ctl", x.ctl}, {"status", x.status},
+                      {"queue", x.store}, {"outbox", x.outbox}, {"ctl", x.ctl}, {"status", x.status},
                       {"stats", x.stats}});
-      addLocalVertex(cs.send, "InjectorMarch", tile,
-                     {{"region", x.region}, {"camera", x.camera}, {"params", x.params}, {"outbox", x.outbox},
+      addLocalVertex(march, "InjectorMarch", tile,
+                     {{"region", x.region}, {"camera", x.camera}, {"params", x.params}, {"queue", x.store},
                       {"ctl", x.ctl}});
-      addLocalVertex(cs.forward, "InjectorSend", tile,
-                     {{"params", x.params}, {"inbox", x.inbox}, {"directIn", x.directIn}, {"outbox", x.outbox},
-                      {"directOut", x.directOut}, {"held", x.store}, {"ctl", x.ctl}, {"stats", x.stats}});
+      addLocalVertex(deal, "InjectorSend", tile,
+                     {{"params", x.params}, {"inbox", x.inbox}, {"directIn", x.directIn}, {"queue", x.store},
+                      {"outbox", x.outbox}, {"directOut", x.directOut}, {"ctl", x.ctl}, {"stats", x.stats}});
       zero(cs, tile, {&x.inbox, &x.outbox, &x.directIn, &x.directOut, &x.status, &x.stats}, x.ctl);
       break;
+    }
     }
   }
 

@@ -55,6 +55,8 @@ struct RenderSpec {
   unsigned slicePixels = 0;
   std::size_t regionBytes = 0;  // each injector's camera region (foam_region_header + blobs)
   unsigned rc = 20;
+  // Injectors march in step 1 beside the tracers (emitting in step 3), not in step 2.
+  bool mergedMarch = true;
   std::vector<std::string> codeletFiles;
   std::string codeletFlags;
 };

@@ -27,14 +27,25 @@
 using namespace poplar;
 
 
+// The injector's rays wait in its queue (the held store's tensor): rays marched
+// that no lane took yet at [0, held), then the newest emitted ones, not yet marched,
+// at [march_begin, march_end) (march_begin == held). The three vertices each do one
+// thing to the queue, so the graph builder may run them in either of two orders
+// (render_graph.cpp): emit, march, deal in steps 1, 2, 3, or march in step 1 beside
+// the tracers, deal in 2 and emit in 3 for the next step's march. Each writes the
+// header fields it knows; `next` is written by both Injector and InjectorSend, so
+// whichever runs last leaves it current.
+
+// Emits this step's new primary rays into the queue behind the held ones (one
+// worker), as many as the root allows and the queue holds.
 class Injector : public Vertex {
 public:
   Input<Bytes> params;
   Input<Bytes> camera;
   Input<Bytes> blocks;
   Input<Bytes> inbox;  // a bare foam_inject_down: the root's credit and what it may emit
-  Input<Bytes> held;   // marched rays that found no lane with credit last step
-  InOut<Bytes> outbox;
+  InOut<Bytes> queue;
+  InOut<Bytes> outbox;  // only its header's `emitted` and `next`
   InOut<Words> ctl;
   InOut<Bytes> status;
   InOut<Bytes> stats;
@@ -56,11 +67,9 @@ public:
     const uint32_t inner = p.batch_kind == 0 ? p.block_w : p.block_h;
     if (area == 0) return false;  // the host never plans an empty block
     uint32_t u = (area - c.block_left) % inner, v = (area - c.block_left) / inner;
-    unsigned char *out = &outbox[0] + sizeof(foam_inject_up);
+    unsigned char *out = &queue[0];
 
-    // Rays held back last step go first; they are marched already.
     const uint32_t kept = c.held;
-    if (kept) memcpy(out, &held[0], (size_t)kept * stride);
     const uint32_t limit = in.allowance < cap - kept ? in.allowance : cap - kept;
     uint32_t sent = 0;
     bool idle = false;
@@ -98,15 +107,13 @@ public:
     }
     c.march_begin = kept;
     c.march_end = kept + sent;
-
-    // Every ray on hand; InjectorSend deals them out to the lanes and fills in the
-    // rest of the header (layout.h foam_inject_up).
     c.more = c.block_left > 0 || c.next < count;
-    foam_inject_up h;
-    h.count = kept + sent;
-    h.next = 0;
+
+    // The root counts every ray in flight from `emitted`, and lets this injector
+    // emit next at most `next` (layout.h foam_inject_up).
+    foam_inject_up h = load<foam_inject_up>(outbox);
     h.emitted = sent;
-    h.pending = 0;
+    h.next = c.more ? cap - kept : 0;
     memcpy(&outbox[0], &h, sizeof h);
 
     fs.injected += sent;
@@ -128,14 +135,14 @@ public:
   }
 };
 
-// Phase 2: six workers march this step's new primary rays, in place in the outbox,
-// through the region's shards, as the tracers owning them would.
+// Six workers march the queue's newly emitted rays in place through the region's
+// shards, as the tracers owning them would.
 class InjectorMarch : public MultiVertex {
 public:
   Input<Bytes> region;
   Input<Bytes> camera;
   Input<Bytes> params;
-  InOut<Bytes> outbox;
+  InOut<Bytes> queue;
   InOut<Words> ctl;  // writes only work[workerId]
 
   bool compute(unsigned workerId) {
@@ -144,7 +151,7 @@ public:
     const foam_injector_ctl &c = cview<foam_injector_ctl>(ctl);
     const foam_region_header &rh = cview<foam_region_header>(region);
     const unsigned workers = numWorkers();
-    unsigned char *slots = &outbox[0] + sizeof(foam_inject_up);
+    unsigned char *slots = &queue[0];
     unsigned *work = &ctl[0] + offsetof(foam_injector_ctl, work) / 4 + workerId * FOAM_IW_COUNTERS;
     // Worker w takes rays w, w + 6, ... as TracerMarch does: rays emitted together
     // (neighbouring pixels) cost alike, so contiguous ranges left one worker the
@@ -163,21 +170,21 @@ public:
   }
 };
 
-// Phase 3 (one worker): every marched ray whose router under the root has credit on
-// this injector's direct lane goes there, past the root; the rest take the root's
-// lane while it has room, and wait in the held store after that. Every primary ray
-// crossed the root in the paper's design, and the root's queue, which reserves a
-// step of room for each credit it grants, paced the whole frame. The root now
-// grants room on its lane only for the rays that want it, and separately lets the
-// injector emit as many as the spill store could still take.
+// Deals the queue's marched rays out (one worker): every ray whose router under the
+// root has credit on this injector's direct lane goes there, past the root; the rest
+// take the root's lane while it has room, and stay held in the queue after that.
+// Every primary ray crossed the root in the paper's design, and the root's queue,
+// which reserves a step of room for each credit it grants, paced the whole frame.
+// The root now grants room on its lane only for the rays that want it, and
+// separately lets the injector emit as many as the spill store could still take.
 class InjectorSend : public Vertex {
 public:
   Input<Bytes> params;
   Input<Bytes> inbox;     // the root's foam_inject_down: room on its lane
   Input<Bytes> directIn;  // a bare foam_inject_down per direct lane: that router's credit
+  InOut<Bytes> queue;
   InOut<Bytes> outbox;
   InOut<Bytes> directOut;
-  InOut<Bytes> held;
   InOut<Words> ctl;
   InOut<Bytes> stats;
 
@@ -197,8 +204,8 @@ public:
       sent[k] = 0;
     }
     uint32_t up = 0, kept = 0, direct = 0;
-    for (uint32_t i = 0; i < h.count; ++i) {
-      unsigned char *slot = slots + (size_t)i * stride;
+    for (uint32_t i = 0; i < c.march_end; ++i) {
+      unsigned char *slot = &queue[0] + (size_t)i * stride;
       FOAM_PROBE(deal);
       const unsigned k = lanes ? ((uint32_t)foam_slot_shard(slot) >> p.level_shift) & (lanes - 1) : 0;
       if (lanes && sent[k] < limit[k]) {
@@ -206,10 +213,10 @@ public:
                stride);
         direct++;
       } else if (up < rootLimit) {
-        if (up != i) memcpy(slots + (size_t)up * stride, slot, stride);
-        up++;
+        memcpy(slots + (size_t)up++ * stride, slot, stride);
       } else {
-        memcpy(&held[0] + (size_t)kept++ * stride, slot, stride);
+        if (kept != i) memcpy(&queue[0] + (size_t)kept * stride, slot, stride);
+        kept++;
       }
     }
     for (unsigned k = 0; k < lanes; ++k) {
@@ -231,6 +238,7 @@ public:
     memcpy(&outbox[0], &h, sizeof h);
     if (up < cap) foam_slot_invalidate(slots + (size_t)up * stride);
     c.held = kept;
+    c.march_begin = c.march_end = kept;
     memcpy(&ctl[0], &c, sizeof c);
     foam_tile_stats st = load<foam_tile_stats>(stats);
     st.side_sent += direct;
@@ -244,7 +252,7 @@ FOAM_STACK(InjectorMarch);
 FOAM_STACK(InjectorSend);
 
 #ifndef __POPC__
-FOAM_HOST_VERTEX(InjectorSend, params, inbox, directIn, outbox, directOut, held, ctl, stats)
-FOAM_HOST_VERTEX(InjectorMarch, region, camera, params, outbox, ctl)
-FOAM_HOST_VERTEX(Injector, params, camera, blocks, inbox, held, outbox, ctl, status, stats)
+FOAM_HOST_VERTEX(InjectorSend, params, inbox, directIn, queue, outbox, directOut, ctl, stats)
+FOAM_HOST_VERTEX(InjectorMarch, region, camera, params, queue, ctl)
+FOAM_HOST_VERTEX(Injector, params, camera, blocks, inbox, queue, outbox, ctl, status, stats)
 #endif

@@ -162,6 +162,9 @@ mod ffi {
         /// Bytes of each injector's camera region (foam_region_header + shard blobs).
         region_bytes: usize,
         rc: u32,
+        /// Injectors march in step 1 beside the tracers and emit in step 3 (false:
+        /// emit in step 1, march in step 2).
+        merged_march: bool,
     }
 
     unsafe extern "C++" {

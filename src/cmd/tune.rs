@@ -205,6 +205,14 @@ pub const KEYS: &[Key] = &[
         set: |o, v| o.drain_iters = count(v),
         ..ONE_NUMBER
     },
+    Key {
+        name: "merge_march",
+        max: 1,
+        fixed: Some(|o| u32::from(o.merged_march).to_string()),
+        doc: "1: injectors march their new rays in the tracers' compute set and emit the next ones in the last, so each iteration waits for one busiest marching tile, not two; 0: they emit, march and deal in three compute sets. The image is the same.",
+        set: |o, v| o.merged_march = count(v) == 1,
+        ..ONE_NUMBER
+    },
 ];
 
 /// The keys whose values fix the tracer links' sizes: with either given, the plan

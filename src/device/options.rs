@@ -88,6 +88,9 @@ pub struct DeviceOptions {
     pub batch: Batch,
     /// Idle iterations between batches.
     pub drain_iters: u32,
+    /// Injectors march their primary rays in step 1 beside the tracers' march and
+    /// emit in step 3 for the next step; false: emit in step 1, march in step 2.
+    pub merged_march: bool,
     /// Injector tiles on lanes of the root (1 to 8).
     pub injectors: u32,
     /// Rays per injector-lane buffer.
@@ -362,6 +365,7 @@ impl Default for DeviceOptions {
             rc: 20,
             batch: Batch::default(),
             drain_iters: 0,
+            merged_march: true,
             injectors: 8,
             inject_capacity: 384,
             direct_capacity: 128,

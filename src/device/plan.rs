@@ -253,6 +253,7 @@ impl DevicePlan {
             slice_pixels: topology.slice_pixels,
             region_bytes: topology.region_bytes as usize,
             rc: options.rc,
+            merged_march: options.merged_march,
         };
         fill_stores(tree, &mut spec, options)?;
         let Topology { tree, options, width, height, ray_bytes, slice_pixels, groups, block_slots, home_of_leaf, shard_bytes, .. } =

@@ -419,8 +419,8 @@ typedef struct foam_injector_ctl {
   uint32_t next;       /* next entry of the block list */
   uint32_t block_left; /* pixels of the current block not yet emitted (0: none open) */
   uint32_t drain_left; /* idle iterations left before the next block */
-  uint32_t march_begin, march_end; /* outbox slots of this step's new primary rays */
-  uint32_t held;       /* marched rays no lane had credit for, waiting in its held store */
+  uint32_t march_begin, march_end; /* queue slots of the newest primary rays, not yet marched */
+  uint32_t held;       /* marched rays no lane had credit for, first in its queue */
   uint32_t more;       /* 1 while blocks are left to emit (Injector tells InjectorSend) */
   uint32_t reserved;
   uint32_t work[FOAM_WORKERS][FOAM_IW_COUNTERS];

@@ -104,16 +104,16 @@ pub fn tracer_cycles(workers: &[MarchWork; WORKERS], finished: u64) -> [f64; 3] 
     [multi_worker_cycles(workers.iter().map(|w| march_instr(&c.TracerMarch, w))), single_worker_cycles(send), 0.0]
 }
 
-/// An injector's cycles: Injector emits (one worker), InjectorMarch marches them
-/// (six), InjectorSend deals the marched rays out (one).
-pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64) -> [f64; 3] {
+/// An injector's cycles in the three compute sets: Injector emits (one worker),
+/// InjectorMarch marches (six), InjectorSend deals the marched rays out (one); in
+/// steps 1, 2, 3, or, `merged`, march in 1, deal in 2 and emit in 3.
+pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, merged: bool) -> [f64; 3] {
     let c = &*COSTS;
     let marched: u64 = workers.iter().map(|w| w.marched_on).sum();
-    [
-        single_worker_cycles(item_instr(&c.Injector, emitted)),
-        multi_worker_cycles(workers.iter().map(|w| march_instr(&c.InjectorMarch, w))),
-        single_worker_cycles(item_instr(&c.InjectorSend, marched)),
-    ]
+    let emit = single_worker_cycles(item_instr(&c.Injector, emitted));
+    let march = multi_worker_cycles(workers.iter().map(|w| march_instr(&c.InjectorMarch, w)));
+    let deal = single_worker_cycles(item_instr(&c.InjectorSend, marched));
+    if merged { [march, deal, emit] } else { [emit, march, deal] }
 }
 
 /// A router's cycles: RouterCount classifies (six workers, `scanned` rays each),

@@ -72,8 +72,16 @@ fn worker_deltas(now: &[u32], before: &[u32], counters: usize, f: impl Fn(&dyn F
 }
 
 /// A tile's cycles in the three compute sets from its counters before and after an
-/// iteration (`work`: its slice of the `WORK_HANDLE` stream).
-fn tile_cycles(n: &crate::device::tree::Node, s: &foam_tile_stats, p: &foam_tile_stats, work: &[u32], prev: &[u32]) -> [f64; 3] {
+/// iteration (`work`: its slice of the `WORK_HANDLE` stream; `merged`: the
+/// injectors march in step 1).
+fn tile_cycles(
+    n: &crate::device::tree::Node,
+    s: &foam_tile_stats,
+    p: &foam_tile_stats,
+    work: &[u32],
+    prev: &[u32],
+    merged: bool,
+) -> [f64; 3] {
     match n.role {
         Role::Tracer => {
             let w = worker_deltas(work, prev, FOAM_TW_COUNTERS as usize, |d| MarchWork {
@@ -96,7 +104,7 @@ fn tile_cycles(n: &crate::device::tree::Node, s: &foam_tile_stats, p: &foam_tile
                 neighbours: d(FOAM_IW_NEIGHBOURS),
                 ..MarchWork::default()
             });
-            injector_cycles(&w, (s.pixels - p.pixels) as u64)
+            injector_cycles(&w, (s.pixels - p.pixels) as u64, merged)
         }
         // The counts are this iteration's (RouterCount rewrites them every step).
         Role::Router => router_cycles(
@@ -146,6 +154,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let framebuffer_bytes =
         plan.shards() as u64 * plan.slice_pixels as u64 * size_of::<foam_layout::foam_pixel>() as u64;
     let chip_tiles = plan.options.tiles as u64;
+    let merged = plan.options.merged_march;
     let offsets: Vec<usize> = tree
         .nodes
         .iter()
@@ -162,7 +171,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let mut idle_cycles = [0.0f64; 3];
     for (n, &o) in tree.nodes.iter().zip(&offsets) {
         let w = &zero[o..o + work_words(n.role)];
-        let c = tile_cycles(n, &none, &none, w, w);
+        let c = tile_cycles(n, &none, &none, w, w, merged);
         for k in 0..3 {
             idle_cycles[k] = idle_cycles[k].max(c[k]);
         }
@@ -206,7 +215,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
                 }
             }
             let span = offsets[ti]..offsets[ti] + work_words(n.role);
-            let c = tile_cycles(n, s, p, &work[span.clone()], &prev_work[span]);
+            let c = tile_cycles(n, s, p, &work[span.clone()], &prev_work[span], merged);
             it.step1_cycles = it.step1_cycles.max(c[0]);
             it.step2_cycles = it.step2_cycles.max(c[1]);
             it.step3_cycles = it.step3_cycles.max(c[2]);
