@@ -324,6 +324,77 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
     assert!(hops[10] > b, "without direct lanes: {} router hops per tracer hop vs {b}", hops[10]);
 }
 
+/// A frame rendered one iteration per host call, with the most rays ever in flight
+/// and, per iteration, the primary rays the injectors had emitted and marched by
+/// then (their cumulative counters).
+fn render_scheduled(scene: &Scene, cam: &Camera, shards: u64, o: &DeviceOptions) -> (DeviceFrame, u64, Vec<(u64, u64)>) {
+    use foam_ipu::device::frame::work_words;
+    use foam_ipu::device::tree::Role;
+    assert_eq!(o.rc, 1, "one iteration per host call");
+    let plan = DevicePlan::new(scene, shards, cam.width, cam.height, o, &()).unwrap();
+    let mut injectors = Vec::new();
+    let mut at = 0;
+    for n in &plan.tree.nodes {
+        if n.role == Role::Injector {
+            injectors.push(at);
+        }
+        at += work_words(n.role);
+    }
+    let (mut peak, mut counts) = (0u64, Vec::new());
+    let mut per_call = |st: &foam_frame_status, _: &[foam_tile_stats], work: &[u32]| {
+        peak = peak.max(st.injected as u64 - st.finished as u64);
+        let rays = foam_layout::FOAM_IW_RAYS as usize;
+        let marched = injectors
+            .iter()
+            .flat_map(|&o| (0..foam_layout::FOAM_WORKERS as usize).map(move |w| o + w * foam_layout::FOAM_IW_COUNTERS as usize + rays))
+            .map(|i| work[i] as u64)
+            .sum();
+        counts.push((st.injected as u64, marched));
+    };
+    let f = DeviceRenderer::new(plan).unwrap().render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
+    (f, peak, counts)
+}
+
+/// The injectors emit, march and deal their rays in three compute sets, or march in
+/// the tracers' set and emit in the last for the next iteration's march: the same
+/// image either way, every ray finished, the spill store's cap kept, and the
+/// schedule the one asked for (merged, what is marched by an iteration's end is
+/// what was emitted by the one before).
+#[test]
+fn injectors_marching_beside_the_tracers_change_nothing_but_speed() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    let base = DeviceOptions { rc: 1, ..opts(RayLayout::Half) };
+    let configs = [
+        base.clone(),
+        // The root's credit gate binds, with idle steps between blocks.
+        DeviceOptions { injectors: 3, batch: Batch::Cols(3), drain_iters: 2, inject_capacity: 16, spill: Some(384), ..base.clone() },
+        // Most rays wait in the injectors' queues: one-ray direct lanes, a root lane of two.
+        DeviceOptions { direct_capacity: 1, inject_capacity: 2, ..base.clone() },
+        // The paper's one injector on scan-ordered rows, every ray across the root.
+        DeviceOptions { injectors: 1, batch: Batch::Rows(1), direct_capacity: 0, ..base.clone() },
+    ];
+    for o in &configs {
+        let mut frames = Vec::new();
+        for merged in [false, true] {
+            let o = DeviceOptions { merged_march: merged, ..o.clone() };
+            let (f, peak, counts) = render_scheduled(scene, &cam, 256, &o);
+            assert_complete(&f);
+            let cap = o.spill.map_or(u64::MAX, u64::from);
+            assert!(peak <= cap, "merged {merged}: {peak} rays in flight over a spill store of {cap}");
+            let emitted_before = |k: usize| if merged { k.checked_sub(1).map_or(0, |j| counts[j].0) } else { counts[k].0 };
+            for (k, &(_, marched)) in counts.iter().enumerate() {
+                assert_eq!(marched, emitted_before(k), "merged {merged}: iteration {k}'s march ({counts:?})");
+            }
+            assert_eq!(counts.last().unwrap().0, (cam.width * cam.height) as u64, "every pixel's ray was emitted");
+            frames.push(f);
+        }
+        assert_eq!(frames[1].output, frames[0].output, "{o:?}: the image must not depend on the injectors' schedule");
+        let (apart, merged) = (frames[0].stats.iterations, frames[1].stats.iterations);
+        assert!(merged <= apart + apart / 4, "{o:?}: {merged} iterations merged, {apart} apart");
+    }
+}
+
 #[test]
 fn bad_tree_options_are_one_line_errors() {
     let (scene, garden_cam) = garden();

@@ -306,6 +306,11 @@ fn two_vertices_of_a_compute_set_may_not_write_the_same_memory() {
 }
 
 #[test]
+fn a_vertex_may_not_write_what_another_of_its_compute_set_reads() {
+    assert_mentions(&err("read_write_conflict"), &["'fill'", "TestFill' #0", "'out'", "TestCountBelow' #1", "'limit'", "[4, 5)", "shared_out", "reads"]);
+}
+
+#[test]
 fn engine_load_refuses_another_target() {
     assert_mentions(&err("load_refused_type"), &["compiled for an IPU ipu2", "device is an IPU_MODEL"]);
     assert_mentions(&err("load_refused_tiles"), &["x 8 tiles", "x 4 tiles"]);

@@ -47,39 +47,46 @@ void EngineImpl::allocate() {
   }
 }
 
-// Poplar runs the vertices of a compute set in parallel, so no two may write the same
-// memory. Checked on the elements of the graph's variables each field writes.
+// Poplar runs the vertices of a compute set in parallel, so no vertex may write memory
+// another vertex of the set writes or reads. Checked on the elements of the graph's
+// variables each field writes or reads.
 void EngineImpl::checkWrites() const {
-  struct Write {
+  struct Access {
     std::uint32_t var;
     std::size_t begin, end;
     unsigned vertex;
     const std::string *field;
+    bool writes;
   };
-  std::vector<std::vector<Write>> byCs(s.computeSets.size());
+  std::vector<std::vector<Access>> byCs(s.computeSets.size());
   for (unsigned id = 0; id < s.vertices.size(); ++id) {
     const VertexInfo &v = s.vertices[id];
     for (const auto &c : v.conns) {
       const FieldDesc *f = v.type->field(c.first);
-      if (!c.second.isTensor || !f || f->dir == FieldDir::In || f->dir == FieldDir::None)
+      if (!c.second.isTensor || !f || f->dir == FieldDir::None)
         continue;
       for (const Segment &sg : c.second.tensor.hostData().segs)
-        byCs[v.cs].push_back({sg.var, sg.begin, sg.end, id, &c.first});
+        byCs[v.cs].push_back({sg.var, sg.begin, sg.end, id, &c.first, f->dir != FieldDir::In});
     }
   }
   for (std::size_t cs = 0; cs < byCs.size(); ++cs) {
     auto &w = byCs[cs];
-    std::sort(w.begin(), w.end(), [](const Write &a, const Write &b) { return std::tie(a.var, a.begin) < std::tie(b.var, b.begin); });
-    for (std::size_t k = 1; k < w.size(); ++k) {
-      const Write &a = w[k - 1], &b = w[k];
-      if (a.var != b.var || a.end <= b.begin || a.vertex == b.vertex)
-        continue;
-      throw poplar::graph_connection_error(
-          "compute set '" + s.computeSets[cs].name + "': vertex " + s.vertexName(a.vertex) + " field '" + *a.field +
-          "' and vertex " + s.vertexName(b.vertex) + " field '" + *b.field + "' both write elements [" +
-          std::to_string(b.begin) + ", " + std::to_string(std::min(a.end, b.end)) + ") of tensor '" +
-          s.vars[a.var].name + "'; vertices of one compute set run in parallel and must write disjoint memory");
-    }
+    std::sort(w.begin(), w.end(), [](const Access &a, const Access &b) { return std::tie(a.var, a.begin) < std::tie(b.var, b.begin); });
+    for (std::size_t k = 0; k < w.size(); ++k)
+      for (std::size_t j = k + 1; j < w.size() && w[j].var == w[k].var && w[j].begin < w[k].end; ++j) {
+        const Access &a = w[k], &b = w[j];
+        if (a.vertex == b.vertex || (!a.writes && !b.writes))
+          continue;
+        const std::string range = "elements [" + std::to_string(b.begin) + ", " + std::to_string(std::min(a.end, b.end)) +
+                                  ") of tensor '" + s.vars[a.var].name + "'";
+        const std::string what = a.writes && b.writes
+                                     ? "' both write " + range
+                                     : "': one writes " + range + " that the other reads";
+        throw poplar::graph_connection_error(
+            "compute set '" + s.computeSets[cs].name + "': vertex " + s.vertexName(a.vertex) + " field '" + *a.field +
+            "' and vertex " + s.vertexName(b.vertex) + " field '" + *b.field + what +
+            "; vertices of one compute set run in parallel and must not touch what another writes");
+      }
   }
 }
 

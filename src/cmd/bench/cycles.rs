@@ -305,6 +305,15 @@ mod tests {
     }
 
     #[test]
+    fn an_injector_marches_in_the_set_its_schedule_puts_it() {
+        let mut workers = [MarchWork::default(); WORKERS];
+        workers[0] = MarchWork { marched_on: 40, visits: 60, steps: 900, neighbours: 15_000, ..MarchWork::default() };
+        let [emit, march, deal] = injector_cycles(&workers, 40, false);
+        assert!(march > 10.0 * emit.max(deal), "marching dominates: {emit} {march} {deal}");
+        assert_eq!(injector_cycles(&workers, 40, true), [march, deal, emit], "merged: march, deal, emit");
+    }
+
+    #[test]
     fn frame_pays_for_the_idle_tail_up_to_a_multiple_of_rc() {
         use super::super::profile::{IterationLoad, Profile};
         let busy = IterationLoad {

@@ -181,6 +181,26 @@ std::string writeConflict(bool acrossTiles) {
   return "no error";
 }
 
+// One vertex writes what another of the same compute set reads (Poplar refuses it).
+std::string readWriteConflict() {
+  Device device = modelDevice(2);
+  Graph graph(device);
+  graph.addCodelets("runtime_test_codelets.cpp");
+  Tensor x = graph.addVariable(UNSIGNED_INT, {8}, "shared_out");
+  Tensor more = graph.addVariable(BOOL, {}, "more");
+  Tensor counter = graph.addVariable(UNSIGNED_INT, {}, "counter");
+  graph.setTileMapping(x, 0);
+  graph.setTileMapping(more, 0);
+  graph.setTileMapping(counter, 0);
+  ComputeSet cs = graph.addComputeSet("fill");
+  VertexRef a = graph.addVertex(cs, "TestFill", {{"out", x.slice(0, 5)}});
+  graph.setInitialValue(a["value"], 1u);
+  graph.setTileMapping(a, 0);
+  graph.setTileMapping(graph.addVertex(cs, "TestCountBelow", {{"counter", counter}, {"limit", x[4]}, {"more", more}}), 0);
+  Engine engine(graph, Execute(cs));
+  return "no error";
+}
+
 // Engine::load refuses a device whose target is not the graph's.
 std::string loadRefused(const std::string &which) {
   Device model = modelDevice(4);

@@ -6,6 +6,7 @@ namespace foam_selftest {
 std::string streamsAndPrints();
 std::string implicitExchange(bool summary);
 std::string writeConflict(bool acrossTiles);
+std::string readWriteConflict();
 std::string loadRefused(const std::string &which);
 std::string streamError(const std::string &which);
 std::string tileMapping();

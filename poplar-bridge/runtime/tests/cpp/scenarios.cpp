@@ -504,6 +504,7 @@ rust::String run_scenario(rust::Str name, unsigned threads) {
       {"profile_summary", [] { return implicitExchange(true); }},
       {"write_conflict", [] { return writeConflict(false); }},
       {"write_conflict_tiles", [] { return writeConflict(true); }},
+      {"read_write_conflict", readWriteConflict},
       {"load_refused_type", [] { return loadRefused("type"); }},
       {"load_refused_tiles", [] { return loadRefused("tiles"); }},
       {"load_refused_arch", [] { return loadRefused("arch"); }},
