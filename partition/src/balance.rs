@@ -4,7 +4,7 @@
 //! large cells that border a dense surface holds thousands of halo cells more than one
 //! inside the surface. What must fit is the tile, so [`balance_bytes`] moves the split
 //! planes until the shards' packed bytes (local cells, halo cells, adjacency: see
-//! [`blob_len`]) are even. Every other part of a tracer tile is the same on every
+//! [`blob_len_sh`]) are even. Every other part of a tracer tile is the same on every
 //! tracer, so equal shard bytes are equal tile bytes.
 //!
 //! A shard's halo depends on where the planes fall, so the bytes a cell brings its tile
@@ -24,7 +24,7 @@ use rayon::prelude::*;
 
 use crate::kdtree::{self, WeightedSite};
 use foam_layout::foam_cell;
-use crate::{Method, Partition, PartitionError, SceneRef, ShardCounts, blob_len};
+use crate::{Method, Partition, PartitionError, SceneRef, ShardCounts, blob_len_sh};
 
 /// A cut is balanced once its heaviest shard is within this fraction of the mean.
 pub const BALANCE_TOLERANCE: f64 = 0.05;
@@ -65,7 +65,7 @@ pub fn count_shards(scene: &SceneRef, part: &Partition) -> Vec<ShardCounts> {
                             }
                         }
                     }
-                    c.bytes = blob_len(c.local as usize, c.halo as usize, c.adjacency as usize) as u32;
+                    c.bytes = blob_len_sh(c.local as usize, c.halo as usize, c.adjacency as usize, &scene.sh) as u32;
                     (s, c)
                 })
                 .collect::<Vec<_>>()
@@ -111,7 +111,7 @@ pub fn balance_bytes(
     // cell weighs less, so no shard can be handed more cells than its bytes allow.
     let own: Vec<f32> = (0..scene.len())
         .into_par_iter()
-        .map(|g| (size_of::<foam_cell>() + 2 * scene.neighbours(g).len()) as f32)
+        .map(|g| (size_of::<foam_cell>() + scene.sh.cell_bytes() + 2 * scene.neighbours(g).len()) as f32)
         .collect();
     // Every cell takes `factor[its shard]` times its weight.
     let reweigh = |w: &mut Vec<f32>, part: &Partition, factor: &[f32]| {

@@ -24,6 +24,7 @@ impl OwnedScene {
             color: &self.color,
             adjacency_end: &self.adjacency_end,
             adjacency: &self.adjacency,
+            sh: crate::ShPayload::NONE,
         }
     }
 

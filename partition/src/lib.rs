@@ -23,10 +23,10 @@ pub use balance::{BALANCE_TOLERANCE, Counted, MAX_ROUNDS, balance_bytes, count_s
 pub use error::PartitionError;
 pub use fit::{Balance, Cut, cut, shard_fits};
 pub use footprint::{MK2_TILE_BYTES, RayLayout, TracerFootprint};
-pub use pack::{PackedShard, ShardCounts, UnpackedShard, blob_len, pack_all, pack_shard, unpack_shard};
+pub use pack::{PackedShard, ShardCounts, UnpackedShard, blob_len, blob_len_sh, pack_all, pack_shard, unpack_shard};
 pub use partition::{Method, Partition, check_shard_count, partition};
 pub use report::{PartitionReport, ShardStats, Summary};
-pub use scene_ref::SceneRef;
+pub use scene_ref::{SceneRef, ShPayload};
 pub use shard::{Halo, Shard, build_shard};
 
 /// Largest shard count: shard ids are 16-bit.

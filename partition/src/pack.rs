@@ -1,5 +1,5 @@
 //! Packing a shard into the exact bytes its tracer tile holds (layout.h):
-//! `foam_shard_header | foam_cell[n_local] | foam_halo[n_halo] | u16 adjacency[n_adj] | pad to 4`.
+//! `foam_shard_header | foam_cell[n_local] | SH section | foam_halo[n_halo] | u16 adjacency[n_adj] | pad to 4`.
 //! Blobs are little-endian, as are the IPU and every host we build on.
 
 use rayon::prelude::*;
@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::mem::size_of;
 
 use foam_layout::{FOAM_SHARD_MAGIC, foam_cell, foam_halo, foam_shard_header};
-use crate::{MAX_SHARD_ENTRIES, Partition, PartitionError, SceneRef, Shard, build_shard};
+use crate::{MAX_SHARD_ENTRIES, Partition, PartitionError, SceneRef, Shard, ShPayload, build_shard};
 
 #[cfg(target_endian = "big")]
 compile_error!("shard blobs are little-endian byte images of layout.h structs");
@@ -16,9 +16,14 @@ const HEADER: usize = size_of::<foam_shard_header>();
 const CELL: usize = size_of::<foam_cell>();
 const HALO: usize = size_of::<foam_halo>();
 
-/// Bytes of a packed shard, padded to a multiple of 4.
+/// Bytes of a packed shard without SH coefficients, padded to a multiple of 4.
 pub fn blob_len(n_local: usize, n_halo: usize, n_adj: usize) -> usize {
-    (HEADER + CELL * n_local + HALO * n_halo + 2 * n_adj).next_multiple_of(4)
+    blob_len_sh(n_local, n_halo, n_adj, &ShPayload::NONE)
+}
+
+/// Bytes of a packed shard carrying `sh` for its local cells, padded to a multiple of 4.
+pub fn blob_len_sh(n_local: usize, n_halo: usize, n_adj: usize, sh: &ShPayload) -> usize {
+    (HEADER + CELL * n_local + sh.section_bytes(n_local) + HALO * n_halo + 2 * n_adj).next_multiple_of(4)
 }
 
 /// What the report needs of one shard.
@@ -41,9 +46,10 @@ pub struct PackedShard {
 /// Packs one built shard of `part`, naming shards by their ids on the device.
 pub fn pack_shard(scene: &SceneRef, part: &Partition, shard: &Shard) -> Vec<u8> {
     let (n_local, n_halo, n_adj) = (shard.cells.len(), shard.halo.len(), shard.adjacency.len());
-    let total = blob_len(n_local, n_halo, n_adj);
+    let sh = &scene.sh;
+    let total = blob_len_sh(n_local, n_halo, n_adj, sh);
     let cells_offset = HEADER;
-    let halo_offset = cells_offset + CELL * n_local;
+    let halo_offset = cells_offset + CELL * n_local + sh.section_bytes(n_local);
     let adj_offset = halo_offset + HALO * n_halo;
     let header = foam_shard_header {
         magic: FOAM_SHARD_MAGIC,
@@ -56,7 +62,8 @@ pub fn pack_shard(scene: &SceneRef, part: &Partition, shard: &Shard) -> Vec<u8> 
         halo_offset: halo_offset as u32,
         adj_offset: adj_offset as u32,
         total_bytes: total as u32,
-        reserved: 0,
+        sh_rest: sh.rest as u16,
+        sh_f32: sh.f32 as u16,
     };
     let mut blob = Vec::with_capacity(total);
     blob.extend_from_slice(bytemuck::bytes_of(&header));
@@ -67,6 +74,17 @@ pub fn pack_shard(scene: &SceneRef, part: &Partition, shard: &Shard) -> Vec<u8> 
         let cell = foam_cell { x, y, z, density: scene.density[g], r, g: g_, b, pad: 0, adj_end };
         blob.extend_from_slice(bytemuck::bytes_of(&cell));
     }
+    for &g in shard.cells {
+        let coeffs = &sh.coeffs[g as usize * sh.stride..][..3 * sh.rest];
+        for &v in coeffs {
+            if sh.f32 {
+                blob.extend_from_slice(&v.to_le_bytes());
+            } else {
+                blob.extend_from_slice(&half::f16::from_f32(v).to_bits().to_le_bytes());
+            }
+        }
+    }
+    blob.resize(halo_offset, 0);
     for h in &shard.halo {
         let [x, y, z] = scene.positions[h.global as usize];
         let shard = part.ids[h.shard as usize];
@@ -133,15 +151,20 @@ pub fn unpack_shard(blob: &[u8]) -> Result<UnpackedShard, PartitionError> {
         return Err(bad(format!("magic {:#010x}, expected {FOAM_SHARD_MAGIC:#010x}", header.magic)));
     }
     let (n_local, n_halo, n_adj) = (header.n_local as usize, header.n_halo as usize, header.n_adj as usize);
+    if !matches!(header.sh_rest, 0 | 3 | 8 | 15) || header.sh_f32 > 1 {
+        return Err(bad(format!("sh_rest {} / sh_f32 {}: expected 0, 3, 8 or 15 and 0 or 1", header.sh_rest, header.sh_f32)));
+    }
+    let sh = ShPayload { coeffs: &[], stride: 0, rest: header.sh_rest as usize, f32: header.sh_f32 == 1 };
+    let sh_bytes = sh.section_bytes(n_local);
     if n_local + n_halo > MAX_SHARD_ENTRIES {
         return Err(bad(format!("{n_local} local + {n_halo} halo cells exceed {MAX_SHARD_ENTRIES}")));
     }
     let expect = [
         ("cells_offset", header.cells_offset as usize, HEADER),
-        ("halo_offset", header.halo_offset as usize, HEADER + CELL * n_local),
-        ("adj_offset", header.adj_offset as usize, HEADER + CELL * n_local + HALO * n_halo),
-        ("total_bytes", header.total_bytes as usize, blob_len(n_local, n_halo, n_adj)),
-        ("blob length", blob.len(), blob_len(n_local, n_halo, n_adj)),
+        ("halo_offset", header.halo_offset as usize, HEADER + CELL * n_local + sh_bytes),
+        ("adj_offset", header.adj_offset as usize, HEADER + CELL * n_local + sh_bytes + HALO * n_halo),
+        ("total_bytes", header.total_bytes as usize, blob_len_sh(n_local, n_halo, n_adj, &sh)),
+        ("blob length", blob.len(), blob_len_sh(n_local, n_halo, n_adj, &sh)),
     ];
     for (name, got, want) in expect {
         if got != want {

@@ -1,5 +1,33 @@
 use crate::PartitionError;
 
+/// The view-dependent colour a shard carries for each of its local cells (layout.h:
+/// the blob's SH section): `rest` per channel beyond DC, from the scene's `sh_rest`
+/// floats (`stride` per site, in scene.ply's order), as f32 or binary16.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ShPayload<'a> {
+    pub coeffs: &'a [f32],
+    /// Floats per site in `coeffs`.
+    pub stride: usize,
+    /// Coefficients per channel the blob holds: 0, 3, 8 or 15 (SH degree 0..3).
+    pub rest: usize,
+    pub f32: bool,
+}
+
+impl ShPayload<'_> {
+    /// No view-dependent colour: DC only.
+    pub const NONE: ShPayload<'static> = ShPayload { coeffs: &[], stride: 0, rest: 0, f32: false };
+
+    /// Bytes of one local cell's coefficients.
+    pub fn cell_bytes(&self) -> usize {
+        3 * self.rest * if self.f32 { 4 } else { 2 }
+    }
+
+    /// Bytes of a blob's SH section for `n_local` cells, padded to 4.
+    pub fn section_bytes(&self, n_local: usize) -> usize {
+        (self.cell_bytes() * n_local).next_multiple_of(4)
+    }
+}
+
 /// A borrowed view of the scene arrays the partitioner needs (the root crate's `Scene`
 /// converts into it). `adjacency_end` holds EXCLUSIVE ends, as in `scene.ply`.
 #[derive(Clone, Copy, Debug)]
@@ -9,6 +37,8 @@ pub struct SceneRef<'a> {
     pub color: &'a [[u8; 3]],
     pub adjacency_end: &'a [u32],
     pub adjacency: &'a [u32],
+    /// What each shard carries of the cells' SH coefficients.
+    pub sh: ShPayload<'a>,
 }
 
 impl<'a> SceneRef<'a> {
@@ -38,6 +68,15 @@ impl<'a> SceneRef<'a> {
             if len != n {
                 return bad(format!("{name} has {len} entries for {n} cells"));
             }
+        }
+        let sh = &self.sh;
+        if sh.rest > 0 && (3 * sh.rest > sh.stride || sh.coeffs.len() != sh.stride * n) {
+            return bad(format!(
+                "{} SH coefficients per channel asked of {} floats per cell ({} for {n} cells)",
+                sh.rest,
+                sh.stride,
+                sh.coeffs.len()
+            ));
         }
         if let Some(i) = self.positions.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
             return bad(format!("cell {i} has a non-finite position {:?}", self.positions[i]));

@@ -127,6 +127,8 @@ pub struct Report {
     pub height: u32,
     pub shards: u64,
     pub layout: String,
+    /// SH degree the tracers evaluate, and the reference renders (0: DC only).
+    pub sh_degree: u8,
     /// The configuration every run uses unless a sweep varies it.
     pub rc: u32,
     pub batch: String,
@@ -299,7 +301,7 @@ pub fn run(args: Args) -> Result<()> {
         Sweep::Rc(values) => values.clone(),
         Sweep::Batch(_) => Vec::new(),
     });
-    let options = args.device.options()?;
+    let mut options = args.device.options()?;
     for rc in swept_rc {
         DeviceOptions { rc, ..options.clone() }.check_bounds().map_err(anyhow::Error::msg)?;
     }
@@ -330,8 +332,19 @@ pub fn run(args: Args) -> Result<()> {
     let (read_s, file_bytes, scene) = (t_read.elapsed().as_secs_f64(), loaded.file_bytes, loaded.scene);
     let index = SiteIndex::new(&scene).context("the scene has no sites")?;
     let start = index.nearest(cam.position.to_array());
+    // The SH degree is chosen once (auto: the highest that fits), so that every
+    // configuration renders it and the reference is rendered at it.
+    let steps = progress::Steps::new();
+    let sh = crate::device::resolve_sh_degree(&scene, args.device.shards, &options, cam.width, cam.height, &steps)
+        .with_context(|| format!("planning {} for the device", args.scene.display()));
+    steps.finish();
+    let sh = sh?;
+    if let Some(note) = &sh.note {
+        eprintln!("{note}");
+    }
+    options.sh_degree = Some(sh.degree);
     let opts = TraceOptions {
-        sh_degree: 0,
+        sh_degree: sh.degree,
         ..TraceOptions::default()
     };
     let tracer = Tracer::new(&scene);
@@ -366,6 +379,7 @@ pub fn run(args: Args) -> Result<()> {
         height: cam.height,
         shards: args.device.shards,
         layout: args.device.layout.name().into(),
+        sh_degree: sh.degree,
         rc: args.device.rc,
         batch: args.device.batch.to_string(),
         drain: bench.options.drain_iters,

@@ -29,9 +29,26 @@ pub struct DeviceArgs {
     /// Where the graph runs.
     #[arg(long, value_enum, default_value = "host")]
     pub backend: Backend,
+    /// SH degree of the colour the tracers hold and evaluate: auto (the highest up to
+    /// the scene's for which every tile fits) or 0 to 3. Binary16 coefficients, f32
+    /// with --layout fp32.
+    #[arg(long, default_value = "auto", value_parser = parse_sh_degree, value_name = "auto|0|1|2|3")]
+    pub sh_degree: ShDegreeArg,
     /// Set a buffer or topology knob (repeatable; --help lists the keys).
     #[arg(long, value_name = "KEY=VALUE", long_help = super::tune::help())]
     pub tune: Vec<String>,
+}
+
+/// `--sh-degree`: `None` for auto.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShDegreeArg(pub Option<u8>);
+
+pub fn parse_sh_degree(s: &str) -> Result<ShDegreeArg, String> {
+    match s {
+        "auto" => Ok(ShDegreeArg(None)),
+        "0" | "1" | "2" | "3" => Ok(ShDegreeArg(s.parse().ok())),
+        _ => Err(format!("unknown SH degree '{s}' (auto, 0, 1, 2 or 3)")),
+    }
 }
 
 pub fn parse_layout(s: &str) -> Result<RayLayout, String> {
@@ -53,6 +70,7 @@ impl DeviceArgs {
             rc: self.rc,
             max_iterations: self.max_iterations,
             batch: self.batch,
+            sh_degree: self.sh_degree.0,
             ..DeviceOptions::default()
         };
         let o = super::tune::apply(chosen, &self.tune)?;

@@ -153,6 +153,9 @@ pub fn run(args: Args) -> Result<()> {
     let plan = DevicePlan::for_camera(&scene, args.device.shards, &cam, &opts, &steps)
         .with_context(|| format!("planning {} for the device", args.scene.display()));
     steps.finish();
+    if let Some(note) = plan.as_ref().ok().and_then(|p| p.sh.note.as_deref()) {
+        eprintln!("{note}");
+    }
     let building = progress::spinner("building the render graph");
     let renderer = DeviceRenderer::with_executable_cache(plan?, args.executable_cache.as_deref()).context("building the render graph");
     building.finish_and_clear();

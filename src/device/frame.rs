@@ -309,6 +309,7 @@ impl DeviceRenderer {
                 Backend::Ipu => "ipu".into(),
             },
             layout: self.plan.options.layout.name().into(),
+            sh_degree: self.plan.sh.degree,
             rc: self.plan.options.rc,
             shards: self.plan.shards(),
             width: cam.width,

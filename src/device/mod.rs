@@ -20,7 +20,7 @@ pub mod tree;
 
 pub use frame::{DeviceFrame, DeviceRenderer};
 pub use options::{Backend, Batch, DeviceOptions};
-pub use plan::DevicePlan;
+pub use plan::{DevicePlan, ShChoice, resolve_sh_degree};
 pub use progress::{PlanTimes, Progress};
 pub use stats::FrameStats;
 

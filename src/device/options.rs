@@ -147,6 +147,10 @@ pub struct DeviceOptions {
     /// Iterations a frame may take before it is given up (`rc` may not exceed it:
     /// one host call runs `rc` iterations whatever happens in them).
     pub max_iterations: u32,
+    /// SH degree the tracers carry beyond DC (at most the scene's; binary16
+    /// coefficients, f32 with the fp32 payload); `None`: the highest that fits
+    /// (`--sh-degree auto`, the CLI's default). The library's default is 0, DC only.
+    pub sh_degree: Option<u8>,
 }
 
 /// Bytes of a Mk2 tile's SRAM.
@@ -384,6 +388,7 @@ impl Default for DeviceOptions {
             tiles: 1472,
             stall_calls: 200,
             max_iterations: 100_000,
+            sh_degree: Some(0),
         }
     }
 }

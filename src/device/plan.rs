@@ -69,6 +69,8 @@ pub struct DevicePlan {
     shard_bytes: Vec<usize>,
     /// The cameras the plan was made for, sampled (see [`super::sample`]).
     samples: Vec<CameraSample>,
+    /// The SH degree the tracers carry, and why not the scene's.
+    pub sh: ShChoice,
 }
 
 impl DevicePlan {
@@ -83,12 +85,13 @@ impl DevicePlan {
         progress: &dyn Progress,
     ) -> Result<DevicePlan, DeviceError> {
         check_options(options, width, height)?;
-        let (part, packed, sites, mut times) = Self::cut(scene, shards, options, width, height, progress)?;
+        let (part, packed, sites, mut times, sh) = Self::cut(scene, shards, options, width, height, progress)?;
         let t0 = Instant::now();
         let topology = Topology::new(&part, &packed, width, height, options)?;
         let mut plan = Self::assemble(scene, (part, sites), &packed, topology, Neighbours::default(), Vec::new())?;
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
+        plan.sh = sh;
         Ok(plan)
     }
 
@@ -138,7 +141,7 @@ impl DevicePlan {
             )));
         }
         check_options(options, cam.width, cam.height)?;
-        let (part, packed, sites, mut times) = Self::cut(scene, shards, options, cam.width, cam.height, progress)?;
+        let (part, packed, sites, mut times, sh) = Self::cut(scene, shards, options, cam.width, cam.height, progress)?;
         let t0 = Instant::now();
         progress.step(if cams.len() == 1 { "planning tiles for the camera" } else { "planning tiles for the cameras" }, None);
         let mut topology = Topology::new(&part, &packed, cam.width, cam.height, options)?;
@@ -183,6 +186,7 @@ impl DevicePlan {
         let mut plan = Self::assemble(scene, (part, sites), &packed, topology, planned, samples)?;
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
+        plan.sh = sh;
         Ok(plan)
     }
 
@@ -195,22 +199,19 @@ impl DevicePlan {
         width: u32,
         height: u32,
         progress: &dyn Progress,
-    ) -> Result<(Partition, Vec<partition::PackedShard>, SiteIndex, PlanTimes), DeviceError> {
+    ) -> Result<(Partition, Vec<partition::PackedShard>, SiteIndex, PlanTimes, ShChoice), DeviceError> {
         partition::check_shard_count(shards)?;
         let t0 = Instant::now();
-        let sref = scene.partition_view();
-        sref.validate()?;
-        let footprint = tracer_footprint(options, width, height, shards);
-        let splits = options.free_splits(shards);
-        let cut = partition::cut(&sref, shards, None, footprint.shard_budget(), splits, &|what| progress.step(what, None))?;
-        check_fit(&cut.cut.partition, &cut.cut.counts, cut.balance, &footprint)?;
+        scene.partition_view().validate()?;
+        let (cut, sh) = choose_sh_degree(scene, shards, options, width, height, progress)?;
+        let sref = scene.partition_view_sh(sh.degree, sh_f32(options));
         let partition_s = t0.elapsed().as_secs_f64();
         progress.step("packing shards", Some(shards));
         let packed = partition::pack_all(&sref, &cut.cut.partition, &|| progress.item())?;
         let pack_s = t0.elapsed().as_secs_f64() - partition_s;
         let part = cut.cut.partition;
         let sites = SiteIndex::new(scene).ok_or_else(|| DeviceError::Options("the scene has no sites".into()))?;
-        Ok((part, packed, sites, PlanTimes { partition_s, pack_s, plan_s: 0.0 }))
+        Ok((part, packed, sites, PlanTimes { partition_s, pack_s, plan_s: 0.0 }, sh))
     }
 
     /// The render spec for shards already cut and packed, laid out as `topology`,
@@ -277,6 +278,7 @@ impl DevicePlan {
             home_of_leaf,
             shard_bytes,
             samples,
+            sh: ShChoice::default(),
         })
     }
 
@@ -479,6 +481,92 @@ pub fn tracer_footprint(options: &DeviceOptions, width: u32, height: u32, shards
     let ray_bytes = options.layout.payload_bytes() as u32 + if options.hops { size_of::<foam_ray_hops>() as u32 } else { 0 };
     let slice_pixels = (width as u64 * height as u64).div_ceil(shards) as u32;
     super::options::tracer_footprint(options, ray_bytes, slice_pixels)
+}
+
+/// The SH degree a plan's shards carry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShChoice {
+    pub degree: u8,
+    /// Where `--sh-degree auto` chose less than the scene's degree: one line saying
+    /// which degree did not fit and by how much.
+    pub note: Option<String>,
+}
+
+/// Whether the shards carry f32 SH coefficients (with the fp32 payload) or binary16.
+pub fn sh_f32(options: &DeviceOptions) -> bool {
+    options.layout == RayLayout::Fp32
+}
+
+/// The cut of `scene` into `shards` tracer tiles whose shards carry SH up to
+/// `degree`, or the one line saying why it does not fit.
+pub fn cut_at_degree(
+    scene: &Scene,
+    shards: u64,
+    footprint: &partition::TracerFootprint,
+    splits: usize,
+    degree: u8,
+    f32: bool,
+    progress: &dyn Progress,
+) -> Result<partition::Cut, DeviceError> {
+    let sref = scene.partition_view_sh(degree, f32);
+    let cut = partition::cut(&sref, shards, None, footprint.shard_budget(), splits, &|what| progress.step(what, None))?;
+    check_fit(&cut.cut.partition, &cut.cut.counts, cut.balance, footprint)?;
+    Ok(cut)
+}
+
+/// The SH degree a plan for `options` would carry (see [`choose_sh_degree`]): plan
+/// with it fixed to cut the scene once more, not once per degree.
+pub fn resolve_sh_degree(
+    scene: &Scene,
+    shards: u64,
+    options: &DeviceOptions,
+    width: u32,
+    height: u32,
+    progress: &dyn Progress,
+) -> Result<ShChoice, DeviceError> {
+    check_options(options, width, height)?;
+    partition::check_shard_count(shards)?;
+    scene.partition_view().validate()?;
+    Ok(choose_sh_degree(scene, shards, options, width, height, progress)?.1)
+}
+
+/// The cut and SH degree for `options.sh_degree`: the one asked for, which must fit
+/// (its error names the highest degree that does), or with `None` the highest up to
+/// the scene's that fits, with a note where that is less than the scene's.
+fn choose_sh_degree(
+    scene: &Scene,
+    shards: u64,
+    options: &DeviceOptions,
+    width: u32,
+    height: u32,
+    progress: &dyn Progress,
+) -> Result<(partition::Cut, ShChoice), DeviceError> {
+    let footprint = tracer_footprint(options, width, height, shards);
+    let splits = options.free_splits(shards);
+    let f32 = sh_f32(options);
+    let at = |d: u8| cut_at_degree(scene, shards, &footprint, splits, d, f32, progress);
+    let top = match options.sh_degree {
+        Some(d) if d > scene.sh_degree => {
+            return Err(DeviceError::Options(format!(
+                "--sh-degree {d} exceeds the scene's SH degree {}",
+                scene.sh_degree
+            )));
+        }
+        Some(d) => d,
+        None => scene.sh_degree,
+    };
+    let first = match at(top) {
+        Ok(cut) => return Ok((cut, ShChoice { degree: top, note: None })),
+        Err(e) if top == 0 => return Err(e),
+        Err(e) => e,
+    };
+    let lower = (0..top).rev().find_map(|d| at(d).ok().map(|cut| (d, cut)));
+    let why = format!("SH degree {top} does not fit: {first}");
+    match (options.sh_degree, lower) {
+        (None, Some((d, cut))) => Ok((cut, ShChoice { degree: d, note: Some(format!("{why}; rendering at SH degree {d}, the highest that fits")) })),
+        (Some(_), Some((d, _))) => Err(DeviceError::Options(format!("{why}; SH degree {d} fits"))),
+        (_, None) => Err(first),
+    }
 }
 
 /// One line naming the heaviest tracer tile, its bytes and the budget, unless every

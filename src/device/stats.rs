@@ -9,6 +9,8 @@ use super::tree::{Role, Tree};
 pub struct FrameStats {
     pub backend: String,
     pub layout: String,
+    /// SH degree of the colour the tracers evaluate (0: DC only).
+    pub sh_degree: u8,
     pub rc: u32,
     pub shards: usize,
     pub width: u32,
@@ -75,12 +77,13 @@ pub fn router_levels(tree: &Tree, tiles: &[foam_tile_stats]) -> Vec<RouterLevel>
 impl FrameStats {
     pub fn summary_line(&self) -> String {
         format!(
-            "{}x{} on {} ({} layout, rc {}): {} iterations, {} host calls, {:.2} s; rays {}/{} finished, {} dropped; \
+            "{}x{} on {} ({} layout, SH degree {}, rc {}): {} iterations, {} host calls, {:.2} s; rays {}/{} finished, {} dropped; \
              hops/ray: {:.1} router, {:.1} tracer ({:.2} router per tracer hop); peak queue {}; max tile {} B",
             self.width,
             self.height,
             self.backend,
             self.layout,
+            self.sh_degree,
             self.rc,
             self.iterations,
             self.host_calls,

@@ -4,30 +4,28 @@
 
 use glam::Vec3;
 
-// The original's constants (3DGS), kept at full precision for traceability.
-#[allow(clippy::excessive_precision)]
-const C1: f32 = 0.4886025119029199;
-#[allow(clippy::excessive_precision)]
+// The original's constants (3DGS), from layout.h, where the device's march reads them.
+use foam_layout as l;
+const C1: f32 = l::FOAM_SH_C1 as f32;
 const C2: [f32; 5] = [
-    1.0925484305920792,
-    -1.0925484305920792,
-    0.31539156525252005,
-    -1.0925484305920792,
-    0.5462742152960396,
+    l::FOAM_SH_C2_0 as f32,
+    l::FOAM_SH_C2_1 as f32,
+    l::FOAM_SH_C2_2 as f32,
+    l::FOAM_SH_C2_3 as f32,
+    l::FOAM_SH_C2_4 as f32,
 ];
-#[allow(clippy::excessive_precision)]
 const C3: [f32; 7] = [
-    -0.5900435899266435,
-    2.890611442640554,
-    -0.4570457994644658,
-    0.3731763325901154,
-    -0.4570457994644658,
-    1.445305721320277,
-    -0.5900435899266435,
+    l::FOAM_SH_C3_0 as f32,
+    l::FOAM_SH_C3_1 as f32,
+    l::FOAM_SH_C3_2 as f32,
+    l::FOAM_SH_C3_3 as f32,
+    l::FOAM_SH_C3_4 as f32,
+    l::FOAM_SH_C3_5 as f32,
+    l::FOAM_SH_C3_6 as f32,
 ];
 
-/// Colour of a DC-only cell (or of any cell at SH degree 0): the stored byte over 255.
-/// The device renderer, which carries DC colour only, must compute exactly this.
+/// Colour of a DC-only cell (or of any cell at SH degree 0): the stored byte over 255,
+/// as the device's march (codelets/include/foam/march.h, foam_cell_rgb) computes it.
 #[inline]
 pub fn dc_rgb(c: [u8; 3]) -> [f32; 3] {
     [

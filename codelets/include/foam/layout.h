@@ -39,7 +39,8 @@
 
 /* ---- scene shard (one per tracer tile) ---------------------------------- */
 
-/* A Voronoi cell owned by this shard. DC colour only: SH does not fit a tile. */
+/* A Voronoi cell owned by this shard. Its view-dependent colour, if the shard
+ * carries any, is in the blob's SH section (foam_shard_header.sh_rest). */
 typedef struct foam_cell {
   float x, y, z;    /* site */
   float density;    /* activated sigma */
@@ -59,9 +60,14 @@ typedef struct foam_halo {
 FOAM_STATIC_ASSERT(sizeof(foam_halo) == 16, "foam_halo is 16 bytes");
 
 /* The shard blob a tracer tile holds:
- *   foam_shard_header | foam_cell[n_local] | foam_halo[n_halo] | uint16_t adjacency[n_adj] | pad to 4
+ *   foam_shard_header | foam_cell[n_local] | SH section | foam_halo[n_halo] | uint16_t adjacency[n_adj] | pad to 4
  * Adjacency entries index [local | halo]: i < n_local is local cell i, otherwise
- * halo record i - n_local. Offsets are bytes from the start of the blob. */
+ * halo record i - n_local. Offsets are bytes from the start of the blob.
+ * The SH section starts right after the cells and holds, for each local cell in
+ * order, its 3 * sh_rest spherical-harmonic coefficients beyond DC in scene.ply's
+ * order (index 3 * (k - 1) + c is coefficient k >= 1 of channel c), as binary16
+ * (sh_f32 0) or float (sh_f32 1); padded to 4 bytes. Halo cells carry none: only
+ * their sites are read. With sh_rest 0 the section is empty. */
 typedef struct foam_shard_header {
   uint32_t magic;    /* FOAM_SHARD_MAGIC */
   uint16_t shard_id;
@@ -73,9 +79,28 @@ typedef struct foam_shard_header {
   uint32_t halo_offset;
   uint32_t adj_offset;
   uint32_t total_bytes; /* whole blob, padded to a multiple of 4 */
-  uint32_t reserved;
+  uint16_t sh_rest;     /* SH coefficients per channel beyond DC: 0, 3, 8 or 15 (degree 0..3) */
+  uint16_t sh_f32;      /* 1: SH coefficients are float, 0: binary16 */
 } foam_shard_header;
 FOAM_STATIC_ASSERT(sizeof(foam_shard_header) == 40, "foam_shard_header is 40 bytes");
+
+/* Most SH coefficients per channel beyond DC (degree 3). */
+#define FOAM_SH_MAX_REST 15u
+/* The real SH basis constants of the original (3DGS), for degrees 1 to 3: the
+ * device's march and the host's reference renderer both read them from here. */
+#define FOAM_SH_C1 0.4886025119029199
+#define FOAM_SH_C2_0 1.0925484305920792
+#define FOAM_SH_C2_1 -1.0925484305920792
+#define FOAM_SH_C2_2 0.31539156525252005
+#define FOAM_SH_C2_3 -1.0925484305920792
+#define FOAM_SH_C2_4 0.5462742152960396
+#define FOAM_SH_C3_0 -0.5900435899266435
+#define FOAM_SH_C3_1 2.890611442640554
+#define FOAM_SH_C3_2 -0.4570457994644658
+#define FOAM_SH_C3_3 0.3731763325901154
+#define FOAM_SH_C3_4 -0.4570457994644658
+#define FOAM_SH_C3_5 1.445305721320277
+#define FOAM_SH_C3_6 -0.5900435899266435
 
 /* ---- camera (broadcast to every tile, changed only between drained frames) -- */
 

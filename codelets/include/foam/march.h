@@ -1,6 +1,7 @@
 /* Marching a ray through the cells of one shard with the rules of the original
- * Radiant Foam tracer (shared/reference/radfoam.md), DC colour only. Used by the
- * Tracer codelet; plain C++ so host tests can call it too. */
+ * Radiant Foam tracer (shared/reference/radfoam.md), with the view-dependent colour
+ * of the SH coefficients the shard carries. Used by the Tracer codelet; plain C++ so
+ * host tests can call it too. */
 #ifndef FOAM_MARCH_H
 #define FOAM_MARCH_H
 
@@ -8,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "foam/half.h"
 #include "foam/layout.h"
 #include "foam/probe.h"
 #include "foam/ray.h"
@@ -42,10 +44,46 @@ static inline void foam_camera_ray(const foam_camera *cam, uint32_t x, uint32_t 
   o->z = m[11];
 }
 
+/* The real SH basis Y_1..Y_rest (Y_0 is in the DC byte) for unit direction d, as the
+ * original evaluates it (and src/reference/sh.rs, from the same layout.h constants);
+ * `rest` is 0, 3, 8 or 15. A ray's direction is fixed along its walk, so the basis is
+ * evaluated once per shard visit and each cell's colour is a dot product with it.
+ * Out of line, as foam_sh_add. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void foam_sh_basis(foam_vec3 d, uint32_t rest, float *b) {
+  const float x = d.x, y = d.y, z = d.z;
+  if (rest >= 3) {
+    b[0] = -(float)FOAM_SH_C1 * y;
+    b[1] = (float)FOAM_SH_C1 * z;
+    b[2] = -(float)FOAM_SH_C1 * x;
+  }
+  const float xx = x * x, yy = y * y, zz = z * z;
+  const float xy = x * y, yz = y * z, xz = x * z;
+  if (rest >= 8) {
+    b[3] = (float)FOAM_SH_C2_0 * xy;
+    b[4] = (float)FOAM_SH_C2_1 * yz;
+    b[5] = (float)FOAM_SH_C2_2 * (2.0f * zz - xx - yy);
+    b[6] = (float)FOAM_SH_C2_3 * xz;
+    b[7] = (float)FOAM_SH_C2_4 * (xx - yy);
+  }
+  if (rest >= 15) {
+    b[8] = (float)FOAM_SH_C3_0 * y * (3.0f * xx - yy);
+    b[9] = (float)FOAM_SH_C3_1 * xy * z;
+    b[10] = (float)FOAM_SH_C3_2 * y * (4.0f * zz - xx - yy);
+    b[11] = (float)FOAM_SH_C3_3 * z * (2.0f * zz - 3.0f * xx - 3.0f * yy);
+    b[12] = (float)FOAM_SH_C3_4 * x * (4.0f * zz - xx - yy);
+    b[13] = (float)FOAM_SH_C3_5 * z * (xx - yy);
+    b[14] = (float)FOAM_SH_C3_6 * x * (xx - 3.0f * yy);
+  }
+}
+
 /* Read-only view of a packed shard blob (layout.h). */
 typedef struct foam_shard_view {
   foam_shard_header h;
   const unsigned char *cells;
+  const unsigned char *sh; /* SH section: 3 * h.sh_rest coefficients per local cell */
   const unsigned char *halo;
   const unsigned char *adj;
 } foam_shard_view;
@@ -53,8 +91,55 @@ typedef struct foam_shard_view {
 static inline void foam_shard_open(const unsigned char *blob, foam_shard_view *s) {
   memcpy(&s->h, blob, sizeof s->h);
   s->cells = blob + s->h.cells_offset;
+  s->sh = s->cells + (size_t)s->h.n_local * sizeof(foam_cell);
   s->halo = blob + s->h.halo_offset;
   s->adj = blob + s->h.adj_offset;
+}
+
+/* Adds the view-dependent part, sum_k Y_k c_k, to rgb for one cell whose 3 * rest
+ * coefficients start at p (binary16, or float with f32), in the reference's order.
+ * Kept out of line: inlined, it would grow the march beyond what the compiler
+ * inlines into the vertices, for every degree. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void foam_sh_add(const unsigned char *p, uint32_t rest, uint32_t f32, const float *basis, float *rgb) {
+  float r = rgb[0], g = rgb[1], b = rgb[2];
+  if (f32) {
+    for (uint32_t k = 0; k < rest; ++k, p += 12) {
+      float v[3];
+      memcpy(v, p, 12);
+      r += basis[k] * v[0];
+      g += basis[k] * v[1];
+      b += basis[k] * v[2];
+    }
+  } else {
+    for (uint32_t k = 0; k < rest; ++k, p += 6) {
+      uint16_t v[3];
+      memcpy(v, p, 6);
+      r += basis[k] * foam_h2f(v[0]);
+      g += basis[k] * foam_h2f(v[1]);
+      b += basis[k] * foam_h2f(v[2]);
+    }
+  }
+  rgb[0] = r;
+  rgb[1] = g;
+  rgb[2] = b;
+}
+
+/* Colour of local cell i for the ray whose basis is `basis` (foam_sh_basis with
+ * the shard's sh_rest): max(0, DC + sum_k Y_k c_k) per channel, summed in the
+ * reference's order. DC only where the shard carries no coefficients. */
+static inline void foam_cell_rgb(const foam_shard_view *s, const foam_cell *cell, uint32_t i, const float *basis,
+                                 float *rgb) {
+  rgb[0] = (float)cell->r / 255.0f;
+  rgb[1] = (float)cell->g / 255.0f;
+  rgb[2] = (float)cell->b / 255.0f;
+  const uint32_t rest = s->h.sh_rest;
+  if (rest == 0) return;
+  const size_t bytes = 3u * rest * (s->h.sh_f32 ? 4u : 2u);
+  foam_sh_add(s->sh + (size_t)i * bytes, rest, s->h.sh_f32, basis, rgb);
+  for (uint32_t c = 0; c < 3; ++c) rgb[c] = rgb[c] > 0.0f ? rgb[c] : 0.0f;
 }
 
 static inline foam_cell foam_shard_cell(const foam_shard_view *s, uint32_t i) {
@@ -84,9 +169,10 @@ typedef enum foam_march_end {
 
 /* Marches `ray` from its current local cell until it finishes or crosses into a
  * halo cell. Accumulates colour, transmittance, depth and the step count in `ray`.
+ * `basis` is foam_sh_basis of `d` for the shard's sh_rest (unread without SH).
  * `cells_marched` receives the number of cells visited on this tile, and
  * `neighbours_tested` the faces tested on the way (the cost model's unit). */
-static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, foam_vec3 d,
+static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, foam_vec3 d, const float *basis,
                                         float t_stop, foam_ray *ray, uint32_t *cells_marched,
                                         uint32_t *neighbours_tested) {
   uint32_t c = ray->cell;
@@ -134,9 +220,11 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
       float T_next = T * (1.0f - alpha);
       if (sigma > FOAM_MIN_DENSITY) { /* near-empty cells attenuate but add no colour */
         float w = T * alpha;
-        ray->r += w * ((float)cell.r / 255.0f);
-        ray->g += w * ((float)cell.g / 255.0f);
-        ray->b += w * ((float)cell.b / 255.0f);
+        float rgb[3];
+        foam_cell_rgb(s, &cell, c, basis, rgb);
+        ray->r += w * rgb[0];
+        ray->g += w * rgb[1];
+        ray->b += w * rgb[2];
       }
       /* sigma > 0: a payload without depth (fp32, mixed) arrives below the
        * quantile with depth unset, and may then cross an empty cell. */
@@ -189,8 +277,10 @@ static inline uint32_t foam_pixel_home(const foam_camera *cam, uint32_t pixel) {
 static inline uint32_t foam_visit_ray(const foam_shard_view *s, const foam_camera *cam, foam_vec3 o, foam_vec3 d,
                                       foam_ray *ray, uint32_t *neighbours) {
   uint32_t cells = 0, tested = 0;
+  float basis[FOAM_SH_MAX_REST];
+  foam_sh_basis(d, s->h.sh_rest, basis);
   ray->tracer_hops++;
-  const foam_march_end end = foam_march(s, o, d, cam->t_stop, ray, &cells, &tested);
+  const foam_march_end end = foam_march(s, o, d, basis, cam->t_stop, ray, &cells, &tested);
   *neighbours += tested;
   if (end == FOAM_MARCH_FINISHED) {
     ray->shard = (uint16_t)foam_pixel_home(cam, foam_pixel_index(cam, ray->px));

@@ -9,6 +9,20 @@ pub const FOAM_INVALID_SHARD: u32 = 65535;
 pub const FOAM_FINISHED_CELL: u32 = 65535;
 pub const FOAM_MAX_CELL_STEPS: u32 = 1024;
 pub const FOAM_SHARD_MAGIC: u32 = 1296125766;
+pub const FOAM_SH_MAX_REST: u32 = 15;
+pub const FOAM_SH_C1: f64 = 0.4886025119029199;
+pub const FOAM_SH_C2_0: f64 = 1.0925484305920792;
+pub const FOAM_SH_C2_1: f64 = -1.0925484305920792;
+pub const FOAM_SH_C2_2: f64 = 0.31539156525252005;
+pub const FOAM_SH_C2_3: f64 = -1.0925484305920792;
+pub const FOAM_SH_C2_4: f64 = 0.5462742152960396;
+pub const FOAM_SH_C3_0: f64 = -0.5900435899266435;
+pub const FOAM_SH_C3_1: f64 = 2.890611442640554;
+pub const FOAM_SH_C3_2: f64 = -0.4570457994644658;
+pub const FOAM_SH_C3_3: f64 = 0.3731763325901154;
+pub const FOAM_SH_C3_4: f64 = -0.4570457994644658;
+pub const FOAM_SH_C3_5: f64 = 1.445305721320277;
+pub const FOAM_SH_C3_6: f64 = -0.5900435899266435;
 pub const FOAM_REGION_MAX_SHARDS: u32 = 256;
 pub const FOAM_PX_BITS: u32 = 11;
 pub const FOAM_MAX_IMAGE_SIDE: u32 = 2048;
@@ -105,7 +119,8 @@ pub struct foam_shard_header {
     pub halo_offset: u32,
     pub adj_offset: u32,
     pub total_bytes: u32,
-    pub reserved: u32,
+    pub sh_rest: u16,
+    pub sh_f32: u16,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
@@ -144,8 +159,11 @@ const _: () = {
         "Offset of field: foam_shard_header::total_bytes",
     ][::core::mem::offset_of!(foam_shard_header, total_bytes) - 32usize];
     [
-        "Offset of field: foam_shard_header::reserved",
-    ][::core::mem::offset_of!(foam_shard_header, reserved) - 36usize];
+        "Offset of field: foam_shard_header::sh_rest",
+    ][::core::mem::offset_of!(foam_shard_header, sh_rest) - 36usize];
+    [
+        "Offset of field: foam_shard_header::sh_f32",
+    ][::core::mem::offset_of!(foam_shard_header, sh_f32) - 38usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]

@@ -23,11 +23,12 @@ pub fn text(r: &Report) -> String {
     );
     let _ = writeln!(
         w,
-        "device: {} shards, {} layout, drain {}; {} timed frame(s) per configuration, {} threads",
-        r.shards, r.layout, r.drain, r.frames, r.threads
+        "device: {} shards, {} layout, SH degree {}, drain {}; {} timed frame(s) per configuration, {} threads",
+        r.shards, r.layout, r.sh_degree, r.drain, r.frames, r.threads
     );
     let _ = writeln!(w, "read: {:.2} s ({:.1} MB file, validated)", r.read_s, r.file_bytes as f64 / 1e6);
-    let _ = writeln!(w, "reference wall time: {:.4} s (median, DC colour)", r.reference_s);
+    let colour = if r.sh_degree == 0 { "DC colour".to_string() } else { format!("SH degree {}", r.sh_degree) };
+    let _ = writeln!(w, "reference wall time: {:.4} s (median, {colour})", r.reference_s);
     if let Some(p) = &r.run {
         point(w, p);
     }
