@@ -72,6 +72,11 @@ pub struct Args {
     /// anything).
     #[arg(long)]
     pub require_fit: bool,
+    /// SH degree the shards carry (binary16, f32 with --layout fp32): auto (the
+    /// highest up to the scene's for which every tile fits, as `render` picks) or 0 to 3.
+    /// The table shows every degree up to the scene's.
+    #[arg(long, default_value = "auto", value_parser = super::device_args::parse_sh_degree, value_name = "auto|0|1|2|3")]
+    pub sh_degree: super::device_args::ShDegreeArg,
     /// Partitioning method: the balanced k-d tree, or the octree of appendix B.
     #[arg(long, value_enum, default_value_t = MethodArg::Kdtree)]
     pub method: MethodArg,
@@ -105,7 +110,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     let scene = progress::load_scene(&args.scene)?.scene;
-    let view = scene.partition_view();
+    if let Some(d) = args.sh_degree.0.filter(|&d| d > scene.sh_degree) {
+        bail!("--sh-degree {d} exceeds the SH degree {} of {}", scene.sh_degree, args.scene.display());
+    }
+    scene.partition_view().validate().with_context(|| format!("{}", args.scene.display()))?;
     let layout = match args.layout {
         LayoutArg::Half => RayLayout::Half,
         LayoutArg::Mixed => RayLayout::Mixed,
@@ -116,35 +124,49 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let footprint = tracer_footprint(&options, args.width, args.height, args.shards);
     let name = args.scene.display();
 
+    let f32 = layout == RayLayout::Fp32;
     let t0 = Instant::now();
-    let (balance, part) = match args.method {
-        MethodArg::Octree => {
-            let bar = progress::spinner("cutting (octree)");
-            let part = partition::partition(&view, args.shards, Method::Octree).with_context(|| format!("{name}"))?;
-            bar.finish_and_clear();
-            (Balance::Cells, part)
-        }
-        MethodArg::Kdtree => {
-            let balance = match args.balance {
-                BalanceArg::Auto => None,
-                BalanceArg::Cells => Some(Balance::Cells),
-                BalanceArg::Bytes => Some(Balance::Bytes),
-            };
-            let bar = progress::spinner("cutting");
-            let (budget, splits) = (footprint.shard_budget(), options.free_splits(args.shards));
-            let cut = partition::cut(&view, args.shards, balance, budget, splits, &|m: &str| bar.set_message(m.to_string()))
-                .with_context(|| format!("{name}"))?;
-            bar.finish_and_clear();
-            (cut.balance, cut.cut.partition)
-        }
-    };
+    // Every degree up to the scene's is cut as `render` would cut it, to say which fit.
+    let mut cuts = Vec::new();
+    for degree in 0..=scene.sh_degree {
+        let view = scene.partition_view_sh(degree, f32);
+        let (balance, part) = match args.method {
+            MethodArg::Octree => {
+                let bar = progress::spinner(format!("cutting (octree), SH degree {degree}"));
+                let part = partition::partition(&view, args.shards, Method::Octree).with_context(|| format!("{name}"))?;
+                bar.finish_and_clear();
+                (Balance::Cells, part)
+            }
+            MethodArg::Kdtree => {
+                let balance = match args.balance {
+                    BalanceArg::Auto => None,
+                    BalanceArg::Cells => Some(Balance::Cells),
+                    BalanceArg::Bytes => Some(Balance::Bytes),
+                };
+                let bar = progress::spinner(format!("cutting, SH degree {degree}"));
+                let (budget, splits) = (footprint.shard_budget(), options.free_splits(args.shards));
+                let cut = partition::cut(&view, args.shards, balance, budget, splits, &|m: &str| bar.set_message(m.to_string()))
+                    .with_context(|| format!("{name}"))?;
+                bar.finish_and_clear();
+                (cut.balance, cut.cut.partition)
+            }
+        };
+        let counts = partition::count_shards(&view, &part);
+        let fits = check_fit(&part, &counts, balance, &footprint).is_ok();
+        let max_shard = counts.iter().map(|c| c.bytes as u64).max().unwrap_or(0);
+        cuts.push((ShFit { degree, max_tile_bytes: footprint.tile_bytes(max_shard), budget_bytes: footprint.budget, fits }, balance, part));
+    }
+    let degree = args.sh_degree.0.unwrap_or_else(|| cuts.iter().rev().find(|c| c.0.fits).map_or(0, |c| c.0.degree));
+    let sh_degrees: Vec<ShFit> = cuts.iter().map(|c| c.0).collect();
+    let (_, balance, part) = cuts.swap_remove(degree as usize);
+    let view = scene.partition_view_sh(degree, f32);
     let t_partition = t0.elapsed().as_secs_f64();
     let bar = progress::bar(part.shards() as u64, "packing shards");
     let packed = pack_all(&view, &part, &|| bar.inc(1)).with_context(|| format!("{name}"))?;
     bar.finish_and_clear();
     let t_pack = t0.elapsed().as_secs_f64() - t_partition;
     let counts: Vec<_> = packed.into_iter().map(|p| p.counts).collect();
-    let report = PartitionReport::new(&part, balance, &counts, &footprint);
+    let report = ShReport { sh_degree: degree, sh_degrees, report: PartitionReport::new(&part, balance, &counts, &footprint) };
     if args.require_fit {
         check_fit(&part, &counts, balance, &footprint).map_err(|e| CheckFailed(format!("{name}: {e}")))?;
     }
@@ -152,15 +174,48 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(dir) = &args.report {
         let json = serde_json::to_string_pretty(&report)?;
         files.write(&dir.join(REPORT_JSON), |f| f.write_all(json.as_bytes()))?;
-        plots::write_all(&report, dir, &mut files)?;
+        plots::write_all(&report.report, dir, &mut files)?;
     }
     files.commit()?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_table(&name.to_string(), &report, layout, (args.width, args.height), t_partition, t_pack);
+        print_table(&name.to_string(), &report.report, layout, (args.width, args.height), t_partition, t_pack);
+        print_sh(&report, f32);
     }
     Ok(())
+}
+
+/// How the tiles fare with the shards carrying SH up to one degree.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+struct ShFit {
+    degree: u8,
+    /// The heaviest tracer tile: its shard and everything else it holds.
+    max_tile_bytes: u64,
+    budget_bytes: u64,
+    fits: bool,
+}
+
+/// The partition report at the SH degree chosen, with how every degree fares.
+#[derive(serde::Serialize)]
+struct ShReport {
+    sh_degree: u8,
+    sh_degrees: Vec<ShFit>,
+    #[serde(flatten)]
+    report: PartitionReport,
+}
+
+fn print_sh(r: &ShReport, f32: bool) {
+    let precision = if f32 { "f32" } else { "binary16" };
+    println!("SH           the shards above carry degree {} ({precision} coefficients); per degree:", r.sh_degree);
+    for f in &r.sh_degrees {
+        let verdict = if f.fits {
+            "fits".to_string()
+        } else {
+            format!("does not fit ({} B over)", f.max_tile_bytes.saturating_sub(f.budget_bytes))
+        };
+        println!("  degree {}   heaviest tile {:>7} B of {} B: {verdict}", f.degree, f.max_tile_bytes, f.budget_bytes);
+    }
 }
 
 fn print_table(name: &str, r: &PartitionReport, layout: RayLayout, (width, height): (u32, u32), t_partition: f64, t_pack: f64) {
