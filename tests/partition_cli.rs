@@ -210,3 +210,46 @@ fn missing_scene_and_bad_flags() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value"), "{args:?}");
     }
 }
+
+/// A lattice of 2·22³ cells carrying SH degree 3, on two shards (64×48 pixels): each degree's
+/// heaviest tile is reported, and auto reports the highest that fits.
+#[test]
+fn sh_degrees_are_reported_and_auto_takes_the_highest_that_fits() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = bcc(Bcc { m: 22, jitter: 0.2, warp: true, shuffle: true });
+    let n = s.positions.len();
+    let scene = Scene {
+        positions: s.positions,
+        density: s.density,
+        color: s.color,
+        sh_degree: 3,
+        sh_rest: (0..45 * n).map(|i| ((i % 17) as f32 - 8.0) * 0.01).collect(),
+        adjacency_end: s.adjacency_end,
+        adjacency: s.adjacency,
+    };
+    let path = dir.path().join("sh.ply");
+    write_ply(&scene, std::fs::File::create(&path).unwrap()).unwrap();
+    let p = path.to_str().unwrap();
+    let v = json(&["partition", p, "--shards", "2", "--width", "64", "--height", "48", "--json"]);
+    let fits: Vec<&serde_json::Value> = v["sh_degrees"].as_array().unwrap().iter().collect();
+    assert_eq!(fits.len(), 4);
+    let bytes: Vec<u64> = fits.iter().map(|f| f["max_tile_bytes"].as_u64().unwrap()).collect();
+    // Each degree is cut as render would cut it: where one does not fit, the cut
+    // balances bytes and splits leaves, so the heaviest tile need not grow with it.
+    assert!(bytes[0] < bytes[3], "{bytes:?}");
+    let fit: Vec<bool> = fits.iter().map(|f| f["fits"].as_bool().unwrap()).collect();
+    let highest = fit.iter().rposition(|&f| f).unwrap_or_else(|| panic!("none fits: {bytes:?}"));
+    assert!(fit[0] && !fit[3], "{fit:?} for {bytes:?}");
+    assert_eq!(v["sh_degree"], highest);
+    assert_eq!(v["max_bytes"].as_u64().unwrap(), bytes[highest]);
+    let v3 = json(&["partition", p, "--shards", "2", "--width", "64", "--height", "48", "--json", "--sh-degree", "3"]);
+    assert_eq!((v3["sh_degree"].as_u64(), v3["fits"].as_bool()), (Some(3), Some(false)));
+    let out = run(&["partition", p, "--shards", "2", "--width", "64", "--height", "48"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(&format!("the shards above carry degree {highest} (binary16 coefficients)")), "{text}");
+    assert!(text.contains("degree 3   heaviest tile") && text.contains("does not fit ("), "{text}");
+    let e = expect_error(&["partition", lattice(dir.path()).to_str().unwrap(), "--sh-degree", "2"]);
+    assert!(e.contains("--sh-degree 2 exceeds the SH degree 0 of"), "{e}");
+    let e = expect_error(&["partition", p, "--sh-degree", "4"]);
+    assert!(e.contains("unknown SH degree '4' (auto, 0, 1, 2 or 3)"), "{e}");
+}
