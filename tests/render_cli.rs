@@ -15,7 +15,7 @@ fn renders_the_shipped_scene_with_its_camera_and_reports_stats() {
     let stats = dir.path().join("s.json");
     let hops = dir.path().join("hops");
     let r = run(&["reference", &garden(), "--camera", &repo_path("assets/garden.camera.json").display().to_string(),
-        "--width", "64", "--height", "48", "--sh-degree", "0", "-o", &path("ref.npy"), "--opacity", &path("ref_a.npy")]);
+        "--width", "64", "--height", "48", "-o", &path("ref.npy"), "--opacity", &path("ref_a.npy")]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     // No camera option: assets/garden.camera.json beside the scene is used.
     let r = run(&["render", &garden(), "--width", "64", "--height", "48", "--shards", "64", "--layout", "fp32",
@@ -24,6 +24,8 @@ fn renders_the_shipped_scene_with_its_camera_and_reports_stats() {
     let stdout = String::from_utf8_lossy(&r.stdout);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert!(stdout.contains("3072/3072 finished, 0 dropped"), "{stdout}");
+    // The scene's SH degree (1) fits, so auto renders it, as the reference does by default.
+    assert!(stdout.contains("(fp32 layout, SH degree 1, rc 20)"), "{stdout}");
     assert!(stdout.contains("PSNR inf dB"), "{stdout}");
     // fp32 on the device is the reference, to the byte: the same floats in the same
     // .npy files (shape included).
@@ -41,6 +43,7 @@ fn renders_the_shipped_scene_with_its_camera_and_reports_stats() {
     assert!(json["tracer_hops_mean"].as_f64().unwrap() >= 1.0, "{json}");
     assert_eq!(json["backend"], "host");
     assert_eq!(json["layout"], "fp32");
+    assert_eq!(json["sh_degree"], 1);
     // Router queues and the spill store are sized to fill their tiles, to within the
     // reserve for vertex state and code.
     let (most, budget) = (json["tile_bytes_max"].as_u64().unwrap(), json["tile_bytes_budget"].as_u64().unwrap());
@@ -177,4 +180,14 @@ fn help_lists_every_tune_key_for_render_and_bench() {
             assert!(help.contains(&format!("      {flag} <")), "{cmd} --help lacks {flag}");
         }
     }
+}
+
+#[test]
+fn sh_degree_flag_is_checked() {
+    let e = expect_error(&["render", &garden(), "--width", "16", "--height", "12", "--sh-degree", "4"]);
+    assert!(e.contains("unknown SH degree '4' (auto, 0, 1, 2 or 3)"), "{e}");
+    let e = expect_error(&["bench", &garden(), "--width", "16", "--height", "12", "--sh-degree", "2", "--frames", "1"]);
+    assert!(e.contains("--sh-degree 2 exceeds the scene's SH degree 1") && !e.trim().contains('\n'), "{e}");
+    let e = expect_error(&["render", &garden(), "--width", "16", "--height", "12", "--shards", "16", "--sh-degree", "3"]);
+    assert!(e.contains("--sh-degree 3 exceeds the scene's SH degree 1"), "{e}");
 }

@@ -198,3 +198,51 @@ fn octree_is_complete_but_unbalanced() {
     assert!(*sizes.iter().max().unwrap() > kd_max, "{sizes:?}");
     check_round_trip(&s, &part);
 }
+
+/// Shards carrying SH: each local cell's coefficients, in the scene's order, in the
+/// section between the cells and the halos (binary16 or f32), and every other record
+/// where a blob without them has it; the counts and balance see the same bytes.
+#[test]
+fn sh_coefficients_are_packed_after_the_cells() {
+    let s = scene(6);
+    let n = s.len();
+    let stride = 45;
+    let coeffs: Vec<f32> = (0..n * stride).map(|i| (i % 1000) as f32 * 0.001 - 0.5).collect();
+    let part = partition(&s.as_ref(), 8, Method::Kdtree).unwrap();
+    let plain = pack_all(&s.as_ref(), &part, &|| {}).unwrap();
+    for (rest, f32) in [(3usize, false), (8, true), (15, false), (15, true)] {
+        let sh = partition::ShPayload { coeffs: &coeffs, stride, rest, f32 };
+        let r = partition::SceneRef { sh, ..s.as_ref() };
+        let packed = pack_all(&r, &part, &|| {}).unwrap();
+        let counted = partition::count_shards(&r, &part);
+        for (id, (p, q)) in packed.iter().zip(&plain).enumerate() {
+            let u = unpack_shard(&p.blob).unwrap();
+            let v = unpack_shard(&q.blob).unwrap();
+            assert_eq!((u.cells.len(), &u.halo, &u.adjacency), (v.cells.len(), &v.halo, &v.adjacency));
+            assert_eq!((u.header.sh_rest as usize, u.header.sh_f32 == 1), (rest, f32));
+            let section = u.header.halo_offset as usize - u.header.cells_offset as usize - 24 * u.cells.len();
+            assert_eq!(section, sh.section_bytes(u.cells.len()));
+            assert_eq!(p.blob.len(), partition::blob_len_sh(u.cells.len(), u.halo.len(), u.adjacency.len(), &sh));
+            assert_eq!(counted[id].bytes as usize, p.blob.len());
+            let base = u.header.cells_offset as usize + 24 * u.cells.len();
+            for (i, &g) in part.cells(id).iter().enumerate() {
+                for k in 0..3 * rest {
+                    let want = coeffs[g as usize * stride + k];
+                    let got = if f32 {
+                        f32::from_le_bytes(p.blob[base + 4 * (3 * rest * i + k)..][..4].try_into().unwrap())
+                    } else {
+                        let h = u16::from_le_bytes(p.blob[base + 2 * (3 * rest * i + k)..][..2].try_into().unwrap());
+                        half::f16::from_bits(h).to_f32()
+                    };
+                    let tol = if f32 { 0.0 } else { want.abs() * 1e-3 + 1e-4 };
+                    assert!((got - want).abs() <= tol, "shard {id} cell {i} coefficient {k}: {got} for {want}");
+                }
+            }
+        }
+    }
+    // A header naming a coefficient count no degree has is refused.
+    let mut bad = plain[0].blob.clone();
+    bad[36..38].copy_from_slice(&5u16.to_le_bytes());
+    let e = unpack_shard(&bad).unwrap_err().to_string();
+    assert!(e.contains("sh_rest 5"), "{e}");
+}

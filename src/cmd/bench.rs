@@ -33,7 +33,7 @@ pub use sweep::Sweep;
 #[command(
     about = "Measure the device renderer against the reference: iterations, hops, traffic, time, PSNR",
     long_about = "Render one frame with the device design (host runtime) and with the reference renderer \
-(DC colour) in the same run, and print iterations, host calls, hops, drops, router traffic per tree \
+(at the SH degree the device renders) in the same run, and print iterations, host calls, hops, drops, router traffic per tree \
 level, peak buffer occupancy, PSNR, both wall times (medians over --frames) and their ratio, and an \
 estimated frame time on a Mk2 IPU from a cycle model fed by an instrumented rc-1 run.\n\n\
 --sweep reruns the device over repeat counts or batch settings (the graph is rebuilt per value; \

@@ -27,6 +27,9 @@ mod tests {
     use crate::device::options::TILE_RESERVE_BYTES;
 
     const ROLES: [Role; 4] = [Role::Tracer, Role::Router, Role::Spill, Role::Injector];
+    /// What the reserve keeps beside a program: vertex state (a few hundred bytes
+    /// per tile) and exchange and control code, which the host runtime does not count.
+    const SPARE_BYTES: u64 = 8 * 1024;
 
     /// The plan sizes buffers to leave TILE_RESERVE_BYTES of every tile free; each
     /// role's code and stacks must fit there with room to spare for vertex state and
@@ -35,7 +38,7 @@ mod tests {
     fn the_tile_reserve_holds_every_role_program() {
         for role in ROLES {
             let bytes = program_bytes(role).unwrap_or_else(|| panic!("{role:?}: a vertex type is not compiled in"));
-            assert!(bytes > 0 && bytes <= TILE_RESERVE_BYTES as u64 / 2, "{role:?}: {bytes} B of code and stacks");
+            assert!(bytes > 0 && bytes + SPARE_BYTES <= TILE_RESERVE_BYTES as u64, "{role:?}: {bytes} B of code and stacks");
         }
     }
 
