@@ -200,9 +200,7 @@ impl DevicePlan {
         height: u32,
         progress: &dyn Progress,
     ) -> Result<(Partition, Vec<partition::PackedShard>, SiteIndex, PlanTimes, ShChoice), DeviceError> {
-        partition::check_shard_count(shards)?;
         let t0 = Instant::now();
-        scene.partition_view().validate()?;
         let (cut, sh) = choose_sh_degree(scene, shards, options, width, height, progress)?;
         let sref = scene.partition_view_sh(sh.degree, sh_f32(options));
         let partition_s = t0.elapsed().as_secs_f64();
@@ -525,8 +523,6 @@ pub fn resolve_sh_degree(
     progress: &dyn Progress,
 ) -> Result<ShChoice, DeviceError> {
     check_options(options, width, height)?;
-    partition::check_shard_count(shards)?;
-    scene.partition_view().validate()?;
     Ok(choose_sh_degree(scene, shards, options, width, height, progress)?.1)
 }
 
@@ -541,6 +537,8 @@ fn choose_sh_degree(
     height: u32,
     progress: &dyn Progress,
 ) -> Result<(partition::Cut, ShChoice), DeviceError> {
+    partition::check_shard_count(shards)?;
+    scene.partition_view().validate()?;
     let footprint = tracer_footprint(options, width, height, shards);
     let splits = options.free_splits(shards);
     let f32 = sh_f32(options);
