@@ -107,19 +107,25 @@ static void foam_sh_add(const unsigned char *p, uint32_t rest, uint32_t f32, con
   float r = rgb[0], g = rgb[1], b = rgb[2];
   if (f32) {
     for (uint32_t k = 0; k < rest; ++k, p += 12) {
-      float v[3];
-      memcpy(v, p, 12);
-      r += basis[k] * v[0];
-      g += basis[k] * v[1];
-      b += basis[k] * v[2];
+      float v0, v1, v2;
+      memcpy(&v0, p, 4);
+      memcpy(&v1, p + 4, 4);
+      memcpy(&v2, p + 8, 4);
+      const float y = basis[k];
+      r += y * v0;
+      g += y * v1;
+      b += y * v2;
     }
   } else {
     for (uint32_t k = 0; k < rest; ++k, p += 6) {
-      uint16_t v[3];
-      memcpy(v, p, 6);
-      r += basis[k] * foam_h2f(v[0]);
-      g += basis[k] * foam_h2f(v[1]);
-      b += basis[k] * foam_h2f(v[2]);
+      uint16_t h0, h1, h2;
+      memcpy(&h0, p, 2);
+      memcpy(&h1, p + 2, 2);
+      memcpy(&h2, p + 4, 2);
+      const float y = basis[k];
+      r += y * foam_h2f(h0);
+      g += y * foam_h2f(h1);
+      b += y * foam_h2f(h2);
     }
   }
   rgb[0] = r;
