@@ -8,14 +8,14 @@
 #ifndef FOAM_STACKS_H
 #define FOAM_STACKS_H
 
-#define FOAM_STACK_TracerMarch 832
+#define FOAM_STACK_TracerMarch 960
 #define FOAM_STACK_TracerSend 704
 #define FOAM_STACK_RouterCount 512
 #define FOAM_STACK_RouterPlan 896
 #define FOAM_STACK_RouterForward 832
 #define FOAM_STACK_SpillStore 576
 #define FOAM_STACK_Injector 640
-#define FOAM_STACK_InjectorMarch 576
+#define FOAM_STACK_InjectorMarch 704
 #define FOAM_STACK_InjectorSend 640
 #define FOAM_STACK_ZeroBytes 128
 #define FOAM_STACK_ZeroWords 128
