@@ -67,6 +67,28 @@ pub struct MarchWork {
     pub results: u64,
 }
 
+/// View-dependent colour (march.h: foam_sh_basis, foam_sh_add), a term of its own
+/// beside the fitted march costs (which were fitted on DC-only runs): instructions
+/// counted in the host build's x86-64 -O2 code (objdump), used as IPU instructions
+/// unscaled. Per SH coefficient of a cell step, all three channels (the binary16
+/// loop; the f32 one is 11), ...
+pub const SH_COEFF_INSTR: f64 = 18.0;
+/// ... per cell step besides: the offset, the call's entry and exit, the clamp, ...
+pub const SH_CELL_INSTR: f64 = 30.0;
+/// ... and per shard visit of a ray, the basis (degree 3; fewer below).
+pub const SH_BASIS_INSTR: f64 = 60.0;
+
+/// What one worker spends on the SH colour with `rest` coefficients per channel
+/// beyond DC (0: none). Every cell step is charged, near-empty cells (which skip it)
+/// included: an upper bound.
+pub fn sh_instr(rest: usize, w: &MarchWork) -> f64 {
+    if rest == 0 {
+        0.0
+    } else {
+        SH_BASIS_INSTR * w.visits as f64 + (SH_CELL_INSTR + SH_COEFF_INSTR * rest as f64) * w.steps as f64
+    }
+}
+
 /// Cycles of a MultiVertex whose workers spend `instr` instructions each.
 pub fn multi_worker_cycles(instr: impl IntoIterator<Item = f64>) -> f64 {
     instr.into_iter().fold(0.0, f64::max) * WORKERS as f64
@@ -95,23 +117,24 @@ fn item_instr(c: &super::costs::PerItem, items: u64) -> f64 {
 
 /// A tracer's cycles in the three compute sets: TracerMarch (six workers), TracerSend
 /// (one: it scans every ray loaded and sends on those not finished here).
-pub fn tracer_cycles(workers: &[MarchWork; WORKERS], finished: u64) -> [f64; 3] {
+pub fn tracer_cycles(workers: &[MarchWork; WORKERS], finished: u64, sh_rest: usize) -> [f64; 3] {
     let c = &*COSTS;
     let loaded: u64 = workers.iter().map(|w| w.loaded).sum();
     let sent = loaded.saturating_sub(finished);
     let s = &c.TracerSend;
     let send = s.fixed + if loaded > 0 { s.active + s.scan * loaded as f64 + s.send * sent as f64 } else { 0.0 };
-    [multi_worker_cycles(workers.iter().map(|w| march_instr(&c.TracerMarch, w))), single_worker_cycles(send), 0.0]
+    let march = workers.iter().map(|w| march_instr(&c.TracerMarch, w) + sh_instr(sh_rest, w));
+    [multi_worker_cycles(march), single_worker_cycles(send), 0.0]
 }
 
 /// An injector's cycles in the three compute sets: Injector emits (one worker),
 /// InjectorMarch marches (six), InjectorSend deals the marched rays out (one); in
 /// steps 1, 2, 3, or, `merged`, march in 1, deal in 2 and emit in 3.
-pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, merged: bool) -> [f64; 3] {
+pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, merged: bool, sh_rest: usize) -> [f64; 3] {
     let c = &*COSTS;
     let marched: u64 = workers.iter().map(|w| w.marched_on).sum();
     let emit = single_worker_cycles(item_instr(&c.Injector, emitted));
-    let march = multi_worker_cycles(workers.iter().map(|w| march_instr(&c.InjectorMarch, w)));
+    let march = multi_worker_cycles(workers.iter().map(|w| march_instr(&c.InjectorMarch, w) + sh_instr(sh_rest, w)));
     let deal = single_worker_cycles(item_instr(&c.InjectorSend, marched));
     if merged { [march, deal, emit] } else { [emit, march, deal] }
 }
@@ -180,6 +203,9 @@ pub struct Estimate {
     pub exchange_cycles: f64,
     pub sync_cycles: f64,
     pub cycles_per_iteration_mean: f64,
+    /// Of the frame, what evaluating the SH colour costs (the same iterations costed
+    /// without the SH terms, subtracted; 0 at SH degree 0).
+    pub sh_s: f64,
     pub host_s: f64,
     pub frame_s: f64,
     /// The same frame if the exchange moved only occupied slots.
@@ -240,6 +266,7 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
         exchange_cycles: exchange,
         sync_cycles: 4.0 * SYNC_CYCLES * iterations as f64,
         cycles_per_iteration_mean: (compute + fixed + exchange) / iterations as f64,
+        sh_s: p.iterations.iter().map(|i| i.sh_cycles).sum::<f64>() / CLOCK_HZ,
         host_s,
         frame_s,
         frame_s_occupied_only: (compute + fixed + occupied) / CLOCK_HZ + host_s,
@@ -289,28 +316,42 @@ mod tests {
         let busy = MarchWork { loaded: 6, marched_on: 6, visits: 6, steps: 600, neighbours: 10_200, results: 0 };
         let mut workers = [MarchWork::default(); WORKERS];
         workers[2] = busy;
-        let one = tracer_cycles(&workers, 0);
+        let one = tracer_cycles(&workers, 0, 0);
         let want = c.fixed + c.active + 6.0 * (c.ray + c.marched_on + c.visit) + 600.0 * c.step + 10_200.0 * c.neighbour;
         assert!((one[0] - 6.0 * want).abs() < 1e-6, "{} != 6 x {want}", one[0]);
         // The same rays over all six workers: the busiest worker does a sixth.
         let share = MarchWork { loaded: 1, marched_on: 1, visits: 1, steps: 100, neighbours: 1700, results: 0 };
-        let even = tracer_cycles(&[share; WORKERS], 0);
+        let even = tracer_cycles(&[share; WORKERS], 0, 0);
         let want = c.fixed + c.active + c.ray + c.marched_on + c.visit + 100.0 * c.step + 1700.0 * c.neighbour;
         assert!((even[0] - 6.0 * want).abs() < 1e-6 && even[0] < one[0] / 5.0);
         assert_eq!(even[1], one[1], "TracerSend is one worker: the same rays cost the same");
-        let idle = tracer_cycles(&[MarchWork::default(); WORKERS], 0);
+        let idle = tracer_cycles(&[MarchWork::default(); WORKERS], 0, 0);
         assert!((idle[0] - 6.0 * c.fixed).abs() < 1e-9 && idle[1] > 0.0, "idle vertices still pay their calls");
         // Rays finished here are not sent on.
-        assert!(tracer_cycles(&workers, 6)[1] < one[1]);
+        assert!(tracer_cycles(&workers, 6, 0)[1] < one[1]);
+    }
+
+    #[test]
+    fn sh_colour_is_charged_per_visit_and_cell_step() {
+        let busy = MarchWork { loaded: 6, marched_on: 6, visits: 6, steps: 600, neighbours: 10_200, results: 0 };
+        let mut workers = [MarchWork::default(); WORKERS];
+        workers[2] = busy;
+        let dc = tracer_cycles(&workers, 0, 0);
+        let sh = tracer_cycles(&workers, 0, 15);
+        let want = 6.0 * (6.0 * SH_BASIS_INSTR + 600.0 * (SH_CELL_INSTR + 15.0 * SH_COEFF_INSTR));
+        assert!((sh[0] - dc[0] - want).abs() < 1e-6, "{} - {} != {want}", sh[0], dc[0]);
+        assert_eq!((sh[1], sh[2]), (dc[1], dc[2]), "only the march evaluates SH");
+        let (i0, i3) = (injector_cycles(&workers, 6, false, 0), injector_cycles(&workers, 6, false, 15));
+        assert!((i3[1] - i0[1] - want).abs() < 1e-6 && i3[0] == i0[0] && i3[2] == i0[2], "{i0:?} {i3:?}");
     }
 
     #[test]
     fn an_injector_marches_in_the_set_its_schedule_puts_it() {
         let mut workers = [MarchWork::default(); WORKERS];
         workers[0] = MarchWork { marched_on: 40, visits: 60, steps: 900, neighbours: 15_000, ..MarchWork::default() };
-        let [emit, march, deal] = injector_cycles(&workers, 40, false);
+        let [emit, march, deal] = injector_cycles(&workers, 40, false, 0);
         assert!(march > 10.0 * emit.max(deal), "marching dominates: {emit} {march} {deal}");
-        assert_eq!(injector_cycles(&workers, 40, true), [march, deal, emit], "merged: march, deal, emit");
+        assert_eq!(injector_cycles(&workers, 40, true, 0), [march, deal, emit], "merged: march, deal, emit");
     }
 
     #[test]

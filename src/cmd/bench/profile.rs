@@ -30,6 +30,9 @@ pub struct IterationLoad {
     pub step1_cycles: f64,
     pub step2_cycles: f64,
     pub step3_cycles: f64,
+    /// What the SH colour adds to the slowest tiles of the compute sets (the same
+    /// iteration costed without the SH terms, subtracted).
+    pub sh_cycles: f64,
     pub busiest_cell_steps: u64,
     pub busiest_router_rays: u64,
     /// Cells marched and rays forwarded on all tiles (the frame's counters are their sums).
@@ -73,7 +76,7 @@ fn worker_deltas(now: &[u32], before: &[u32], counters: usize, f: impl Fn(&dyn F
 
 /// A tile's cycles in the three compute sets from its counters before and after an
 /// iteration (`work`: its slice of the `WORK_HANDLE` stream; `merged`: the
-/// injectors march in step 1).
+/// injectors march in step 1; `sh_rest`: SH coefficients per colour channel beyond DC).
 fn tile_cycles(
     n: &crate::device::tree::Node,
     s: &foam_tile_stats,
@@ -81,6 +84,7 @@ fn tile_cycles(
     work: &[u32],
     prev: &[u32],
     merged: bool,
+    sh_rest: usize,
 ) -> [f64; 3] {
     match n.role {
         Role::Tracer => {
@@ -94,7 +98,7 @@ fn tile_cycles(
             });
             let finished: u64 = (0..WORKERS).map(|k| (work[k * FOAM_TW_COUNTERS as usize + FOAM_TW_PIXELS as usize]
                 .wrapping_sub(prev[k * FOAM_TW_COUNTERS as usize + FOAM_TW_PIXELS as usize])) as u64).sum();
-            tracer_cycles(&w, finished)
+            tracer_cycles(&w, finished, sh_rest)
         }
         Role::Injector => {
             let w = worker_deltas(work, prev, FOAM_IW_COUNTERS as usize, |d| MarchWork {
@@ -104,7 +108,7 @@ fn tile_cycles(
                 neighbours: d(FOAM_IW_NEIGHBOURS),
                 ..MarchWork::default()
             });
-            injector_cycles(&w, (s.pixels - p.pixels) as u64, merged)
+            injector_cycles(&w, (s.pixels - p.pixels) as u64, merged, sh_rest)
         }
         // The counts are this iteration's (RouterCount rewrites them every step).
         Role::Router => router_cycles(
@@ -145,6 +149,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             plan.options.rc
         )));
     }
+    let sh_rest = crate::scene::sh_rest_len(plan.sh.degree) / 3;
     let tree = plan.tree.clone();
     let ray_bytes = plan.ray_bytes as u64;
     let (sent, links) = exchange_per_node(&plan);
@@ -171,7 +176,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let mut idle_cycles = [0.0f64; 3];
     for (n, &o) in tree.nodes.iter().zip(&offsets) {
         let w = &zero[o..o + work_words(n.role)];
-        let c = tile_cycles(n, &none, &none, w, w, merged);
+        let c = tile_cycles(n, &none, &none, w, w, merged, sh_rest);
         for k in 0..3 {
             idle_cycles[k] = idle_cycles[k].max(c[k]);
         }
@@ -205,6 +210,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             ..IterationLoad::default()
         };
         prev_injected = st.injected as u64;
+        let mut without_sh = [0.0f64; 3];
         for (ti, (((n, s), p), &(_, links))) in tree.nodes.iter().zip(tiles).zip(&prev).zip(&links).enumerate() {
             let rays = (s.rays_in - p.rays_in) as u64;
             if let Some(f) = dump.as_mut() {
@@ -215,10 +221,14 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
                 }
             }
             let span = offsets[ti]..offsets[ti] + work_words(n.role);
-            let c = tile_cycles(n, s, p, &work[span.clone()], &prev_work[span], merged);
+            let c = tile_cycles(n, s, p, &work[span.clone()], &prev_work[span.clone()], merged, sh_rest);
             it.step1_cycles = it.step1_cycles.max(c[0]);
             it.step2_cycles = it.step2_cycles.max(c[1]);
             it.step3_cycles = it.step3_cycles.max(c[2]);
+            let plain = if sh_rest > 0 { tile_cycles(n, s, p, &work[span.clone()], &prev_work[span], merged, 0) } else { c };
+            for (k, v) in plain.into_iter().enumerate() {
+                without_sh[k] = without_sh[k].max(v);
+            }
             tile_totals[ti] += c.iter().sum::<f64>();
             let steps = (s.cell_steps - p.cell_steps) as u64;
             match n.role {
@@ -235,6 +245,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             let sent = if n.role == Role::Injector { (s.pixels - p.pixels) as u64 } else { rays };
             it.occupied_bytes = it.occupied_bytes.max(sent * ray_bytes + links * LINK_HEADER_BYTES);
         }
+        it.sh_cycles = it.step1_cycles + it.step2_cycles + it.step3_cycles - without_sh.iter().sum::<f64>();
         prev.copy_from_slice(tiles);
         prev_work.copy_from_slice(work);
         loads.push(it);

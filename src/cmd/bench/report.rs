@@ -247,6 +247,14 @@ fn point(w: &mut String, p: &Point) {
             e.host_s * 1e3,
             e.frame_s_occupied_only * 1e3
         );
+        if e.sh_s > 0.0 {
+            let _ = writeln!(
+                w,
+                "  of which SH colour evaluation: {:.3} ms ({:.1} % of the frame; cycles.rs SH_* terms)",
+                e.sh_s * 1e3,
+                100.0 * e.sh_s / e.frame_s
+            );
+        }
         let b = &e.balance;
         let _ = writeln!(
             w,
