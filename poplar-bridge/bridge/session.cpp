@@ -265,7 +265,7 @@ Counters Session::counters() const {
   const auto c = poplar_host::counters(engine());
   return Counters{c.computeSteps,   c.vertexRuns,       c.copies,
                   c.bytesExchanged, c.bytesCopiedOnTile, c.hostCalls,
-                  c.estimatedCycles, c.implicitExchangeBytes, c.streamBytes};
+                  c.estimatedCycles, c.implicitExchangeBytes, c.streamBytes, c.bytesAcrossIPUs};
 }
 rust::Vec<VertexCost> vertex_costs() {
   rust::Vec<VertexCost> v;
@@ -281,7 +281,7 @@ MemoryReport Session::graph_memory_report() const {
   throw std::runtime_error("memory report not available with the Poplar SDK: use PopVision");
 }
 MemoryReport Session::memory_report() const { return graph_memory_report(); }
-Counters Session::counters() const { return Counters{0, 0, 0, 0, 0, hostCalls_, 0, 0, 0}; }
+Counters Session::counters() const { return Counters{0, 0, 0, 0, 0, hostCalls_, 0, 0, 0, 0}; }
 void Session::reset_counters() { hostCalls_ = 0; }
 // popc decides stacks and code with the SDK.
 rust::Vec<VertexCost> vertex_costs() { return {}; }

@@ -29,6 +29,8 @@ mod ffi {
         implicit_exchange_bytes: u64,
         /// Bytes moved by Copy programs to or from data streams.
         stream_bytes: u64,
+        /// Of `bytes_exchanged`, the bytes between tiles of different IPUs (over IPU-Links).
+        bytes_across_ipus: u64,
     }
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]

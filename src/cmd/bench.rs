@@ -109,6 +109,8 @@ pub struct Point {
     /// PSNR of the device image against the reference (null when identical).
     pub psnr_db: f64,
     pub estimate: Option<Estimate>,
+    /// Each IPU's tiles, bytes and link-buffer bytes to and from the others.
+    pub per_ipu: Vec<crate::device::ipus::IpuLoad>,
 }
 
 #[derive(Debug, Serialize)]
@@ -125,7 +127,9 @@ pub struct Report {
     pub camera: String,
     pub width: u32,
     pub height: u32,
+    /// Shards of all IPUs, and the IPUs.
     pub shards: u64,
+    pub ipus: u32,
     pub layout: String,
     /// SH degree the tracers evaluate, and the reference renders (0: DC only).
     pub sh_degree: u8,
@@ -163,6 +167,8 @@ struct Bench<'a> {
     /// Profiles by configuration (at rc 1): rc does not change what an iteration
     /// does, only how often the host looks, so one rc-1 profile serves every rc.
     profiles: Vec<(String, Profile)>,
+    /// Shards of all IPUs.
+    shards: u64,
 }
 
 /// The process's peak resident set (VmHWM), where Linux's /proc tells it.
@@ -207,7 +213,7 @@ impl Bench<'_> {
 
     fn plan(&self, o: &DeviceOptions) -> Result<DevicePlan> {
         let steps = progress::Steps::new();
-        let plan = DevicePlan::for_camera(self.scene, self.args.device.shards, &self.cam, o, &steps)
+        let plan = DevicePlan::for_camera(self.scene, self.shards, &self.cam, o, &steps)
             .with_context(|| format!("planning {} for the device", self.args.scene.display()));
         steps.finish();
         plan
@@ -252,6 +258,7 @@ impl Bench<'_> {
         let direct_capacity = if direct_lanes > 0 { plan.options.direct_capacity } else { 0 };
         let shard_copies = plan.copies.iter().map(|c| c.len() as u64).sum();
         let plan_times = plan.times;
+        let per_ipu = crate::device::ipus::per_ipu(&plan)?;
         let mut renderer = self.build(plan, &what)?;
         let mut times = Vec::new();
         let mut last = None;
@@ -292,6 +299,7 @@ impl Bench<'_> {
             reference_s: self.reference_s,
             time_ratio: device_s / self.reference_s,
             estimate,
+            per_ipu,
         })
     }
 }
@@ -334,11 +342,10 @@ pub fn run(args: Args) -> Result<()> {
     let start = index.nearest(cam.position.to_array());
     // The SH degree is chosen once (auto: the highest that fits), so that every
     // configuration renders it and the reference is rendered at it.
-    let steps = progress::Steps::new();
-    let sh = crate::device::resolve_sh_degree(&scene, args.device.shards, &options, cam.width, cam.height, &steps)
-        .with_context(|| format!("planning {} for the device", args.scene.display()));
-    steps.finish();
-    let sh = sh?;
+    let (shards, sh) = args
+        .device
+        .resolve_ipus(&scene, &mut options, cam.width, cam.height)
+        .with_context(|| format!("planning {} for the device", args.scene.display()))?;
     if let Some(note) = &sh.note {
         eprintln!("{note}");
     }
@@ -368,6 +375,7 @@ pub fn run(args: Args) -> Result<()> {
         reference,
         reference_s: median(&ref_times),
         profiles: Vec::new(),
+        shards,
     };
 
     let mut report = Report {
@@ -377,7 +385,8 @@ pub fn run(args: Args) -> Result<()> {
         camera: cam_label,
         width: cam.width,
         height: cam.height,
-        shards: args.device.shards,
+        shards,
+        ipus: bench.options.ipus,
         layout: args.device.layout.name().into(),
         sh_degree: sh.degree,
         rc: args.device.rc,

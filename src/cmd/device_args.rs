@@ -4,15 +4,21 @@
 
 use anyhow::Result;
 
-use crate::device::{Backend, Batch, DeviceOptions};
+use crate::device::tree::MAX_IPUS;
+use crate::device::{Backend, Batch, DeviceOptions, ShChoice};
+use crate::scene::Scene;
 use partition::RayLayout;
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(next_help_heading = "Device")]
 pub struct DeviceArgs {
-    /// Scene shards = tracer tiles (a power of two; 1024 is the paper's).
+    /// Scene shards = tracer tiles per IPU (a power of two; 1024 is the paper's).
     #[arg(long, default_value_t = 1024, value_name = "N")]
     pub shards: u64,
+    /// IPUs the graph spans (1, 2, 4, 8 or 16; --shards on each), or auto: the fewest
+    /// that hold the scene (at --sh-degree D if one is given).
+    #[arg(long, default_value = "1", value_parser = parse_ipus, value_name = "N|auto")]
+    pub ipus: IpusArg,
     /// Ray payload: half (20 B, default), mixed (24 B) or fp32 (28 B).
     #[arg(long, default_value = "half", value_parser = parse_layout, value_name = "half|mixed|fp32")]
     pub layout: RayLayout,
@@ -51,6 +57,25 @@ pub fn parse_sh_degree(s: &str) -> Result<ShDegreeArg, String> {
     }
 }
 
+/// `--ipus`: `None` for auto.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpusArg(pub Option<u32>);
+
+pub fn parse_ipus(s: &str) -> Result<IpusArg, String> {
+    match s {
+        "auto" => Ok(IpusArg(None)),
+        _ => match s.parse::<u32>() {
+            Ok(n) if n.is_power_of_two() && n <= MAX_IPUS => Ok(IpusArg(Some(n))),
+            _ => Err(format!("unknown IPU count '{s}' (1, 2, 4, 8, 16 or auto)")),
+        },
+    }
+}
+
+/// The IPU counts `--ipus auto` tries, fewest first.
+pub fn ipu_counts() -> impl Iterator<Item = u32> {
+    (0..=MAX_IPUS.trailing_zeros()).map(|k| 1 << k)
+}
+
 pub fn parse_layout(s: &str) -> Result<RayLayout, String> {
     match s {
         "half" => Ok(RayLayout::Half),
@@ -71,10 +96,52 @@ impl DeviceArgs {
             max_iterations: self.max_iterations,
             batch: self.batch,
             sh_degree: self.sh_degree.0,
+            ipus: self.ipus.0.unwrap_or(1),
             ..DeviceOptions::default()
         };
         let o = super::tune::apply(chosen, &self.tune)?;
         o.check_bounds().map_err(anyhow::Error::msg)?;
         Ok(o)
+    }
+}
+
+impl DeviceArgs {
+    /// Fixes `options.ipus` (for `--ipus auto` the fewest IPUs whose shards fit, said
+    /// on stderr) and the SH degree the scene is cut at there; returns the shards of
+    /// all IPUs (`--shards` on each) and that degree.
+    pub fn resolve_ipus(&self, scene: &Scene, options: &mut DeviceOptions, width: u32, height: u32) -> Result<(u64, ShChoice)> {
+        let fit = |o: &DeviceOptions| {
+            let shards = self.shards.saturating_mul(o.ipus as u64);
+            let steps = crate::cmd::progress::Steps::new();
+            let sh = crate::device::resolve_sh_degree(scene, shards, o, width, height, &steps);
+            steps.finish();
+            sh.map(|sh| (shards, sh))
+        };
+        if self.ipus.0.is_some() {
+            return Ok(fit(options)?);
+        }
+        let mut last = None;
+        for n in ipu_counts() {
+            let o = DeviceOptions { ipus: n, ..options.clone() };
+            match fit(&o) {
+                Ok((shards, sh)) => {
+                    eprintln!("--ipus auto: the scene fits on {n} IPU{} ({shards} shards, SH degree {})", if n == 1 { "" } else { "s" }, sh.degree);
+                    options.ipus = n;
+                    return Ok((shards, sh));
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        let e = last.expect("at least one IPU count is tried");
+        anyhow::bail!("--ipus auto: the scene does not fit {MAX_IPUS} IPUs of {} shards each: {e}", self.shards)
+    }
+
+    /// The shards of all IPUs for a plan to cut (which chooses the SH degree itself):
+    /// [`resolve_ipus`](Self::resolve_ipus) only when the IPU count is auto.
+    pub fn shards_on_ipus(&self, scene: &Scene, options: &mut DeviceOptions, width: u32, height: u32) -> Result<u64> {
+        match self.ipus.0 {
+            Some(n) => Ok(self.shards.saturating_mul(n as u64)),
+            None => Ok(self.resolve_ipus(scene, options, width, height)?.0),
+        }
     }
 }

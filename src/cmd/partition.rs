@@ -43,9 +43,14 @@ pub enum BalanceArg {
 pub struct Args {
     /// The scene.ply to partition.
     pub scene: PathBuf,
-    /// Number of shards (tracer tiles): a power of two from 2 to 65,536.
+    /// Number of shards (tracer tiles) per IPU: a power of two from 2 to 65,536.
     #[arg(long, default_value_t = 1024)]
     pub shards: u64,
+    /// IPUs the scene is cut for (1, 2, 4, 8 or 16; --shards on each; the k-d tree's
+    /// top levels split the scene between them), or auto: the fewest that hold it (at
+    /// --sh-degree D if one is given). The SH table shows 1, 2 and 4 IPUs.
+    #[arg(long, default_value = "1", value_parser = super::device_args::parse_ipus, value_name = "N|auto")]
+    pub ipus: super::device_args::IpusArg,
     /// Ray payload layout (paper Tab. 1): 20, 24 or 28 bytes per ray.
     #[arg(long, value_enum, default_value_t = LayoutArg::Half)]
     pub layout: LayoutArg,
@@ -121,44 +126,81 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     // The tracer tiles `render` would build with its defaults.
     let options = DeviceOptions { layout, hops: args.hop_counters, ..DeviceOptions::default() };
-    let footprint = tracer_footprint(&options, args.width, args.height, args.shards);
     let name = args.scene.display();
 
     let f32 = layout == RayLayout::Fp32;
     let t0 = Instant::now();
-    // Every degree up to the scene's is cut as `render` would cut it, to say which fit.
-    let mut cuts = Vec::new();
-    for degree in 0..=scene.sh_degree {
-        let view = scene.partition_view_sh(degree, f32);
-        let (balance, part) = match args.method {
-            MethodArg::Octree => {
-                let bar = progress::spinner(format!("cutting (octree), SH degree {degree}"));
-                let part = partition::partition(&view, args.shards, Method::Octree).with_context(|| format!("{name}"))?;
-                bar.finish_and_clear();
-                (Balance::Cells, part)
-            }
-            MethodArg::Kdtree => {
-                let balance = match args.balance {
-                    BalanceArg::Auto => None,
-                    BalanceArg::Cells => Some(Balance::Cells),
-                    BalanceArg::Bytes => Some(Balance::Bytes),
-                };
-                let bar = progress::spinner(format!("cutting, SH degree {degree}"));
-                let (budget, splits) = (footprint.shard_budget(), options.free_splits(args.shards));
-                let cut = partition::cut(&view, args.shards, balance, budget, splits, &|m: &str| bar.set_message(m.to_string()))
-                    .with_context(|| format!("{name}"))?;
-                bar.finish_and_clear();
-                (cut.balance, cut.cut.partition)
-            }
-        };
-        let counts = partition::count_shards(&view, &part);
-        let fits = check_fit(&part, &counts, balance, &footprint).is_ok();
-        let max_shard = counts.iter().map(|c| c.bytes as u64).max().unwrap_or(0);
-        cuts.push((ShFit { degree, max_tile_bytes: footprint.tile_bytes(max_shard), budget_bytes: footprint.budget, fits }, balance, part));
+    // Every degree up to the scene's is cut as `render` would cut it, on 1, 2 and 4
+    // IPUs and the count asked for, to say which fit where.
+    let mut counts_tried: Vec<u32> = vec![1, 2, 4];
+    if let Some(n) = args.ipus.0.filter(|n| !counts_tried.contains(n)) {
+        counts_tried.push(n);
     }
-    let degree = args.sh_degree.0.unwrap_or_else(|| cuts.iter().rev().find(|c| c.0.fits).map_or(0, |c| c.0.degree));
-    let sh_degrees: Vec<ShFit> = cuts.iter().map(|c| c.0).collect();
-    let (_, balance, part) = cuts.swap_remove(degree as usize);
+    if args.ipus.0.is_none() {
+        counts_tried = super::device_args::ipu_counts().collect();
+    }
+    let mut cuts = Vec::new();
+    for &ipus in &counts_tried {
+        let shards = args.shards.saturating_mul(ipus as u64);
+        if partition::check_shard_count(shards).is_err() || shards > scene.len() as u64 {
+            continue;
+        }
+        let options = DeviceOptions { ipus, ..options.clone() };
+        let footprint = tracer_footprint(&options, args.width, args.height, shards);
+        for degree in 0..=scene.sh_degree {
+            let view = scene.partition_view_sh(degree, f32);
+            let (balance, part) = match args.method {
+                MethodArg::Octree => {
+                    let bar = progress::spinner(format!("cutting (octree), SH degree {degree}, {ipus} IPU(s)"));
+                    let part = partition::partition(&view, shards, Method::Octree).with_context(|| format!("{name}"))?;
+                    bar.finish_and_clear();
+                    (Balance::Cells, part)
+                }
+                MethodArg::Kdtree => {
+                    let balance = match args.balance {
+                        BalanceArg::Auto => None,
+                        BalanceArg::Cells => Some(Balance::Cells),
+                        BalanceArg::Bytes => Some(Balance::Bytes),
+                    };
+                    let bar = progress::spinner(format!("cutting, SH degree {degree}, {ipus} IPU(s)"));
+                    let (budget, splits) = (footprint.shard_budget(), options.free_splits(shards));
+                    let cut = partition::cut(&view, shards, balance, budget, splits, &|m: &str| bar.set_message(m.to_string()))
+                        .with_context(|| format!("{name}"))?;
+                    bar.finish_and_clear();
+                    (cut.balance, cut.cut.partition)
+                }
+            };
+            let counts = partition::count_shards(&view, &part);
+            let fits = check_fit(&part, &counts, balance, &footprint).is_ok();
+            let max_shard = counts.iter().map(|c| c.bytes as u64).max().unwrap_or(0);
+            let fit = ShFit { ipus, degree, max_tile_bytes: footprint.tile_bytes(max_shard), budget_bytes: footprint.budget, fits };
+            cuts.push((fit, balance, part, footprint));
+        }
+        // Auto: the fewest IPUs that hold the degree asked for (or any degree).
+        if args.ipus.0.is_none() && cuts.iter().any(|c| c.0.ipus == ipus && c.0.fits && args.sh_degree.0.is_none_or(|d| d == c.0.degree)) {
+            break;
+        }
+    }
+    let ipus = match args.ipus.0 {
+        Some(n) => n,
+        None => {
+            let n = cuts.last().map_or(1, |c| c.0.ipus);
+            eprintln!("--ipus auto: {n} IPU{}", if n == 1 { "" } else { "s" });
+            n
+        }
+    };
+    if !cuts.iter().any(|c| c.0.ipus == ipus) {
+        partition::check_shard_count(args.shards.saturating_mul(ipus as u64))?;
+        bail!("{name}: {} shards on {ipus} IPUs are more than the scene's {} cells", args.shards.saturating_mul(ipus as u64), scene.len());
+    }
+    let degree = args
+        .sh_degree
+        .0
+        .unwrap_or_else(|| cuts.iter().rev().find(|c| c.0.ipus == ipus && c.0.fits).map_or(0, |c| c.0.degree));
+    let sh_degrees_on_ipus: Vec<ShFit> = cuts.iter().map(|c| c.0).collect();
+    let sh_degrees = sh_degrees_on_ipus.iter().copied().filter(|f| f.ipus == ipus).collect();
+    let at = cuts.iter().position(|c| c.0.ipus == ipus && c.0.degree == degree).expect("every degree is cut on the IPUs chosen");
+    let (_, balance, part, footprint) = cuts.swap_remove(at);
     let view = scene.partition_view_sh(degree, f32);
     let t_partition = t0.elapsed().as_secs_f64();
     let bar = progress::bar(part.shards() as u64, "packing shards");
@@ -166,7 +208,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let t_pack = t0.elapsed().as_secs_f64() - t_partition;
     let counts: Vec<_> = packed.into_iter().map(|p| p.counts).collect();
-    let report = ShReport { sh_degree: degree, sh_degrees, report: PartitionReport::new(&part, balance, &counts, &footprint) };
+    let report = ShReport {
+        sh_degree: degree,
+        sh_degrees,
+        sh_degrees_on_ipus,
+        ipus,
+        per_ipu: per_ipu(&scene, &part, &counts, &footprint, ipus),
+        report: PartitionReport::new(&part, balance, &counts, &footprint),
+    };
     if args.require_fit {
         check_fit(&part, &counts, balance, &footprint).map_err(|e| CheckFailed(format!("{name}: {e}")))?;
     }
@@ -182,13 +231,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         print_table(&name.to_string(), &report.report, layout, (args.width, args.height), t_partition, t_pack);
         print_sh(&report, f32);
+        print_ipus(&report);
     }
     Ok(())
 }
 
-/// How the tiles fare with the shards carrying SH up to one degree.
+/// How the tiles fare with the shards carrying SH up to one degree, on some IPUs.
 #[derive(Clone, Copy, Debug, serde::Serialize)]
 struct ShFit {
+    ipus: u32,
     degree: u8,
     /// The heaviest tracer tile: its shard and everything else it holds.
     max_tile_bytes: u64,
@@ -200,22 +251,98 @@ struct ShFit {
 #[derive(serde::Serialize)]
 struct ShReport {
     sh_degree: u8,
+    /// Every degree on the IPUs chosen, and on every IPU count tried.
     sh_degrees: Vec<ShFit>,
+    sh_degrees_on_ipus: Vec<ShFit>,
+    /// IPUs the shards above are cut for, and each one's share.
+    ipus: u32,
+    per_ipu: Vec<IpuShards>,
     #[serde(flatten)]
     report: PartitionReport,
 }
 
 fn print_sh(r: &ShReport, f32: bool) {
     let precision = if f32 { "f32" } else { "binary16" };
-    println!("SH           the shards above carry degree {} ({precision} coefficients); per degree:", r.sh_degree);
-    for f in &r.sh_degrees {
+    let on = if r.ipus > 1 { format!(" on {} IPUs", r.ipus) } else { String::new() };
+    println!("SH           the shards above carry degree {} ({precision} coefficients){on}; per degree:", r.sh_degree);
+    for f in &r.sh_degrees_on_ipus {
         let verdict = if f.fits {
             "fits".to_string()
         } else {
             format!("does not fit ({} B over)", f.max_tile_bytes.saturating_sub(f.budget_bytes))
         };
-        println!("  degree {}   heaviest tile {:>7} B of {} B: {verdict}", f.degree, f.max_tile_bytes, f.budget_bytes);
+        let ipus = if f.ipus == 1 { "1 IPU ".to_string() } else { format!("{} IPUs", f.ipus) };
+        println!("  {ipus:<8} degree {}   heaviest tile {:>7} B of {} B: {verdict}", f.degree, f.max_tile_bytes, f.budget_bytes);
     }
+}
+
+/// One IPU's shards: the tracer tiles on it and the faces its cells share with
+/// cells on other IPUs, where rays cross between chips.
+#[derive(Clone, Debug, serde::Serialize)]
+struct IpuShards {
+    ipu: u32,
+    tracers: u64,
+    /// Tracer tiles' bytes (shard and everything beside it): all, and the fullest.
+    tile_bytes: u64,
+    max_tile_bytes: u64,
+    /// Voronoi faces between its cells and another IPU's, and between its cells and
+    /// another shard's on the same IPU.
+    faces_to_other_ipus: u64,
+    faces_between_shards_here: u64,
+}
+
+/// Shard ids' top bits choose the IPU (the k-d tree's first splits), as the device
+/// places them (`Tree::ipu_of`).
+fn per_ipu(
+    scene: &crate::scene::Scene,
+    part: &partition::Partition,
+    counts: &[partition::ShardCounts],
+    footprint: &partition::TracerFootprint,
+    ipus: u32,
+) -> Vec<IpuShards> {
+    let bits = ipus.trailing_zeros();
+    let ipu_of_shard = |s: usize| (part.ids[s] as u32) >> (part.id_bits - bits);
+    let mut out: Vec<IpuShards> = (0..ipus)
+        .map(|ipu| IpuShards { ipu, tracers: 0, tile_bytes: 0, max_tile_bytes: 0, faces_to_other_ipus: 0, faces_between_shards_here: 0 })
+        .collect();
+    for (s, c) in counts.iter().enumerate() {
+        let l = &mut out[ipu_of_shard(s) as usize];
+        let tile = footprint.tile_bytes(c.bytes as u64);
+        l.tracers += 1;
+        l.tile_bytes += tile;
+        l.max_tile_bytes = l.max_tile_bytes.max(tile);
+    }
+    for g in 0..scene.len() {
+        let a = part.owner(g as u32);
+        for &n in scene.neighbours(g) {
+            let b = part.owner(n);
+            if b == a {
+                continue;
+            }
+            let l = &mut out[ipu_of_shard(a) as usize];
+            if ipu_of_shard(b) == ipu_of_shard(a) { l.faces_between_shards_here += 1 } else { l.faces_to_other_ipus += 1 }
+        }
+    }
+    out
+}
+
+fn print_ipus(r: &ShReport) {
+    if r.ipus < 2 {
+        return;
+    }
+    println!(
+        "IPUs         {} (shard ids' top bits: the k-d tree's first {} split(s) between them); faces are where rays cross:",
+        r.ipus,
+        r.ipus.trailing_zeros()
+    );
+    println!("  {:>3} {:>8} {:>14} {:>13} {:>18} {:>16}", "ipu", "tracers", "tile bytes", "fullest tile", "faces other IPUs", "faces same IPU");
+    for l in &r.per_ipu {
+        println!(
+            "  {:>3} {:>8} {:>14} {:>13} {:>18} {:>16}",
+            l.ipu, l.tracers, l.tile_bytes, l.max_tile_bytes, l.faces_to_other_ipus, l.faces_between_shards_here
+        );
+    }
+    println!("  (link bytes crossing IPUs per iteration and per frame depend on the camera's plan: bench and render print them)");
 }
 
 fn print_table(name: &str, r: &PartitionReport, layout: RayLayout, (width, height): (u32, u32), t_partition: f64, t_pack: f64) {

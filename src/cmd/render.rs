@@ -99,7 +99,7 @@ impl Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let opts = args.device_options()?;
+    let mut opts = args.device_options()?;
     if args.out.wants_depth() && opts.layout != RayLayout::Half {
         bail!("--depth needs --layout half: the {} payload has no depth field (paper Tab. 1)", opts.layout.name());
     }
@@ -149,8 +149,9 @@ pub fn run(args: Args) -> Result<()> {
         None => None,
     };
     let scene = progress::load_scene(&args.scene)?.scene;
+    let shards = args.device.shards_on_ipus(&scene, &mut opts, cam.width, cam.height)?;
     let steps = progress::Steps::new();
-    let plan = DevicePlan::for_camera(&scene, args.device.shards, &cam, &opts, &steps)
+    let plan = DevicePlan::for_camera(&scene, shards, &cam, &opts, &steps)
         .with_context(|| format!("planning {} for the device", args.scene.display()));
     steps.finish();
     if let Some(note) = plan.as_ref().ok().and_then(|p| p.sh.note.as_deref()) {
@@ -190,7 +191,7 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 /// `render` with several views: one plan and one graph for all of them.
-fn run_views(args: &Args, opts: DeviceOptions, set: ViewSet, camera: &CameraArgs) -> Result<()> {
+fn run_views(args: &Args, mut opts: DeviceOptions, set: ViewSet, camera: &CameraArgs) -> Result<()> {
     let Some(out_dir) = args.out.output.as_deref() else {
         bail!("several views need -o DIR: the directory their images are written to");
     };
@@ -233,12 +234,14 @@ fn run_views(args: &Args, opts: DeviceOptions, set: ViewSet, camera: &CameraArgs
         }
         (ViewSet::Single, _) => unreachable!("a single view does not come here"),
     };
+    let (w, h) = views.first().map_or((0, 0), |v| (v.camera.width, v.camera.height));
+    let shards = args.device.shards_on_ipus(&scene, &mut opts, w, h)?;
     let run = views::Run {
         scene_path: &args.scene,
         scene: &scene,
         views,
         opts,
-        shards: args.device.shards,
+        shards,
         out: &args.out,
         out_dir,
         stats: args.stats.as_deref(),

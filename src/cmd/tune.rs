@@ -86,7 +86,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: MAX_TILES,
         fixed: Some(|o| o.tiles.to_string()),
-        doc: "Tiles of the target (1472 per Mk2 IPU); the tiles the tree leaves free split the heaviest shards in two.",
+        doc: "Tiles per IPU of the target (1472 on a Mk2); the tiles the tree leaves free split the heaviest shards in two.",
         set: |o, v| o.tiles = count(v),
         ..ONE_NUMBER
     },

@@ -92,7 +92,7 @@ impl DeviceRenderer {
                     .into(),
             ));
         }
-        let mut session = Session::new(1, plan.options.tiles)?;
+        let mut session = Session::new(plan.options.ipus, plan.options.tiles)?;
         let progs = session.build_render_graph(&plan.spec)?;
         match cache {
             Some(dir) => {
@@ -162,6 +162,7 @@ impl DeviceRenderer {
         let mut stats = self.frame_stats(cam, &tiles, status.iterations as u64);
         stats.host_calls = counters.host_calls - before.host_calls;
         stats.bytes_exchanged = counters.bytes_exchanged - before.bytes_exchanged;
+        stats.bytes_across_ipus = counters.bytes_across_ipus - before.bytes_across_ipus;
         stats.wall_s = t0.elapsed().as_secs_f64();
         Ok(DeviceFrame { output, stats, router_hops, tracer_hops })
     }
@@ -331,6 +332,8 @@ impl DeviceRenderer {
             tile_bytes_max: self.tile_bytes_max,
             tile_bytes_budget: self.tile_bytes_budget,
             bytes_exchanged: 0,
+            ipus: self.plan.options.ipus,
+            bytes_across_ipus: 0,
             spill_peak: tiles[self.plan.tree.spill()].peak_queue as u64,
             router_levels: super::stats::router_levels(&self.plan.tree, tiles),
         }

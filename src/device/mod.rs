@@ -7,6 +7,7 @@ pub mod copies;
 pub mod edges;
 pub mod executable;
 pub mod frame;
+pub mod ipus;
 pub mod options;
 pub mod plan;
 pub mod program;

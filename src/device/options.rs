@@ -140,8 +140,11 @@ pub struct DeviceOptions {
     pub region_bytes: Option<u32>,
     /// Stop a ray once its transmittance is at or below this.
     pub t_stop: f32,
-    /// Tiles of the target (1472 per Mk2 IPU).
+    /// Tiles per IPU of the target (1472 on a Mk2).
     pub tiles: u32,
+    /// IPUs the graph spans (a power of two up to [`super::tree::MAX_IPUS`]); tiles
+    /// are numbered across them, `tiles` on each.
+    pub ipus: u32,
     /// Host calls without any progress before the frame is declared stuck.
     pub stall_calls: u32,
     /// Iterations a frame may take before it is given up (`rc` may not exceed it:
@@ -188,6 +191,9 @@ impl DeviceOptions {
         }
         if self.drain_iters > self.max_iterations {
             return Err(format!("--tune drain={}: more idle iterations than a frame may take (--max-iterations {})", self.drain_iters, self.max_iterations));
+        }
+        if !self.ipus.is_power_of_two() || self.ipus > super::tree::MAX_IPUS {
+            return Err(format!("--ipus {}: 1, 2, 4, 8 or 16 IPUs", self.ipus));
         }
         if self.rc == 0 {
             return Err("--rc 0: the device needs at least one compute/exchange iteration per host call".into());
@@ -313,7 +319,12 @@ impl DeviceOptions {
     /// router tree leaves free (see [`super::tree::Tree::free_splits`]).
     pub fn free_splits(&self, shards: u64) -> usize {
         let depth = shards.trailing_zeros();
-        super::tree::Tree::free_splits(depth, self.tiles, &self.fanout, self.injectors)
+        super::tree::Tree::free_splits_on(depth, self.ipus, self.tiles, &self.fanout, self.injectors)
+    }
+
+    /// Tiles of the whole target: `tiles` on each of the `ipus` IPUs.
+    pub fn target_tiles(&self) -> u32 {
+        self.tiles.saturating_mul(self.ipus)
     }
 
     /// Whether [`DevicePlan::for_camera`](super::DevicePlan::for_camera) sizes and
@@ -386,6 +397,7 @@ impl Default for DeviceOptions {
             region_bytes: None,
             t_stop: 0.001,
             tiles: 1472,
+            ipus: 1,
             stall_calls: 200,
             max_iterations: 100_000,
             sh_degree: Some(0),

@@ -40,6 +40,10 @@ pub struct FrameStats {
     pub tile_bytes_max: u64,
     pub tile_bytes_budget: u64,
     pub bytes_exchanged: u64,
+    /// IPUs the graph spans, and of `bytes_exchanged` the bytes copied between
+    /// tiles of different IPUs (over IPU-Links) in this frame.
+    pub ipus: u32,
+    pub bytes_across_ipus: u64,
     /// Rays the spill store held at the busiest moment.
     pub spill_peak: u64,
     /// Router traffic per tree level, from the parents of the tracers (level 1) to the root.
@@ -96,6 +100,6 @@ impl FrameStats {
             self.router_hops_per_tracer_hop,
             self.max_buffer_occupancy,
             self.tile_bytes_max
-        )
+        ) + &if self.ipus > 1 { format!("; {} IPUs, {} B across IPUs", self.ipus, self.bytes_across_ipus) } else { String::new() }
     }
 }

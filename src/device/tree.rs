@@ -76,7 +76,14 @@ pub enum TreeError {
     BadInjectors(u32),
     #[error("router fanout {0} must be a power of two from 2 to {max}", max = MAX_FANOUT)]
     BadFanout(u32),
+    #[error("{ipus} IPUs: the device needs a power of two from 1 to {max} and at least as many k-d leaves ({leaves})", max = MAX_IPUS)]
+    BadIpus { ipus: u32, leaves: u64 },
+    #[error("IPU {ipu} needs {needed} tiles ({tracers} tracers, {others} routers, spill store and injectors) but has {available}")]
+    IpuFull { ipu: u32, needed: u64, tracers: u64, others: u64, available: u32 },
 }
+
+/// Most IPUs one graph spans here (an IPU-POD16's).
+pub const MAX_IPUS: u32 = 16;
 
 /// Widest router the codelets handle (layout.h).
 pub const MAX_FANOUT: u32 = foam_layout::FOAM_MAX_FANOUT;
@@ -211,7 +218,66 @@ impl Tree {
     /// Tiles a tree of `2^depth` unsplit leaves leaves free on a target of
     /// `tiles_available`, halved: each split leaf takes a tracer and a router more.
     pub fn free_splits(depth: u32, tiles_available: u32, fanouts: &[u32], injectors: u32) -> usize {
-        Tree::new(depth, tiles_available, fanouts, injectors).map_or(0, |t| (tiles_available as usize).saturating_sub(t.nodes.len()) / 2)
+        Tree::free_splits_on(depth, 1, tiles_available, fanouts, injectors)
+    }
+
+    /// As [`free_splits`](Self::free_splits) on `ipus` IPUs of `tiles_per_ipu` tiles:
+    /// a split leaf's tracer and router go on its IPU, and the heaviest leaves may
+    /// all be on one, so the IPU with the fewest free tiles decides.
+    pub fn free_splits_on(depth: u32, ipus: u32, tiles_per_ipu: u32, fanouts: &[u32], injectors: u32) -> usize {
+        let Ok(mut t) = Tree::new(depth, tiles_per_ipu.saturating_mul(ipus), fanouts, injectors) else { return 0 };
+        if t.place_on_ipus(ipus, tiles_per_ipu).is_err() {
+            return 0;
+        }
+        let used = t.tiles_per_ipu_used(ipus, tiles_per_ipu);
+        used.iter().map(|&u| (tiles_per_ipu as usize).saturating_sub(u) / 2).min().unwrap_or(0)
+    }
+
+    /// The IPU a node goes on when shard ids' top `log2(ipus)` bits choose the IPU:
+    /// tracers and routers on their subtree's first IPU (a router whose subtree spans
+    /// IPUs, as the root does, on the first of them), the spill store and the
+    /// injectors on IPU 0 beside the root, whose lanes they use.
+    pub fn ipu_of(&self, node: usize, ipus: u32) -> u32 {
+        let bits = ipus.trailing_zeros();
+        let n = &self.nodes[node];
+        if bits == 0 || matches!(n.role, Role::Spill | Role::Injector) {
+            return 0;
+        }
+        let first_id = (n.prefix as u64) << n.subtree_shift;
+        (first_id >> (self.id_bits - bits)) as u32
+    }
+
+    /// Numbers the tiles across `ipus` IPUs of `tiles_per_ipu` as Poplar does (IPU
+    /// i's tiles are `i * tiles_per_ipu ..`), each node on [`ipu_of`](Self::ipu_of)'s
+    /// IPU in node order there. The k-d tree's top levels split the scene between the
+    /// IPUs, so a ray crossing between shards stays on its chip unless it crosses one
+    /// of those few planes. On one IPU every node keeps tile = its index.
+    pub fn place_on_ipus(&mut self, ipus: u32, tiles_per_ipu: u32) -> Result<(), TreeError> {
+        let leaves = 1u64 << self.depth;
+        if !ipus.is_power_of_two() || ipus > MAX_IPUS || ipus as u64 > leaves {
+            return Err(TreeError::BadIpus { ipus, leaves });
+        }
+        let mut next = vec![0u32; ipus as usize];
+        for i in 0..self.nodes.len() {
+            let ipu = self.ipu_of(i, ipus);
+            self.nodes[i].tile = ipu * tiles_per_ipu + next[ipu as usize];
+            next[ipu as usize] += 1;
+        }
+        if let Some(ipu) = (0..ipus).find(|&k| next[k as usize] > tiles_per_ipu) {
+            let tracers = (0..self.tracers).filter(|&i| self.ipu_of(i, ipus) == ipu).count() as u64;
+            let needed = next[ipu as usize] as u64;
+            return Err(TreeError::IpuFull { ipu, needed, tracers, others: needed - tracers, available: tiles_per_ipu });
+        }
+        Ok(())
+    }
+
+    /// Tiles each IPU's nodes take (after [`place_on_ipus`](Self::place_on_ipus)).
+    pub fn tiles_per_ipu_used(&self, ipus: u32, tiles_per_ipu: u32) -> Vec<usize> {
+        let mut used = vec![0usize; ipus as usize];
+        for n in &self.nodes {
+            used[((n.tile / tiles_per_ipu) as usize).min(ipus as usize - 1)] += 1;
+        }
+        used
     }
 
     pub fn tracers(&self) -> usize {

@@ -219,6 +219,7 @@ unsigned EngineImpl::planCopy(const ProgNode &n) {
   resolveView(layout, n.b.hostData(), [&](unsigned t, std::size_t o, std::size_t l) { dst.push_back({t, o, l}); });
 
   CopyPlan p;
+  const unsigned tilesPerIPU = s.target.getTilesPerIPU();
   constexpr std::size_t kMaxPiece = 256 * 1024; // so big runs spread over threads
   std::size_t si = 0, di = 0, so = 0, dof = 0, total = 0;
   while (si < src.size() && di < dst.size()) {
@@ -227,6 +228,8 @@ unsigned EngineImpl::planCopy(const ProgNode &n) {
     const std::uint8_t *sp = at(a.tile, a.off + so);
     std::uint8_t *dp = at(b.tile, b.off + dof);
     (a.tile == b.tile ? p.onTile : p.cross) += len;
+    if (a.tile / tilesPerIPU != b.tile / tilesPerIPU)
+      p.crossIpu += len;
     if (!p.pieces.empty() && p.pieces.back().src + p.pieces.back().len == sp &&
         p.pieces.back().dst + p.pieces.back().len == dp && p.pieces.back().len + len <= kMaxPiece)
       p.pieces.back().len += len;
@@ -395,6 +398,7 @@ void EngineImpl::runCs(CsPlan &p) {
 void EngineImpl::runCopy(CopyPlan &p) {
   ++counters.copies;
   counters.bytesExchanged += p.cross;
+  counters.bytesAcrossIPUs += p.crossIpu;
   counters.bytesCopiedOnTile += p.onTile;
   const std::size_t chunks = p.chunkStart.size() - 1;
   if (!p.staged) {

@@ -56,6 +56,7 @@ struct CopyPlan {
   bool staged = false;                 // some source bytes are also destination bytes
   std::vector<std::uint8_t> stage;
   std::uint64_t cross = 0, onTile = 0;
+  std::uint64_t crossIpu = 0; // of `cross`, bytes whose tiles are on different IPUs
 };
 
 struct Exec {

@@ -105,6 +105,8 @@ void Engine::printProfileSummary(std::ostream &out, const OptionFlags &) const {
     << "\n";
   o << "  Copy programs: " << c.copies << ", " << c.bytesExchanged << " bytes between tiles, " << c.bytesCopiedOnTile
     << " bytes on tiles\n";
+  if (t.getNumIPUs() > 1)
+    o << "  Of the bytes between tiles, across IPUs (IPU-Links): " << c.bytesAcrossIPUs << "\n";
   o << "  Implicit exchange (fields connected to data on other tiles): " << c.implicitExchangeBytes << " bytes\n";
   o << "  Data streams: " << c.streamBytes << " bytes\n";
   o << "\n  Compute sets:\n";

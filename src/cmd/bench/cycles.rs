@@ -46,6 +46,14 @@ pub const EXCHANGE_SETUP_CYCLES: f64 = 100.0;
 pub const SYNC_CYCLES: f64 = 300.0;
 /// Starting a compute set's vertices on a tile (supervisor, worker launch).
 pub const VERTEX_CYCLES: f64 = 100.0;
+/// Bytes an IPU sends (and, independently, receives) per cycle over its IPU-Links:
+/// GC200's ten IPU-Links carry 320 GB/s chip to chip (Graphcore's Mk2 figure), taken
+/// as both directions together, 160 GB/s each way at CLOCK_HZ.
+pub const IPU_LINK_BYTES_PER_CYCLE: f64 = 160e9 / CLOCK_HZ;
+/// One sync of a graph spanning several IPUs: every BSP phase then ends in a sync
+/// across the chips (over the Sync-Links), assumed 5 × the on-chip one (the
+/// IPU-Link latencies measured on Mk1 were 4 to 8 × the on-chip exchange's).
+pub const MULTI_IPU_SYNC_CYCLES: f64 = 5.0 * SYNC_CYCLES;
 
 /// One host round trip on real hardware: `Engine::run` of the fused loop plus the read
 /// of the 32-byte frame status (order of magnitude for an IPU-M2000 host link).
@@ -158,7 +166,17 @@ pub fn spill_cycles(rays: u64) -> [f64; 3] {
 /// Fixed cycles of every iteration, busy or idle: vertex launches and syncs of the
 /// three compute sets, the exchange set-up and its sync.
 pub fn fixed_iteration_cycles() -> f64 {
-    3.0 * (VERTEX_CYCLES + SYNC_CYCLES) + EXCHANGE_SETUP_CYCLES + SYNC_CYCLES
+    fixed_iteration_cycles_on(1)
+}
+
+/// A sync between BSP phases of a graph on `ipus` IPUs.
+pub fn sync_cycles(ipus: u32) -> f64 {
+    if ipus > 1 { MULTI_IPU_SYNC_CYCLES } else { SYNC_CYCLES }
+}
+
+/// As [`fixed_iteration_cycles`] for a graph on `ipus` IPUs.
+pub fn fixed_iteration_cycles_on(ipus: u32) -> f64 {
+    3.0 * (VERTEX_CYCLES + sync_cycles(ipus)) + EXCHANGE_SETUP_CYCLES + sync_cycles(ipus)
 }
 
 /// How a frame's compute spreads over the tiles: every tile's compute cycles summed
@@ -199,6 +217,13 @@ pub struct Estimate {
     pub busiest_router_rays_max: u64,
     /// Bytes the busiest tile sends per iteration as built (full link buffers).
     pub exchange_bytes_per_iteration: u64,
+    /// IPUs the graph spans; link-buffer bytes copied between IPUs per iteration (all
+    /// IPUs) and per frame, and the busiest IPU's out or in over its IPU-Links per
+    /// iteration, in cycles.
+    pub ipus: u32,
+    pub cross_ipu_bytes_per_iteration: u64,
+    pub cross_ipu_bytes_per_frame: u64,
+    pub ipu_link_cycles_per_iteration: f64,
     pub compute_cycles: f64,
     pub exchange_cycles: f64,
     pub sync_cycles: f64,
@@ -221,7 +246,10 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
     let calls = needed.div_ceil(rc).max(1);
     let iterations = calls * rc;
     let idle = (iterations - needed) as f64;
-    let full_exchange = p.busiest_link_bytes as f64 / EXCHANGE_BYTES_PER_CYCLE;
+    // Chip and IPU-Links exchange at once: the phase waits for the slower of the
+    // busiest tile's port and the busiest IPU's links.
+    let ipu_links = p.busiest_ipu_link_bytes as f64 / IPU_LINK_BYTES_PER_CYCLE;
+    let full_exchange = (p.busiest_link_bytes as f64 / EXCHANGE_BYTES_PER_CYCLE).max(ipu_links);
 
     // The idle tail still runs every vertex: each set waits for its dearest idle tile.
     let compute: f64 = p
@@ -230,7 +258,7 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
         .map(|i| i.step1_cycles + i.step2_cycles + i.step3_cycles)
         .sum::<f64>()
         + idle * p.idle_cycles.iter().sum::<f64>();
-    let fixed = fixed_iteration_cycles() * iterations as f64;
+    let fixed = fixed_iteration_cycles_on(p.ipus) * iterations as f64;
     let exchange = full_exchange * iterations as f64;
     let occupied: f64 = p
         .iterations
@@ -262,9 +290,13 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
         busiest_router_rays_mean: mean(&|i| i.busiest_router_rays),
         busiest_router_rays_max: p.iterations.iter().map(|i| i.busiest_router_rays).max().unwrap_or(0),
         exchange_bytes_per_iteration: p.busiest_link_bytes,
+        ipus: p.ipus,
+        cross_ipu_bytes_per_iteration: p.cross_ipu_bytes,
+        cross_ipu_bytes_per_frame: p.cross_ipu_bytes * iterations,
+        ipu_link_cycles_per_iteration: ipu_links,
         compute_cycles: compute,
         exchange_cycles: exchange,
-        sync_cycles: 4.0 * SYNC_CYCLES * iterations as f64,
+        sync_cycles: 4.0 * sync_cycles(p.ipus) * iterations as f64,
         cycles_per_iteration_mean: (compute + fixed + exchange) / iterations as f64,
         sh_s: p.iterations.iter().map(|i| i.sh_cycles).sum::<f64>() / CLOCK_HZ,
         host_s,
@@ -375,6 +407,9 @@ mod tests {
             busiest_link_bytes: 2000,
             link_bytes_total: 8000,
             framebuffer_bytes: 0,
+            ipus: 1,
+            cross_ipu_bytes: 0,
+            busiest_ipu_link_bytes: 0,
             frame: Default::default(),
         };
         let e = estimate(&p, 2);

@@ -10,7 +10,7 @@ use std::mem::size_of;
 use foam_layout::{
     FOAM_CATS, FOAM_IW_COUNTERS, FOAM_IW_NEIGHBOURS, FOAM_IW_RAYS, FOAM_IW_STEPS, FOAM_IW_VISITS, FOAM_TW_COUNTERS,
     FOAM_TW_LOADED, FOAM_TW_MARCHED, FOAM_TW_NEIGHBOURS, FOAM_TW_PIXELS, FOAM_TW_RAYS, FOAM_TW_RESULTS, FOAM_TW_STEPS,
-    foam_frame_status, foam_link_header, foam_tile_stats,
+    foam_frame_status, foam_tile_stats,
 };
 use serde::Serialize;
 
@@ -21,7 +21,7 @@ use crate::device::frame::work_words;
 use crate::device::tree::Role;
 use crate::device::{DeviceError, DevicePlan, DeviceRenderer};
 
-pub const LINK_HEADER_BYTES: u64 = size_of::<foam_link_header>() as u64;
+pub use crate::device::ipus::LINK_HEADER_BYTES;
 
 /// The busiest tiles of one compute/exchange iteration.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -62,6 +62,11 @@ pub struct Profile {
     /// Bytes all tiles send each iteration as built.
     pub link_bytes_total: u64,
     pub framebuffer_bytes: u64,
+    /// IPUs of the target; link-buffer bytes the exchange copies between IPUs each
+    /// iteration (all IPUs), and the most any one IPU sends or receives.
+    pub ipus: u32,
+    pub cross_ipu_bytes: u64,
+    pub busiest_ipu_link_bytes: u64,
     /// The instrumented frame's own statistics.
     pub frame: crate::device::FrameStats,
 }
@@ -127,12 +132,12 @@ fn tile_cycles(
 fn exchange_per_node(plan: &DevicePlan) -> (Vec<u64>, Vec<(u64, u64)>) {
     let n = plan.tree.nodes.len();
     let (mut sent, mut links) = (vec![0u64; n], vec![(0u64, 0u64); n]);
-    let bytes = |capacity: u32| crate::device::options::link_bytes(capacity, plan.ray_bytes) as u64;
     for e in &plan.spec.edges {
         let (from, to) = (e.from as usize, e.to as usize);
         let injected = matches!(EdgeKind::of(e), EdgeKind::Injector | EdgeKind::Direct);
-        sent[from] += bytes(e.capacity);
-        sent[to] += if injected { LINK_HEADER_BYTES } else { bytes(e.capacity) };
+        let [there, back] = crate::device::ipus::edge_bytes(e, plan.ray_bytes);
+        sent[from] += there;
+        sent[to] += back;
         links[from].0 += 1;
         links[to].0 += !injected as u64;
         links[from].1 += 1;
@@ -158,7 +163,11 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let link_bytes = busiest_link_bytes / links_max;
     let framebuffer_bytes =
         plan.shards() as u64 * plan.slice_pixels as u64 * size_of::<foam_layout::foam_pixel>() as u64;
-    let chip_tiles = plan.options.tiles as u64;
+    let chip_tiles = plan.options.target_tiles() as u64;
+    let ipus = plan.options.ipus;
+    let per_ipu = crate::device::ipus::per_ipu(&plan)?;
+    let cross_ipu_bytes = per_ipu.iter().map(|l| l.bytes_out_per_iteration).sum();
+    let busiest_ipu_link_bytes = per_ipu.iter().map(|l| l.bytes_out_per_iteration.max(l.bytes_in_per_iteration)).max().unwrap_or(0);
     let merged = plan.options.merged_march;
     let offsets: Vec<usize> = tree
         .nodes
@@ -268,6 +277,9 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         busiest_link_bytes,
         link_bytes_total,
         framebuffer_bytes,
+        ipus,
+        cross_ipu_bytes,
+        busiest_ipu_link_bytes,
         frame,
     })
 }

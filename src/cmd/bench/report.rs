@@ -21,9 +21,10 @@ pub fn text(r: &Report) -> String {
         "scene: {} ({} cells, {:.2} neighbours per cell); camera {} at {}x{}",
         r.scene, r.cells, r.mean_neighbours, r.camera, r.width, r.height
     );
+    let on = if r.ipus > 1 { format!(" on {} IPUs", r.ipus) } else { String::new() };
     let _ = writeln!(
         w,
-        "device: {} shards, {} layout, SH degree {}, drain {}; {} timed frame(s) per configuration, {} threads",
+        "device: {} shards{on}, {} layout, SH degree {}, drain {}; {} timed frame(s) per configuration, {} threads",
         r.shards, r.layout, r.sh_degree, r.drain, r.frames, r.threads
     );
     let _ = writeln!(w, "read: {:.2} s ({:.1} MB file, validated)", r.read_s, r.file_bytes as f64 / 1e6);
@@ -181,6 +182,9 @@ fn point(w: &mut String, p: &Point) {
         st.max_buffer_occupancy, st.spill_peak
     );
     let _ = writeln!(w, "PSNR vs reference: {}", db(p.psnr_db));
+    if p.per_ipu.len() > 1 {
+        per_ipu(w, p);
+    }
     let total: u64 = st.router_levels.iter().map(|l| l.rays_forwarded).sum();
     let _ = writeln!(w, "router traffic per tree level (1 = parents of tracers):");
     let _ = writeln!(
@@ -234,6 +238,18 @@ fn point(w: &mut String, p: &Point) {
             e.exchange_bytes_per_iteration,
             e.exchange_bytes_per_iteration as f64 / cycles::EXCHANGE_BYTES_PER_CYCLE
         );
+        if e.ipus > 1 {
+            let _ = writeln!(
+                w,
+                "  IPU-Links: {} B per iteration between the {} IPUs, the busiest IPU's = {:.0} cycles at {:.0} B/cycle; {} B per frame; syncs across IPUs {:.0} cycles",
+                e.cross_ipu_bytes_per_iteration,
+                e.ipus,
+                e.ipu_link_cycles_per_iteration,
+                cycles::IPU_LINK_BYTES_PER_CYCLE,
+                e.cross_ipu_bytes_per_frame,
+                cycles::MULTI_IPU_SYNC_CYCLES
+            );
+        }
         let _ = writeln!(
             w,
             "  cycles per iteration: mean {:.0} (frame: compute {:.3e}, exchange {:.3e}, syncs {:.3e})",
@@ -268,6 +284,27 @@ fn point(w: &mut String, p: &Point) {
             b.busiest_over_mean_used,
             b.tiles_used,
             b.mean_used_s * 1e3
+        );
+    }
+}
+
+fn per_ipu(w: &mut String, p: &Point) {
+    let per_iteration: u64 = p.per_ipu.iter().map(|l| l.bytes_out_per_iteration).sum();
+    let _ = writeln!(
+        w,
+        "across IPUs: {per_iteration} B of link buffers per iteration as built, {} B in the timed frame ({} iterations; counted by the runtime)",
+        p.stats.bytes_across_ipus, p.stats.iterations
+    );
+    let _ = writeln!(
+        w,
+        "  {:>3} {:>10} {:>7} {:>12} {:>13} {:>18} {:>18}",
+        "ipu", "tiles used", "tracers", "bytes", "fullest tile", "out B/iteration", "in B/iteration"
+    );
+    for l in &p.per_ipu {
+        let _ = writeln!(
+            w,
+            "  {:>3} {:>10} {:>7} {:>12} {:>13} {:>18} {:>18}",
+            l.ipu, l.tiles_used, l.tracers, l.bytes, l.busiest_tile_bytes, l.bytes_out_per_iteration, l.bytes_in_per_iteration
         );
     }
 }

@@ -18,6 +18,7 @@ struct Counters {
   std::uint64_t vertexRuns = 0;     // vertex compute() calls (a MultiVertex counts once)
   std::uint64_t copies = 0;         // tensor->tensor Copy programs run
   std::uint64_t bytesExchanged = 0; // Copy bytes whose source and destination tiles differ
+  std::uint64_t bytesAcrossIPUs = 0; // of bytesExchanged, those between tiles of different IPUs (IPU-Links)
   std::uint64_t bytesCopiedOnTile = 0;
   std::uint64_t hostCalls = 0;      // Engine::run + readTensor + writeTensor
   std::uint64_t estimatedCycles = 0; // sum over Executes of the busiest tile's setPerfEstimate cycles
