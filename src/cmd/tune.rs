@@ -97,7 +97,7 @@ pub const KEYS: &[Key] = &[
         max: foam_layout::FOAM_MAX_FANOUT,
         power_of_two: true,
         fixed: Some(|o| list(&o.fanout)),
-        doc: "Router children per tree level from the tracers up; the last repeats and the top router takes the shard bits left (4 is the paper's quadtree).",
+        doc: "Router children per tree level from the tracers up; the last repeats and the top router takes the shard bits left (4 is the paper's quadtree). On several IPUs the default takes as few levels as 16-wide routers allow (2048 shards: 16,8,16).",
         set: |o, v| o.fanout = v.to_vec(),
         ..ONE_NUMBER
     },

@@ -319,7 +319,32 @@ impl DeviceOptions {
     /// router tree leaves free (see [`super::tree::Tree::free_splits`]).
     pub fn free_splits(&self, shards: u64) -> usize {
         let depth = shards.trailing_zeros();
-        super::tree::Tree::free_splits_on(depth, self.ipus, self.tiles, &self.fanout, self.injectors)
+        super::tree::Tree::free_splits_on(depth, self.ipus, self.tiles, &self.tree_fanouts(depth), self.injectors)
+    }
+
+    /// Router fanouts per level for a k-d tree of `depth` levels. On several IPUs
+    /// with the default fanouts, the tree takes as few levels as routers of
+    /// [`MAX_FANOUT`](super::tree::MAX_FANOUT) allow, each level taking the default's
+    /// bits where the levels above can still take the rest: the root then spans the
+    /// IPUs directly (2048 shards: 16, 8, 16) rather than over a level of two routers
+    /// and a root of two, which every ray between halves of a chip would climb. One
+    /// IPU, or fanouts tuned, keep the fanouts as given.
+    pub fn tree_fanouts(&self, depth: u32) -> Vec<u32> {
+        if self.ipus == 1 || self.fanout != DeviceOptions::default().fanout {
+            return self.fanout.clone();
+        }
+        let most = super::tree::MAX_FANOUT.trailing_zeros();
+        let levels = depth.div_ceil(most).max(1);
+        let mut left = depth;
+        (0..levels)
+            .map(|l| {
+                let want = self.fanout[(l as usize).min(self.fanout.len() - 1)].trailing_zeros();
+                let above = most * (levels - l - 1);
+                let bits = want.max(left.saturating_sub(above)).min(most).min(left).max(1);
+                left -= bits.min(left);
+                1 << bits
+            })
+            .collect()
     }
 
     /// Tiles of the whole target: `tiles` on each of the `ipus` IPUs.
@@ -408,6 +433,27 @@ impl Default for DeviceOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn several_ipus_take_the_fewest_router_levels() {
+        let on = |ipus: u32, fanout: Vec<u32>| DeviceOptions { ipus, fanout, ..DeviceOptions::default() };
+        let default = DeviceOptions::default().fanout;
+        // One IPU keeps the default's levels: 1024 shards 16, 8, 8; 2048 16, 8, 8, 2.
+        assert_eq!(on(1, default.clone()).tree_fanouts(11), default);
+        let two = on(2, default.clone());
+        assert_eq!(two.tree_fanouts(11), vec![16, 8, 16]);
+        assert_eq!(two.tree_fanouts(10), vec![16, 8, 8]);
+        assert_eq!(two.tree_fanouts(12), vec![16, 16, 16]);
+        assert_eq!(two.tree_fanouts(14), vec![16, 8, 8, 16]);
+        assert_eq!(two.tree_fanouts(3), vec![8]);
+        // Fanouts tuned are the user's.
+        assert_eq!(on(2, vec![4]).tree_fanouts(11), vec![4]);
+        for depth in 1..=15 {
+            let f = two.tree_fanouts(depth);
+            assert_eq!(f.iter().map(|x| x.trailing_zeros()).sum::<u32>(), depth, "{f:?}");
+            assert_eq!(f.len() as u32, depth.div_ceil(4), "{f:?}");
+        }
+    }
 
     /// The paper's worst Bicycle shard (§5.2, about 270 kB) fits a tracer tile with
     /// every buffer at its default, whatever the payload, with hop counters on.

@@ -39,7 +39,7 @@ pub struct Topology {
 impl Topology {
     /// Lays out the device for `packed` shards of `part` and `width` × `height` frames.
     pub fn new(part: &Partition, packed: &[PackedShard], width: u32, height: u32, options: &DeviceOptions) -> Result<Topology, DeviceError> {
-        let mut tree = Tree::with_leaves(&part.shards_per_leaf(), options.target_tiles(), &options.fanout, options.injectors)?;
+        let mut tree = Tree::with_leaves(&part.shards_per_leaf(), options.target_tiles(), &options.tree_fanouts(part.depth), options.injectors)?;
         tree.place_on_ipus(options.ipus, options.tiles)?;
         if options.direct_capacity > 0 {
             tree.add_direct_lanes();

@@ -490,6 +490,37 @@ mod tests {
     }
 
     #[test]
+    fn top_bits_choose_the_ipu_and_tiles_are_numbered_across_ipus() {
+        let mut t = Tree::new(11, 2 * 1472, &[16, 8, 16], 8).unwrap();
+        t.place_on_ipus(2, 1472).unwrap();
+        assert_eq!(t.tiles_per_ipu_used(2, 1472), vec![1024 + 64 + 8 + 1 + 1 + 8, 1024 + 64 + 8]);
+        for (i, n) in t.nodes.iter().enumerate() {
+            let ipu = match n.role {
+                Role::Tracer => n.prefix >> 10,
+                Role::Router if n.subtree_shift <= 10 => n.prefix >> (10 - n.subtree_shift),
+                _ => 0,
+            };
+            assert_eq!((n.tile / 1472, t.ipu_of(i, 2)), (ipu, ipu), "node {i}: {n:?}");
+        }
+        let mut tiles: Vec<u32> = t.nodes.iter().map(|n| n.tile).collect();
+        tiles.sort();
+        tiles.dedup();
+        assert_eq!(tiles.len(), t.nodes.len(), "one node per tile");
+        // One IPU: every node keeps tile = its index.
+        let mut one = Tree::new(10, 1472, &[16, 8], 8).unwrap();
+        one.place_on_ipus(1, 1472).unwrap();
+        assert_eq!(one.nodes, Tree::new(10, 1472, &[16, 8], 8).unwrap().nodes);
+        // IPU 0 also holds the root, spill store and injectors, so it has the fewest free tiles.
+        assert_eq!(Tree::free_splits_on(11, 2, 1472, &[16, 8, 16], 8), (1472 - 1106) / 2);
+        let e = t.clone().place_on_ipus(2, 1100).unwrap_err();
+        assert!(e.to_string().contains("IPU 0 needs 1106 tiles (1024 tracers, 82 routers, spill store and injectors) but has 1100"), "{e}");
+        for bad in [3, 32] {
+            assert!(t.clone().place_on_ipus(bad, 1472).unwrap_err().to_string().contains(&format!("{bad} IPUs")));
+        }
+        assert!(Tree::new(1, 1472, &[16], 1).unwrap().place_on_ipus(4, 1472).is_err(), "more IPUs than leaves");
+    }
+
+    #[test]
     fn direct_lanes_reach_every_router_under_the_root() {
         let mut t = Tree::new(10, 1472, &[16, 8], 8).unwrap();
         assert!(t.direct_targets().is_empty());
