@@ -42,7 +42,7 @@ fn two_ipus_render_the_image_of_one_bit_for_bit() {
     // on IPU 0.
     let tree = &two_plan.tree;
     for (i, n) in tree.nodes.iter().enumerate() {
-        let want = if n.role == Role::Tracer { (n.prefix >> (tree.id_bits - 1)) as u32 } else { tree.ipu_of(i, 2) };
+        let want = if n.role == Role::Tracer { n.prefix >> (tree.id_bits - 1) } else { tree.ipu_of(i, 2) };
         assert_eq!(n.tile / TILES, want, "node {i} ({:?}) on tile {}", n.role, n.tile);
     }
     assert!(tree.nodes.iter().all(|n| matches!(n.role, Role::Tracer | Role::Router) || n.tile < TILES));
