@@ -167,3 +167,17 @@ fn a_scene_too_big_for_one_ipu_renders_on_the_fewest_that_hold_it() {
     assert_eq!(v["per_ipu"].as_array().unwrap().len(), 4);
     assert!(String::from_utf8_lossy(&r.stderr).contains("--ipus auto: 4 IPUs"));
 }
+
+#[test]
+fn a_bad_ipu_count_is_a_one_line_error() {
+    let g = garden_arg();
+    for cmd in ["render", "bench", "partition"] {
+        for bad in ["3", "0", "32", "two"] {
+            let e = common::expect_error(&[cmd, g.as_str(), "--ipus", bad]);
+            assert!(e.contains(&format!("unknown IPU count '{bad}' (1, 2, 4, 8, 16 or auto)")), "{cmd} --ipus {bad}: {e}");
+        }
+    }
+    // An IPU with too few tiles for its share of the tree names itself.
+    let e = common::expect_error(&["render", g.as_str(), "--ipus", "2", "--shards", "8", "--width", "64", "--height", "48", "--tune", "tiles=16"]);
+    assert!(e.contains("IPU 0 needs 18 tiles (8 tracers, 10 routers, spill store and injectors) but has 16"), "{e}");
+}
