@@ -142,7 +142,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut cuts = Vec::new();
     for &ipus in &counts_tried {
         let shards = args.shards.saturating_mul(ipus as u64);
-        if partition::check_shard_count(shards).is_err() || shards > scene.len() as u64 {
+        // The counts shown beside the one asked for are left out where they cannot be cut.
+        let asked = args.ipus.0.unwrap_or(1);
+        if ipus != asked && (partition::check_shard_count(shards).is_err() || shards > scene.len() as u64) {
             continue;
         }
         let options = DeviceOptions { ipus, ..options.clone() };
@@ -189,10 +191,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             n
         }
     };
-    if !cuts.iter().any(|c| c.0.ipus == ipus) {
-        partition::check_shard_count(args.shards.saturating_mul(ipus as u64))?;
-        bail!("{name}: {} shards on {ipus} IPUs are more than the scene's {} cells", args.shards.saturating_mul(ipus as u64), scene.len());
-    }
     let degree = args
         .sh_degree
         .0
