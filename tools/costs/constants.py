@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """The cost table the Rust model reads (src/device/costs.rs): IPU instructions per event.
 
-  constants.py FIT.json RATIO.json PLAN4.json PLAN16.json > constants.json
+  constants.py FIT.json RATIO.json PLAN4.json PLAN16.json SH.json > constants.json
 
 FIT.json: `costs.py fit` over every measured scene (x86-64 instructions per event, the
 reduced model). RATIO.json: IPU thread instructions per x86-64 instruction for each
 vertex type (`ipu_mix.py`). PLAN4.json, PLAN16.json: fits of runs whose routers have 4
 and 16 children (RouterPlan's cost depends on the lanes it plans, so the pooled fit
-blurs it). Every IPU cost is its x86 cost (rounded to 0.01) times its type's ratio.
+blurs it). SH.json: a fit of runs of one scene at SH degrees 0 to 3, whose SH terms
+(sh_*: per visit and per cell step, fixed and per coefficient) the marching types take;
+the rest comes from FIT.json. Every IPU cost is its x86 cost (rounded to 0.01) times
+its type's ratio.
 """
 import json
 import sys
@@ -26,16 +29,22 @@ EVENTS = {
 }
 
 
+# The SH terms, from SH.json, of the types that march.
+SH_EVENTS = ["sh_visit", "sh_basis", "sh_step", "sh_stepcoeff"]
+
+
 def reduced(fit, t):
     e = fit[t]
     return e.get("reduced") or e["full"]
 
 
 def main(argv):
-    if len(argv) != 4:
+    if len(argv) != 5:
         sys.exit(__doc__)
-    fit, ratio, plan4, plan16 = (json.load(open(p)) for p in argv)
+    fit, ratio, plan4, plan16, sh = (json.load(open(p)) for p in argv)
     x86 = {t: {k: round(reduced(fit, t).get(k, 0.0), 2) for k in ev} for t, ev in EVENTS.items()}
+    for t in ("TracerMarch", "InjectorMarch"):
+        x86[t].update({k: round(reduced(sh, t).get(k, 0.0), 2) for k in SH_EVENTS})
     x86["RouterPlan"] = {"fanout4": round(reduced(plan4, "RouterPlan")["fixed"], 2),
                          "fanout16": round(reduced(plan16, "RouterPlan")["fixed"], 2)}
     out = {

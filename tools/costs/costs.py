@@ -18,10 +18,15 @@ from collections import defaultdict
 import numpy as np
 
 # The events each vertex type's cost is fitted on (FOAM_PROBE names, foam/probe.h).
+# The SH colour (march.h): per shard visit with SH, the basis (sh_visit, plus sh_basis
+# per coefficient per channel beyond DC); per cell coloured, the dot product
+# (sh_colour, plus sh_coeff per coefficient).
+SH_FULL = ["sh_visit", "sh_basis", "sh_colour", "sh_coeff"]
 MODELS = {
     "TracerMarch": ["ray", "held", "visit", "region_find", "step", "neighbour", "ahead", "composite", "depth",
-                    "result", "pixel"],
-    "InjectorMarch": ["ray", "held", "visit", "region_find", "step", "neighbour", "ahead", "composite", "depth"],
+                    "result", "pixel"] + SH_FULL,
+    "InjectorMarch": ["ray", "held", "visit", "region_find", "step", "neighbour", "ahead", "composite", "depth"]
+    + SH_FULL,
     "TracerSend": ["scan", "send"],
     "RouterCount": ["ray"],
     "RouterForward": ["ray", "moved"],
@@ -31,8 +36,11 @@ MODELS = {
     "Generator": ["arrival"],
 }
 # The reduced model the cost table states: per ray loaded, per ray marched on (held),
-# per shard visit, per cell step, per neighbour tested, per finished ray written.
-REDUCED = ["ray", "held", "visit", "step", "neighbour", "result", "pixel"]
+# per shard visit, per cell step, per neighbour tested, per finished ray written; with
+# SH, per visit and per cell step (sh_step: the colour folded into the step, as the
+# composite is, plus sh_stepcoeff per coefficient), which the device counts.
+REDUCED = ["ray", "held", "visit", "step", "neighbour", "result", "pixel",
+           "sh_visit", "sh_basis", "sh_step", "sh_stepcoeff"]
 
 
 def read_features(path):
@@ -149,7 +157,8 @@ def fit(args):
             continue
         y = np.array([ir for _, ir in s], dtype=float)
         entry = {"samples": len(s), "mean_instructions": float(y.mean())}
-        reduced = [e for e in REDUCED if e in events and not (t == "InjectorMarch" and e == "ray")] or events
+        reduced = [e for e in REDUCED if (e in events or e.startswith("sh_") and "sh_visit" in events)
+                   and not (t == "InjectorMarch" and e == "ray")] or events
         for name, ev in (("full", events), ("reduced", reduced)):
             if name == "reduced" and ev == events:
                 continue

@@ -6,13 +6,15 @@
 
 #define FOAM_PROBE_EVENTS(X) \
   X(visit) X(neighbour) X(ahead) X(step) X(composite) X(depth) X(region_find) X(held) X(ray) X(result) \
-  X(pixel) X(send) X(scan) X(moved) X(emit) X(deal) X(arrival)
+  X(pixel) X(send) X(scan) X(moved) X(emit) X(deal) X(arrival) \
+  X(sh_visit) X(sh_basis) X(sh_step) X(sh_stepcoeff) X(sh_colour) X(sh_coeff)
 
 #define FOAM_PROBE_DECL(e) inline unsigned long foam_probe_##e;
 FOAM_PROBE_EVENTS(FOAM_PROBE_DECL)
 #undef FOAM_PROBE_DECL
 
 #define FOAM_PROBE(e) ((void)(foam_probe_##e++))
+#define FOAM_PROBE_ADD(e, n) ((void)(foam_probe_##e += (n)))
 
 #define FOAM_PROBE_NAME(e) #e,
 inline const char *const foam_probe_names[] = {FOAM_PROBE_EVENTS(FOAM_PROBE_NAME)};

@@ -144,6 +144,8 @@ static inline void foam_cell_rgb(const foam_shard_view *s, const foam_cell *cell
   const uint32_t rest = s->h.sh_rest;
   if (rest == 0) return;
   const size_t bytes = 3u * rest * (s->h.sh_f32 ? 4u : 2u);
+  FOAM_PROBE(sh_colour);
+  FOAM_PROBE_ADD(sh_coeff, rest);
   foam_sh_add(s->sh + (size_t)i * bytes, rest, s->h.sh_f32, basis, rgb);
   for (uint32_t c = 0; c < 3; ++c) rgb[c] = rgb[c] > 0.0f ? rgb[c] : 0.0f;
 }
@@ -214,6 +216,8 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
     }
     marched++;
     FOAM_PROBE(step);
+    FOAM_PROBE_ADD(sh_step, s->h.sh_rest != 0);
+    FOAM_PROBE_ADD(sh_stepcoeff, s->h.sh_rest);
     if (best == 0xFFFFFFFFu) { /* hull cell: the last, infinite segment is not composited */
       steps++;
       end = FOAM_MARCH_FINISHED;
@@ -285,6 +289,8 @@ static inline uint32_t foam_visit_ray(const foam_shard_view *s, const foam_camer
   uint32_t cells = 0, tested = 0;
   float basis[FOAM_SH_MAX_REST];
   foam_sh_basis(d, s->h.sh_rest, basis);
+  FOAM_PROBE_ADD(sh_visit, s->h.sh_rest != 0);
+  FOAM_PROBE_ADD(sh_basis, s->h.sh_rest);
   ray->tracer_hops++;
   const foam_march_end end = foam_march(s, o, d, basis, cam->t_stop, ray, &cells, &tested);
   *neighbours += tested;

@@ -7,5 +7,9 @@
 #ifndef FOAM_PROBE
 #define FOAM_PROBE(event) ((void)0)
 #endif
+/* Counts `n` events at once (n is not evaluated outside the probe build). */
+#ifndef FOAM_PROBE_ADD
+#define FOAM_PROBE_ADD(event, n) ((void)0)
+#endif
 
 #endif /* FOAM_PROBE_H */

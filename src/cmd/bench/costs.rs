@@ -29,6 +29,18 @@ pub struct March {
     pub neighbour: f64,
     #[serde(default)]
     pub result: f64,
+    /// The SH colour (march.h foam_sh_basis, foam_cell_rgb), charged only with SH:
+    /// per shard visit, fixed and per coefficient per channel beyond DC (the basis) ...
+    #[serde(default)]
+    pub sh_visit: f64,
+    #[serde(default)]
+    pub sh_basis: f64,
+    /// ... and per cell step (the dot product, folded into the step as the composite
+    /// is: nearly every step is coloured), fixed and per coefficient.
+    #[serde(default)]
+    pub sh_step: f64,
+    #[serde(default)]
+    pub sh_stepcoeff: f64,
 }
 
 /// TracerSend (one worker): per call, once with any ray, per ray scanned, per ray sent.
@@ -114,6 +126,7 @@ mod tests {
         assert_eq!(table, serde_json::from_str::<Value>(TABLE_JSON).unwrap(), "compiled-in table = committed file");
         let (fit, ratio) = (read("tools/costs/data/fit-pooled-o2.json"), read("tools/costs/data/ratio.json"));
         let plans = [("fanout4", read("tools/costs/data/fit-1m-paper-o2.json")), ("fanout16", read("tools/costs/data/fit-1m-o2.json"))];
+        let sh = read("tools/costs/data/fit-sh-o2.json");
         let mut checked = 0;
         for (t, events) in table["ipu"].as_object().unwrap() {
             let r = ratio[t].as_f64().unwrap();
@@ -126,6 +139,7 @@ mod tests {
                 };
                 let fitted = match plans.iter().find(|(name, _)| name == k) {
                     Some((_, f)) => model(f)["fixed"].clone(),
+                    None if k.starts_with("sh_") => model(&sh)[k].clone(),
                     None => model(&fit)[k].clone(),
                 };
                 let x86 = (fitted.as_f64().unwrap_or(0.0) * 100.0).round() / 100.0;
@@ -134,7 +148,7 @@ mod tests {
                 checked += 1;
             }
         }
-        assert!(checked >= 30, "{checked} constants");
+        assert!(checked >= 38, "{checked} constants");
     }
 
     /// The model's typed table holds exactly the file's numbers.
@@ -146,6 +160,8 @@ mod tests {
         assert_eq!(c.TracerMarch.neighbour, at("TracerMarch", "neighbour"));
         assert_eq!(c.TracerMarch.step, at("TracerMarch", "step"));
         assert_eq!(c.TracerMarch.visit, at("TracerMarch", "visit"));
+        assert_eq!(c.TracerMarch.sh_stepcoeff, at("TracerMarch", "sh_stepcoeff"));
+        assert_eq!(c.InjectorMarch.sh_step, at("InjectorMarch", "sh_step"));
         assert_eq!(c.InjectorMarch.marched_on, at("InjectorMarch", "held"));
         assert_eq!(c.RouterForward.item, at("RouterForward", "ray"));
         assert_eq!(c.InjectorSend.item, at("InjectorSend", "deal"));

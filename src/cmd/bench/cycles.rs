@@ -75,25 +75,17 @@ pub struct MarchWork {
     pub results: u64,
 }
 
-/// View-dependent colour (march.h: foam_sh_basis, foam_sh_add), a term of its own
-/// beside the fitted march costs (which were fitted on DC-only runs): instructions
-/// counted in the host build's x86-64 -O2 code (objdump), used as IPU instructions
-/// unscaled. Per SH coefficient of a cell step, all three channels (the binary16
-/// loop; the f32 one is 11), ...
-pub const SH_COEFF_INSTR: f64 = 18.0;
-/// ... per cell step besides: the offset, the call's entry and exit, the clamp, ...
-pub const SH_CELL_INSTR: f64 = 30.0;
-/// ... and per shard visit of a ray, the basis (degree 3; fewer below).
-pub const SH_BASIS_INSTR: f64 = 60.0;
-
-/// What one worker spends on the SH colour with `rest` coefficients per channel
-/// beyond DC (0: none). Every cell step is charged, near-empty cells (which skip it)
-/// included: an upper bound.
-pub fn sh_instr(rest: usize, w: &MarchWork) -> f64 {
+/// View-dependent colour (march.h: foam_sh_basis per shard visit, foam_cell_rgb per
+/// cell step) with `rest` coefficients per channel beyond DC (0: none), from the
+/// measured table's SH terms (fitted on runs of one scene at degrees 0 to 3). Every
+/// cell step is charged: near-empty cells skip the colour, but they are under 1 % of
+/// the steps measured.
+pub fn sh_instr(c: &super::costs::March, rest: usize, w: &MarchWork) -> f64 {
     if rest == 0 {
         0.0
     } else {
-        SH_BASIS_INSTR * w.visits as f64 + (SH_CELL_INSTR + SH_COEFF_INSTR * rest as f64) * w.steps as f64
+        let r = rest as f64;
+        (c.sh_visit + c.sh_basis * r) * w.visits as f64 + (c.sh_step + c.sh_stepcoeff * r) * w.steps as f64
     }
 }
 
@@ -131,7 +123,7 @@ pub fn tracer_cycles(workers: &[MarchWork; WORKERS], finished: u64, sh_rest: usi
     let sent = loaded.saturating_sub(finished);
     let s = &c.TracerSend;
     let send = s.fixed + if loaded > 0 { s.active + s.scan * loaded as f64 + s.send * sent as f64 } else { 0.0 };
-    let march = workers.iter().map(|w| march_instr(&c.TracerMarch, w) + sh_instr(sh_rest, w));
+    let march = workers.iter().map(|w| march_instr(&c.TracerMarch, w) + sh_instr(&c.TracerMarch, sh_rest, w));
     [multi_worker_cycles(march), single_worker_cycles(send), 0.0]
 }
 
@@ -142,7 +134,7 @@ pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, merged: boo
     let c = &*COSTS;
     let marched: u64 = workers.iter().map(|w| w.marched_on).sum();
     let emit = single_worker_cycles(item_instr(&c.Injector, emitted));
-    let march = multi_worker_cycles(workers.iter().map(|w| march_instr(&c.InjectorMarch, w) + sh_instr(sh_rest, w)));
+    let march = multi_worker_cycles(workers.iter().map(|w| march_instr(&c.InjectorMarch, w) + sh_instr(&c.InjectorMarch, sh_rest, w)));
     let deal = single_worker_cycles(item_instr(&c.InjectorSend, marched));
     if merged { [march, deal, emit] } else { [emit, march, deal] }
 }
@@ -370,11 +362,16 @@ mod tests {
         workers[2] = busy;
         let dc = tracer_cycles(&workers, 0, 0);
         let sh = tracer_cycles(&workers, 0, 15);
-        let want = 6.0 * (6.0 * SH_BASIS_INSTR + 600.0 * (SH_CELL_INSTR + 15.0 * SH_COEFF_INSTR));
-        assert!((sh[0] - dc[0] - want).abs() < 1e-6, "{} - {} != {want}", sh[0], dc[0]);
+        let want = |c: &super::super::costs::March| {
+            6.0 * (6.0 * (c.sh_visit + 15.0 * c.sh_basis) + 600.0 * (c.sh_step + 15.0 * c.sh_stepcoeff))
+        };
+        let want_t = want(&COSTS.TracerMarch);
+        assert!(want_t > 0.0, "the table has SH terms");
+        assert!((sh[0] - dc[0] - want_t).abs() < 1e-6, "{} - {} != {want_t}", sh[0], dc[0]);
         assert_eq!((sh[1], sh[2]), (dc[1], dc[2]), "only the march evaluates SH");
         let (i0, i3) = (injector_cycles(&workers, 6, false, 0), injector_cycles(&workers, 6, false, 15));
-        assert!((i3[1] - i0[1] - want).abs() < 1e-6 && i3[0] == i0[0] && i3[2] == i0[2], "{i0:?} {i3:?}");
+        let want_i = want(&COSTS.InjectorMarch);
+        assert!((i3[1] - i0[1] - want_i).abs() < 1e-6 && i3[0] == i0[0] && i3[2] == i0[2], "{i0:?} {i3:?}");
     }
 
     #[test]

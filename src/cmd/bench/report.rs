@@ -266,7 +266,7 @@ fn point(w: &mut String, p: &Point) {
         if e.sh_s > 0.0 {
             let _ = writeln!(
                 w,
-                "  of which SH colour evaluation: {:.3} ms ({:.1} % of the frame; cycles.rs SH_* terms)",
+                "  of which SH colour evaluation: {:.3} ms ({:.1} % of the frame; the table's sh_* terms)",
                 e.sh_s * 1e3,
                 100.0 * e.sh_s / e.frame_s
             );
