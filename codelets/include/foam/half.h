@@ -95,6 +95,25 @@ static inline float foam_h2f(uint16_t h) {
 #endif
 }
 
+/* Two floats as one value (the IPU's float2: f32v2 arithmetic works on both). */
+typedef float foam_float2 __attribute__((vector_size(8)));
+
+/* Two binary16 values packed in one word (the lower address's in the low bits) to
+ * floats in one conversion, as f16v2tof32 does on the IPU and vcvtph2ps with F16C. */
+static inline foam_float2 foam_h2f2(uint32_t w) {
+#ifdef __IPU__
+  half2 v;
+  memcpy(&v, &w, 4);
+  return __builtin_convertvector(v, foam_float2);
+#elif defined(__F16C__)
+  const __m128 f = _mm_cvtph_ps(_mm_cvtsi32_si128((int)w));
+  return __builtin_shufflevector(f, f, 0, 1);
+#else
+  foam_float2 v = {foam_h2f_soft((uint16_t)w), foam_h2f_soft((uint16_t)(w >> 16))};
+  return v;
+#endif
+}
+
 /* Round to nearest even, IEEE overflow (inf) on a host; the target's own
  * conversion on the IPU. Only for values within +-FOAM_HALF_MAX (or NaN): see
  * foam_f2h. */
