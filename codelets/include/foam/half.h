@@ -102,9 +102,10 @@ typedef float foam_float2 __attribute__((vector_size(8)));
  * floats in one conversion, as f16v2tof32 does on the IPU and vcvtph2ps with F16C. */
 static inline foam_float2 foam_h2f2(uint32_t w) {
 #ifdef __IPU__
-  half2 v;
-  memcpy(&v, &w, 4);
-  return __builtin_convertvector(v, foam_float2);
+  half v[2];
+  memcpy(v, &w, 4);
+  foam_float2 f = {(float)v[0], (float)v[1]};
+  return f;
 #elif defined(__F16C__)
   const __m128 f = _mm_cvtph_ps(_mm_cvtsi32_si128((int)w));
   return __builtin_shufflevector(f, f, 0, 1);
