@@ -113,7 +113,9 @@ fn modelled_bytes(plan: &DevicePlan, bytes: &[poplar_bridge::TileBytes], i: usiz
     match n.role {
         Role::Tracer => {
             let own = DeviceOptions { side_links: plan.sides[i].len() as u32, results: p.result_slots * FOAM_WORKERS, ..o.clone() };
-            let copies: usize = plan.copies[i].iter().map(|&s| plan.spec.nodes[s].shard_bytes).sum();
+            // A replica holds its shard's copies.
+            let shard = plan.tree.shard_of(i).expect("a tracer node holds a shard");
+            let copies: usize = plan.copies[shard].iter().map(|&s| plan.spec.nodes[s].shard_bytes).sum();
             // The footprint's items but the program and the reserve are tensors, its
             // records included.
             let f = tracer_footprint(&own, rb, plan.slice_pixels);
@@ -200,7 +202,8 @@ fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
     let cam = garden_cam.resized(160, 120).unwrap();
     let o = DeviceOptions { rc: 1, ..DeviceOptions::default() };
     let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
-    let (tracers, injectors) = (plan.shards() as u64, plan.tree.injectors().len() as u64);
+    // Tracer tiles: one per shard and the replicas (each gets the camera block too).
+    let (tracers, injectors) = (plan.tree.tracer_nodes().count() as u64, plan.tree.injectors().len() as u64);
     let p = foam_ipu::cmd::bench::profile::profile(plan, scene, &cam).unwrap();
     let f = &p.frame;
     assert_eq!(p.iterations.len() as u64, f.iterations, "one record per iteration");

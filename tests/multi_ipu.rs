@@ -178,6 +178,8 @@ fn a_bad_ipu_count_is_a_one_line_error() {
         }
     }
     // An IPU with too few tiles for its share of the tree names itself.
-    let e = common::expect_error(&["render", g.as_str(), "--ipus", "2", "--shards", "8", "--width", "64", "--height", "48", "--tune", "tiles=16"]);
+    let e = common::expect_error(&[
+        "render", g.as_str(), "--ipus", "2", "--shards", "8", "--width", "64", "--height", "48", "--tune", "tiles=16", "--tune", "injectors=8",
+    ]);
     assert!(e.contains("IPU 0 needs 18 tiles (8 tracers, 10 routers, spill store and injectors) but has 16"), "{e}");
 }

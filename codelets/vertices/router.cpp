@@ -32,23 +32,27 @@ using namespace poplar;
 
 namespace {
 
-// Which shard ids a router's subtree holds and which child each goes to.
+// Which shard ids a router's subtree holds and which child each goes to: by the
+// id's bits, or over the replicas of one shard by the pixel (hashBits > 0).
 struct Route {
-  uint32_t prefix, subtreeShift, levelShift, childMask;
+  uint32_t prefix, subtreeShift, levelShift, childMask, hashBits;
 };
 
 inline Route routeOf(const foam_params &p) {
   uint32_t bits = 0;  // log2 of the fanout, a power of two
   while ((1u << bits) < p.fanout) ++bits;
-  return Route{p.shard, p.level_shift + bits, p.level_shift, p.fanout - 1};
+  if (p.replicas) return Route{p.shard, 0, 0, p.fanout - 1, bits};
+  return Route{p.shard, p.level_shift + bits, p.level_shift, p.fanout - 1, 0};
 }
 
-// Category of a ray (FOAM_CAT_*), or -1 for an empty slot.
-inline int classify(const Route &r, uint16_t shard, bool fromParent) {
+// Category of the ray in `slot` (FOAM_CAT_*), or -1 for an empty slot.
+inline int classify(const Route &r, const unsigned char *slot, bool fromParent) {
+  const uint16_t shard = foam_slot_shard(slot);
   if (shard == FOAM_INVALID_SHARD) return -1;
   bool inSubtree = ((uint32_t)shard >> r.subtreeShift) == r.prefix;
   if (!inSubtree) return FOAM_CAT_UP;
-  int child = (int)(((uint32_t)shard >> r.levelShift) & r.childMask);
+  int child = r.hashBits ? (int)foam_replica_child(foam_slot_px(slot), r.hashBits)
+                         : (int)(((uint32_t)shard >> r.levelShift) & r.childMask);
   return (fromParent ? FOAM_CAT_DOWN : FOAM_CAT_TURN) + child;
 }
 
@@ -105,7 +109,7 @@ public:
       unsigned begin = s.count[k] * workerId / workers, end = s.count[k] * (workerId + 1) / workers;
       for (unsigned i = begin; i < end; ++i) {
         FOAM_PROBE(ray);
-        int cat = classify(route, foam_slot_shard(s.ptr[k] + (size_t)i * p.ray_bytes), s.fromParent[k]);
+        int cat = classify(route, s.ptr[k] + (size_t)i * p.ray_bytes, s.fromParent[k]);
         if (cat >= 0) counts[cat]++;
       }
     }
@@ -218,6 +222,14 @@ inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t fin
     const uint32_t next = minu(r.injector(l).next, r.p.inject_capacity);
     allow[l] = asked > room ? next * room / asked : next;
     c.allowed += allow[l];
+  }
+  // Shares rounded down can leave room unused, all of it when there is less room
+  // than injectors asking: then none would ever emit. The rest goes a ray a lane.
+  for (unsigned l = r.f; l < r.pl && c.allowed < room && asked > room; ++l) {
+    if (allow[l] < minu(r.injector(l).next, r.p.inject_capacity)) {
+      allow[l]++;
+      c.allowed++;
+    }
   }
 }
 
@@ -384,7 +396,7 @@ public:
       for (unsigned i = begin; i < end; ++i) {
         const unsigned char *src = s.ptr[k] + (size_t)i * stride;
         FOAM_PROBE(ray);
-        int cat = classify(route, foam_slot_shard(src), s.fromParent[k]);
+        int cat = classify(route, src, s.fromParent[k]);
         if (cat < 0) continue;
         uint32_t r = rank[cat]++;
         unsigned char *dst;

@@ -64,7 +64,7 @@ pub struct Args {
     #[arg(long)]
     pub no_estimate: bool,
     /// Also run the paper's configuration (quadtree routers, rows:1, one injector, no
-    /// direct lanes, side links, shard copies or result stores, 256-ray links) on the
+    /// direct lanes, side links, shard copies, replicas or result stores, 256-ray links) on the
     /// same scene and camera, and report it beside this run as `paper`.
     #[arg(long, conflicts_with = "sweep")]
     pub compare_paper: bool,
@@ -190,8 +190,8 @@ fn composite(out: &crate::reference::RenderOutput) -> Vec<f64> {
 
 /// The paper's configuration (§5, Tab. 3) on top of `base` (its layout, rc and limits):
 /// a quadtree of routers, primary rays in scan-order rows one per batch, one ray
-/// generator on the root, no direct lanes, side links, shard copies or result stores,
-/// and 256 rays per link buffer.
+/// generator on the root, no direct lanes, side links, shard copies, replicas or
+/// result stores, and 256 rays per link buffer.
 pub fn paper_options(base: &DeviceOptions) -> DeviceOptions {
     DeviceOptions {
         fanout: vec![4],
@@ -200,6 +200,7 @@ pub fn paper_options(base: &DeviceOptions) -> DeviceOptions {
         direct_capacity: 0,
         side_links: 0,
         copies: 0,
+        replicas: 0,
         results: 0,
         link_capacity: vec![256],
         ..base.clone()

@@ -159,6 +159,13 @@ pub const KEYS: &[Key] = &[
         ..ONE_NUMBER
     },
     Key {
+        name: "replicas",
+        fixed: Some(|o| o.replicas.to_string()),
+        doc: "Hot shards get replicas on the tiles the tree leaves free (a router of 2 to 16 tiles holding the shard in its tracer's place; a ray goes to the replica its pixel picks) until no tile's share of the camera's sampled rays is over this many times the mean tracer's, as far as the free tiles go (0: none).",
+        set: |o, v| o.replicas = count(v),
+        ..ONE_NUMBER
+    },
+    Key {
         name: "results",
         fixed: Some(|o| o.results.to_string()),
         doc: "Finished rays a tracer keeps where they finish instead of sending them to their pixel's home tracer, split over its six workers; grown where the sampled rays end and the tile has room (0: all go home).",

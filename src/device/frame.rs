@@ -102,7 +102,7 @@ impl DeviceRenderer {
             None => session.compile(&progs)?,
         }
         let (tile_bytes_budget, tile_bytes_max) = tile_memory(&session, &plan)?;
-        let px_bytes = vec![0u8; plan.shards() * plan.slice_pixels as usize * size_of::<foam_pixel>()];
+        let px_bytes = vec![0u8; plan.tree.tracer_nodes().count() * plan.slice_pixels as usize * size_of::<foam_pixel>()];
         let res_bytes = vec![0u8; plan.result_store_bytes()];
         Ok(DeviceRenderer {
             tile_bytes_budget,
@@ -257,6 +257,17 @@ impl DeviceRenderer {
                 slices[tracer * slots + slot]
             })
             .collect();
+        // A replica of a home tracer writes the pixels that finish on it into its own
+        // slice (it holds the same shard id): add what it wrote to the home's.
+        let leaf_of_home: std::collections::HashMap<usize, usize> =
+            (0..homes).map(|leaf| (self.plan.home_tracer(leaf).0, leaf)).collect();
+        for (k, (_, shard)) in self.plan.tree.tracer_nodes().enumerate().skip(self.plan.shards()) {
+            let Some(&leaf) = leaf_of_home.get(&shard) else { continue };
+            for (slot, px) in slices[k * slots..(k + 1) * slots].iter().enumerate().filter(|(_, px)| px.writes > 0) {
+                let home = &mut pixels[slot * homes + leaf];
+                *home = foam_pixel { writes: home.writes + px.writes, ..*px };
+            }
+        }
         // Rays kept where they finished (layout.h foam_result; pixel 0: an empty slot).
         self.session.read_tensor(poplar_bridge::RESULTS_HANDLE, &mut self.res_bytes)?;
         for rec in self.res_bytes.chunks_exact(size_of::<foam_result>()) {

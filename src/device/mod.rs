@@ -13,6 +13,7 @@ pub mod plan;
 pub mod program;
 pub mod progress;
 pub mod region;
+pub mod replicas;
 pub mod sample;
 pub mod sides;
 pub mod stats;

@@ -91,7 +91,7 @@ pub struct DeviceOptions {
     /// Injectors march their primary rays in step 1 beside the tracers' march and
     /// emit in step 3 for the next step; false: emit in step 1, march in step 2.
     pub merged_march: bool,
-    /// Injector tiles on lanes of the root (1 to 8).
+    /// Injector tiles on lanes of the root (1 to 32).
     pub injectors: u32,
     /// Rays per injector-lane buffer.
     pub inject_capacity: u32,
@@ -126,6 +126,10 @@ pub struct DeviceOptions {
     /// camera, and only as many as fit the tile beside its grown result store.
     /// 0: none.
     pub copies: u32,
+    /// Hot shards get replicas on the tiles the tree leaves free until no tile's
+    /// sampled load is over this many times the mean tracer's, as far as the tiles
+    /// go (see [`super::replicas`]); only planned for a camera. 0: none.
+    pub replicas: u32,
     /// Finished rays a tracer keeps in its result store instead of sending them
     /// to their pixel's home tracer (split evenly over its six workers).
     pub results: u32,
@@ -406,7 +410,7 @@ impl Default for DeviceOptions {
             batch: Batch::default(),
             drain_iters: 0,
             merged_march: true,
-            injectors: 8,
+            injectors: 16,
             inject_capacity: 384,
             direct_capacity: 128,
             fanout: vec![16, 8],
@@ -416,6 +420,7 @@ impl Default for DeviceOptions {
             side_capacity: 32,
             size_links: false,
             copies: 3,
+            replicas: 2,
             results: 1536,
             router_queue: None,
             spill: None,

@@ -54,7 +54,8 @@ pub struct DevicePlan {
     /// Each tracer's shard copies (see [`super::copies`]), ascending; empty unless
     /// planned for a camera.
     pub copies: Vec<Vec<usize>>,
-    /// Each tracer's side-link neighbours (see [`super::sides`]), in lane order.
+    /// Each node's side-link neighbours (see [`super::sides`]; replicas':
+    /// [`super::replicas::with_replica_sides`]), in lane order; empty but for tracers.
     pub sides: Vec<Vec<u32>>,
     /// Each tracer's result-store slots per worker (see [`super::options::DeviceOptions::results`]).
     pub result_slots: Vec<u32>,
@@ -175,7 +176,19 @@ impl DevicePlan {
         let traffic = super::copies::busiest_view(&per_view, &copies);
         let spare = |a: usize| room[a] - copies[a].iter().map(|&s| sizes[s]).sum::<usize>();
         let results: Vec<u32> = extra(&traffic.finishes, &spare).into_iter().map(|x| options.results + x as u32).collect();
+        // The hot shards' tiles, each replica a clone of its tracer on a free tile.
+        // A side link still reaches the tracer alone: dropping the replicated
+        // shards' links cost more router hops than the tracer's extra load.
+        // One IPU only: on several, tiles are numbered across the IPUs
+        // (Tree::place_on_ipus), and each IPU's free tiles would have to take its
+        // own shards' replicas (replicas::choose per IPU).
+        let free = if options.ipus == 1 { (options.tiles as usize).saturating_sub(topology.tree.nodes.len()) } else { 0 };
+        let replicated = super::replicas::choose(&traffic.arrivals, free, options.replicas, super::tree::MAX_FANOUT);
+        for &(s, tiles) in &replicated {
+            topology.tree.replicate(s, tiles, options.tiles)?;
+        }
         let sides = if options.sizes_links_to_camera() {
+            // The lane into a replicated shard's router carries all its rays.
             let peak = traffic.arrivals.iter().copied().fold(0.0, f64::max);
             topology.resolve_links(&super::options::tracer_links_for_load(options, ray_bytes, peak));
             Some(super::sides::choose_by_traffic(&traffic.crossings, &topology.tree, options.side_links))
@@ -232,6 +245,7 @@ impl DevicePlan {
         let sides = sides.unwrap_or_else(|| {
             super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, tree, options.side_links)
         });
+        let sides = super::replicas::with_replica_sides(&sides, tree);
 
         let mut blobs = Vec::with_capacity(packed.iter().map(|p| p.blob.len()).sum());
         let mut offsets = Vec::with_capacity(packed.len());
@@ -306,10 +320,10 @@ impl DevicePlan {
         (self.home_of_leaf[p % leaves], p / leaves)
     }
 
-    /// Bytes of all tracers' result stores as the host reads them (the graph gives
-    /// an empty store one word).
+    /// Bytes of all tracers' result stores as the host reads them, replicas' included
+    /// (the graph gives an empty store one word).
     pub fn result_store_bytes(&self) -> usize {
-        self.result_slots.iter().map(|&s| super::options::result_store_bytes(s) as usize).sum()
+        self.tree.tracer_nodes().map(|(_, s)| super::options::result_store_bytes(self.result_slots[s]) as usize).sum()
     }
 
     /// What the host writes to the device for one frame: the camera block broadcast to
@@ -696,6 +710,7 @@ pub(crate) fn node_params(
         hops: o.hops as u32,
         shard: n.prefix,
         level_shift: n.level_shift,
+        replicas: n.replicas as u32,
         ..foam_params::default()
     };
     match n.role {

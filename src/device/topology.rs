@@ -113,19 +113,21 @@ impl Topology {
 
     /// The render spec's nodes, each with its own foam_params (the stores that fill
     /// their tiles empty), tracer s holding shard s at `offsets[s]` of the spec's
-    /// blobs with the copies directory `copies[s]` and `result_slots[s]` slots per worker.
+    /// blobs with the copies directory `copies[s]` and `result_slots[s]` slots per worker,
+    /// as does every replica of shard s.
     pub fn nodes(&self, offsets: &[(usize, usize)], copies: &[Vec<u8>], result_slots: &[u32]) -> Vec<RenderNode> {
         let (tree, o) = (&self.tree, &self.options);
         (0..tree.nodes.len())
             .map(|i| {
                 let n = &tree.nodes[i];
                 let mut params = node_params(tree, i, o, self.ray_bytes, (self.width, self.height), self.block_slots);
-                let tracer = n.role == Role::Tracer;
-                if tracer {
-                    params.result_slots = result_slots[i];
+                // A replica is its shard's tracer again on another tile.
+                let shard = tree.shard_of(i).filter(|_| n.role == Role::Tracer);
+                if let Some(s) = shard {
+                    params.result_slots = result_slots[s];
                 }
-                let (shard_offset, shard_bytes) = if tracer { offsets[i] } else { (0, 0) };
-                let copies = if tracer { copies[i].clone() } else { Vec::new() };
+                let (shard_offset, shard_bytes) = shard.map_or((0, 0), |s| offsets[s]);
+                let copies = shard.map_or_else(Vec::new, |s| copies[s].clone());
                 RenderNode { role: n.role as u8, tile: n.tile, params: record_bytes(&params), shard_offset, shard_bytes, copies }
             })
             .collect()

@@ -47,9 +47,11 @@ pub struct Node {
     /// split leaves); 0 for tracers.
     pub level: u32,
     /// Level of the edge to its parent, whose link capacity it takes: a router's
-    /// level, 0 for tracers and for the router of a split leaf (which sits in a
-    /// tracer's place).
+    /// level, 0 for tracers and for the router of a split leaf or of replicas
+    /// (which sit in a tracer's place).
     pub edge_level: u32,
+    /// Routers: the children are replicas of one shard (see [`Tree::replicate`]).
+    pub replicas: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -62,6 +64,10 @@ pub struct Tree {
     tracers: usize,
     root: usize,
     spill: usize,
+    /// Node indices of the injectors.
+    injectors: std::ops::Range<usize>,
+    /// Each replica tracer's node and the shard it holds a replica of.
+    replica_of: Vec<(usize, usize)>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -137,6 +143,7 @@ impl Tree {
             level_shift,
             level,
             edge_level: level,
+            replicas: false,
         };
         let mut nodes: Vec<Node> = Vec::with_capacity(shards as usize);
         for (leaf, &k) in shards_per_leaf.iter().enumerate() {
@@ -212,7 +219,8 @@ impl Tree {
                 available: tiles_available,
             });
         }
-        Ok(Tree { depth, id_bits, nodes, tracers, root, spill })
+        let injectors = spill + 1..nodes.len();
+        Ok(Tree { depth, id_bits, nodes, tracers, root, spill, injectors, replica_of: Vec::new() })
     }
 
     /// Tiles a tree of `2^depth` unsplit leaves leaves free on a target of
@@ -298,7 +306,72 @@ impl Tree {
 
     /// Node indices of the injectors, in lane order.
     pub fn injectors(&self) -> std::ops::Range<usize> {
-        self.spill + 1..self.nodes.len()
+        self.injectors.clone()
+    }
+
+    /// The shard a tracer node holds: tracer `s` holds shard `s`, a replica the
+    /// shard it replicates. `None` for other roles.
+    pub fn shard_of(&self, node: usize) -> Option<usize> {
+        if node < self.tracers {
+            return Some(node);
+        }
+        self.replica_of.iter().find(|&&(n, _)| n == node).map(|&(_, s)| s)
+    }
+
+    /// Every tracer node (originals in shard order, then replicas in node order) and
+    /// the shard it holds: the order the graph reads their slices and result stores.
+    pub fn tracer_nodes(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (0..self.tracers).map(|s| (s, s)).chain(self.replica_of.iter().copied())
+    }
+
+    /// Replica tracer nodes and the shard each replicates.
+    pub fn replicas(&self) -> &[(usize, usize)] {
+        &self.replica_of
+    }
+
+    /// Puts `count` tiles in shard `shard`'s place, each holding it: a router of
+    /// `count` children (a power of two, 2..=FOAM_MAX_FANOUT) takes the tracer's lane
+    /// at its parent, with the tracer as its child 0 and `count - 1` replica tracers
+    /// on new tiles after it. The router reads the same shard id as the tracer did,
+    /// so no other router changes; below it a ray goes to the replica its pixel
+    /// picks (layout.h foam_params.replicas). `tiles_available` bounds the tiles.
+    pub fn replicate(&mut self, shard: usize, count: u32, tiles_available: u32) -> Result<(), TreeError> {
+        if !(2..=MAX_FANOUT).contains(&count) || !count.is_power_of_two() || shard >= self.tracers {
+            return Err(TreeError::BadFanout(count));
+        }
+        let needed = self.nodes.len() as u64 + count as u64;
+        if needed > tiles_available as u64 {
+            return Err(TreeError::TooManyTiles {
+                needed,
+                tracers: (self.tracers + self.replica_of.len()) as u64 + count as u64 - 1,
+                routers: self.routers().count() as u64 + 1,
+                injectors: self.injectors.len() as u32,
+                available: tiles_available,
+            });
+        }
+        let tracer = self.nodes[shard].clone();
+        let id = tracer.prefix;
+        let router = self.nodes.len();
+        self.nodes.push(Node {
+            role: Role::Router,
+            tile: router as u32,
+            fanout: count,
+            subtree_shift: 0,
+            prefix: id,
+            level_shift: 0,
+            level: 1,
+            edge_level: 0,
+            replicas: true,
+            ..tracer.clone()
+        });
+        self.nodes[shard].parent = Some(router);
+        self.nodes[shard].lane = 0;
+        for lane in 1..count {
+            let node = self.nodes.len();
+            self.nodes.push(Node { tile: node as u32, parent: Some(router), lane, ..tracer.clone() });
+            self.replica_of.push((node, shard));
+        }
+        Ok(())
     }
 
     /// Gives every router under the root a lane per injector: the injectors' direct
@@ -430,9 +503,9 @@ mod tests {
         assert!(Tree::new(0, 1472, &[4], 1).is_err());
         // Shard 0xFFFF would read as an empty slot.
         assert!(Tree::new(16, u32::MAX, &[4], 1).unwrap_err().to_string().contains("32,768"));
-        // At least one injector, at most eight, beside any root.
-        let e = Tree::new(10, 1472, &[16, 8], 9).unwrap_err();
-        assert!(e.to_string().contains("1 to 8 injector lanes"), "{e}");
+        // At least one injector, at most 32, beside any root.
+        let e = Tree::new(10, 1472, &[16, 8], 33).unwrap_err();
+        assert!(e.to_string().contains("1 to 32 injector lanes"), "{e}");
         assert!(Tree::new(10, 1472, &[16, 8], 0).is_err());
         let t = Tree::new(10, 1472, &[16, 8], 8).unwrap();
         assert_eq!(t.nodes.len(), 1024 + 73 + 1 + 8);
@@ -518,6 +591,36 @@ mod tests {
             assert!(t.clone().place_on_ipus(bad, 1472).unwrap_err().to_string().contains(&format!("{bad} IPUs")));
         }
         assert!(Tree::new(1, 1472, &[16], 1).unwrap().place_on_ipus(4, 1472).is_err(), "more IPUs than leaves");
+    }
+
+    #[test]
+    fn replicas_take_their_tracers_place_under_a_router_of_their_own() {
+        let mut t = Tree::new(6, 1472, &[16, 8], 8).unwrap();
+        let before = t.clone();
+        t.replicate(5, 4, 1472).unwrap();
+        assert_eq!(t.nodes.len(), before.nodes.len() + 4, "a router and three replicas");
+        assert_eq!((t.injectors(), t.root(), t.spill(), t.tracers()), (before.injectors(), before.root(), before.spill(), 64));
+        let r = t.nodes[5].parent.unwrap();
+        let router = &t.nodes[r];
+        assert_eq!((router.role, router.fanout, router.replicas, router.prefix, router.subtree_shift), (Role::Router, 4, true, 5, 0));
+        assert_eq!((router.parent, router.lane, router.edge_level, router.tile), (before.nodes[5].parent, 5, 0, r as u32));
+        assert_eq!((t.nodes[5].lane, t.nodes[5].tile), (0, 5));
+        let replicas: Vec<(usize, usize)> = (1..4).map(|k| (r + k, 5)).collect();
+        assert_eq!(t.replicas(), &replicas[..]);
+        for (k, &(n, _)) in replicas.iter().enumerate() {
+            let node = &t.nodes[n];
+            assert_eq!((node.role, node.prefix, node.parent, node.lane, node.tile), (Role::Tracer, 5, Some(r), k as u32 + 1, n as u32));
+        }
+        assert_eq!(t.tracer_nodes().count(), 64 + 3);
+        assert_eq!((t.shard_of(5), t.shard_of(r + 2), t.shard_of(r)), (Some(5), Some(5), None));
+        // Every other node is as it was.
+        assert!((0..before.nodes.len()).filter(|&i| i != 5).all(|i| t.nodes[i] == before.nodes[i]));
+        // A power of two from 2 to 16 tiles, within the target.
+        for bad in [1, 3, 32] {
+            assert!(t.replicate(6, bad, 1472).is_err(), "{bad}");
+        }
+        let e = t.replicate(6, 2, t.nodes.len() as u32 + 1).unwrap_err();
+        assert!(e.to_string().contains("the target has"), "{e}");
     }
 
     #[test]

@@ -335,8 +335,13 @@ typedef struct foam_params {
    * beyond its store when it grants credit, an over-grant that lets tests show the
    * overflow counters and the host's checks catch a credit violation. */
   uint32_t extra_credit;
+  /* router: 1 if its children are replicas of one hot shard (src/device/replicas.rs),
+   * all tracers of the id `shard`: a ray bound for it goes to the child its pixel
+   * hashes to (foam_replica_child), so each replica marches a fixed share of the
+   * pixels. 0 for every other node. */
+  uint32_t replicas;
 } foam_params;
-FOAM_STATIC_ASSERT(sizeof(foam_params) == 120, "foam_params is 120 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_params) == 124, "foam_params is 124 bytes");
 
 /* Cumulative counters every role keeps for statistics (read once per frame). */
 typedef struct foam_tile_stats {
@@ -370,8 +375,10 @@ FOAM_STATIC_ASSERT(sizeof(foam_frame_status) == 32, "foam_frame_status is 32 byt
 /* Wide routers shorten paths: with 16 children per router a 1024-shard tree has
  * three router levels instead of five. */
 #define FOAM_MAX_FANOUT 16
-/* Injector tiles hang off the root on lanes after its children. */
-#define FOAM_MAX_INJECTORS 8
+/* Injector tiles hang off the root on lanes after its children. Each marches its
+ * share of the primary rays through a copy of the camera region, the frame's
+ * busiest shards: the more of them, the less each marches. */
+#define FOAM_MAX_INJECTORS 32
 #define FOAM_MAX_LANES (FOAM_MAX_FANOUT + FOAM_MAX_INJECTORS)
 /* Router ray categories: DOWN to child c, TURN to child c, UP. */
 #define FOAM_CAT_DOWN 0
@@ -399,7 +406,7 @@ typedef struct foam_router_ctl {
   uint32_t injected;                      /* root: rays its injectors emitted this frame */
   uint32_t allowed;                       /* root: rays it let its injectors emit last step, still outstanding */
 } foam_router_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 2240, "foam_router_ctl is 2240 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 2336, "foam_router_ctl is 2336 bytes");
 
 /* Per-worker counters of a tracer, written by TracerMarch (one row per worker). */
 /* MARCHED, STEPS, NEIGHBOURS in a row: foam_march_copies adds to them (as to an injector's). */

@@ -32,6 +32,19 @@ static inline uint16_t foam_slot_shard(const unsigned char *slot) {
   memcpy(&s, slot, 2);
   return s;
 }
+/* The pixel word of the slot (every payload has it at offset 4), steps included. */
+static inline uint32_t foam_slot_px(const unsigned char *slot) {
+  uint32_t px;
+  memcpy(&px, slot + 4, 4);
+  return px;
+}
+/* Which of 2^bits replicas of a shard marches the ray of pixel word `px` (bits >= 1):
+ * by its pixel alone, so a ray goes to the same replica whenever it comes back, and
+ * neighbouring pixels (which a block emits together) spread over all of them. */
+static inline uint32_t foam_replica_child(uint32_t px, uint32_t bits) {
+  const uint32_t pixel = px & ((1u << FOAM_STEPS_SHIFT) - 1u);
+  return (pixel * 0x9E3779B1u) >> (32u - bits);
+}
 static inline void foam_slot_invalidate(unsigned char *slot) {
   uint16_t s = FOAM_INVALID_SHARD;
   memcpy(slot, &s, 2);

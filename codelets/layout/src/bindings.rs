@@ -30,8 +30,8 @@ pub const FOAM_PX_MASK: u32 = 2047;
 pub const FOAM_STEPS_SHIFT: u32 = 22;
 pub const FOAM_WORKERS: u32 = 6;
 pub const FOAM_MAX_FANOUT: u32 = 16;
-pub const FOAM_MAX_INJECTORS: u32 = 8;
-pub const FOAM_MAX_LANES: u32 = 24;
+pub const FOAM_MAX_INJECTORS: u32 = 32;
+pub const FOAM_MAX_LANES: u32 = 48;
 pub const FOAM_CAT_DOWN: u32 = 0;
 pub const FOAM_CAT_TURN: u32 = 16;
 pub const FOAM_CAT_UP: u32 = 32;
@@ -616,10 +616,11 @@ pub struct foam_params {
     pub direct_lanes: u32,
     pub direct_capacity: u32,
     pub extra_credit: u32,
+    pub replicas: u32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_params"][::core::mem::size_of::<foam_params>() - 120usize];
+    ["Size of foam_params"][::core::mem::size_of::<foam_params>() - 124usize];
     ["Alignment of foam_params"][::core::mem::align_of::<foam_params>() - 4usize];
     [
         "Offset of field: foam_params::layout",
@@ -693,6 +694,9 @@ const _: () = {
     [
         "Offset of field: foam_params::extra_credit",
     ][::core::mem::offset_of!(foam_params, extra_credit) - 116usize];
+    [
+        "Offset of field: foam_params::replicas",
+    ][::core::mem::offset_of!(foam_params, replicas) - 120usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
@@ -784,7 +788,7 @@ pub struct foam_router_ctl {
     pub down_count: u32,
     pub src_up_count: u32,
     pub src_down_count: u32,
-    pub granted: [u32; 25usize],
+    pub granted: [u32; 49usize],
     pub counts: [[u32; 33usize]; 6usize],
     pub base: [[u32; 33usize]; 6usize],
     pub send: [u32; 33usize],
@@ -798,7 +802,7 @@ pub struct foam_router_ctl {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_router_ctl"][::core::mem::size_of::<foam_router_ctl>() - 2240usize];
+    ["Size of foam_router_ctl"][::core::mem::size_of::<foam_router_ctl>() - 2336usize];
     [
         "Alignment of foam_router_ctl",
     ][::core::mem::align_of::<foam_router_ctl>() - 4usize];
@@ -822,34 +826,34 @@ const _: () = {
     ][::core::mem::offset_of!(foam_router_ctl, granted) - 20usize];
     [
         "Offset of field: foam_router_ctl::counts",
-    ][::core::mem::offset_of!(foam_router_ctl, counts) - 120usize];
+    ][::core::mem::offset_of!(foam_router_ctl, counts) - 216usize];
     [
         "Offset of field: foam_router_ctl::base",
-    ][::core::mem::offset_of!(foam_router_ctl, base) - 912usize];
+    ][::core::mem::offset_of!(foam_router_ctl, base) - 1008usize];
     [
         "Offset of field: foam_router_ctl::send",
-    ][::core::mem::offset_of!(foam_router_ctl, send) - 1704usize];
+    ][::core::mem::offset_of!(foam_router_ctl, send) - 1800usize];
     [
         "Offset of field: foam_router_ctl::escape",
-    ][::core::mem::offset_of!(foam_router_ctl, escape) - 1836usize];
+    ][::core::mem::offset_of!(foam_router_ctl, escape) - 1932usize];
     [
         "Offset of field: foam_router_ctl::lane_off",
-    ][::core::mem::offset_of!(foam_router_ctl, lane_off) - 1900usize];
+    ][::core::mem::offset_of!(foam_router_ctl, lane_off) - 1996usize];
     [
         "Offset of field: foam_router_ctl::esc_off",
-    ][::core::mem::offset_of!(foam_router_ctl, esc_off) - 2032usize];
+    ][::core::mem::offset_of!(foam_router_ctl, esc_off) - 2128usize];
     [
         "Offset of field: foam_router_ctl::stay_off",
-    ][::core::mem::offset_of!(foam_router_ctl, stay_off) - 2096usize];
+    ][::core::mem::offset_of!(foam_router_ctl, stay_off) - 2192usize];
     [
         "Offset of field: foam_router_ctl::rr",
-    ][::core::mem::offset_of!(foam_router_ctl, rr) - 2228usize];
+    ][::core::mem::offset_of!(foam_router_ctl, rr) - 2324usize];
     [
         "Offset of field: foam_router_ctl::injected",
-    ][::core::mem::offset_of!(foam_router_ctl, injected) - 2232usize];
+    ][::core::mem::offset_of!(foam_router_ctl, injected) - 2328usize];
     [
         "Offset of field: foam_router_ctl::allowed",
-    ][::core::mem::offset_of!(foam_router_ctl, allowed) - 2236usize];
+    ][::core::mem::offset_of!(foam_router_ctl, allowed) - 2332usize];
 };
 impl Default for foam_router_ctl {
     fn default() -> Self {

@@ -1,0 +1,87 @@
+//! Replicas of hot shards (src/device/replicas.rs): a replicated shard's rays are
+//! marched on several tiles, and nothing but the speed may change — the image,
+//! depth included, is the same with them on and off, in fp32 and half, and every
+//! ray finishes exactly once, with roomy buffers or shrunk ones.
+
+use foam_ipu::camera::Camera;
+use foam_ipu::device::tree::Role;
+use foam_ipu::device::{DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
+use foam_ipu::scene::Scene;
+use foam_layout::{foam_frame_status, foam_tile_stats};
+use partition::RayLayout;
+
+mod common;
+
+use common::garden;
+
+const SHARDS: u64 = 256;
+
+/// The frame `o` plans for `cam`, and the cell steps each replica tile marched and
+/// the pixels it wrote (into its result store, or its slice when it replicates a
+/// home tracer).
+fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions) -> (DeviceFrame, Vec<u64>, u64) {
+    let plan = DevicePlan::for_camera(scene, SHARDS, cam, o, &()).unwrap();
+    let replicas: Vec<usize> = plan.tree.replicas().iter().map(|&(n, _)| n).collect();
+    assert_eq!(replicas.is_empty(), o.replicas == 0, "replicas {}: {} planned", o.replicas, replicas.len());
+    for &(n, s) in plan.tree.replicas() {
+        let (node, tracer) = (&plan.tree.nodes[n], &plan.tree.nodes[s]);
+        assert_eq!((node.role, node.prefix), (Role::Tracer, tracer.prefix), "a replica holds its shard's id");
+        assert_eq!(plan.spec.nodes[n].shard_offset, plan.spec.nodes[s].shard_offset, "and its blob");
+        assert_eq!(plan.spec.nodes[n].copies, plan.spec.nodes[s].copies, "and its copies");
+        assert_ne!(node.tile, tracer.tile);
+    }
+    let (mut steps, mut pixels) = (vec![0u64; replicas.len()], 0u64);
+    let mut per_call = |_: &foam_frame_status, tiles: &[foam_tile_stats], _: &[u32]| {
+        for (k, &n) in replicas.iter().enumerate() {
+            steps[k] = tiles[n].cell_steps as u64;
+        }
+        pixels = replicas.iter().map(|&n| tiles[n].pixels as u64).sum();
+    };
+    let mut r = DeviceRenderer::new(plan).unwrap();
+    let f = r.render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
+    assert_eq!(f.stats.rays_finished, (cam.width * cam.height) as u64, "every ray finishes once");
+    (f, steps, pixels)
+}
+
+/// A view whose injectors hold only the start shard, so that the tracers around
+/// the camera carry most of the frame, and the plan replicates them.
+fn options(layout: RayLayout, replicas: u32) -> DeviceOptions {
+    DeviceOptions { layout, replicas, region_bytes: Some(0), size_links: true, rc: 1, ..DeviceOptions::default() }
+}
+
+#[test]
+fn replicas_march_the_hot_shards_and_change_nothing_but_speed() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(160, 120).unwrap();
+    for layout in [RayLayout::Fp32, RayLayout::Half] {
+        let (off, _, _) = render(scene, &cam, &options(layout, 0));
+        let (on, steps, _) = render(scene, &cam, &options(layout, 2));
+        assert!(steps.iter().filter(|&&s| s > 0).count() * 2 > steps.len(), "{}: most replicas march: {steps:?}", layout.name());
+        assert_eq!(on.output, off.output, "{}: colour, opacity and depth must not depend on replicas", layout.name());
+        assert_eq!(on.stats.cell_steps, off.stats.cell_steps, "{}: the same marching, on other tiles", layout.name());
+    }
+}
+
+#[test]
+fn replicas_lose_no_ray_with_buffers_shrunk() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    let (roomy, _, _) = render(scene, &cam, &options(RayLayout::Half, 0));
+    let tight = DeviceOptions {
+        link_capacity: vec![2],
+        side_capacity: 2,
+        tracer_queue: 3,
+        router_queue: Some(4),
+        spill: Some(8),
+        inject_capacity: 2,
+        direct_capacity: 1,
+        // Every finished ray goes to its pixel's home: replicas of homes write
+        // their slices, which the host adds to the home's.
+        results: 0,
+        ..options(RayLayout::Half, 1)
+    };
+    let (squeezed, steps, pixels) = render(scene, &cam, &tight);
+    assert!(steps.iter().any(|&s| s > 0) && pixels > 0, "the replicas march and write pixels: {steps:?}, {pixels}");
+    assert!(squeezed.stats.max_buffer_occupancy <= 8);
+    assert_eq!(squeezed.output, roomy.output, "the image must depend on neither replicas nor buffer sizes");
+}
