@@ -129,7 +129,12 @@ fn a_scene_too_big_for_one_ipu_renders_on_the_fewest_that_hold_it() {
     };
     let one = run(&device(&["--ipus", "1", "-o", arg(&path("one.png"))]).iter().map(String::as_str).collect::<Vec<_>>());
     let e = String::from_utf8_lossy(&one.stderr);
-    assert!(!one.status.success() && e.contains("does not fit") && e.lines().count() == 1, "{e}");
+    assert!(!one.status.success() && e.contains("does not fit one Mk2 in ") && e.lines().count() == 1, "{e}");
+    // Degree 1 needs 4 IPUs: on 2 the error counts the IPUs it was cut for.
+    let two = run(&device(&["--ipus", "2", "--sh-degree", "1", "-o", arg(&path("two.png"))]).iter().map(String::as_str).collect::<Vec<_>>());
+    let e = String::from_utf8_lossy(&two.stderr);
+    assert!(!two.status.success() && e.contains("does not fit 2 Mk2 IPUs in ") && e.lines().count() == 1, "{e}");
+    assert!(!path("two.png").exists());
 
     let stats = path("s.json");
     let r = run(&device(&["--ipus", "auto", "-o", arg(&path("auto.png")), "--stats", arg(&stats)])

@@ -173,7 +173,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 }
             };
             let counts = partition::count_shards(&view, &part);
-            let fits = check_fit(&part, &counts, balance, &footprint).is_ok();
+            let fits = check_fit(&part, &counts, balance, &footprint, ipus).is_ok();
             let max_shard = counts.iter().map(|c| c.bytes as u64).max().unwrap_or(0);
             let fit = ShFit { ipus, degree, max_tile_bytes: footprint.tile_bytes(max_shard), budget_bytes: footprint.budget, fits };
             cuts.push((fit, balance, part, footprint));
@@ -215,7 +215,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         report: PartitionReport::new(&part, balance, &counts, &footprint),
     };
     if args.require_fit {
-        check_fit(&part, &counts, balance, &footprint).map_err(|e| CheckFailed(format!("{name}: {e}")))?;
+        check_fit(&part, &counts, balance, &footprint, ipus).map_err(|e| CheckFailed(format!("{name}: {e}")))?;
     }
 
     if let Some(dir) = &args.report {

@@ -509,20 +509,21 @@ pub fn sh_f32(options: &DeviceOptions) -> bool {
     options.layout == RayLayout::Fp32
 }
 
-/// The cut of `scene` into `shards` tracer tiles whose shards carry SH up to
-/// `degree`, or the one line saying why it does not fit.
+/// The cut of `scene` into `shards` tracer tiles (over `options.ipus` IPUs, leaves
+/// split onto free tiles as `options` allows) whose shards carry SH up to `degree`,
+/// or the one line saying why it does not fit.
 pub fn cut_at_degree(
     scene: &Scene,
     shards: u64,
     footprint: &partition::TracerFootprint,
-    splits: usize,
+    options: &DeviceOptions,
     degree: u8,
-    f32: bool,
     progress: &dyn Progress,
 ) -> Result<partition::Cut, DeviceError> {
-    let sref = scene.partition_view_sh(degree, f32);
+    let sref = scene.partition_view_sh(degree, sh_f32(options));
+    let splits = options.free_splits(shards);
     let cut = partition::cut(&sref, shards, None, footprint.shard_budget(), splits, &|what| progress.step(what, None))?;
-    check_fit(&cut.cut.partition, &cut.cut.counts, cut.balance, footprint)?;
+    check_fit(&cut.cut.partition, &cut.cut.counts, cut.balance, footprint, options.ipus)?;
     Ok(cut)
 }
 
@@ -554,9 +555,7 @@ fn choose_sh_degree(
     partition::check_shard_count(shards)?;
     scene.partition_view().validate()?;
     let footprint = tracer_footprint(options, width, height, shards);
-    let splits = options.free_splits(shards);
-    let f32 = sh_f32(options);
-    let at = |d: u8| cut_at_degree(scene, shards, &footprint, splits, d, f32, progress);
+    let at = |d: u8| cut_at_degree(scene, shards, &footprint, options, d, progress);
     let top = match options.sh_degree {
         Some(d) if d > scene.sh_degree => {
             return Err(DeviceError::Options(format!(
@@ -582,12 +581,14 @@ fn choose_sh_degree(
 }
 
 /// One line naming the heaviest tracer tile, its bytes and the budget, unless every
-/// shard of `part` (with `counts`, a cut balancing `balance`) fits beside `footprint`.
+/// shard of `part` (with `counts`, a cut balancing `balance`) fits beside `footprint`
+/// on the tracer tiles of `ipus` IPUs.
 pub fn check_fit(
     part: &Partition,
     counts: &[partition::ShardCounts],
     balance: partition::Balance,
     footprint: &partition::TracerFootprint,
+    ipus: u32,
 ) -> Result<(), DeviceError> {
     if footprint.shard_budget() == 0 {
         let items: Vec<String> = footprint.items().iter().map(|(label, b)| format!("{label} {b} B")).collect();
@@ -618,8 +619,9 @@ pub fn check_fit(
         0 => String::new(),
         k => format!(" and {k} of its {leaves} leaves split onto free tiles"),
     };
+    let chips = if ipus == 1 { "one Mk2".to_string() } else { format!("{ipus} Mk2 IPUs") };
     Err(DeviceError::Options(format!(
-        "the scene does not fit one Mk2 in {} shards with {balanced} balanced{split}: tracer tile {s} needs {tile} B ({} B of shard, {} B of buffers and code), {} B over the {} B budget{entries}; {over} tiles are over",
+        "the scene does not fit {chips} in {} shards with {balanced} balanced{split}: tracer tile {s} needs {tile} B ({} B of shard, {} B of buffers and code), {} B over the {} B budget{entries}; {over} tiles are over",
         counts.len(),
         c.bytes,
         footprint.fixed(),
