@@ -98,6 +98,11 @@ static inline float foam_h2f(uint16_t h) {
 /* Two floats as one value (the IPU's float2: f32v2 arithmetic works on both). */
 typedef float foam_float2 __attribute__((vector_size(8)));
 
+static inline foam_float2 foam_f2_splat(float v) {
+  const foam_float2 p = {v, v};
+  return p;
+}
+
 /* Two binary16 values packed in one word (the lower address's in the low bits) to
  * floats in one conversion, as f16v2tof32 does on the IPU and vcvtph2ps with F16C. */
 static inline foam_float2 foam_h2f2(uint32_t w) {

@@ -9,6 +9,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__SSE__) && !defined(__IPU__)
+#include <immintrin.h>
+#endif
+
 #include "foam/half.h"
 #include "foam/layout.h"
 #include "foam/probe.h"
@@ -48,34 +52,36 @@ static inline void foam_camera_ray(const foam_camera *cam, uint32_t x, uint32_t 
  * original evaluates it (and src/reference/sh.rs, from the same layout.h constants);
  * `rest` is 0, 3, 8 or 15. A ray's direction is fixed along its walk, so the basis is
  * evaluated once per shard visit and each cell's colour is a dot product with it.
- * Out of line, as foam_sh_add. */
+ * Each Y_k is stored twice, (Y_k, Y_k), so the red-green pair multiplies by it
+ * straight from one 64-bit load (ld64 on the IPU) and blue reads its first half.
+ * Out of line: it runs once per visit. */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
-static void foam_sh_basis(foam_vec3 d, uint32_t rest, float *b) {
+static void foam_sh_basis(foam_vec3 d, uint32_t rest, foam_float2 *b) {
   const float x = d.x, y = d.y, z = d.z;
   if (rest >= 3) {
-    b[0] = -(float)FOAM_SH_C1 * y;
-    b[1] = (float)FOAM_SH_C1 * z;
-    b[2] = -(float)FOAM_SH_C1 * x;
+    b[0] = foam_f2_splat(-(float)FOAM_SH_C1 * y);
+    b[1] = foam_f2_splat((float)FOAM_SH_C1 * z);
+    b[2] = foam_f2_splat(-(float)FOAM_SH_C1 * x);
   }
   const float xx = x * x, yy = y * y, zz = z * z;
   const float xy = x * y, yz = y * z, xz = x * z;
   if (rest >= 8) {
-    b[3] = (float)FOAM_SH_C2_0 * xy;
-    b[4] = (float)FOAM_SH_C2_1 * yz;
-    b[5] = (float)FOAM_SH_C2_2 * (2.0f * zz - xx - yy);
-    b[6] = (float)FOAM_SH_C2_3 * xz;
-    b[7] = (float)FOAM_SH_C2_4 * (xx - yy);
+    b[3] = foam_f2_splat((float)FOAM_SH_C2_0 * xy);
+    b[4] = foam_f2_splat((float)FOAM_SH_C2_1 * yz);
+    b[5] = foam_f2_splat((float)FOAM_SH_C2_2 * (2.0f * zz - xx - yy));
+    b[6] = foam_f2_splat((float)FOAM_SH_C2_3 * xz);
+    b[7] = foam_f2_splat((float)FOAM_SH_C2_4 * (xx - yy));
   }
   if (rest >= 15) {
-    b[8] = (float)FOAM_SH_C3_0 * y * (3.0f * xx - yy);
-    b[9] = (float)FOAM_SH_C3_1 * xy * z;
-    b[10] = (float)FOAM_SH_C3_2 * y * (4.0f * zz - xx - yy);
-    b[11] = (float)FOAM_SH_C3_3 * z * (2.0f * zz - 3.0f * xx - 3.0f * yy);
-    b[12] = (float)FOAM_SH_C3_4 * x * (4.0f * zz - xx - yy);
-    b[13] = (float)FOAM_SH_C3_5 * z * (xx - yy);
-    b[14] = (float)FOAM_SH_C3_6 * x * (xx - 3.0f * yy);
+    b[8] = foam_f2_splat((float)FOAM_SH_C3_0 * y * (3.0f * xx - yy));
+    b[9] = foam_f2_splat((float)FOAM_SH_C3_1 * xy * z);
+    b[10] = foam_f2_splat((float)FOAM_SH_C3_2 * y * (4.0f * zz - xx - yy));
+    b[11] = foam_f2_splat((float)FOAM_SH_C3_3 * z * (2.0f * zz - 3.0f * xx - 3.0f * yy));
+    b[12] = foam_f2_splat((float)FOAM_SH_C3_4 * x * (4.0f * zz - xx - yy));
+    b[13] = foam_f2_splat((float)FOAM_SH_C3_5 * z * (xx - yy));
+    b[14] = foam_f2_splat((float)FOAM_SH_C3_6 * x * (xx - 3.0f * yy));
   }
 }
 
@@ -98,7 +104,8 @@ static inline void foam_shard_open(const unsigned char *blob, foam_shard_view *s
 
 /* Adds the view-dependent part, sum_k Y_k c_k, to rgb for one cell whose 3 * rest
  * coefficients start at p (binary16, or float with f32), in the reference's order. */
-static inline void foam_sh_add(const unsigned char *p, uint32_t rest, uint32_t f32, const float *basis, float *rgb) {
+static inline void foam_sh_add(const unsigned char *p, uint32_t rest, uint32_t f32, const foam_float2 *basis,
+                               float *rgb) {
   float r = rgb[0], g = rgb[1], b = rgb[2];
   if (f32) {
     for (uint32_t k = 0; k < rest; ++k, p += 12) {
@@ -106,7 +113,7 @@ static inline void foam_sh_add(const unsigned char *p, uint32_t rest, uint32_t f
       memcpy(&v0, p, 4);
       memcpy(&v1, p + 4, 4);
       memcpy(&v2, p + 8, 4);
-      const float y = basis[k];
+      const float y = basis[k][0];
       r += y * v0;
       g += y * v1;
       b += y * v2;
@@ -127,21 +134,24 @@ static inline void foam_sh_add(const unsigned char *p, uint32_t rest, uint32_t f
       memcpy(&w1, p + 4, 4);
       memcpy(&w2, p + 8, 4);
       const foam_float2 rg0 = foam_h2f2(w0), br = foam_h2f2(w1), gb = foam_h2f2(w2);
-      const float y0 = basis[k], y1 = basis[k + 1];
-      const foam_float2 rg1 = __builtin_shufflevector(br, gb, 1, 2);
+      const foam_float2 y0 = basis[k], y1 = basis[k + 1];
+      /* (r1, g1) = (br[1], gb[0]) in two moves (a splat of br's high half, then an
+       * interleave); written as one shuffle, GCC lowers it to three. */
+      const foam_float2 r1r1 = __builtin_shufflevector(br, br, 1, 1);
+      const foam_float2 rg1 = __builtin_shufflevector(r1r1, gb, 0, 2);
       rg += y0 * rg0;
-      b += y0 * br[0];
+      b += y0[0] * br[0];
       rg += y1 * rg1;
-      b += y1 * gb[1];
+      b += y1[0] * __builtin_shufflevector(gb, gb, 1, 1)[0];
     }
     if (k < rest) { /* an odd count's last coefficient */
       uint32_t w0;
       uint16_t h2;
       memcpy(&w0, p, 4);
       memcpy(&h2, p + 4, 2);
-      const float y = basis[k];
+      const foam_float2 y = basis[k];
       rg += y * foam_h2f2(w0);
-      b += y * foam_h2f(h2);
+      b += y[0] * foam_h2f(h2);
     }
     r = rg[0];
     g = rg[1];
@@ -151,10 +161,21 @@ static inline void foam_sh_add(const unsigned char *p, uint32_t rest, uint32_t f
   rgb[2] = b;
 }
 
+/* x > 0 ? x : 0 (NaN and -0 to +0): one f32max on the IPU. GCC keeps the select as
+ * a compare and a blend on x86 (it may not reorder NaN operands), so there it is
+ * maxss, which returns its second operand unless the first is greater. */
+static inline float foam_clamp0(float x) {
+#if defined(__SSE__) && !defined(__IPU__)
+  return _mm_cvtss_f32(_mm_max_ss(_mm_set_ss(x), _mm_setzero_ps()));
+#else
+  return x > 0.0f ? x : 0.0f;
+#endif
+}
+
 /* Colour of local cell i for the ray whose basis is `basis` (foam_sh_basis with
  * the shard's sh_rest): max(0, DC + sum_k Y_k c_k) per channel, summed in the
  * reference's order. DC only where the shard carries no coefficients. */
-static inline void foam_cell_rgb(const foam_shard_view *s, const foam_cell *cell, uint32_t i, const float *basis,
+static inline void foam_cell_rgb(const foam_shard_view *s, const foam_cell *cell, uint32_t i, const foam_float2 *basis,
                                  float *rgb) {
   rgb[0] = (float)cell->r / 255.0f;
   rgb[1] = (float)cell->g / 255.0f;
@@ -165,7 +186,7 @@ static inline void foam_cell_rgb(const foam_shard_view *s, const foam_cell *cell
   FOAM_PROBE(sh_colour);
   FOAM_PROBE_ADD(sh_coeff, rest);
   foam_sh_add(s->sh + (size_t)i * bytes, rest, s->h.sh_f32, basis, rgb);
-  for (uint32_t c = 0; c < 3; ++c) rgb[c] = rgb[c] > 0.0f ? rgb[c] : 0.0f;
+  for (uint32_t c = 0; c < 3; ++c) rgb[c] = foam_clamp0(rgb[c]);
 }
 
 static inline foam_cell foam_shard_cell(const foam_shard_view *s, uint32_t i) {
@@ -198,7 +219,7 @@ typedef enum foam_march_end {
  * `basis` is foam_sh_basis of `d` for the shard's sh_rest (unread without SH).
  * `cells_marched` receives the number of cells visited on this tile, and
  * `neighbours_tested` the faces tested on the way (the cost model's unit). */
-static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, foam_vec3 d, const float *basis,
+static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, foam_vec3 d, const foam_float2 *basis,
                                         float t_stop, foam_ray *ray, uint32_t *cells_marched,
                                         uint32_t *neighbours_tested) {
   uint32_t c = ray->cell;
@@ -305,7 +326,7 @@ static inline uint32_t foam_pixel_home(const foam_camera *cam, uint32_t pixel) {
 static inline uint32_t foam_visit_ray(const foam_shard_view *s, const foam_camera *cam, foam_vec3 o, foam_vec3 d,
                                       foam_ray *ray, uint32_t *neighbours) {
   uint32_t cells = 0, tested = 0;
-  float basis[FOAM_SH_MAX_REST];
+  foam_float2 basis[FOAM_SH_MAX_REST];
   foam_sh_basis(d, s->h.sh_rest, basis);
   FOAM_PROBE_ADD(sh_visit, s->h.sh_rest != 0);
   FOAM_PROBE_ADD(sh_basis, s->h.sh_rest);

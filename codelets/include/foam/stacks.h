@@ -8,14 +8,14 @@
 #ifndef FOAM_STACKS_H
 #define FOAM_STACKS_H
 
-#define FOAM_STACK_TracerMarch 960
+#define FOAM_STACK_TracerMarch 1024
 #define FOAM_STACK_TracerSend 704
 #define FOAM_STACK_RouterCount 896
 #define FOAM_STACK_RouterPlan 1280
 #define FOAM_STACK_RouterForward 1152
 #define FOAM_STACK_SpillStore 576
 #define FOAM_STACK_Injector 640
-#define FOAM_STACK_InjectorMarch 704
+#define FOAM_STACK_InjectorMarch 768
 #define FOAM_STACK_InjectorSend 640
 #define FOAM_STACK_ZeroBytes 128
 #define FOAM_STACK_ZeroWords 128
