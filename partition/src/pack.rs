@@ -75,6 +75,7 @@ pub fn pack_shard(scene: &SceneRef, part: &Partition, shard: &Shard) -> Vec<u8> 
         blob.extend_from_slice(bytemuck::bytes_of(&cell));
     }
     for &g in shard.cells {
+        let start = blob.len();
         let coeffs = &sh.coeffs[g as usize * sh.stride..][..3 * sh.rest];
         for &v in coeffs {
             if sh.f32 {
@@ -83,6 +84,7 @@ pub fn pack_shard(scene: &SceneRef, part: &Partition, shard: &Shard) -> Vec<u8> 
                 blob.extend_from_slice(&half::f16::from_f32(v).to_bits().to_le_bytes());
             }
         }
+        blob.resize(start + sh.cell_bytes(), 0);
     }
     blob.resize(halo_offset, 0);
     for h in &shard.halo {

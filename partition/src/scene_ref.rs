@@ -17,9 +17,12 @@ impl ShPayload<'_> {
     /// No view-dependent colour: DC only.
     pub const NONE: ShPayload<'static> = ShPayload { coeffs: &[], stride: 0, rest: 0, f32: false };
 
-    /// Bytes of one local cell's coefficients.
+    /// Bytes of one local cell's coefficients, padded to 4 (layout.h's
+    /// foam_sh_cell_bytes: binary16 at degrees 1 and 3 would otherwise start every
+    /// other cell on a 2-byte boundary, where the march's 32-bit loads are not single
+    /// IPU loads).
     pub fn cell_bytes(&self) -> usize {
-        3 * self.rest * if self.f32 { 4 } else { 2 }
+        (3 * self.rest * if self.f32 { 4 } else { 2 }).next_multiple_of(4)
     }
 
     /// Bytes of a blob's SH section for `n_local` cells, padded to 4.

@@ -225,13 +225,24 @@ fn sh_coefficients_are_packed_after_the_cells() {
             assert_eq!(p.blob.len(), partition::blob_len_sh(u.cells.len(), u.halo.len(), u.adjacency.len(), &sh));
             assert_eq!(counted[id].bytes as usize, p.blob.len());
             let base = u.header.cells_offset as usize + 24 * u.cells.len();
+            // Each cell's coefficients start on a 4-byte boundary (the march reads
+            // binary16 pairs as words): 18 and 90 B of binary16 take 20 and 92.
+            let cell_bytes = match (rest, f32) {
+                (3, false) => 20,
+                (15, false) => 92,
+                _ => 3 * rest * 4,
+            };
+            assert_eq!((sh.cell_bytes(), base % 4), (cell_bytes, 0));
             for (i, &g) in part.cells(id).iter().enumerate() {
+                let cell = base + cell_bytes * i;
+                let width = if f32 { 4 } else { 2 };
+                assert!(p.blob[cell + width * 3 * rest..cell + cell_bytes].iter().all(|&b| b == 0), "shard {id} cell {i}: padding");
                 for k in 0..3 * rest {
                     let want = coeffs[g as usize * stride + k];
                     let got = if f32 {
-                        f32::from_le_bytes(p.blob[base + 4 * (3 * rest * i + k)..][..4].try_into().unwrap())
+                        f32::from_le_bytes(p.blob[cell + 4 * k..][..4].try_into().unwrap())
                     } else {
-                        let h = u16::from_le_bytes(p.blob[base + 2 * (3 * rest * i + k)..][..2].try_into().unwrap());
+                        let h = u16::from_le_bytes(p.blob[cell + 2 * k..][..2].try_into().unwrap());
                         half::f16::from_bits(h).to_f32()
                     };
                     let tol = if f32 { 0.0 } else { want.abs() * 1e-3 + 1e-4 };

@@ -66,8 +66,11 @@ FOAM_STATIC_ASSERT(sizeof(foam_halo) == 16, "foam_halo is 16 bytes");
  * The SH section starts right after the cells and holds, for each local cell in
  * order, its 3 * sh_rest spherical-harmonic coefficients beyond DC in scene.ply's
  * order (index 3 * (k - 1) + c is coefficient k >= 1 of channel c), as binary16
- * (sh_f32 0) or float (sh_f32 1); padded to 4 bytes. Halo cells carry none: only
- * their sites are read. With sh_rest 0 the section is empty. */
+ * (sh_f32 0) or float (sh_f32 1), each cell's padded to 4 bytes (foam_sh_cell_bytes:
+ * the march reads binary16 pairs as 32-bit words, which the IPU loads only from
+ * 4-byte boundaries; unpadded, every other cell would start on a 2-byte one at
+ * degrees 1 and 3). Halo cells carry none: only their sites are read. With sh_rest
+ * 0 the section is empty. */
 typedef struct foam_shard_header {
   uint32_t magic;    /* FOAM_SHARD_MAGIC */
   uint16_t shard_id;
@@ -83,6 +86,12 @@ typedef struct foam_shard_header {
   uint16_t sh_f32;      /* 1: SH coefficients are float, 0: binary16 */
 } foam_shard_header;
 FOAM_STATIC_ASSERT(sizeof(foam_shard_header) == 40, "foam_shard_header is 40 bytes");
+
+/* Bytes of one local cell's SH coefficients in the SH section (partition's
+ * ShPayload::cell_bytes is the host's side of this). */
+static inline uint32_t foam_sh_cell_bytes(uint32_t sh_rest, uint32_t sh_f32) {
+  return (3u * sh_rest * (sh_f32 ? 4u : 2u) + 3u) & ~3u;
+}
 
 /* Most SH coefficients per channel beyond DC (degree 3). */
 #define FOAM_SH_MAX_REST 15u

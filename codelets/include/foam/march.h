@@ -182,7 +182,7 @@ static inline void foam_cell_rgb(const foam_shard_view *s, const foam_cell *cell
   rgb[2] = (float)cell->b / 255.0f;
   const uint32_t rest = s->h.sh_rest;
   if (rest == 0) return;
-  const size_t bytes = 3u * rest * (s->h.sh_f32 ? 4u : 2u);
+  const size_t bytes = foam_sh_cell_bytes(rest, s->h.sh_f32);
   FOAM_PROBE(sh_colour);
   FOAM_PROBE_ADD(sh_coeff, rest);
   foam_sh_add(s->sh + (size_t)i * bytes, rest, s->h.sh_f32, basis, rgb);
