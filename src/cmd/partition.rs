@@ -132,18 +132,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let t0 = Instant::now();
     // Every degree up to the scene's is cut as `render` would cut it, on 1, 2 and 4
     // IPUs and the count asked for, to say which fit where.
-    let mut counts_tried: Vec<u32> = vec![1, 2, 4];
-    if let Some(n) = args.ipus.0.filter(|n| !counts_tried.contains(n)) {
-        counts_tried.push(n);
-    }
-    if args.ipus.0.is_none() {
-        counts_tried = super::device_args::ipu_counts().collect();
-    }
+    let counts_tried: Vec<u32> = match args.ipus.0 {
+        None => super::device_args::ipu_counts().collect(),
+        Some(n) if [1, 2, 4].contains(&n) => vec![1, 2, 4],
+        Some(n) => vec![1, 2, 4, n],
+    };
+    // The counts shown beside the one asked for are left out where they cannot be cut.
+    let asked = args.ipus.0.unwrap_or(1);
     let mut cuts = Vec::new();
     for &ipus in &counts_tried {
         let shards = args.shards.saturating_mul(ipus as u64);
-        // The counts shown beside the one asked for are left out where they cannot be cut.
-        let asked = args.ipus.0.unwrap_or(1);
         if ipus != asked && (partition::check_shard_count(shards).is_err() || shards > scene.len() as u64) {
             continue;
         }
@@ -290,7 +288,7 @@ struct IpuShards {
 }
 
 /// Shard ids' top bits choose the IPU (the k-d tree's first splits), as the device
-/// places them (`Tree::ipu_of`).
+/// places them (`tree::ipu_of_id`).
 fn per_ipu(
     scene: &crate::scene::Scene,
     part: &partition::Partition,
@@ -298,8 +296,7 @@ fn per_ipu(
     footprint: &partition::TracerFootprint,
     ipus: u32,
 ) -> Vec<IpuShards> {
-    let bits = ipus.trailing_zeros();
-    let ipu_of_shard = |s: usize| (part.ids[s] as u32) >> (part.id_bits - bits);
+    let ipu_of_shard = |s: usize| crate::device::tree::ipu_of_id(part.ids[s] as u64, part.id_bits, ipus);
     let mut out: Vec<IpuShards> = (0..ipus)
         .map(|ipu| IpuShards { ipu, tracers: 0, tile_bytes: 0, max_tile_bytes: 0, faces_to_other_ipus: 0, faces_between_shards_here: 0 })
         .collect();

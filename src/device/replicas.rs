@@ -95,8 +95,7 @@ mod tests {
         let mut tree = Tree::new(4, 1472, &[4], 1).unwrap();
         tree.replicate(1, 4, 1472).unwrap();
         tree.replicate(2, 2, 1472).unwrap();
-        let sides = vec![vec![1, 2], vec![0, 2, 3], vec![0, 1], vec![1]];
-        let mut sides = sides;
+        let mut sides = vec![vec![1, 2], vec![0, 2, 3], vec![0, 1], vec![1]];
         sides.resize(16, Vec::new());
         let all = with_replica_sides(&sides, &tree);
         let of = |s: usize, k: u32| tree.replicas().iter().find(|&&(n, r)| r == s && tree.nodes[n].lane == k).unwrap().0;

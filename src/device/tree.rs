@@ -106,6 +106,13 @@ fn check_fanouts(fanouts: &[u32]) -> Result<(), TreeError> {
     }
 }
 
+/// The IPU of shard id `id` (of `id_bits` bits) on `ipus` IPUs: the id's top
+/// `log2(ipus)` bits, the k-d tree's first splits. `ipus` is a power of two no
+/// larger than the `2^id_bits` shards.
+pub fn ipu_of_id(id: u64, id_bits: u32, ipus: u32) -> u32 {
+    (id >> (id_bits - ipus.trailing_zeros())) as u32
+}
+
 impl Tree {
     /// The tree for `2^depth` shards with router `fanouts` per level (see
     /// [`check_fanouts`]) and `injectors` injector tiles on root lanes; tracer `s` is
@@ -251,8 +258,7 @@ impl Tree {
         if bits == 0 || matches!(n.role, Role::Spill | Role::Injector) {
             return 0;
         }
-        let first_id = (n.prefix as u64) << n.subtree_shift;
-        (first_id >> (self.id_bits - bits)) as u32
+        ipu_of_id((n.prefix as u64) << n.subtree_shift, self.id_bits, ipus)
     }
 
     /// Numbers the tiles across `ipus` IPUs of `tiles_per_ipu` as Poplar does (IPU
