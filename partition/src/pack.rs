@@ -77,12 +77,20 @@ pub fn pack_shard(scene: &SceneRef, part: &Partition, shard: &Shard) -> Vec<u8> 
     for &g in shard.cells {
         let start = blob.len();
         let coeffs = &sh.coeffs[g as usize * sh.stride..][..3 * sh.rest];
-        for &v in coeffs {
+        let mut put = |v: f32| {
             if sh.f32 {
                 blob.extend_from_slice(&v.to_le_bytes());
             } else {
                 blob.extend_from_slice(&half::f16::from_f32(v).to_bits().to_le_bytes());
             }
+        };
+        // layout.h: the red-green pairs, then blue (scene.ply interleaves r, g, b).
+        for rgb in coeffs.chunks_exact(3) {
+            put(rgb[0]);
+            put(rgb[1]);
+        }
+        for rgb in coeffs.chunks_exact(3) {
+            put(rgb[2]);
         }
         blob.resize(start + sh.cell_bytes(), 0);
     }

@@ -199,8 +199,8 @@ fn octree_is_complete_but_unbalanced() {
     check_round_trip(&s, &part);
 }
 
-/// Shards carrying SH: each local cell's coefficients, in the scene's order, in the
-/// section between the cells and the halos (binary16 or f32), and every other record
+/// Shards carrying SH: each local cell's coefficients, red-green pairs then blues
+/// (layout.h), in the section between the cells and the halos (binary16 or f32), and every other record
 /// where a blob without them has it; the counts and balance see the same bytes.
 #[test]
 fn sh_coefficients_are_packed_after_the_cells() {
@@ -237,12 +237,16 @@ fn sh_coefficients_are_packed_after_the_cells() {
                 let cell = base + cell_bytes * i;
                 let width = if f32 { 4 } else { 2 };
                 assert!(p.blob[cell + width * 3 * rest..cell + cell_bytes].iter().all(|&b| b == 0), "shard {id} cell {i}: padding");
+                // scene.ply's index 3k + c (coefficient k, channel c) sits at slot 2k + c
+                // among the red-green pairs, or at 2 * rest + k among the blues.
                 for k in 0..3 * rest {
+                    let (coefficient, channel) = (k / 3, k % 3);
+                    let slot = if channel < 2 { 2 * coefficient + channel } else { 2 * rest + coefficient };
                     let want = coeffs[g as usize * stride + k];
                     let got = if f32 {
-                        f32::from_le_bytes(p.blob[cell + 4 * k..][..4].try_into().unwrap())
+                        f32::from_le_bytes(p.blob[cell + 4 * slot..][..4].try_into().unwrap())
                     } else {
-                        let h = u16::from_le_bytes(p.blob[cell + 2 * k..][..2].try_into().unwrap());
+                        let h = u16::from_le_bytes(p.blob[cell + 2 * slot..][..2].try_into().unwrap());
                         half::f16::from_bits(h).to_f32()
                     };
                     let tol = if f32 { 0.0 } else { want.abs() * 1e-3 + 1e-4 };

@@ -64,9 +64,11 @@ FOAM_STATIC_ASSERT(sizeof(foam_halo) == 16, "foam_halo is 16 bytes");
  * Adjacency entries index [local | halo]: i < n_local is local cell i, otherwise
  * halo record i - n_local. Offsets are bytes from the start of the blob.
  * The SH section starts right after the cells and holds, for each local cell in
- * order, its 3 * sh_rest spherical-harmonic coefficients beyond DC in scene.ply's
- * order (index 3 * (k - 1) + c is coefficient k >= 1 of channel c), as binary16
- * (sh_f32 0) or float (sh_f32 1), each cell's padded to 4 bytes (foam_sh_cell_bytes:
+ * order, its 3 * sh_rest spherical-harmonic coefficients beyond DC: first the
+ * red-green pairs (r_k, g_k) for k = 1..sh_rest, then the blues b_1..b_sh_rest
+ * (scene.ply interleaves r, g, b per coefficient; pairs let the march multiply red
+ * and green by Y_k in one f32v2 step, and two blues by (Y_k, Y_k+1) in another), as
+ * binary16 (sh_f32 0) or float (sh_f32 1), each cell's padded to 4 bytes (foam_sh_cell_bytes:
  * the march reads binary16 pairs as 32-bit words, which the IPU loads only from
  * 4-byte boundaries; unpadded, every other cell would start on a 2-byte one at
  * degrees 1 and 3). Halo cells carry none: only their sites are read. With sh_rest

@@ -53,7 +53,8 @@ static inline void foam_camera_ray(const foam_camera *cam, uint32_t x, uint32_t 
  * `rest` is 0, 3, 8 or 15. A ray's direction is fixed along its walk, so the basis is
  * evaluated once per shard visit and each cell's colour is a dot product with it.
  * Each Y_k is stored twice, (Y_k, Y_k), so the red-green pair multiplies by it
- * straight from one 64-bit load (ld64 on the IPU) and blue reads its first half.
+ * straight from one 64-bit load (ld64 on the IPU); blue takes (Y_k, Y_k+1) from
+ * the first halves of two pairs.
  * Out of line: it runs once per visit. */
 #if defined(__GNUC__)
 __attribute__((noinline))
@@ -102,62 +103,75 @@ static inline void foam_shard_open(const unsigned char *blob, foam_shard_view *s
   s->adj = blob + s->h.adj_offset;
 }
 
-/* Adds the view-dependent part, sum_k Y_k c_k, to rgb for one cell whose 3 * rest
- * coefficients start at p (binary16, or float with f32), in the reference's order. */
+/* The binary16 sum of foam_sh_add for `rest` coefficients, unrolled whole where rest
+ * is a constant (no loop control: that was a fifth of the colour at degree 3). Two
+ * coefficients a round from three words, each converted in one step (f16v2tof32 on
+ * the IPU): red-green k, red-green k+1, blues k and k+1. Both blue products come from
+ * one f32v2 multiply by (Y_k, Y_k+1) and are added in order. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void foam_sh_add_half(const unsigned char *p, const uint32_t rest, const foam_float2 *basis,
+                                    foam_float2 *rg_io, float *b_io) {
+  foam_float2 rg = *rg_io;
+  float b = *b_io;
+  const unsigned char *pb = p + (size_t)rest * 4u;
+  uint32_t k = 0;
+#if defined(__GNUC__)
+#pragma GCC unroll 8
+#endif
+  for (; k + 1 < rest; k += 2) {
+    uint32_t w0, w1, wb;
+    memcpy(&w0, p + (size_t)k * 4u, 4);
+    memcpy(&w1, p + (size_t)k * 4u + 4u, 4);
+    memcpy(&wb, pb + (size_t)k * 2u, 4);
+    const foam_float2 y0 = basis[k], y1 = basis[k + 1];
+    rg += y0 * foam_h2f2(w0);
+    rg += y1 * foam_h2f2(w1);
+    const foam_float2 bb = __builtin_shufflevector(y0, y1, 0, 2) * foam_h2f2(wb);
+    b += bb[0];
+    b += bb[1];
+  }
+  if (k < rest) { /* an odd count's last coefficient */
+    uint32_t w0;
+    uint16_t hb;
+    memcpy(&w0, p + (size_t)k * 4u, 4);
+    memcpy(&hb, pb + (size_t)k * 2u, 2);
+    rg += basis[k] * foam_h2f2(w0);
+    b += basis[k][0] * foam_h2f(hb);
+  }
+  *rg_io = rg;
+  *b_io = b;
+}
+
+/* Adds the view-dependent part, sum_k Y_k c_k, to rgb for one cell whose
+ * coefficients start at p (layout.h: the red-green pairs, then the blues; binary16,
+ * or float with f32), each channel summing its terms in the reference's order.
+ * `rest` is 3, 8 or 15. */
 static inline void foam_sh_add(const unsigned char *p, uint32_t rest, uint32_t f32, const foam_float2 *basis,
                                float *rgb) {
-  float r = rgb[0], g = rgb[1], b = rgb[2];
+  foam_float2 rg = {rgb[0], rgb[1]};
+  float b = rgb[2];
   if (f32) {
-    for (uint32_t k = 0; k < rest; ++k, p += 12) {
-      float v0, v1, v2;
-      memcpy(&v0, p, 4);
-      memcpy(&v1, p + 4, 4);
-      memcpy(&v2, p + 8, 4);
-      const float y = basis[k][0];
-      r += y * v0;
-      g += y * v1;
-      b += y * v2;
+    const unsigned char *pb = p + (size_t)rest * 8u;
+    for (uint32_t k = 0; k < rest; ++k) {
+      float v[3];
+      memcpy(&v[0], p + (size_t)k * 8u, 4);
+      memcpy(&v[1], p + (size_t)k * 8u + 4u, 4);
+      memcpy(&v[2], pb + (size_t)k * 4u, 4);
+      const foam_float2 c = {v[0], v[1]};
+      rg += basis[k] * c;
+      b += basis[k][0] * v[2];
     }
+  } else if (rest == 15) {
+    foam_sh_add_half(p, 15, basis, &rg, &b);
+  } else if (rest == 8) {
+    foam_sh_add_half(p, 8, basis, &rg, &b);
   } else {
-    /* Two coefficients (six halves, three words) per round, each word converted in
-     * one instruction (f16v2tof32 on the IPU), red and green summed as a pair; each
-     * channel still sums its terms in order. Two rounds per loop pass (unrolled
-     * further, the rounds spill). */
-    foam_float2 rg = {r, g};
-    uint32_t k = 0;
-#if defined(__GNUC__)
-#pragma GCC unroll 2
-#endif
-    for (; k + 1 < rest; k += 2, p += 12) {
-      uint32_t w0, w1, w2;
-      memcpy(&w0, p, 4);
-      memcpy(&w1, p + 4, 4);
-      memcpy(&w2, p + 8, 4);
-      const foam_float2 rg0 = foam_h2f2(w0), br = foam_h2f2(w1), gb = foam_h2f2(w2);
-      const foam_float2 y0 = basis[k], y1 = basis[k + 1];
-      /* (r1, g1) = (br[1], gb[0]) in two moves (a splat of br's high half, then an
-       * interleave); written as one shuffle, GCC lowers it to three. */
-      const foam_float2 r1r1 = __builtin_shufflevector(br, br, 1, 1);
-      const foam_float2 rg1 = __builtin_shufflevector(r1r1, gb, 0, 2);
-      rg += y0 * rg0;
-      b += y0[0] * br[0];
-      rg += y1 * rg1;
-      b += y1[0] * __builtin_shufflevector(gb, gb, 1, 1)[0];
-    }
-    if (k < rest) { /* an odd count's last coefficient */
-      uint32_t w0;
-      uint16_t h2;
-      memcpy(&w0, p, 4);
-      memcpy(&h2, p + 4, 2);
-      const foam_float2 y = basis[k];
-      rg += y * foam_h2f2(w0);
-      b += y[0] * foam_h2f(h2);
-    }
-    r = rg[0];
-    g = rg[1];
+    foam_sh_add_half(p, 3, basis, &rg, &b);
   }
-  rgb[0] = r;
-  rgb[1] = g;
+  rgb[0] = rg[0];
+  rgb[1] = rg[1];
   rgb[2] = b;
 }
 
