@@ -18,12 +18,10 @@
 //! attributions — a halo record's bytes to the cells that border it — or weights
 //! smoothed over neighbours did no better.)
 
-use std::mem::size_of;
 
 use rayon::prelude::*;
 
 use crate::kdtree::{self, WeightedSite};
-use foam_layout::foam_cell;
 use crate::{Method, Partition, PartitionError, SceneRef, ShardCounts, blob_len_sh};
 
 /// A cut is balanced once its heaviest shard is within this fraction of the mean.
@@ -111,7 +109,7 @@ pub fn balance_bytes(
     // cell weighs less, so no shard can be handed more cells than its bytes allow.
     let own: Vec<f32> = (0..scene.len())
         .into_par_iter()
-        .map(|g| (size_of::<foam_cell>() + scene.sh.cell_bytes() + 2 * scene.neighbours(g).len()) as f32)
+        .map(|g| (crate::pack::CELL_BYTES + scene.sh.cell_bytes() + 2 * scene.neighbours(g).len()) as f32)
         .collect();
     // Every cell takes `factor[its shard]` times its weight.
     let reweigh = |w: &mut Vec<f32>, part: &Partition, factor: &[f32]| {

@@ -1,12 +1,13 @@
 //! Packing a shard into the exact bytes its tracer tile holds (layout.h):
-//! `foam_shard_header | foam_cell[n_local] | SH section | foam_halo[n_halo] | u16 adjacency[n_adj] | pad to 4`.
+//! `foam_shard_header | foam_cell[n_local] | foam_halo[n_halo] | foam_cell_info[n_local] | SH section
+//! | u16 adjacency[n_adj] | pad to 4`.
 //! Blobs are little-endian, as are the IPU and every host we build on.
 
 use rayon::prelude::*;
 use serde::Serialize;
 use std::mem::size_of;
 
-use foam_layout::{FOAM_SHARD_MAGIC, foam_cell, foam_halo, foam_shard_header};
+use foam_layout::{FOAM_SHARD_MAGIC, foam_cell, foam_cell_info, foam_halo, foam_shard_header};
 use crate::{MAX_SHARD_ENTRIES, Partition, PartitionError, SceneRef, Shard, ShPayload, build_shard};
 
 #[cfg(target_endian = "big")]
@@ -15,6 +16,9 @@ compile_error!("shard blobs are little-endian byte images of layout.h structs");
 const HEADER: usize = size_of::<foam_shard_header>();
 const CELL: usize = size_of::<foam_cell>();
 const HALO: usize = size_of::<foam_halo>();
+const INFO: usize = size_of::<foam_cell_info>();
+/// Bytes a local cell brings its blob besides its SH coefficients and adjacency.
+pub(crate) const CELL_BYTES: usize = CELL + INFO;
 
 /// Bytes of a packed shard without SH coefficients, padded to a multiple of 4.
 pub fn blob_len(n_local: usize, n_halo: usize, n_adj: usize) -> usize {
@@ -23,7 +27,7 @@ pub fn blob_len(n_local: usize, n_halo: usize, n_adj: usize) -> usize {
 
 /// Bytes of a packed shard carrying `sh` for its local cells, padded to a multiple of 4.
 pub fn blob_len_sh(n_local: usize, n_halo: usize, n_adj: usize, sh: &ShPayload) -> usize {
-    (HEADER + CELL * n_local + sh.section_bytes(n_local) + HALO * n_halo + 2 * n_adj).next_multiple_of(4)
+    (HEADER + CELL_BYTES * n_local + sh.section_bytes(n_local) + HALO * n_halo + 2 * n_adj).next_multiple_of(4)
 }
 
 /// What the report needs of one shard.
@@ -49,8 +53,8 @@ pub fn pack_shard(scene: &SceneRef, part: &Partition, shard: &Shard) -> Vec<u8> 
     let sh = &scene.sh;
     let total = blob_len_sh(n_local, n_halo, n_adj, sh);
     let cells_offset = HEADER;
-    let halo_offset = cells_offset + CELL * n_local + sh.section_bytes(n_local);
-    let adj_offset = halo_offset + HALO * n_halo;
+    let halo_offset = cells_offset + CELL * n_local;
+    let adj_offset = halo_offset + HALO * n_halo + INFO * n_local + sh.section_bytes(n_local);
     let header = foam_shard_header {
         magic: FOAM_SHARD_MAGIC,
         shard_id: part.ids[shard.id],
@@ -67,12 +71,18 @@ pub fn pack_shard(scene: &SceneRef, part: &Partition, shard: &Shard) -> Vec<u8> 
     };
     let mut blob = Vec::with_capacity(total);
     blob.extend_from_slice(bytemuck::bytes_of(&header));
+    for &g in shard.cells {
+        let [x, y, z] = scene.positions[g as usize];
+        blob.extend_from_slice(bytemuck::bytes_of(&foam_cell { x, y, z, density: scene.density[g as usize] }));
+    }
+    for h in &shard.halo {
+        let [x, y, z] = scene.positions[h.global as usize];
+        let shard = part.ids[h.shard as usize];
+        blob.extend_from_slice(bytemuck::bytes_of(&foam_halo { x, y, z, shard, cell: h.cell }));
+    }
     for (&g, &adj_end) in shard.cells.iter().zip(&shard.adjacency_end) {
-        let g = g as usize;
-        let [x, y, z] = scene.positions[g];
-        let [r, g_, b] = scene.color[g];
-        let cell = foam_cell { x, y, z, density: scene.density[g], r, g: g_, b, pad: 0, adj_end };
-        blob.extend_from_slice(bytemuck::bytes_of(&cell));
+        let [r, g, b] = scene.color[g as usize];
+        blob.extend_from_slice(bytemuck::bytes_of(&foam_cell_info { r, g, b, pad: 0, adj_end }));
     }
     for &g in shard.cells {
         let start = blob.len();
@@ -94,12 +104,7 @@ pub fn pack_shard(scene: &SceneRef, part: &Partition, shard: &Shard) -> Vec<u8> 
         }
         blob.resize(start + sh.cell_bytes(), 0);
     }
-    blob.resize(halo_offset, 0);
-    for h in &shard.halo {
-        let [x, y, z] = scene.positions[h.global as usize];
-        let shard = part.ids[h.shard as usize];
-        blob.extend_from_slice(bytemuck::bytes_of(&foam_halo { x, y, z, shard, cell: h.cell }));
-    }
+    debug_assert_eq!(blob.len(), adj_offset);
     blob.extend_from_slice(bytemuck::cast_slice(&shard.adjacency));
     blob.resize(total, 0);
     blob
@@ -138,14 +143,15 @@ pub struct UnpackedShard {
     pub header: foam_shard_header,
     pub cells: Vec<foam_cell>,
     pub halo: Vec<foam_halo>,
+    pub info: Vec<foam_cell_info>,
     pub adjacency: Vec<u16>,
 }
 
 impl UnpackedShard {
     /// Adjacency slice of local cell `i`.
     pub fn neighbours(&self, i: usize) -> &[u16] {
-        let start = if i == 0 { 0 } else { self.cells[i - 1].adj_end as usize };
-        &self.adjacency[start..self.cells[i].adj_end as usize]
+        let start = if i == 0 { 0 } else { self.info[i - 1].adj_end as usize };
+        &self.adjacency[start..self.info[i].adj_end as usize]
     }
 }
 
@@ -171,8 +177,8 @@ pub fn unpack_shard(blob: &[u8]) -> Result<UnpackedShard, PartitionError> {
     }
     let expect = [
         ("cells_offset", header.cells_offset as usize, HEADER),
-        ("halo_offset", header.halo_offset as usize, HEADER + CELL * n_local + sh_bytes),
-        ("adj_offset", header.adj_offset as usize, HEADER + CELL * n_local + sh_bytes + HALO * n_halo),
+        ("halo_offset", header.halo_offset as usize, HEADER + CELL * n_local),
+        ("adj_offset", header.adj_offset as usize, HEADER + CELL_BYTES * n_local + HALO * n_halo + sh_bytes),
         ("total_bytes", header.total_bytes as usize, blob_len_sh(n_local, n_halo, n_adj, &sh)),
         ("blob length", blob.len(), blob_len_sh(n_local, n_halo, n_adj, &sh)),
     ];
@@ -186,10 +192,12 @@ pub fn unpack_shard(blob: &[u8]) -> Result<UnpackedShard, PartitionError> {
         records(header.cells_offset as usize, CELL, n_local).map(bytemuck::pod_read_unaligned).collect();
     let halo: Vec<foam_halo> =
         records(header.halo_offset as usize, HALO, n_halo).map(bytemuck::pod_read_unaligned).collect();
+    let info_offset = header.halo_offset as usize + HALO * n_halo;
+    let info: Vec<foam_cell_info> = records(info_offset, INFO, n_local).map(bytemuck::pod_read_unaligned).collect();
     let adjacency: Vec<u16> =
         records(header.adj_offset as usize, 2, n_adj).map(|b| u16::from_le_bytes([b[0], b[1]])).collect();
     let mut prev = 0;
-    for (i, c) in cells.iter().enumerate() {
+    for (i, c) in info.iter().enumerate() {
         if c.adj_end < prev || c.adj_end as usize > n_adj {
             return Err(bad(format!("cell {i} has adj_end {} after {prev} (n_adj {n_adj})", c.adj_end)));
         }
@@ -208,5 +216,5 @@ pub fn unpack_shard(blob: &[u8]) -> Result<UnpackedShard, PartitionError> {
     if let Some(h) = halo.iter().position(|h| h.shard as usize >= shards || h.shard as usize == shard) {
         return Err(bad(format!("halo {h} names shard {}, not another of the {shards} shards", halo[h].shard)));
     }
-    Ok(UnpackedShard { header, cells, halo, adjacency })
+    Ok(UnpackedShard { header, cells, halo, info, adjacency })
 }

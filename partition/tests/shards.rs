@@ -88,7 +88,8 @@ fn check_round_trip(s: &OwnedScene, part: &Partition) {
             let g = part.cells(id)[i] as usize;
             assert_eq!([c.x, c.y, c.z], s.positions[g]);
             assert_eq!(c.density, s.density[g]);
-            assert_eq!([c.r, c.g, c.b], s.color[g]);
+            let info = sh.info[i];
+            assert_eq!([info.r, info.g, info.b], s.color[g]);
             rebuilt[g] = sh.neighbours(i).iter().map(|&e| global(e)).collect();
         }
     }
@@ -220,11 +221,11 @@ fn sh_coefficients_are_packed_after_the_cells() {
             let v = unpack_shard(&q.blob).unwrap();
             assert_eq!((u.cells.len(), &u.halo, &u.adjacency), (v.cells.len(), &v.halo, &v.adjacency));
             assert_eq!((u.header.sh_rest as usize, u.header.sh_f32 == 1), (rest, f32));
-            let section = u.header.halo_offset as usize - u.header.cells_offset as usize - 24 * u.cells.len();
-            assert_eq!(section, sh.section_bytes(u.cells.len()));
+            // header | 16 B cells | 16 B halo | 8 B infos | SH section | adjacency
+            let base = u.header.halo_offset as usize + 16 * u.halo.len() + 8 * u.cells.len();
+            assert_eq!(u.header.adj_offset as usize - base, sh.section_bytes(u.cells.len()));
             assert_eq!(p.blob.len(), partition::blob_len_sh(u.cells.len(), u.halo.len(), u.adjacency.len(), &sh));
             assert_eq!(counted[id].bytes as usize, p.blob.len());
-            let base = u.header.cells_offset as usize + 24 * u.cells.len();
             // Each cell's coefficients start on a 4-byte boundary (the march reads
             // binary16 pairs as words): 18 and 90 B of binary16 take 20 and 92.
             let cell_bytes = match (rest, f32) {

@@ -39,16 +39,17 @@
 
 /* ---- scene shard (one per tracer tile) ---------------------------------- */
 
-/* A Voronoi cell owned by this shard. Its view-dependent colour, if the shard
- * carries any, is in the blob's SH section (foam_shard_header.sh_rest). */
+/* A Voronoi cell owned by this shard: its site and density. Local cells and halo
+ * records are both 16 bytes with the site first, and the halo records follow the
+ * cells, so the march finds any adjacency entry's site at the same stride, without
+ * choosing between two arrays. Its colour and adjacency end are in foam_cell_info;
+ * its view-dependent colour, if the shard carries any, in the blob's SH section
+ * (foam_shard_header.sh_rest). */
 typedef struct foam_cell {
-  float x, y, z;    /* site */
-  float density;    /* activated sigma */
-  uint8_t r, g, b;  /* DC colour as stored in scene.ply (value / 255) */
-  uint8_t pad;
-  uint32_t adj_end; /* exclusive end of this cell's slice of the shard adjacency */
+  float x, y, z;  /* site */
+  float density;  /* activated sigma */
 } foam_cell;
-FOAM_STATIC_ASSERT(sizeof(foam_cell) == 24, "foam_cell is 24 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_cell) == 16, "foam_cell is 16 bytes");
 
 /* A neighbour across the shard boundary: enough to build the shared face and to
  * address the ray to the cell's owner. */
@@ -59,11 +60,22 @@ typedef struct foam_halo {
 } foam_halo;
 FOAM_STATIC_ASSERT(sizeof(foam_halo) == 16, "foam_halo is 16 bytes");
 
+/* What the march reads of a local cell once it steps into it, beside foam_cell. */
+typedef struct foam_cell_info {
+  uint8_t r, g, b;  /* DC colour as stored in scene.ply (value / 255) */
+  uint8_t pad;
+  uint32_t adj_end; /* exclusive end of this cell's slice of the shard adjacency */
+} foam_cell_info;
+FOAM_STATIC_ASSERT(sizeof(foam_cell_info) == 8, "foam_cell_info is 8 bytes");
+
 /* The shard blob a tracer tile holds:
- *   foam_shard_header | foam_cell[n_local] | SH section | foam_halo[n_halo] | uint16_t adjacency[n_adj] | pad to 4
+ *   foam_shard_header | foam_cell[n_local] | foam_halo[n_halo] | foam_cell_info[n_local]
+ *   | SH section | uint16_t adjacency[n_adj] | pad to 4
  * Adjacency entries index [local | halo]: i < n_local is local cell i, otherwise
- * halo record i - n_local. Offsets are bytes from the start of the blob.
- * The SH section starts right after the cells and holds, for each local cell in
+ * halo record i - n_local, so entry i's site is at cells_offset + 16 i either way
+ * (halo_offset = cells_offset + 16 n_local). Offsets are bytes from the start of
+ * the blob. The info records start at halo_offset + 16 n_halo (foam_shard_info_offset).
+ * The SH section starts right after the info records and holds, for each local cell in
  * order, its 3 * sh_rest spherical-harmonic coefficients beyond DC: first the
  * red-green pairs (r_k, g_k) for k = 1..sh_rest, then the blues b_1..b_sh_rest
  * (scene.ply interleaves r, g, b per coefficient; pairs let the march multiply red
@@ -88,6 +100,11 @@ typedef struct foam_shard_header {
   uint16_t sh_f32;      /* 1: SH coefficients are float, 0: binary16 */
 } foam_shard_header;
 FOAM_STATIC_ASSERT(sizeof(foam_shard_header) == 40, "foam_shard_header is 40 bytes");
+
+/* Byte offset of a shard blob's foam_cell_info records. */
+static inline uint32_t foam_shard_info_offset(const foam_shard_header *h) {
+  return h->halo_offset + h->n_halo * (uint32_t)sizeof(foam_halo);
+}
 
 /* Bytes of one local cell's SH coefficients in the SH section (partition's
  * ShPayload::cell_bytes is the host's side of this). */

@@ -89,8 +89,9 @@ static void foam_sh_basis(foam_vec3 d, uint32_t rest, foam_float2 *b) {
 /* Read-only view of a packed shard blob (layout.h). */
 typedef struct foam_shard_view {
   foam_shard_header h;
-  const unsigned char *cells;
-  const unsigned char *sh; /* SH section: 3 * h.sh_rest coefficients per local cell */
+  const unsigned char *cells; /* foam_cell[n_local] then foam_halo[n_halo]: every entry's site */
+  const unsigned char *info;  /* foam_cell_info[n_local] */
+  const unsigned char *sh;    /* SH section: 3 * h.sh_rest coefficients per local cell */
   const unsigned char *halo;
   const unsigned char *adj;
 } foam_shard_view;
@@ -98,7 +99,8 @@ typedef struct foam_shard_view {
 static inline void foam_shard_open(const unsigned char *blob, foam_shard_view *s) {
   memcpy(&s->h, blob, sizeof s->h);
   s->cells = blob + s->h.cells_offset;
-  s->sh = s->cells + (size_t)s->h.n_local * sizeof(foam_cell);
+  s->info = blob + foam_shard_info_offset(&s->h);
+  s->sh = s->info + (size_t)s->h.n_local * sizeof(foam_cell_info);
   s->halo = blob + s->h.halo_offset;
   s->adj = blob + s->h.adj_offset;
 }
@@ -189,8 +191,8 @@ static inline float foam_clamp0(float x) {
 /* Colour of local cell i for the ray whose basis is `basis` (foam_sh_basis with
  * the shard's sh_rest): max(0, DC + sum_k Y_k c_k) per channel, summed in the
  * reference's order. DC only where the shard carries no coefficients. */
-static inline void foam_cell_rgb(const foam_shard_view *s, const foam_cell *cell, uint32_t i, const foam_float2 *basis,
-                                 float *rgb) {
+static inline void foam_cell_rgb(const foam_shard_view *s, const foam_cell_info *cell, uint32_t i,
+                                 const foam_float2 *basis, float *rgb) {
   rgb[0] = (float)cell->r / 255.0f;
   rgb[1] = (float)cell->g / 255.0f;
   rgb[2] = (float)cell->b / 255.0f;
@@ -209,13 +211,17 @@ static inline foam_cell foam_shard_cell(const foam_shard_view *s, uint32_t i) {
   return c;
 }
 
-/* Site of an adjacency entry: a local cell or a halo record. The record is chosen
- * by a select, not a branch: a small shard's neighbours alternate between local and
- * halo cells in no predictable order. */
+static inline foam_cell_info foam_shard_info(const foam_shard_view *s, uint32_t i) {
+  foam_cell_info c;
+  memcpy(&c, s->info + (size_t)i * sizeof(foam_cell_info), sizeof c);
+  return c;
+}
+
+/* Site of an adjacency entry, a local cell or a halo record: both are 16 bytes
+ * with the site first, halo records right after the cells (layout.h), so one
+ * scaled index reaches either without a compare. */
 static inline foam_vec3 foam_shard_site(const foam_shard_view *s, uint32_t n) {
-  const unsigned char *local = s->cells + (size_t)n * sizeof(foam_cell);
-  const unsigned char *halo = s->halo + ((size_t)n - s->h.n_local) * sizeof(foam_halo);
-  const unsigned char *src = n < s->h.n_local ? local : halo;
+  const unsigned char *src = s->cells + (size_t)n * sizeof(foam_cell);
   foam_vec3 v;
   memcpy(&v.x, src, 4);
   memcpy(&v.y, src + 4, 4);
@@ -245,12 +251,13 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
   FOAM_PROBE(visit);
   for (;;) {
     foam_cell cell = foam_shard_cell(s, c);
+    foam_cell_info info = foam_shard_info(s, c);
     foam_vec3 p = {cell.x, cell.y, cell.z};
-    uint32_t begin = c == 0 ? 0u : foam_shard_cell(s, c - 1).adj_end;
+    uint32_t begin = c == 0 ? 0u : foam_shard_info(s, c - 1).adj_end;
     float best_t = INFINITY;
     uint32_t best = 0xFFFFFFFFu;
-    tested += cell.adj_end - begin;
-    for (uint32_t k = begin; k < cell.adj_end; ++k) {
+    tested += info.adj_end - begin;
+    for (uint32_t k = begin; k < info.adj_end; ++k) {
       uint16_t n;
       memcpy(&n, s->adj + (size_t)k * 2, 2);
       foam_vec3 q = foam_shard_site(s, n);
@@ -284,7 +291,7 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
       if (sigma > FOAM_MIN_DENSITY) { /* near-empty cells attenuate but add no colour */
         float w = T * alpha;
         float rgb[3];
-        foam_cell_rgb(s, &cell, c, basis, rgb);
+        foam_cell_rgb(s, &info, c, basis, rgb);
         ray->r += w * rgb[0];
         ray->g += w * rgb[1];
         ray->b += w * rgb[2];

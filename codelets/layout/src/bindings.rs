@@ -57,15 +57,10 @@ pub struct foam_cell {
     pub y: f32,
     pub z: f32,
     pub density: f32,
-    pub r: u8,
-    pub g: u8,
-    pub b: u8,
-    pub pad: u8,
-    pub adj_end: u32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_cell"][::core::mem::size_of::<foam_cell>() - 24usize];
+    ["Size of foam_cell"][::core::mem::size_of::<foam_cell>() - 16usize];
     ["Alignment of foam_cell"][::core::mem::align_of::<foam_cell>() - 4usize];
     ["Offset of field: foam_cell::x"][::core::mem::offset_of!(foam_cell, x) - 0usize];
     ["Offset of field: foam_cell::y"][::core::mem::offset_of!(foam_cell, y) - 4usize];
@@ -73,15 +68,6 @@ const _: () = {
     [
         "Offset of field: foam_cell::density",
     ][::core::mem::offset_of!(foam_cell, density) - 12usize];
-    ["Offset of field: foam_cell::r"][::core::mem::offset_of!(foam_cell, r) - 16usize];
-    ["Offset of field: foam_cell::g"][::core::mem::offset_of!(foam_cell, g) - 17usize];
-    ["Offset of field: foam_cell::b"][::core::mem::offset_of!(foam_cell, b) - 18usize];
-    [
-        "Offset of field: foam_cell::pad",
-    ][::core::mem::offset_of!(foam_cell, pad) - 19usize];
-    [
-        "Offset of field: foam_cell::adj_end",
-    ][::core::mem::offset_of!(foam_cell, adj_end) - 20usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
@@ -105,6 +91,35 @@ const _: () = {
     [
         "Offset of field: foam_halo::cell",
     ][::core::mem::offset_of!(foam_halo, cell) - 14usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_cell_info {
+    pub r: u8,
+    pub g: u8,
+    pub b: u8,
+    pub pad: u8,
+    pub adj_end: u32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of foam_cell_info"][::core::mem::size_of::<foam_cell_info>() - 8usize];
+    ["Alignment of foam_cell_info"][::core::mem::align_of::<foam_cell_info>() - 4usize];
+    [
+        "Offset of field: foam_cell_info::r",
+    ][::core::mem::offset_of!(foam_cell_info, r) - 0usize];
+    [
+        "Offset of field: foam_cell_info::g",
+    ][::core::mem::offset_of!(foam_cell_info, g) - 1usize];
+    [
+        "Offset of field: foam_cell_info::b",
+    ][::core::mem::offset_of!(foam_cell_info, b) - 2usize];
+    [
+        "Offset of field: foam_cell_info::pad",
+    ][::core::mem::offset_of!(foam_cell_info, pad) - 3usize];
+    [
+        "Offset of field: foam_cell_info::adj_end",
+    ][::core::mem::offset_of!(foam_cell_info, adj_end) - 4usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]

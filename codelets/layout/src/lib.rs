@@ -17,4 +17,4 @@ macro_rules! plain_old_data {
         unsafe impl bytemuck::Pod for $t {}
     )*};
 }
-plain_old_data!(foam_cell, foam_halo, foam_shard_header, foam_params);
+plain_old_data!(foam_cell, foam_halo, foam_cell_info, foam_shard_header, foam_params);

@@ -426,19 +426,19 @@ std::string marchTraps() {
   struct Blob {
     foam_shard_header h;
     foam_cell cells[2];
-    foam_halo halo[1]; // unused (n_halo 0): where the march would look for one
+    foam_cell_info info[2]; // n_halo 0: the info records follow the cells
     std::uint16_t adj[2];
   } blob{};
   blob.h.magic = FOAM_SHARD_MAGIC;
   blob.h.n_local = 2;
   blob.h.n_adj = 2;
   blob.h.cells_offset = offsetof(Blob, cells);
-  blob.h.halo_offset = offsetof(Blob, halo);
+  blob.h.halo_offset = offsetof(Blob, info);
   blob.h.adj_offset = offsetof(Blob, adj);
   blob.h.total_bytes = sizeof blob;
   blob.cells[1].x = 1.0f;
-  blob.cells[0].adj_end = 1;
-  blob.cells[1].adj_end = 2;
+  blob.info[0].adj_end = 1;
+  blob.info[1].adj_end = 2;
   blob.adj[0] = 1;
   blob.adj[1] = 0;
   foam_shard_view view;
