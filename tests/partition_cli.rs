@@ -70,10 +70,10 @@ fn json_has_the_documented_keys_and_consistent_numbers() {
         }
         local += s["local"].as_u64().unwrap();
         max = max.max(s["bytes"].as_u64().unwrap());
-        // Tile = 40 B header + 24 B/cell + 16 B/halo + 2 B/adjacency (padded) + fixed part.
-        let shard_bytes = (40 + 24 * s["local"].as_u64().unwrap() + 16 * s["halo"].as_u64().unwrap()
+        // Tile = 40 B header + 16 + 8 B/cell + 16 B/halo + 2 B/adjacency (padded) + fixed part.
+        let shard_bytes = (40 + (16 + 8) * s["local"].as_u64().unwrap() + 16 * s["halo"].as_u64().unwrap()
             + 2 * s["adjacency"].as_u64().unwrap())
-        .next_multiple_of(4);
+        .next_multiple_of(8);
         assert_eq!(s["shard_bytes"], shard_bytes);
         assert_eq!(s["bytes"], shard_bytes + v["fixed_bytes"].as_u64().unwrap());
     }

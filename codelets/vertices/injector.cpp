@@ -139,7 +139,7 @@ public:
 // shards, as the tracers owning them would.
 class InjectorMarch : public MultiVertex {
 public:
-  Input<Bytes> region;
+  Input<Blobs> region;
   Input<Bytes> camera;
   Input<Bytes> params;
   InOut<Bytes> queue;

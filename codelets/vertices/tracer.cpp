@@ -101,8 +101,8 @@ template <typename Byte> Inboxes<Byte> inboxes(const foam_params &p, Byte *inbox
 // its new destination for TracerSend.
 class TracerMarch : public MultiVertex {
 public:
-  Input<Bytes> shard;
-  Input<Bytes> copies;  // foam_region_header | blobs: neighbours' shards it marches rays on through
+  Input<Blobs> shard;
+  Input<Blobs> copies;  // foam_region_header | blobs: neighbours' shards it marches rays on through
   Input<Bytes> camera;
   Input<Bytes> params;
   InOut<Bytes> inbox;

@@ -1,6 +1,6 @@
 //! Packing a shard into the exact bytes its tracer tile holds (layout.h):
 //! `foam_shard_header | foam_cell[n_local] | foam_halo[n_halo] | foam_cell_info[n_local] | SH section
-//! | u16 adjacency[n_adj] | pad to 4`.
+//! | u16 adjacency[n_adj] | pad to 8`.
 //! Blobs are little-endian, as are the IPU and every host we build on.
 
 use rayon::prelude::*;
@@ -20,14 +20,15 @@ const INFO: usize = size_of::<foam_cell_info>();
 /// Bytes a local cell brings its blob besides its SH coefficients and adjacency.
 pub(crate) const CELL_BYTES: usize = CELL + INFO;
 
-/// Bytes of a packed shard without SH coefficients, padded to a multiple of 4.
+/// Bytes of a packed shard without SH coefficients, padded to a multiple of 8.
 pub fn blob_len(n_local: usize, n_halo: usize, n_adj: usize) -> usize {
     blob_len_sh(n_local, n_halo, n_adj, &ShPayload::NONE)
 }
 
-/// Bytes of a packed shard carrying `sh` for its local cells, padded to a multiple of 4.
+/// Bytes of a packed shard carrying `sh` for its local cells, padded to a multiple of 8
+/// (blobs follow each other in regions, and each starts 8-aligned: layout.h).
 pub fn blob_len_sh(n_local: usize, n_halo: usize, n_adj: usize, sh: &ShPayload) -> usize {
-    (HEADER + CELL_BYTES * n_local + sh.section_bytes(n_local) + HALO * n_halo + 2 * n_adj).next_multiple_of(4)
+    (HEADER + CELL_BYTES * n_local + sh.section_bytes(n_local) + HALO * n_halo + 2 * n_adj).next_multiple_of(8)
 }
 
 /// What the report needs of one shard.

@@ -70,7 +70,7 @@ fn check_round_trip(s: &OwnedScene, part: &Partition) {
         assert_eq!(sh.header.depth as u32, part.depth);
         let p = &packed[id];
         assert_eq!(p.blob.len(), blob_len(sh.cells.len(), sh.halo.len(), sh.adjacency.len()));
-        assert_eq!(p.blob.len() % 4, 0);
+        assert_eq!(p.blob.len() % 8, 0);
         assert_eq!((p.counts.local, p.counts.halo, p.counts.adjacency), (sh.header.n_local, sh.header.n_halo, sh.header.n_adj));
         let global = |e: u16| -> u32 {
             let e = e as usize;

@@ -19,6 +19,9 @@
 
 using Bytes = poplar::Vector<unsigned char, poplar::VectorLayout::SPAN, 4>;
 using Words = poplar::Vector<unsigned, poplar::VectorLayout::SPAN, 4>;
+// Shard blobs and regions of them: 8-aligned, for the march's 64-bit site loads
+// (layout.h, the shard blob).
+using Blobs = poplar::Vector<unsigned char, poplar::VectorLayout::SPAN, 8>;
 
 template <typename T, typename V> T load(const V &v, unsigned offset = 0) {
   T x;

@@ -70,7 +70,11 @@ FOAM_STATIC_ASSERT(sizeof(foam_cell_info) == 8, "foam_cell_info is 8 bytes");
 
 /* The shard blob a tracer tile holds:
  *   foam_shard_header | foam_cell[n_local] | foam_halo[n_halo] | foam_cell_info[n_local]
- *   | SH section | uint16_t adjacency[n_adj] | pad to 4
+ *   | SH section | uint16_t adjacency[n_adj] | pad to 8
+ * A blob starts 8-aligned on its tile (the codelets declare its fields so, and the
+ * regions holding several pad each to 8), and so does every site, which the march
+ * loads as an (x, y) pair in one 64-bit load: the IPU loads 64 bits only from
+ * 8-byte boundaries.
  * Adjacency entries index [local | halo]: i < n_local is local cell i, otherwise
  * halo record i - n_local, so entry i's site is at cells_offset + 16 i either way
  * (halo_offset = cells_offset + 16 n_local). Offsets are bytes from the start of
@@ -95,11 +99,12 @@ typedef struct foam_shard_header {
   uint32_t cells_offset;
   uint32_t halo_offset;
   uint32_t adj_offset;
-  uint32_t total_bytes; /* whole blob, padded to a multiple of 4 */
+  uint32_t total_bytes; /* whole blob, padded to a multiple of 8 */
   uint16_t sh_rest;     /* SH coefficients per channel beyond DC: 0, 3, 8 or 15 (degree 0..3) */
   uint16_t sh_f32;      /* 1: SH coefficients are float, 0: binary16 */
 } foam_shard_header;
 FOAM_STATIC_ASSERT(sizeof(foam_shard_header) == 40, "foam_shard_header is 40 bytes");
+FOAM_STATIC_ASSERT((sizeof(foam_shard_header) & 7u) == 0, "the cells after the header start 8-aligned");
 
 /* Byte offset of a shard blob's foam_cell_info records. */
 static inline uint32_t foam_shard_info_offset(const foam_shard_header *h) {
@@ -168,6 +173,7 @@ typedef struct foam_region_header {
   uint32_t offset[FOAM_REGION_MAX_SHARDS];
 } foam_region_header;
 FOAM_STATIC_ASSERT(sizeof(foam_region_header) == 1544, "foam_region_header is 1544 bytes");
+FOAM_STATIC_ASSERT((sizeof(foam_region_header) & 7u) == 0, "the blobs after the directory start 8-aligned");
 
 /* ---- block list (injector tiles) ---------------------------------------------
  * The pixels an injector emits, as blocks of block_w x block_h pixels (foam_params)

@@ -219,14 +219,12 @@ static inline foam_cell_info foam_shard_info(const foam_shard_view *s, uint32_t 
 
 /* Site of an adjacency entry, a local cell or a halo record: both are 16 bytes
  * with the site first, halo records right after the cells (layout.h), so one
- * scaled index reaches either without a compare. */
-static inline foam_vec3 foam_shard_site(const foam_shard_view *s, uint32_t n) {
+ * scaled index reaches either without a compare. (x, y) is one 64-bit load (ld64
+ * on the IPU): every site is 8-aligned (layout.h). */
+static inline void foam_shard_site(const foam_shard_view *s, uint32_t n, foam_float2 *xy, float *z) {
   const unsigned char *src = s->cells + (size_t)n * sizeof(foam_cell);
-  foam_vec3 v;
-  memcpy(&v.x, src, 4);
-  memcpy(&v.y, src + 4, 4);
-  memcpy(&v.z, src + 8, 4);
-  return v;
+  memcpy(xy, __builtin_assume_aligned(src, 8), 8);
+  memcpy(z, src + 8, 4);
 }
 
 typedef enum foam_march_end {
@@ -248,11 +246,16 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
   float t0 = ray->t;
   float T = ray->T;
   foam_march_end end = FOAM_MARCH_FINISHED;
+  /* The faces' x and y as pairs (f32v2 on the IPU): each lane rounds as the scalar
+   * expression would, and a pair's two halves are two registers, so the dot
+   * products' first sums are one f32add. */
+  const foam_float2 oxy = {o.x, o.y}, dxy = {d.x, d.y}, half = foam_f2_splat(0.5f);
   FOAM_PROBE(visit);
   for (;;) {
     foam_cell cell = foam_shard_cell(s, c);
     foam_cell_info info = foam_shard_info(s, c);
-    foam_vec3 p = {cell.x, cell.y, cell.z};
+    const foam_float2 pxy = {cell.x, cell.y};
+    const float pz = cell.z;
     uint32_t begin = c == 0 ? 0u : foam_shard_info(s, c - 1).adj_end;
     float best_t = INFINITY;
     uint32_t best = 0xFFFFFFFFu;
@@ -260,14 +263,22 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
     for (uint32_t k = begin; k < info.adj_end; ++k) {
       uint16_t n;
       memcpy(&n, s->adj + (size_t)k * 2, 2);
-      foam_vec3 q = foam_shard_site(s, n);
+      foam_float2 qxy;
+      float qz;
+      foam_shard_site(s, n, &qxy, &qz);
       FOAM_PROBE(neighbour);
-      foam_vec3 nrm = {q.x - p.x, q.y - p.y, q.z - p.z};
-      float dp = foam_dot(nrm, d);
+      /* nrm = q - p; dp = nrm . d; face = p + nrm / 2 - o; t = (face . nrm) / dp,
+       * each sum left to right. */
+      const foam_float2 nxy = qxy - pxy;
+      const float nz = qz - pz;
+      const foam_float2 nd = nxy * dxy;
+      const float dp = nd[0] + nd[1] + nz * d.z;
       if (dp > 0.0f) {
         FOAM_PROBE(ahead);
-        foam_vec3 face = {p.x + nrm.x * 0.5f - o.x, p.y + nrm.y * 0.5f - o.y, p.z + nrm.z * 0.5f - o.z};
-        float t = foam_dot(face, nrm) / dp;
+        const foam_float2 fxy = pxy + nxy * half - oxy;
+        const float fz = pz + nz * 0.5f - o.z;
+        const foam_float2 fn = fxy * nxy;
+        const float t = (fn[0] + fn[1] + fz * nz) / dp;
         if (t < best_t) {
           best_t = t;
           best = n;

@@ -423,7 +423,7 @@ std::string foamHalf() {
 // into an empty cell: neither may divide by zero.
 std::string marchTraps() {
   // Two empty cells side by side on x, each the other's only neighbour.
-  struct Blob {
+  struct alignas(8) Blob {
     foam_shard_header h;
     foam_cell cells[2];
     foam_cell_info info[2]; // n_halo 0: the info records follow the cells
