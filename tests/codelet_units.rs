@@ -379,6 +379,109 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
     assert!([r.lane_credit, r.escapes, r.parent_credit, r.queue_room, r.in_flight_room].iter().all(|&n| n >= 20), "{r:?}");
 }
 
+// ---- InjectorSend's demand ---------------------------------------------------
+
+/// An injector's lanes after one InjectorSend: each direct lane's and the root
+/// lane's `pending` (the demand their routers share credit by) and the rays held.
+struct Dealt {
+    direct: Vec<u32>,
+    root: u32,
+    held: u32,
+}
+
+/// Runs InjectorSend once on an injector of `lanes` direct lanes of 4 rays, a root
+/// lane of 8, with `shards` marched rays in its queue (each going to direct lane
+/// shard & (lanes - 1)), `credit` on every lane, the root's `allowance` and blocks
+/// still to emit or not (`more`).
+fn injector_send(lanes: u32, shards: &[u16], credit: u32, allowance: u32, more: bool) -> Dealt {
+    use foam_layout::{foam_inject_down, foam_inject_up, foam_injector_ctl};
+    let (cap, direct_cap) = (8u32, 4u32);
+    let p = foam_params {
+        layout: foam_layout::foam_ray_layout_FOAM_LAYOUT_HALF,
+        ray_bytes: RAY_BYTES,
+        link_capacity: cap,
+        direct_lanes: lanes,
+        direct_capacity: direct_cap,
+        ..Default::default()
+    };
+    let slot = RAY_BYTES as usize;
+    let mut queue = vec![0u8; cap as usize * slot];
+    for (i, &shard) in shards.iter().enumerate() {
+        queue[i * slot..][..2].copy_from_slice(&shard.to_le_bytes());
+    }
+    let down = foam_inject_down { count: 0, credit, reserved: 0, allowance };
+    let direct_in: Vec<u8> = (0..lanes.max(1)).flat_map(|_| bytes_of(&down)).collect();
+    let lane_out = size_of::<foam_inject_up>() + (direct_cap as usize) * slot;
+    let ctl = foam_injector_ctl { march_end: shards.len() as u32, more: more as u32, ..Default::default() };
+    let mut s = Session::new(1, 1).unwrap();
+    s.add_codelets(&poplar_bridge::codelets_gp()).unwrap();
+    let cs = s.add_compute_set("deal").unwrap();
+    let mut init = |s: &mut Session, name: &str, ty: ElemType, bytes: &[u8]| {
+        let elems = if ty == ElemType::UnsignedInt { bytes.len() / 4 } else { bytes.len() };
+        let v = s.add_variable(ty, &[elems], name).unwrap();
+        s.set_tile_mapping(v, 0).unwrap();
+        s.set_initial_bytes(v, bytes).unwrap();
+        s.create_host_read(name, v).unwrap();
+        v
+    };
+    let fields = [
+        ("params", init(&mut s, "params", ElemType::UnsignedChar, &bytes_of(&p))),
+        ("inbox", init(&mut s, "inbox", ElemType::UnsignedChar, &bytes_of(&down))),
+        ("directIn", init(&mut s, "directIn", ElemType::UnsignedChar, &direct_in)),
+        ("queue", init(&mut s, "queue", ElemType::UnsignedChar, &queue)),
+        ("outbox", init(&mut s, "outbox", ElemType::UnsignedChar, &vec![0u8; size_of::<foam_inject_up>() + cap as usize * slot])),
+        ("directOut", init(&mut s, "directOut", ElemType::UnsignedChar, &vec![0u8; lanes.max(1) as usize * lane_out])),
+        ("ctl", init(&mut s, "ctl", ElemType::UnsignedInt, &bytes_of(&ctl))),
+        ("stats", init(&mut s, "stats", ElemType::UnsignedChar, &[0; size_of::<foam_tile_stats>()])),
+    ];
+    let v = s.add_vertex(cs, "InjectorSend", 0).unwrap();
+    for (field, tensor) in fields {
+        s.connect(v, field, tensor).unwrap();
+    }
+    let prog = s.execute(cs).unwrap();
+    s.compile(&[prog]).unwrap();
+    s.run(0).unwrap();
+    let read = |s: &mut Session, name: &str, n: usize| {
+        let mut b = vec![0u8; n];
+        s.read_tensor(name, &mut b).unwrap();
+        b
+    };
+    let out = read(&mut s, "directOut", lanes.max(1) as usize * lane_out);
+    let root = read(&mut s, "outbox", size_of::<foam_inject_up>() + cap as usize * slot);
+    let ctl: foam_injector_ctl = read_as(&read(&mut s, "ctl", size_of::<foam_injector_ctl>()));
+    let direct = (0..lanes as usize).map(|k| read_as::<foam_inject_up>(&out[k * lane_out..][..size_of::<foam_inject_up>()]).pending).collect();
+    Dealt { direct, root: read_as::<foam_inject_up>(&root[..size_of::<foam_inject_up>()]).pending, held: ctl.held }
+}
+
+/// An injector asks its routers for credit only for rays that can come: those it
+/// holds and those the root lets it emit next. Asking for a full lane whenever
+/// pixels were left reserved routers' queues for rays the root held back, and with
+/// 32 injectors the shrunk-buffer frame crawled (tests/device_replicas.rs).
+#[test]
+fn injector_send_asks_only_for_rays_that_can_come() {
+    // Pixels left but no allowance and nothing held: no demand anywhere.
+    let d = injector_send(4, &[], 4, 0, true);
+    assert_eq!((d.direct, d.root, d.held), (vec![0; 4], 0, 0));
+    // An allowance of 3: that many may come down any lane; a large one: a full lane.
+    assert_eq!(injector_send(4, &[], 4, 3, true).direct, vec![3; 4]);
+    assert_eq!(injector_send(4, &[], 4, 100, true).direct, vec![4; 4]);
+    // No pixels left: only what is held, whatever the allowance.
+    assert_eq!(injector_send(4, &[], 4, 100, false).direct, vec![0; 4]);
+    // No credit anywhere: three rays held, each lane asked for them and the allowance.
+    let d = injector_send(4, &[0, 1, 2], 0, 0, false);
+    assert_eq!((d.direct, d.root, d.held), (vec![3; 4], 3, 3));
+    assert_eq!(injector_send(4, &[0, 1, 2], 0, 1, true).direct, vec![4; 4]);
+    // Credit on every lane: the rays leave on their direct lanes and none is held.
+    let d = injector_send(4, &[0, 1, 2], 4, 0, true);
+    assert_eq!((d.direct, d.root, d.held), (vec![0; 4], 0, 0));
+    // Without direct lanes the root's lane is asked for the same, up to a lane.
+    assert_eq!(injector_send(0, &[], 4, 0, true).root, 0);
+    assert_eq!(injector_send(0, &[], 4, 5, true).root, 5);
+    assert_eq!(injector_send(0, &[], 4, 100, true).root, 8);
+    let d = injector_send(0, &[0, 1, 2], 0, 2, true);
+    assert_eq!((d.root, d.held), (5, 3));
+}
+
 // ---- marching (foam/march.h through TracerMarch) -------------------------------
 
 mod lattice;

@@ -49,9 +49,13 @@ fn small_buffers() -> DeviceOptions {
 }
 
 fn frame_with(edit: &dyn Fn(&mut DevicePlan)) -> Result<u64, DeviceError> {
+    frame_of(&small_buffers(), edit)
+}
+
+fn frame_of(o: &DeviceOptions, edit: &dyn Fn(&mut DevicePlan)) -> Result<u64, DeviceError> {
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(96, 72).unwrap();
-    let mut plan = DevicePlan::new(scene, 64, cam.width, cam.height, &small_buffers(), &()).unwrap();
+    let mut plan = DevicePlan::new(scene, 64, cam.width, cam.height, o, &()).unwrap();
     edit(&mut plan);
     let f = DeviceRenderer::new(plan)?.render(scene, &cam, &mut |_, _| {})?;
     Ok(f.stats.iterations)
@@ -71,11 +75,13 @@ fn the_frame_loop_reports_a_deadlock_and_a_credit_violation() {
     }));
     assert!(e.contains("no progress in 200 iterations") && e.contains("128 spilled"), "{e}");
     // Tracers that grant credit for room they do not have lose rays: the frame stops
-    // and the loop names the tile that dropped them, not just the stall. (Whether
-    // extra credit finds a full tracer depends on when rays arrive: 8 slots too many
-    // did with the injectors marching in a compute set of their own, and not beside
-    // the tracers; 16 do with either.)
-    let e = message(frame_with(&|plan| patch_params(plan, &|_, role| role == Role::Tracer, &|p| p.extra_credit = 16)));
+    // and the loop names the tile that dropped them, not just the stall. Extra
+    // credit finds a full tracer only where rays pile up on tracers: here the
+    // injectors march the start shard alone and the links and router queues are
+    // narrower still (with the buffers above, the tracers' rays flow on and 16
+    // slots too many never meet a full tracer).
+    let congested = DeviceOptions { region_bytes: Some(0), link_capacity: vec![8], router_queue: Some(16), ..small_buffers() };
+    let e = message(frame_of(&congested, &|plan| patch_params(plan, &|_, role| role == Role::Tracer, &|p| p.extra_credit = 16)));
     assert!(e.contains("rays found no room (a credit violation)") && e.contains("(tracer)"), "{e}");
     // A spill store that over-grants while more rays are in flight than it holds is
     // caught the moment it cannot store one.

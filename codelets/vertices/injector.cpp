@@ -193,7 +193,8 @@ public:
     foam_inject_up h = load<foam_inject_up>(outbox);
     foam_injector_ctl c = load<foam_injector_ctl>(ctl);
     const unsigned stride = p.ray_bytes, lanes = p.direct_lanes, cap = p.link_capacity;
-    const uint32_t rootCredit = load<foam_inject_down>(inbox).credit;
+    const foam_inject_down root = load<foam_inject_down>(inbox);
+    const uint32_t rootCredit = root.credit;
     const uint32_t rootLimit = rootCredit < cap ? rootCredit : cap;
     const bool more = c.more != 0;
     unsigned char *slots = &outbox[0] + sizeof(foam_inject_up);
@@ -219,21 +220,30 @@ public:
         kept++;
       }
     }
+    // A direct lane is wanted for the rays held back and those the root lets this
+    // injector emit next (the allowance it emits by in step 3), whichever router
+    // they head for, up to a full lane. Not a full lane whenever pixels are left:
+    // while the root holds emission back no ray would take that credit, and a
+    // router reserves its queue for a step for every credit it grants, so its own
+    // children starved, the more the more injectors there are.
+    const uint32_t room = cap - kept, next = root.allowance < room ? root.allowance : room;
+    const uint32_t coming = kept + (more ? next : 0);
     for (unsigned k = 0; k < lanes; ++k) {
       unsigned char *box = &directOut[0] + foam_direct_offset(&p, k, 1);
       foam_inject_up d;
       d.count = sent[k];
       d.next = 0;
       d.emitted = 0;
-      d.pending = more || kept ? p.direct_capacity : 0;  // a full lane while rays are to come
+      d.pending = coming < p.direct_capacity ? coming : p.direct_capacity;
       memcpy(box, &d, sizeof d);
       if (sent[k] < p.direct_capacity) foam_slot_invalidate(box + sizeof d + (size_t)sent[k] * stride);
     }
-    // The root's lane is wanted for what was held back and what took it now, or,
-    // without direct lanes, whole while rays are to come; the injector would emit
-    // as many new rays as its lane could hold beside those held.
+    // The root's lane is wanted for what was held back and what took it now, and,
+    // without direct lanes, for what is coming too; the injector would emit as many
+    // new rays as its lane could hold beside those held.
+    const uint32_t wants = up + (lanes ? kept : coming);
     h.count = up;
-    h.pending = !lanes ? (more || kept ? cap : 0) : kept + up < cap ? kept + up : cap;
+    h.pending = wants < cap ? wants : cap;
     h.next = more ? cap - kept : 0;
     memcpy(&outbox[0], &h, sizeof h);
     if (up < cap) foam_slot_invalidate(slots + (size_t)up * stride);
