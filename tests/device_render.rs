@@ -581,3 +581,24 @@ fn hop_counters_travel_only_when_asked() {
     assert!(t.iter().all(|&x| x >= 1), "every primary ray is marched at least once");
     assert_eq!(counted.output, plain.output, "hop counters do not change the image");
 }
+
+/// The plan takes the most injectors, up to the asked, whose lanes leave the root
+/// room for its queues: all 32 with the half payload, fewer with 32-byte rays (fp32
+/// with hop counters) on a root over 16 tracers, where an injector lane's 384 rays
+/// take more bytes; and the frame still renders, every ray once.
+#[test]
+fn the_plan_takes_the_most_injectors_the_root_has_room_for() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(48, 36).unwrap();
+    for (layout, hops, ray_bytes) in [(RayLayout::Half, false, 20), (RayLayout::Fp32, true, 32)] {
+        let o = DeviceOptions { hops, injectors: 32, ..opts(layout) };
+        let plan = DevicePlan::for_camera(scene, 16, &cam, &o, &()).unwrap();
+        let root = &plan.tree.nodes[plan.tree.root()];
+        let fits = |n: u32| o.root_has_room(ray_bytes, root.fanout, root.level, root.edge_level, n);
+        let n = plan.tree.injectors().len() as u32;
+        assert_eq!(plan.options.injectors, n);
+        assert!(fits(n) && (n == o.injectors || !fits(n + 1)), "{ray_bytes}-byte rays: {n} injectors");
+        assert_eq!(n == 32, ray_bytes == 20, "{ray_bytes}-byte rays: {n} injectors");
+        assert_complete(&DeviceRenderer::new(plan).unwrap().render(scene, &cam, &mut |_, _| {}).unwrap());
+    }
+}

@@ -98,6 +98,10 @@ pub struct Point {
     /// buffer of each.
     pub direct_lanes: u64,
     pub direct_capacity: u32,
+    /// Injector tiles planned, and the most asked for (`--tune injectors`): the plan
+    /// takes the most whose lanes leave the root room for its queues.
+    pub injectors: u32,
+    pub injectors_asked: u32,
     /// Statistics of the last timed frame (`wall_s` of that frame).
     pub stats: FrameStats,
     /// Median device frame time (host runtime) and every timed frame.
@@ -257,6 +261,7 @@ impl Bench<'_> {
         let side_links = plan.side_links();
         let direct_lanes = (plan.tree.injectors().len() * plan.tree.direct_targets().len()) as u64;
         let direct_capacity = if direct_lanes > 0 { plan.options.direct_capacity } else { 0 };
+        let injectors = plan.tree.injectors().len() as u32;
         let shard_copies = plan.copies.iter().map(|c| c.len() as u64).sum();
         let plan_times = plan.times;
         let per_ipu = crate::device::ipus::per_ipu(&plan)?;
@@ -293,6 +298,8 @@ impl Bench<'_> {
             shard_copies,
             direct_lanes,
             direct_capacity,
+            injectors,
+            injectors_asked: o.injectors,
             psnr_db: psnr(&composite(&frame.output), &self.reference),
             stats: frame.stats,
             device_s,

@@ -106,7 +106,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: foam_layout::FOAM_MAX_INJECTORS,
         fixed: Some(|o| o.injectors.to_string()),
-        doc: "Injector tiles emitting primary rays, each on a lane of the root of its own.",
+        doc: "Injector tiles emitting primary rays, each on a lane of the root of its own; at most: the plan takes the most whose lanes leave the root room for its queues (fewer on a wide root with a large payload), and bench prints how many.",
         set: |o, v| o.injectors = count(v),
         ..ONE_NUMBER
     },

@@ -91,7 +91,9 @@ pub struct DeviceOptions {
     /// Injectors march their primary rays in step 1 beside the tracers' march and
     /// emit in step 3 for the next step; false: emit in step 1, march in step 2.
     pub merged_march: bool,
-    /// Injector tiles on lanes of the root (1 to 32).
+    /// Injector tiles on lanes of the root (1 to 32), at most: the plan takes the
+    /// most up to this many that leave the root room for its queues
+    /// ([`DeviceOptions::root_has_room`]).
     pub injectors: u32,
     /// Rays per injector-lane buffer.
     pub inject_capacity: u32,
@@ -387,6 +389,31 @@ impl DeviceOptions {
             let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links);
             (free / ray_bytes) / 256 * 256
         })
+    }
+
+    /// Whether a root router of `fanout` children, with `injectors` injector lanes
+    /// and its links at these options' capacities for `ray_bytes` payloads (child
+    /// edges at `level - 1`, its edge to the spill store at `edge_level`), keeps
+    /// queues of at least one of those links' buffers on its tile, as the plan
+    /// requires of every router (the injector lanes, inject_capacity rays each,
+    /// take the room the queues would have).
+    pub fn root_has_room(&self, ray_bytes: u32, fanout: u32, level: u32, edge_level: u32, injectors: u32) -> bool {
+        let caps = if self.link_capacity.is_empty() { default_link_capacity(ray_bytes) } else { self.link_capacity.clone() };
+        let cap = |l: u32| caps[(l as usize).min(caps.len() - 1)];
+        let (child, parent) = (cap(level.saturating_sub(1)), cap(edge_level));
+        let p = foam_layout::foam_params {
+            ray_bytes,
+            fanout,
+            link_capacity: child,
+            parent_capacity: parent,
+            inject_lanes: injectors,
+            inject_capacity: self.inject_capacity,
+            ..Default::default()
+        };
+        let Ok(bytes) = poplar_bridge::role_tile_bytes(super::tree::Role::Router as u8, &super::plan::record_bytes(&p), &Default::default()) else {
+            return false;
+        };
+        self.router_queue_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32, bytes.links() as u32) >= child.max(parent)
     }
 
     /// Router queue capacity: as given, or what fills the router tile beside its

@@ -39,13 +39,10 @@ pub struct Topology {
 impl Topology {
     /// Lays out the device for `packed` shards of `part` and `width` × `height` frames.
     pub fn new(part: &Partition, packed: &[PackedShard], width: u32, height: u32, options: &DeviceOptions) -> Result<Topology, DeviceError> {
-        let mut tree = Tree::with_leaves(&part.shards_per_leaf(), options.target_tiles(), &options.tree_fanouts(part.depth), options.injectors)?;
-        tree.place_on_ipus(options.ipus, options.tiles)?;
-        if options.direct_capacity > 0 {
-            tree.add_direct_lanes();
-        }
-        let home_of_leaf = part.ids.iter().enumerate().filter(|&(_, &id)| id & 1 == 0 || part.id_bits == part.depth).map(|(s, _)| s).collect();
         let ray_bytes = (options.layout.payload_bytes() as usize + if options.hops { size_of::<foam_ray_hops>() } else { 0 }) as u32;
+        let (tree, injectors) = Topology::tree_with_injectors(part, options, ray_bytes)?;
+        let options = &DeviceOptions { injectors, ..options.clone() };
+        let home_of_leaf = part.ids.iter().enumerate().filter(|&(_, &id)| id & 1 == 0 || part.id_bits == part.depth).map(|(s, _)| s).collect();
         // One slice per leaf of the k-d tree (see [`DevicePlan::home_tracer`]).
         let slice_pixels = (width as u64 * height as u64).div_ceil(1 << part.depth) as u32;
         let budget = partition::MK2_TILE_BYTES;
@@ -85,11 +82,33 @@ impl Topology {
         Ok(topology)
     }
 
+    /// The tree of `part`'s shards with the most injectors, up to `options.injectors`,
+    /// whose lanes leave the root room for its queues (the wider the root and the
+    /// larger the payload, the fewer), and that count. One injector always gets a
+    /// tree: if the root has no room even then, filling the stores says so.
+    fn tree_with_injectors(part: &Partition, options: &DeviceOptions, ray_bytes: u32) -> Result<(Tree, u32), DeviceError> {
+        let mut injectors = options.injectors;
+        loop {
+            let mut tree = Tree::with_leaves(&part.shards_per_leaf(), options.target_tiles(), &options.tree_fanouts(part.depth), injectors)?;
+            let root = &tree.nodes[tree.root()];
+            if injectors > 1 && !options.root_has_room(ray_bytes, root.fanout, root.level, root.edge_level, injectors) {
+                injectors -= 1;
+                continue;
+            }
+            tree.place_on_ipus(options.ipus, options.tiles)?;
+            if options.direct_capacity > 0 {
+                tree.add_direct_lanes();
+            }
+            return Ok((tree, injectors));
+        }
+    }
+
     /// Takes `options`' links (tracer edges and side links sized for a camera: see
     /// [`super::options::tracer_links_for_load`]), the payload's defaults where none
-    /// are given. What the topology fixed does not depend on them.
+    /// are given. What the topology fixed does not depend on them; it keeps its
+    /// injector count.
     pub fn resolve_links(&mut self, options: &DeviceOptions) {
-        self.options = options.clone();
+        self.options = DeviceOptions { injectors: self.tree.injectors().len() as u32, ..options.clone() };
         if self.options.link_capacity.is_empty() {
             self.options.link_capacity = super::options::default_link_capacity(self.ray_bytes);
         }

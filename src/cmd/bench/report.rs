@@ -152,6 +152,11 @@ fn point(w: &mut String, p: &Point) {
         if p.links_sized_to_camera { " (tracer links sized to the camera's sampled load)" } else { "" }
     );
     let _ = writeln!(w, "shard copies on tracers: {}", p.shard_copies);
+    let _ = writeln!(
+        w,
+        "injectors: {} (the most, of at most {}, whose lanes leave the root room for its queues)",
+        p.injectors, p.injectors_asked
+    );
     let _ = writeln!(w, "direct lanes from injectors past the root: {} of {} rays", p.direct_lanes, p.direct_capacity);
     let t = &p.plan_times;
     let _ = writeln!(
