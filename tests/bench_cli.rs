@@ -148,14 +148,16 @@ fn json_has_the_keys_and_consistent_numbers() {
     // Half payload, links as planned (the tracer edges sized to the camera, the
     // router edges at their defaults): the busiest sender is the wider of the
     // level-1 routers (16 tracer lanes and a parent lane) and the root (4 child
-    // lanes, the spill store's, and a bare credit header down each of 16 injector lanes).
+    // lanes, the spill store's, and a bare credit header down each injector lane).
     let caps: Vec<u64> = p["link_capacity"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
     assert!(p["links_sized_to_camera"].as_bool().unwrap());
     assert!(caps[0] >= 64 && caps[0] <= 256 && caps[1..] == [768, 384], "{caps:?}");
     assert!((8..=32).contains(&p["side_capacity"].as_u64().unwrap()));
     let lb = |c: u64| 16 + c * 20;
     let level1 = 16 * lb(caps[0]) + lb(caps[1]);
-    let root = 4 * lb(caps[1]) + lb(caps[2]) + 16 * lb(0);
+    let injectors = p["injectors"].as_u64().unwrap();
+    assert_eq!((injectors, p["injectors_asked"].as_u64().unwrap()), (32, 32), "a root of 4 children has room for all");
+    let root = 4 * lb(caps[1]) + lb(caps[2]) + injectors * lb(0);
     assert_eq!(e["exchange_bytes_per_iteration"].as_u64().unwrap(), level1.max(root));
     assert!(e["busiest_cell_steps_max"].as_u64().unwrap() > 0);
     assert!(e["busiest_router_rays_max"].as_u64().unwrap() > 0);

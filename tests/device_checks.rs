@@ -195,7 +195,9 @@ fn every_tile_holds_what_the_plan_modelled() {
     }
     // Planned for the camera, with the largest payload: shard copies and result
     // stores grown into the tiles, links sized to the view.
-    let o = DeviceOptions { layout: partition::RayLayout::Fp32, hops: true, size_links: true, ..DeviceOptions::default() };
+    // Sixteen injectors: with 32 their regions hold nearly every sampled path of this
+    // small view, and no tracer would need copies.
+    let o = DeviceOptions { layout: partition::RayLayout::Fp32, hops: true, size_links: true, injectors: 16, ..DeviceOptions::default() };
     let plan = DevicePlan::for_camera(scene, 1024, cam, &o, &()).unwrap();
     assert!(plan.copies.iter().any(|c| !c.is_empty()));
     let r = DeviceRenderer::new(plan).unwrap();

@@ -160,7 +160,7 @@ fn help_lists_every_tune_key_for_render_and_bench() {
         for row in [
             "tiles=N  [default: 1472]",
             "fanout=F,..  [default: 16,8]",
-            "injectors=N  [default: 16]",
+            "injectors=N  [default: 32]",
             "inject_capacity=N  [default: 384]",
             "direct_capacity=N  [default: 128]",
             "link_capacity=N,..  [default: 256,768,384",

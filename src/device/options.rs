@@ -232,7 +232,7 @@ pub fn link_bytes(capacity: u32, ray_bytes: u32) -> u32 {
 /// Default rays per link buffer by level for the 20-byte half payload: narrow
 /// tracer edges (most of the bytes exchanged), wider edges between the routers,
 /// and below the root edges narrow enough that the root, which also takes the
-/// injectors' lanes, keeps a queue of about 4900 rays (its credit loop reserves a
+/// injectors' lanes, keeps a queue of about 2500 rays (its credit loop reserves a
 /// step's worth of queue for what it granted, so its queue bounds what crosses it).
 pub const HALF_LINK_CAPACITY: [u32; 3] = [256, 768, 384];
 
@@ -437,7 +437,7 @@ impl Default for DeviceOptions {
             batch: Batch::default(),
             drain_iters: 0,
             merged_march: true,
-            injectors: 16,
+            injectors: 32,
             inject_capacity: 384,
             direct_capacity: 128,
             fanout: vec![16, 8],
@@ -565,9 +565,11 @@ mod tests {
             // several of its parent's buffers.
             let q = o.router_queue_capacity(rb, 638_976, router_links(rb, 8, 768 * 20 / rb, 384 * 20 / rb, 8, o.direct_capacity));
             assert!(q >= 6 * 384 * 20 / rb, "ray {rb} B: queue under the root {q}");
-            // The root with eight injector lanes still has queues of a link buffer.
-            let q = o.router_queue_capacity(rb, 638_976, router_links(rb, 8, 384 * 20 / rb, 384 * 20 / rb, 8, 384 * 20 / rb));
+            // The root over 8 routers with the default injectors' lanes still has queues
+            // of a link buffer.
+            let q = o.router_queue_capacity(rb, 638_976, router_links(rb, 8, 384 * 20 / rb, 384 * 20 / rb, o.injectors, 384 * 20 / rb));
             assert!(q >= 3 * 384 * 20 / rb, "ray {rb} B: root queue {q}");
+            assert!(o.root_has_room(rb, 8, 3, 3, o.injectors), "ray {rb} B: a 1024-shard root takes every injector");
         }
         assert_eq!((o.edge_capacity(0), o.edge_capacity(1), o.edge_capacity(7)), (256, 768, 384));
         assert_eq!(default_link_capacity(20), HALF_LINK_CAPACITY.to_vec());
