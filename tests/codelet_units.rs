@@ -416,7 +416,7 @@ fn injector_send(lanes: u32, shards: &[u16], credit: u32, allowance: u32, more: 
     let mut s = Session::new(1, 1).unwrap();
     s.add_codelets(&poplar_bridge::codelets_gp()).unwrap();
     let cs = s.add_compute_set("deal").unwrap();
-    let mut init = |s: &mut Session, name: &str, ty: ElemType, bytes: &[u8]| {
+    let init = |s: &mut Session, name: &str, ty: ElemType, bytes: &[u8]| {
         let elems = if ty == ElemType::UnsignedInt { bytes.len() / 4 } else { bytes.len() };
         let v = s.add_variable(ty, &[elems], name).unwrap();
         s.set_tile_mapping(v, 0).unwrap();

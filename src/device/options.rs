@@ -268,6 +268,23 @@ pub fn tracer_links_for_load(options: &DeviceOptions, ray_bytes: u32, peak: f64)
     o
 }
 
+/// Bytes of the link buffers of a router of `fanout` children's lanes of `child`
+/// rays, a parent lane of `parent` and `injectors` lanes of `inject`, as the graph
+/// builder allocates them (codelets/graph/tile_bytes.h); None for parameters it refuses.
+pub fn router_link_bytes(ray_bytes: u32, fanout: u32, child: u32, parent: u32, injectors: u32, inject: u32) -> Option<u32> {
+    let p = foam_layout::foam_params {
+        ray_bytes,
+        fanout,
+        link_capacity: child,
+        parent_capacity: parent,
+        inject_lanes: injectors,
+        inject_capacity: inject,
+        ..Default::default()
+    };
+    let role = super::tree::Role::Router as u8;
+    poplar_bridge::role_tile_bytes(role, &super::plan::record_bytes(&p), &Default::default()).ok().map(|b| b.links() as u32)
+}
+
 /// Everything a tracer tile holds besides its shard and its shard copies, item by
 /// item, as the graph builder allocates it (`poplar_bridge::role_tile_bytes`:
 /// codelets/graph/tile_bytes.h), with its links at their largest: the default or
@@ -401,19 +418,10 @@ impl DeviceOptions {
         let caps = if self.link_capacity.is_empty() { default_link_capacity(ray_bytes) } else { self.link_capacity.clone() };
         let cap = |l: u32| caps[(l as usize).min(caps.len() - 1)];
         let (child, parent) = (cap(level.saturating_sub(1)), cap(edge_level));
-        let p = foam_layout::foam_params {
-            ray_bytes,
-            fanout,
-            link_capacity: child,
-            parent_capacity: parent,
-            inject_lanes: injectors,
-            inject_capacity: self.inject_capacity,
-            ..Default::default()
-        };
-        let Ok(bytes) = poplar_bridge::role_tile_bytes(super::tree::Role::Router as u8, &super::plan::record_bytes(&p), &Default::default()) else {
+        let Some(links) = router_link_bytes(ray_bytes, fanout, child, parent, injectors, self.inject_capacity) else {
             return false;
         };
-        self.router_queue_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32, bytes.links() as u32) >= child.max(parent)
+        self.router_queue_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32, links) >= child.max(parent)
     }
 
     /// Router queue capacity: as given, or what fills the router tile beside its
@@ -526,21 +534,8 @@ mod tests {
         assert_eq!(tracer_links_for_load(&small, 20, 0.0).side_capacity, 4);
     }
 
-    /// The link buffers of a router of `fanout` children's lanes of `child` rays, a
-    /// parent lane of `parent` and `injectors` lanes of `inject`, as the graph builder
-    /// allocates them.
     fn router_links(ray_bytes: u32, fanout: u32, child: u32, parent: u32, injectors: u32, inject: u32) -> u32 {
-        let p = foam_layout::foam_params {
-            ray_bytes,
-            fanout,
-            link_capacity: child,
-            parent_capacity: parent,
-            inject_lanes: injectors,
-            inject_capacity: inject,
-            ..Default::default()
-        };
-        let bytes = poplar_bridge::role_tile_bytes(1, &crate::device::plan::record_bytes(&p), &Default::default()).unwrap();
-        bytes.links() as u32
+        router_link_bytes(ray_bytes, fanout, child, parent, injectors, inject).unwrap()
     }
 
     #[test]
