@@ -17,12 +17,11 @@ impl ShPayload<'_> {
     /// No view-dependent colour: DC only.
     pub const NONE: ShPayload<'static> = ShPayload { coeffs: &[], stride: 0, rest: 0, f32: false };
 
-    /// Bytes of one local cell's coefficients, padded to 4 (layout.h's
-    /// foam_sh_cell_bytes: binary16 at degrees 1 and 3 would otherwise start every
-    /// other cell on a 2-byte boundary, where the march's 32-bit loads are not single
-    /// IPU loads).
+    /// Bytes of one local cell's coefficients (layout.h's foam_sh_cell_bytes):
+    /// binary16 padded to 8, as the march loads two red-green pairs as one 64-bit
+    /// word, which the IPU loads only from 8-byte boundaries.
     pub fn cell_bytes(&self) -> usize {
-        (3 * self.rest * if self.f32 { 4 } else { 2 }).next_multiple_of(4)
+        if self.f32 { 12 * self.rest } else { (6 * self.rest).next_multiple_of(8) }
     }
 
     /// Bytes of a blob's SH section for `n_local` cells, padded to 4.

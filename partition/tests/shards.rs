@@ -226,14 +226,14 @@ fn sh_coefficients_are_packed_after_the_cells() {
             assert_eq!(u.header.adj_offset as usize - base, sh.section_bytes(u.cells.len()));
             assert_eq!(p.blob.len(), partition::blob_len_sh(u.cells.len(), u.halo.len(), u.adjacency.len(), &sh));
             assert_eq!(counted[id].bytes as usize, p.blob.len());
-            // Each cell's coefficients start on a 4-byte boundary (the march reads
-            // binary16 pairs as words): 18 and 90 B of binary16 take 20 and 92.
+            // Each cell's binary16 coefficients start on an 8-byte boundary (the march
+            // loads two red-green pairs as one 64-bit word): 18 and 90 B take 24 and 96.
             let cell_bytes = match (rest, f32) {
-                (3, false) => 20,
-                (15, false) => 92,
+                (3, false) => 24,
+                (15, false) => 96,
                 _ => 3 * rest * 4,
             };
-            assert_eq!((sh.cell_bytes(), base % 4), (cell_bytes, 0));
+            assert_eq!((sh.cell_bytes(), base % 8), (cell_bytes, 0));
             for (i, &g) in part.cells(id).iter().enumerate() {
                 let cell = base + cell_bytes * i;
                 let width = if f32 { 4 } else { 2 };

@@ -120,6 +120,20 @@ static inline foam_float2 foam_h2f2(uint32_t w) {
 #endif
 }
 
+/* Four binary16 values packed in 64 bits (lowest address in the low bits) to two
+ * float pairs: one 64-bit load and two f16v2tof32 on the IPU; one 4-wide vcvtph2ps and
+ * a move of the high pair with F16C. */
+static inline void foam_h4f2x2(uint64_t w, foam_float2 *lo, foam_float2 *hi) {
+#if defined(__F16C__) && !defined(__IPU__)
+  const __m128 f = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)w));
+  *lo = __builtin_shufflevector(f, f, 0, 1);
+  *hi = __builtin_shufflevector(f, f, 2, 3);
+#else
+  *lo = foam_h2f2((uint32_t)w);
+  *hi = foam_h2f2((uint32_t)(w >> 32));
+#endif
+}
+
 /* Round to nearest even, IEEE overflow (inf) on a host; the target's own
  * conversion on the IPU. Only for values within +-FOAM_HALF_MAX (or NaN): see
  * foam_f2h. */

@@ -84,11 +84,12 @@ FOAM_STATIC_ASSERT(sizeof(foam_cell_info) == 8, "foam_cell_info is 8 bytes");
  * red-green pairs (r_k, g_k) for k = 1..sh_rest, then the blues b_1..b_sh_rest
  * (scene.ply interleaves r, g, b per coefficient; pairs let the march multiply red
  * and green by Y_k in one f32v2 step, and two blues by (Y_k, Y_k+1) in another), as
- * binary16 (sh_f32 0) or float (sh_f32 1), each cell's padded to 4 bytes (foam_sh_cell_bytes:
- * the march reads binary16 pairs as 32-bit words, which the IPU loads only from
- * 4-byte boundaries; unpadded, every other cell would start on a 2-byte one at
- * degrees 1 and 3). Halo cells carry none: only their sites are read. With sh_rest
- * 0 the section is empty. */
+ * binary16 (sh_f32 0) or float (sh_f32 1). Each cell's binary16 coefficients are
+ * padded to 8 bytes and float ones to 4 (foam_sh_cell_bytes): the march loads two
+ * red-green pairs of binary16 as one 64-bit word, which the IPU loads only from 8-byte
+ * boundaries, so every cell must start on one (the section does: it follows 8-byte
+ * records). Halo cells carry none: only their sites are read. With sh_rest 0 the
+ * section is empty. */
 typedef struct foam_shard_header {
   uint32_t magic;    /* FOAM_SHARD_MAGIC */
   uint16_t shard_id;
@@ -114,7 +115,7 @@ static inline uint32_t foam_shard_info_offset(const foam_shard_header *h) {
 /* Bytes of one local cell's SH coefficients in the SH section (partition's
  * ShPayload::cell_bytes is the host's side of this). */
 static inline uint32_t foam_sh_cell_bytes(uint32_t sh_rest, uint32_t sh_f32) {
-  return (3u * sh_rest * (sh_f32 ? 4u : 2u) + 3u) & ~3u;
+  return sh_f32 ? 12u * sh_rest : (6u * sh_rest + 7u) & ~7u;
 }
 
 /* Most SH coefficients per channel beyond DC (degree 3). */

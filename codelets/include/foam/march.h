@@ -105,11 +105,34 @@ static inline void foam_shard_open(const unsigned char *blob, foam_shard_view *s
   s->adj = blob + s->h.adj_offset;
 }
 
+/* x > 0 ? x : 0 (NaN and -0 to +0): one f32max on the IPU. GCC keeps the select as
+ * a compare and a blend on x86 (it may not reorder NaN operands), so there it is
+ * maxss, which returns its second operand unless the first is greater. */
+static inline float foam_clamp0(float x) {
+#if defined(__SSE__) && !defined(__IPU__)
+  return _mm_cvtss_f32(_mm_max_ss(_mm_set_ss(x), _mm_setzero_ps()));
+#else
+  return x > 0.0f ? x : 0.0f;
+#endif
+}
+
+/* foam_clamp0 of both halves of a pair: one f32v2max on the IPU, maxps here. */
+static inline foam_float2 foam_clamp0_2(foam_float2 x) {
+#if defined(__SSE__) && !defined(__IPU__)
+  const __m128 v = _mm_max_ps(_mm_castsi128_ps(_mm_cvtsi64_si128(__builtin_bit_cast(long long, x))), _mm_setzero_ps());
+  return __builtin_shufflevector(v, v, 0, 1);
+#else
+  const foam_float2 r = {foam_clamp0(x[0]), foam_clamp0(x[1])};
+  return r;
+#endif
+}
+
 /* The binary16 sum of foam_sh_add for `rest` coefficients, unrolled whole where rest
  * is a constant (no loop control: that was a fifth of the colour at degree 3). Two
- * coefficients a round from three words, each converted in one step (f16v2tof32 on
- * the IPU): red-green k, red-green k+1, blues k and k+1. Both blue products come from
- * one f32v2 multiply by (Y_k, Y_k+1) and are added in order. */
+ * coefficients a round: red-green k and k+1 from one 64-bit load (8-byte aligned:
+ * layout.h pads each cell's binary16 to 8), blues k and k+1 from one word, each pair
+ * converted in one step (f16v2tof32 on the IPU). Both blue products come from one
+ * f32v2 multiply by (Y_k, Y_k+1) and are added in order. */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
@@ -123,24 +146,25 @@ static inline void foam_sh_add_half(const unsigned char *p, const uint32_t rest,
 #pragma GCC unroll 8
 #endif
   for (; k + 1 < rest; k += 2) {
-    uint32_t w0, w1, wb;
-    memcpy(&w0, p + (size_t)k * 4u, 4);
-    memcpy(&w1, p + (size_t)k * 4u + 4u, 4);
+    uint64_t w01;
+    uint32_t wb;
+    memcpy(&w01, p + (size_t)k * 4u, 8);
     memcpy(&wb, pb + (size_t)k * 2u, 4);
+    foam_float2 c0, c1;
+    foam_h4f2x2(w01, &c0, &c1);
     const foam_float2 y0 = basis[k], y1 = basis[k + 1];
-    rg += y0 * foam_h2f2(w0);
-    rg += y1 * foam_h2f2(w1);
+    rg += y0 * c0;
+    rg += y1 * c1;
     const foam_float2 bb = __builtin_shufflevector(y0, y1, 0, 2) * foam_h2f2(wb);
     b += bb[0];
     b += bb[1];
   }
-  if (k < rest) { /* an odd count's last coefficient */
-    uint32_t w0;
-    uint16_t hb;
+  if (k < rest) { /* an odd count's last coefficient; its blue's word ends in the cell's padding */
+    uint32_t w0, wb;
     memcpy(&w0, p + (size_t)k * 4u, 4);
-    memcpy(&hb, pb + (size_t)k * 2u, 2);
+    memcpy(&wb, pb + (size_t)k * 2u, 4);
     rg += basis[k] * foam_h2f2(w0);
-    b += basis[k][0] * foam_h2f(hb);
+    b += basis[k][0] * foam_h2f2(wb)[0];
   }
   *rg_io = rg;
   *b_io = b;
@@ -172,20 +196,10 @@ static inline void foam_sh_add(const unsigned char *p, uint32_t rest, uint32_t f
   } else {
     foam_sh_add_half(p, 3, basis, &rg, &b);
   }
+  rg = foam_clamp0_2(rg);
   rgb[0] = rg[0];
   rgb[1] = rg[1];
-  rgb[2] = b;
-}
-
-/* x > 0 ? x : 0 (NaN and -0 to +0): one f32max on the IPU. GCC keeps the select as
- * a compare and a blend on x86 (it may not reorder NaN operands), so there it is
- * maxss, which returns its second operand unless the first is greater. */
-static inline float foam_clamp0(float x) {
-#if defined(__SSE__) && !defined(__IPU__)
-  return _mm_cvtss_f32(_mm_max_ss(_mm_set_ss(x), _mm_setzero_ps()));
-#else
-  return x > 0.0f ? x : 0.0f;
-#endif
+  rgb[2] = foam_clamp0(b);
 }
 
 /* Colour of local cell i for the ray whose basis is `basis` (foam_sh_basis with
@@ -202,7 +216,6 @@ static inline void foam_cell_rgb(const foam_shard_view *s, const foam_cell_info 
   FOAM_PROBE(sh_colour);
   FOAM_PROBE_ADD(sh_coeff, rest);
   foam_sh_add(s->sh + (size_t)i * bytes, rest, s->h.sh_f32, basis, rgb);
-  for (uint32_t c = 0; c < 3; ++c) rgb[c] = foam_clamp0(rgb[c]);
 }
 
 static inline foam_cell foam_shard_cell(const foam_shard_view *s, uint32_t i) {
