@@ -4,6 +4,8 @@
 #                  -O2, plus -mf16c where the machine has F16C)
 #   replay-o3      -O3 without F16C (portable half conversions), for comparison
 #   replay-probe   -O2 with FOAM_PROBE counting events (features for the fit)
+#   replay-nosh    -O2 with FOAM_COST_NO_SH: every shard opened without its SH colour,
+#                  so on SH recordings the colour's instructions are replay-o2's minus these
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -17,4 +19,5 @@ srcs="$here/replay.cpp $root/poplar-bridge/runtime/src/registry.cpp $root/codele
 g++ $common -O2 $f16c $srcs -o "$out/replay-o2"
 g++ $common -O3 $srcs -o "$out/replay-o3"
 g++ $common -O2 $f16c -DFOAM_PROBE_BUILD -include "$here/probe_counts.h" $srcs -o "$out/replay-probe"
-echo "built $out/replay-o2 $out/replay-o3 $out/replay-probe"
+g++ $common -O2 $f16c -DFOAM_COST_NO_SH $srcs -o "$out/replay-nosh"
+echo "built $out/replay-o2 $out/replay-o3 $out/replay-probe $out/replay-nosh"

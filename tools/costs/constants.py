@@ -7,9 +7,10 @@ FIT.json: `costs.py fit` over every measured scene (x86-64 instructions per even
 reduced model). RATIO.json: IPU thread instructions per x86-64 instruction for each
 vertex type (`ipu_mix.py`). PLAN4.json, PLAN16.json: fits of runs whose routers have 4
 and 16 children (RouterPlan's cost depends on the lanes it plans, so the pooled fit
-blurs it). SH.json: a fit of runs of one scene at SH degrees 0 to 3, whose SH terms
-(sh_*: per visit and per cell step, fixed and per coefficient) the marching types take;
-the rest comes from FIT.json. Every IPU cost is its x86 cost (rounded to 0.01) times
+blurs it). SH.json: `costs.py shfit` of one scene rendered at SH degrees 1 to 3, the
+SH colour's own instructions (replay-o2 minus replay-nosh on the same records) fitted
+on its events, whose SH terms (sh_*: per visit and per cell step, fixed and per
+coefficient) the marching types take; the rest comes from FIT.json. Every IPU cost is its x86 cost (rounded to 0.01) times
 its type's ratio.
 """
 import json

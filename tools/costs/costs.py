@@ -6,6 +6,10 @@
   costs.py fit FEATURES.tsv CALLGRIND.out [...pairs] [--json OUT.json]
       joins each worker's events (replay-probe) with its instructions (callgrind
       dumps of replay-o2/o3) and fits instructions per event by least squares
+  costs.py shfit FEATURES.tsv WITH.out WITHOUT.out [...triples] [--json OUT.json]
+      the SH colour's own instructions: each marching worker's replay-o2 count minus
+      its replay-nosh count on the same record (the same walk with DC colour), fitted
+      on the SH events alone, so no other term can take a share of it
 
 FEATURES.tsv is the output of replay-probe on a record directory; CALLGRIND.out the
 combined dumps of `replay-o2 DIR --select OUT.txt --measure` under callgrind.
@@ -197,8 +201,47 @@ def fit(args):
     print(text)
 
 
+SH_EVENTS = ["sh_visit", "sh_basis", "sh_step", "sh_stepcoeff"]
+
+
+def shfit(args):
+    out_json = None
+    if "--json" in args:
+        i = args.index("--json")
+        out_json = args[i + 1]
+        args = args[:i] + args[i + 2:]
+    samples = defaultdict(list)  # type -> [(features row, SH instructions)]
+    for feats, with_sh, without in zip(args[0::3], args[1::3], args[2::3]):
+        rows = {(r["record"], int(r["worker"])): r for r in read_features(feats)}
+        on, _ = read_callgrind(with_sh)
+        off, _ = read_callgrind(without)
+        for label, ir in on.items():
+            if not label or not label.startswith("r") or label not in off:
+                continue
+            rec, w = label[1:].split("w")
+            r = rows.get((int(rec), int(w)))
+            if r is None or r["type"] not in ("TracerMarch", "InjectorMarch"):
+                continue
+            samples[r["type"]].append((r, ir - off[label]))
+    result = {}
+    for t, s in sorted(samples.items()):
+        y = np.array([d for _, d in s], dtype=float)
+        x = np.array([[r[e] for e in SH_EVENTS] for r, _ in s])
+        busy = y > 0
+        coef, stats = lstsq(x[busy], y[busy])
+        result[t] = {"samples": int(busy.sum()), "method": "replay-o2 minus replay-nosh on the same records",
+                     "sh_instructions_total": float(y.sum()),
+                     "reduced": {**{e: float(c) for e, c in zip(SH_EVENTS, coef)}, **stats}}
+    text = json.dumps(result, indent=1)
+    if out_json:
+        with open(out_json, "w") as f:
+            f.write(text)
+    print(text)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or sys.argv[1] not in ("select", "fit"):
+    commands = {"select": select, "fit": fit, "shfit": shfit}
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print(__doc__, file=sys.stderr)
         sys.exit(1)
-    {"select": select, "fit": fit}[sys.argv[1]](sys.argv[2:])
+    commands[sys.argv[1]](sys.argv[2:])

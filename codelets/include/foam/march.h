@@ -103,6 +103,11 @@ static inline void foam_shard_open(const unsigned char *blob, foam_shard_view *s
   s->sh = s->info + (size_t)s->h.n_local * sizeof(foam_cell_info);
   s->halo = blob + s->h.halo_offset;
   s->adj = blob + s->h.adj_offset;
+#ifdef FOAM_COST_NO_SH
+  /* tools/costs only: the same walk with DC colour, so the SH colour's instructions
+   * are the difference on the same recorded inputs (never in a renderer build). */
+  s->h.sh_rest = 0;
+#endif
 }
 
 /* x > 0 ? x : 0 (NaN and -0 to +0): one f32max on the IPU. GCC keeps the select as
