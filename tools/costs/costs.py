@@ -133,12 +133,24 @@ def lstsq(x, y):
     return coef, stats
 
 
+def pop_json(args):
+    """args without `--json OUT`, and OUT (or None)."""
+    if "--json" not in args:
+        return args, None
+    i = args.index("--json")
+    return args[:i] + args[i + 2:], args[i + 1]
+
+
+def write_json(result, out_json):
+    text = json.dumps(result, indent=1)
+    if out_json:
+        with open(out_json, "w") as f:
+            f.write(text)
+    print(text)
+
+
 def fit(args):
-    out_json = None
-    if "--json" in args:
-        i = args.index("--json")
-        out_json = args[i + 1]
-        args = args[:i] + args[i + 2:]
+    args, out_json = pop_json(args)
     samples = defaultdict(list)  # type -> [(features row, instructions)]
     fn_share = defaultdict(lambda: defaultdict(int))
     for feats, cg in zip(args[0::2], args[1::2]):
@@ -194,22 +206,14 @@ def fit(args):
         entry["event_totals"] = ev_tot
         entry["instructions_total"] = float(y.sum())
         result[t] = entry
-    text = json.dumps(result, indent=1)
-    if out_json:
-        with open(out_json, "w") as f:
-            f.write(text)
-    print(text)
+    write_json(result, out_json)
 
 
 SH_EVENTS = ["sh_visit", "sh_basis", "sh_step", "sh_stepcoeff"]
 
 
 def shfit(args):
-    out_json = None
-    if "--json" in args:
-        i = args.index("--json")
-        out_json = args[i + 1]
-        args = args[:i] + args[i + 2:]
+    args, out_json = pop_json(args)
     samples = defaultdict(list)  # type -> [(features row, SH instructions)]
     for feats, with_sh, without in zip(args[0::3], args[1::3], args[2::3]):
         rows = {(r["record"], int(r["worker"])): r for r in read_features(feats)}
@@ -232,11 +236,7 @@ def shfit(args):
         result[t] = {"samples": int(busy.sum()), "method": "replay-o2 minus replay-nosh on the same records",
                      "sh_instructions_total": float(y.sum()),
                      "reduced": {**{e: float(c) for e, c in zip(SH_EVENTS, coef)}, **stats}}
-    text = json.dumps(result, indent=1)
-    if out_json:
-        with open(out_json, "w") as f:
-            f.write(text)
-    print(text)
+    write_json(result, out_json)
 
 
 if __name__ == "__main__":
