@@ -177,8 +177,8 @@ static inline void foam_sh_add_half(const unsigned char *p, const uint32_t rest,
 
 /* Adds the view-dependent part, sum_k Y_k c_k, to rgb for one cell whose
  * coefficients start at p (layout.h: the red-green pairs, then the blues; binary16,
- * or float with f32), each channel summing its terms in the reference's order.
- * `rest` is 3, 8 or 15. */
+ * or float with f32), each channel summing its terms in the reference's order, then
+ * clamps each channel at 0 (foam_clamp0). `rest` is 3, 8 or 15. */
 static inline void foam_sh_add(const unsigned char *p, uint32_t rest, uint32_t f32, const foam_float2 *basis,
                                float *rgb) {
   foam_float2 rg = {rgb[0], rgb[1]};
