@@ -120,7 +120,7 @@ def main(argv):
                 tiles.append(dict(role=p[2], level=int(p[4]), fanout=int(p[6]), inject=int(p[8]), sides=int(p[10]),
                                   sent=int(p[12])))
             else:
-                it, t, rays, steps, px = map(int, line.split())
+                it, t, rays, steps, px = map(int, line.split()[:5])
                 work[it][t] = (rays, steps, px)
     n_iter = max(work) if work else 0
     if opts["bench"]:  # the iterations the run needed, idle ones at the end included

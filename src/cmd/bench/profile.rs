@@ -222,15 +222,15 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         let mut without_sh = [0.0f64; 3];
         for (ti, (((n, s), p), &(_, links))) in tree.nodes.iter().zip(tiles).zip(&prev).zip(&links).enumerate() {
             let rays = (s.rays_in - p.rays_in) as u64;
+            let span = offsets[ti]..offsets[ti] + work_words(n.role);
+            let c = tile_cycles(n, s, p, &work[span.clone()], &prev_work[span.clone()], merged, sh_rest);
             if let Some(f) = dump.as_mut() {
                 use std::io::Write;
                 let (steps, px) = (s.cell_steps - p.cell_steps, s.pixels - p.pixels);
                 if rays > 0 || steps > 0 || px > 0 {
-                    writeln!(f, "{} {ti} {rays} {steps} {px}", prev_iterations).ok();
+                    writeln!(f, "{} {ti} {rays} {steps} {px} {:.0} {:.0} {:.0}", prev_iterations, c[0], c[1], c[2]).ok();
                 }
             }
-            let span = offsets[ti]..offsets[ti] + work_words(n.role);
-            let c = tile_cycles(n, s, p, &work[span.clone()], &prev_work[span.clone()], merged, sh_rest);
             it.step1_cycles = it.step1_cycles.max(c[0]);
             it.step2_cycles = it.step2_cycles.max(c[1]);
             it.step3_cycles = it.step3_cycles.max(c[2]);
