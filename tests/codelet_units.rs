@@ -69,7 +69,12 @@ fn random_router(rng: &mut Rng) -> foam_params {
         inject_lanes,
         inject_capacity: if inject_lanes > 0 { 1 + upto(rng, 47) } else { 0 },
         // The root caps the rays in flight; routers under it have injector lanes too.
-        max_in_flight: if inject_lanes > 0 && !rng.next_u64().is_multiple_of(3) { 1 + upto(rng, 3000) } else { 0 },
+        max_in_flight: if inject_lanes > 0 && !rng.next_u64().is_multiple_of(3) {
+            let most = if rng.next_u64().is_multiple_of(2) { 100 } else { 3000 };
+            1 + upto(rng, most)
+        } else {
+            0
+        },
         ..Default::default()
     }
 }
@@ -128,11 +133,22 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
     c.rr = upto(rng, pl as u32 - 1);
     c.injected = upto(rng, 20_000);
     c.allowed = upto(rng, 3000);
+    if p.max_in_flight > 0 && rng.next_u64().is_multiple_of(2) {
+        // Some room left under the cap: what the injectors' shares are cut from.
+        c.injected = upto(rng, p.max_in_flight / 2);
+        c.allowed = upto(rng, p.max_in_flight / 4);
+    }
     let inbox = (0..=pl)
         .map(|l| foam_link_header {
             count: arriving[l],
-            // The receiver's credit may exceed the lane: the router clamps it.
-            credit: upto(rng, if l < f || l == pl { lane_capacity(p, l, false) + 4 } else { 2 * p.inject_capacity }),
+            // The receiver's credit may exceed the lane: the router clamps it. On an
+            // injector lane this word is foam_inject_up's `next` and `left`.
+            credit: if l < f || l == pl {
+                upto(rng, lane_capacity(p, l, false) + 4)
+            } else {
+                let most_left = if rng.next_u64().is_multiple_of(2) { 3 } else { 0xFFFF };
+                upto(rng, 2 * p.inject_capacity) | upto(rng, most_left) << 16
+            },
             finished: upto(rng, 5000),
             pending: upto(rng, 100),
         })
@@ -157,6 +173,7 @@ struct Reached {
     parent_credit: u32,
     queue_room: u32,
     in_flight_room: u32,
+    weighted: u32,
 }
 
 /// The invariants of one RouterPlan step, from its input and output; what limits the
@@ -260,7 +277,20 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
         check(allowed == 0 || flying + allowed <= p.max_in_flight, format!("{flying} in flight + {allowed} allowed > {}", p.max_in_flight));
         check(n.allowed == allowed, "allowance recorded".into());
         // An injector asks for at most what its lane holds.
-        let ask = |l: usize| s.inbox[l].credit.min(p.inject_capacity);
+        let ask = |l: usize| (s.inbox[l].credit & 0xFFFF).min(p.inject_capacity);
+        // Shares go by pixels left: an injector with at least another's weight gets
+        // at least that one's allowance, but for a ray of rounding, unless its own
+        // ask is met.
+        let weight = |l: usize| if ask(l) == 0 { 0 } else { (s.inbox[l].credit >> 16).max(1) };
+        for a in f..pl {
+            for b in f..pl {
+                let (aa, ab) = (o.out[a].pending, o.out[b].pending);
+                if weight(a) >= weight(b) && aa < ask(a) && ab > aa + 1 {
+                    check(false, format!("injector lane {a} (weight {}) allowed {aa}, lane {b} (weight {}) {ab}", weight(a), weight(b)));
+                }
+                reached.weighted += u32::from(weight(a) > weight(b) && aa > ab && ask(b) > ab);
+            }
+        }
         let asked: u32 = (f..pl).map(ask).sum();
         if flying + asked <= p.max_in_flight {
             check(allowed == asked, format!("room for all {asked} asked, {allowed} allowed"));
@@ -376,7 +406,44 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
     assert_eq!(cases, 4 * 16 * 16);
     // The random states reach every limit, often.
     let r = &reached;
-    assert!([r.lane_credit, r.escapes, r.parent_credit, r.queue_room, r.in_flight_room].iter().all(|&n| n >= 20), "{r:?}");
+    assert!([r.lane_credit, r.escapes, r.parent_credit, r.queue_room, r.in_flight_room, r.weighted].iter().all(|&n| n >= 20), "{r:?}");
+}
+
+/// The root shares its in-flight room among its injectors by the pixels each has
+/// left (foam_inject_up `left`), so that they finish together.
+#[test]
+fn root_allows_injectors_by_pixels_left() {
+    let p = foam_params {
+        ray_bytes: RAY_BYTES,
+        layout: foam_layout::foam_ray_layout_FOAM_LAYOUT_HALF,
+        link_capacity: 8,
+        parent_capacity: 8,
+        queue_capacity: 64,
+        fanout: 2,
+        inject_lanes: 3,
+        inject_capacity: 100,
+        max_in_flight: 40,
+        ..Default::default()
+    };
+    let mut s = router_graph(&[p]);
+    let pl = parent_lane(&p);
+    let mut inbox = vec![0u8; lane_offset(&p, pl + 1, false)];
+    // Two injectors asking 100 rays each, with 300 and 100 units of pixels left,
+    // and one asking none (its lane is full) with 50 left.
+    for (k, (next, left)) in [(100u32, 300u32), (100, 100), (0, 50)].into_iter().enumerate() {
+        let h = foam_link_header { count: 0, credit: next | left << 16, finished: 0, pending: 0 };
+        let at = lane_offset(&p, 2 + k, false);
+        inbox[at..at + size_of::<foam_link_header>()].copy_from_slice(&bytes_of(&h));
+    }
+    s.write_tensor("win0", &inbox).unwrap();
+    s.write_tensor("wctl0", &bytes_of(&foam_router_ctl::default())).unwrap();
+    s.run(0).unwrap();
+    let mut out = vec![0u8; lane_offset(&p, pl + 1, true)];
+    s.read_tensor("rout0", &mut out).unwrap();
+    let allowed: Vec<u32> =
+        (2..5).map(|l| read_as::<foam_link_header>(&out[lane_offset(&p, l, true)..][..size_of::<foam_link_header>()]).pending).collect();
+    // 40 rays of room, 3 : 1 (equal shares would be 20 and 20).
+    assert_eq!(allowed, vec![30, 10, 0]);
 }
 
 // ---- InjectorSend's demand ---------------------------------------------------

@@ -155,6 +155,8 @@ foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &la
     if (!up || lanes.up->kind != EdgeKind::Injector || lanes.direct.size() > FOAM_MAX_FANOUT)
       refuse(name + ": an injector has one lane to the root and up to " + std::to_string(FOAM_MAX_FANOUT) + " direct lanes");
     p.link_capacity = lanes.up->capacity;
+    if (p.link_capacity > 0xFFFFu)  // foam_inject_up's `next` is 16 bits
+      refuse(name + ": a lane to the root of " + std::to_string(p.link_capacity) + " rays; at most 65535");
     p.direct_lanes = (uint32_t)lanes.direct.size();
     p.direct_capacity = lanes.direct.empty() ? 0u : lanes.direct[0]->capacity;
     // Direct lane k leads to the root's child k: the root's bits choose it.
@@ -192,6 +194,9 @@ void checkCreditProducts(const NodeSpec &n, std::size_t i, const foam_params &p)
   if (lane * store > UINT32_MAX)
     refuse(nodeName(n, i) + ": lanes of " + std::to_string(lane) + " rays with a queue or in-flight cap of " +
            std::to_string(store) + " overflow 32 bits");
+  // Shares by pixels left (foam_inject_up): the in-flight cap times a weight.
+  if (p.inject_lanes > 0 && uint64_t(p.max_in_flight) * FOAM_LEFT_MAX > UINT32_MAX)
+    refuse(nodeName(n, i) + ": an in-flight cap of " + std::to_string(p.max_in_flight) + " rays overflows 32 bits in the injectors' shares");
 }
 
 }  // namespace

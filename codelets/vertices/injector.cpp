@@ -105,7 +105,9 @@ public:
       r.router_hops = r.tracer_hops = 0;
       foam_ray_store(out + (size_t)(kept + sent++) * stride, p.layout, p.hops, &r);
     }
-    c.march_begin = kept;
+    // Rays left unmarched last step (InjectorSend put march_begin at the first of
+    // them) march again, before the new ones.
+    if (c.unmarched == 0) c.march_begin = kept;
     c.march_end = kept + sent;
     c.more = c.block_left > 0 || c.next < count;
 
@@ -113,7 +115,12 @@ public:
     // emit next at most `next` (layout.h foam_inject_up).
     foam_inject_up h = load<foam_inject_up>(outbox);
     h.emitted = sent;
-    h.next = c.more ? cap - kept : 0;
+    h.next = (uint16_t)(c.more ? cap - kept : 0);
+    // Whole blocks left, the open one's rest, and the pixels off the frame's edge
+    // with them: the root only compares injectors' shares.
+    const uint32_t left = c.block_left + (count - (c.next < count ? c.next : count)) * area;
+    const uint32_t units = left / FOAM_LEFT_UNIT + (left % FOAM_LEFT_UNIT != 0);
+    h.left = (uint16_t)(units < FOAM_LEFT_MAX ? units : FOAM_LEFT_MAX);
     memcpy(&outbox[0], &h, sizeof h);
 
     fs.injected += sent;
@@ -156,8 +163,12 @@ public:
     // Worker w takes rays w, w + 6, ... as TracerMarch does: rays emitted together
     // (neighbouring pixels) cost alike, so contiguous ranges left one worker the
     // dearest part of the region.
+    const uint32_t start = work[FOAM_IW_STEPS];
     for (unsigned i = c.march_begin + workerId; i < c.march_end; i += workers) {
+      if (p.march_budget && work[FOAM_IW_STEPS] - start >= p.march_budget) break;
       unsigned char *slot = slots + (size_t)i * p.ray_bytes;
+      // Held rays between the unmarched ones were marched already.
+      if (c.unmarched && !foam_slot_unmarched(slot)) continue;
       foam_ray ray;
       FOAM_PROBE(ray);
       foam_ray_load(slot, p.layout, p.hops, &ray);
@@ -204,10 +215,17 @@ public:
       limit[k] = credit < p.direct_capacity ? credit : p.direct_capacity;
       sent[k] = 0;
     }
-    uint32_t up = 0, kept = 0, direct = 0;
+    uint32_t up = 0, kept = 0, direct = 0, unmarched = 0, first = 0;
     for (uint32_t i = 0; i < c.march_end; ++i) {
       unsigned char *slot = &queue[0] + (size_t)i * stride;
       FOAM_PROBE(deal);
+      // A ray no worker reached within the budget stays, and marches next step.
+      if (p.march_budget && i >= c.march_begin && foam_slot_unmarched(slot)) {
+        if (unmarched++ == 0) first = kept;
+        if (kept != i) memcpy(&queue[0] + (size_t)kept * stride, slot, stride);
+        kept++;
+        continue;
+      }
       const unsigned k = lanes ? ((uint32_t)foam_slot_shard(slot) >> p.level_shift) & (lanes - 1) : 0;
       if (lanes && sent[k] < limit[k]) {
         memcpy(&directOut[0] + foam_direct_offset(&p, k, 1) + sizeof(foam_inject_up) + (size_t)sent[k]++ * stride, slot,
@@ -233,6 +251,7 @@ public:
       foam_inject_up d;
       d.count = sent[k];
       d.next = 0;
+      d.left = 0;
       d.emitted = 0;
       d.pending = coming < p.direct_capacity ? coming : p.direct_capacity;
       memcpy(box, &d, sizeof d);
@@ -244,11 +263,13 @@ public:
     const uint32_t wants = up + (lanes ? kept : coming);
     h.count = up;
     h.pending = wants < cap ? wants : cap;
-    h.next = more ? cap - kept : 0;
+    h.next = (uint16_t)(more ? cap - kept : 0);
     memcpy(&outbox[0], &h, sizeof h);
     if (up < cap) foam_slot_invalidate(slots + (size_t)up * stride);
     c.held = kept;
-    c.march_begin = c.march_end = kept;
+    c.unmarched = unmarched;
+    c.march_begin = unmarched ? first : kept;
+    c.march_end = kept;
     memcpy(&ctl[0], &c, sizeof c);
     foam_tile_stats st = load<foam_tile_stats>(stats);
     st.side_sent += direct;

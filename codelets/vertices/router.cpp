@@ -207,25 +207,46 @@ inline void planQueues(unsigned f, foam_router_ctl &c, const uint32_t total[FOAM
 // Routers under it take rays the root has already let in.
 inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t finished, uint32_t allow[FOAM_MAX_LANES]) {
   if (r.pl == r.f || r.p.max_in_flight == 0) return;
-  // An injector never asks for more than its lane holds; so each product below is
-  // at most inject_capacity x max_in_flight, which the graph builder keeps within
-  // 32 bits (the IPU has no 64-bit multiply or divide).
-  uint32_t asked = 0;
+  // An injector never asks for more than its lane holds, and its weight is at most
+  // FOAM_LEFT_MAX; so each product below is at most max_in_flight x FOAM_LEFT_MAX,
+  // which the graph builder keeps within 32 bits (the IPU has no 64-bit multiply
+  // or divide).
+  // By pixels left: an injector with twice the pixels left emits twice as fast,
+  // so the injectors finish together rather than one trailing the frame alone.
+  auto weight = [&](unsigned l) -> uint32_t {
+    const foam_inject_up &in = r.injector(l);
+    return in.next == 0 || r.p.inject_capacity == 0 ? 0u : in.left ? in.left : 1u;
+  };
+  uint32_t asked = 0, weights = 0;
   for (unsigned l = r.f; l < r.pl; ++l) {
     c.injected += r.injector(l).emitted;
     asked += minu(r.injector(l).next, r.p.inject_capacity);
+    weights += weight(l);
   }
   const uint32_t flying = c.injected - minu(finished, c.injected) + c.allowed;
-  const uint32_t room = flying < r.p.max_in_flight ? r.p.max_in_flight - flying : 0;
+  uint32_t room = flying < r.p.max_in_flight ? r.p.max_in_flight - flying : 0;
   c.allowed = 0;
   for (unsigned l = r.f; l < r.pl; ++l) {
     const uint32_t next = minu(r.injector(l).next, r.p.inject_capacity);
-    allow[l] = asked > room ? next * room / asked : next;
+    allow[l] = asked > room ? minu(next, room * weight(l) / weights) : next;
     c.allowed += allow[l];
   }
-  // Shares rounded down can leave room unused, all of it when there is less room
-  // than injectors asking: then none would ever emit. The rest goes a ray a lane.
-  for (unsigned l = r.f; l < r.pl && c.allowed < room && asked > room; ++l) {
+  if (asked <= room) return;
+  // Lanes full before their share leave room: once more by weight among the rest,
+  // then what rounding left a ray a lane (with less room than injectors asking, no
+  // share would reach one ray and none would ever emit).
+  const uint32_t spare = room - c.allowed;
+  weights = 0;
+  for (unsigned l = r.f; l < r.pl; ++l)
+    if (allow[l] < minu(r.injector(l).next, r.p.inject_capacity)) weights += weight(l);
+  for (unsigned l = r.f; l < r.pl && weights > 0; ++l) {
+    const uint32_t next = minu(r.injector(l).next, r.p.inject_capacity);
+    if (allow[l] >= next) continue;
+    const uint32_t more = minu(next - allow[l], spare * weight(l) / weights);
+    allow[l] += more;
+    c.allowed += more;
+  }
+  for (unsigned l = r.f; l < r.pl && c.allowed < room; ++l) {
     if (allow[l] < minu(r.injector(l).next, r.p.inject_capacity)) {
       allow[l]++;
       c.allowed++;

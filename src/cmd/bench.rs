@@ -102,6 +102,10 @@ pub struct Point {
     /// takes the most whose lanes leave the root room for its queues.
     pub injectors: u32,
     pub injectors_asked: u32,
+    /// Cell steps an injector's worker marches per iteration (0: no limit), and
+    /// whether the plan chose it from the camera's sample.
+    pub march_budget: u32,
+    pub march_budget_planned: bool,
     /// Statistics of the last timed frame (`wall_s` of that frame).
     pub stats: FrameStats,
     /// Median device frame time (host runtime) and every timed frame.
@@ -262,6 +266,7 @@ impl Bench<'_> {
         let direct_lanes = (plan.tree.injectors().len() * plan.tree.direct_targets().len()) as u64;
         let direct_capacity = if direct_lanes > 0 { plan.options.direct_capacity } else { 0 };
         let injectors = plan.tree.injectors().len() as u32;
+        let march_budget = plan.march_budget();
         let shard_copies = plan.copies.iter().map(|c| c.len() as u64).sum();
         let plan_times = plan.times;
         let per_ipu = crate::device::ipus::per_ipu(&plan)?;
@@ -300,6 +305,8 @@ impl Bench<'_> {
             direct_capacity,
             injectors,
             injectors_asked: o.injectors,
+            march_budget,
+            march_budget_planned: o.march_budget.is_none(),
             psnr_db: psnr(&composite(&frame.output), &self.reference),
             stats: frame.stats,
             device_s,

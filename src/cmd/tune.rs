@@ -205,6 +205,13 @@ pub const KEYS: &[Key] = &[
         ..ONE_NUMBER
     },
     Key {
+        name: "march_budget",
+        planned: "the dearest injector's sampled cell steps over 160 iterations of its six workers",
+        doc: "Cell steps an injector's worker marches per iteration before it leaves the rest of its rays for the next (0: no limit).",
+        set: |o, v| o.march_budget = Some(count(v)),
+        ..ONE_NUMBER
+    },
+    Key {
         name: "drain",
         max: MAX_ITERATIONS,
         fixed: Some(|o| o.drain_iters.to_string()),

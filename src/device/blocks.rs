@@ -56,8 +56,36 @@ pub fn groups(batch: Batch, width: u32, height: u32, injectors: u32) -> Vec<Vec<
     out
 }
 
-/// Sampled paths: the shards each given pixel's ray crosses, in order.
-pub type Sampler<'a> = dyn Fn(&[(u32, u32)]) -> Vec<Vec<u16>> + 'a;
+/// One sampled ray: the shards it crosses (deduplicated consecutive runs), in
+/// order, and the cells it steps through in each.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SampledRay {
+    pub shards: Vec<u16>,
+    pub steps: Vec<u32>,
+}
+
+impl SampledRay {
+    /// The cell steps its injector marches of it: those before it first leaves the
+    /// `region`'s shards (an injector hands a ray on where it leaves the region).
+    pub fn steps_in(&self, region: &[usize]) -> u64 {
+        self.inside(region).map(|(_, &n)| n as u64).sum()
+    }
+
+    /// What its injector spends on it, in tenths of a cell step (see [`order`]).
+    pub fn cost_in(&self, region: &[usize]) -> u64 {
+        6 + self.inside(region).map(|(_, &n)| 10 * n as u64 + 5).sum::<u64>()
+    }
+
+    fn inside<'a>(&'a self, region: &'a [usize]) -> impl Iterator<Item = (&'a u16, &'a u32)> + 'a {
+        self.shards.iter().zip(&self.steps).take_while(|(s, _)| region.contains(&(**s as usize)))
+    }
+}
+
+/// Sampled rays, one per given pixel.
+pub type Sampler<'a> = dyn Fn(&[(u32, u32)]) -> Vec<SampledRay> + 'a;
+
+/// The camera region an injector would get for the sampled paths of its rays.
+pub type RegionChooser<'a> = dyn Fn(&[Vec<u16>]) -> Vec<usize> + 'a;
 
 /// The frame's blocks per injector in the order to emit them, and the sampled paths
 /// to choose camera regions from.
@@ -67,6 +95,10 @@ pub struct FrameOrder {
     /// One set of paths per injector, or a single set that every injector shares
     /// (then all of them get the same region, chosen once).
     pub paths: Vec<Vec<Vec<u16>>>,
+    /// The cell steps the dearest injector would march in its region, all its
+    /// pixels counted, as sampled (0 for scan-ordered batches, which are not cut
+    /// by cost).
+    pub dearest_steps: u64,
 }
 
 impl FrameOrder {
@@ -76,12 +108,30 @@ impl FrameOrder {
     }
 }
 
-/// Orders every injector's blocks for `cam` and samples the paths of its rays.
-pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler<'_>) -> FrameOrder {
+/// Block slots an injector's list gets for `groups`: room for the largest group and,
+/// with square blocks, for a view whose sampled cost gives some injectors up to
+/// twice the even share of the blocks (see [`order`]).
+pub fn slots(batch: Batch, groups: &[Vec<Block>]) -> u32 {
+    let largest = groups.iter().map(Vec::len).max().unwrap_or(0);
+    match batch {
+        Batch::Rows(_) | Batch::Cols(_) => largest as u32,
+        Batch::Blocks(_) => {
+            let blocks: usize = groups.iter().map(Vec::len).sum();
+            largest.max(2 * blocks.div_ceil(groups.len().max(1))) as u32
+        }
+    }
+}
+
+/// Orders every injector's blocks for `cam` and samples the paths of its rays. With
+/// square blocks the view is first re-cut among the injectors, at most `slots`
+/// blocks each, so that each gets an even share of the sampled cell steps it would
+/// march in the region `region` chooses for it (see [`balance`]).
+pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler<'_>, region: &RegionChooser<'_>, slots: u32) -> FrameOrder {
     match batch {
         Batch::Rows(_) | Batch::Cols(_) => {
             // Every injector's lines sweep the whole view: one region serves them all.
-            FrameOrder { blocks: groups.to_vec(), paths: vec![sample(&grid_samples(cam))] }
+            let paths = sample(&grid_samples(cam)).into_iter().map(|r| r.shards).collect();
+            FrameOrder { blocks: groups.to_vec(), paths: vec![paths], dearest_steps: 0 }
         }
         Batch::Blocks(n) => {
             // k × k sampled pixels per block, about SAMPLE_SPACING apart: the paths
@@ -92,27 +142,144 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
                 let (sx, sy) = (x as u32 + (2 * (i % k) + 1) * n / (2 * k), y as u32 + (2 * (i / k) + 1) * n / (2 * k));
                 (sx.min(cam.width - 1), sy.min(cam.height - 1))
             };
-            let samples: Vec<(u32, u32)> = groups.iter().flatten().flat_map(|&b| (0..k * k).map(move |i| at(b, i))).collect();
-            let mut paths = sample(&samples).into_iter();
-            let (blocks, paths) = groups
+            let all: Vec<Block> = groups.iter().flatten().copied().collect();
+            let samples: Vec<(u32, u32)> = all.iter().flat_map(|&b| (0..k * k).map(move |i| at(b, i))).collect();
+            let mut sampled = sample(&samples).into_iter();
+            let rays: Vec<Vec<SampledRay>> = all.iter().map(|_| sampled.by_ref().take((k * k) as usize).collect()).collect();
+            let mut next = 0;
+            let even: Vec<Vec<usize>> = groups
                 .iter()
                 .map(|g| {
-                    let mut own: Vec<(Block, usize)> = Vec::with_capacity(g.len());
-                    let mut all = Vec::with_capacity(g.len() * (k * k) as usize);
-                    for &b in g {
-                        let mine: Vec<Vec<u16>> = paths.by_ref().take((k * k) as usize).collect();
-                        own.push((b, mine.iter().map(Vec::len).max().unwrap_or(0)));
-                        all.extend(mine);
+                    next += g.len();
+                    (next - g.len()..next).collect()
+                })
+                .collect();
+            // A block's cost, in tenths of a cell step: its rays' cell steps and shard
+            // visits in the region its injector gets, and making each ray (the
+            // measured InjectorMarch costs, in IPU instructions: about 650 a cell
+            // step, 300 a visit, 420 a ray). The regions follow the cut, so the cut
+            // is made twice: on the even cut's regions, then on its own.
+            let paths_of = |g: &[usize]| g.iter().flat_map(|&i| rays[i].iter().map(|r| r.shards.clone())).collect::<Vec<_>>();
+            let cost_under = |members: &[Vec<usize>]| {
+                let mut cost = vec![0u64; all.len()];
+                for g in members {
+                    let chosen = region(&paths_of(g));
+                    for &i in g {
+                        cost[i] = rays[i].iter().map(|r| r.cost_in(&chosen)).sum();
                     }
+                }
+                cost
+            };
+            // Each cut moves the regions, so re-cut on the new regions a few times and
+            // keep the cut whose dearest injector costs least under its own regions.
+            let dearest = |members: &[Vec<usize>], cost: &[u64]| members.iter().map(|g| g.iter().map(|&i| cost[i]).sum::<u64>()).max().unwrap_or(0);
+            let mut cost = cost_under(&even);
+            let mut best = (dearest(&even, &cost), even);
+            for _ in 0..BALANCE_ROUNDS {
+                // Without a balanced cut, the injectors keep the cut they have.
+                let Some(members) = balance(&all, &cost, n, groups.len(), slots) else { break };
+                cost = cost_under(&members);
+                let d = dearest(&members, &cost);
+                if d < best.0 {
+                    best = (d, members);
+                }
+            }
+            let (dearest, members) = best;
+            let (blocks, paths) = members
+                .iter()
+                .map(|g| {
+                    let mut own: Vec<(Block, usize)> =
+                        g.iter().map(|&i| (all[i], rays[i].iter().map(|r| r.shards.len()).max().unwrap_or(0))).collect();
                     // Longest sampled path first; the sort is stable, so ties keep scan order.
                     own.sort_by_key(|&(_, len)| std::cmp::Reverse(len));
-                    (own.into_iter().map(|(b, _)| b).collect::<Vec<_>>(), all)
+                    (own.into_iter().map(|(b, _)| b).collect::<Vec<_>>(), paths_of(g))
                 })
                 .unzip();
-            FrameOrder { blocks, paths }
+            // Costs are in tenths of a step, for k × k of a block's n × n pixels.
+            let dearest_steps = dearest * (n * n) as u64 / (10 * (k * k) as u64);
+            FrameOrder { blocks, paths, dearest_steps }
         }
     }
 }
+
+/// Cuts `blocks` (n × n squares, named by their corners) into `g` rectangles of the
+/// block grid, each of at most `slots` blocks, so that the summed `cost` of each is
+/// as close to an even share as whole rows and columns allow: each rectangle is cut
+/// in two across its longer side, where the cost on either side best matches the
+/// groups it gets. Returns each group's indices into `blocks` in scan order, or
+/// `None` if no cut keeps every group within its slots.
+///
+/// An injector's time is its rays' cell steps in its camera region, and views are
+/// uneven (sky, near walls, deep corridors): with rectangles of equal size the
+/// busiest injector of a frame did 1.6x the median's cell steps.
+pub fn balance(blocks: &[Block], cost: &[u64], n: u32, g: usize, slots: u32) -> Option<Vec<Vec<usize>>> {
+    fn cut(blocks: &[Block], cost: &[u64], n: u32, items: Vec<usize>, g: usize, slots: usize, out: &mut Vec<Vec<usize>>) -> Option<()> {
+        if items.len() > g * slots {
+            return None;
+        }
+        if g == 1 {
+            let mut items = items;
+            items.sort_by_key(|&i| (blocks[i].1, blocks[i].0));
+            out.push(items);
+            return Some(());
+        }
+        let (g1, g2) = (g / 2, g - g / 2);
+        let coord = |i: usize, axis: usize| if axis == 0 { blocks[i].0 as u32 / n } else { blocks[i].1 as u32 / n };
+        let span = |axis: usize| {
+            let lo = items.iter().map(|&i| coord(i, axis)).min().unwrap_or(0);
+            let hi = items.iter().map(|&i| coord(i, axis)).max().unwrap_or(0);
+            (lo, hi)
+        };
+        let (sx, sy) = (span(0), span(1));
+        // Either side, whichever cut misses the even share least; the longer side
+        // on a tie, so that rectangles (and their frusta) stay near square.
+        let axes = if sx.1 - sx.0 >= sy.1 - sy.0 { [0, 1] } else { [1, 0] };
+        let total: u64 = items.iter().map(|&i| cost[i]).sum();
+        let mut best: Option<(u128, usize, u32)> = None;
+        for axis in axes {
+            let (lo, hi) = if axis == 0 { sx } else { sy };
+            let width = (hi - lo + 1) as usize;
+            let (mut c, mut m) = (vec![0u64; width], vec![0usize; width]);
+            for &i in &items {
+                let p = (coord(i, axis) - lo) as usize;
+                c[p] += cost[i];
+                m[p] += 1;
+            }
+            // The first `p` lines go to the first g1 groups.
+            let (mut left_cost, mut left_count) = (0u64, 0usize);
+            for p in 1..width {
+                left_cost += c[p - 1];
+                left_count += m[p - 1];
+                if left_count > g1 * slots || items.len() - left_count > g2 * slots {
+                    continue;
+                }
+                let miss = (left_cost as i128 * g as i128 - total as i128 * g1 as i128).unsigned_abs();
+                if best.is_none_or(|(b, _, _)| miss < b) {
+                    best = Some((miss, axis, p as u32));
+                }
+            }
+        }
+        if let Some((_, axis, p)) = best {
+            let lo = if axis == 0 { sx.0 } else { sy.0 };
+            let (left, right) = items.into_iter().partition(|&i| coord(i, axis) - lo < p);
+            cut(blocks, cost, n, left, g1, slots, out)?;
+            return cut(blocks, cost, n, right, g2, slots, out);
+        }
+        // One block, or no line to cut along: it all goes to the first group.
+        if items.len() > slots {
+            return None;
+        }
+        cut(blocks, cost, n, items, 1, slots, out)?;
+        out.extend(std::iter::repeat_n(Vec::new(), g - 1));
+        Some(())
+    }
+    let mut out = Vec::with_capacity(g);
+    cut(blocks, cost, n, (0..blocks.len()).collect(), g.max(1), slots as usize, &mut out)?;
+    Some(out)
+}
+
+/// Cuts of the view [`order`] tries, each on the regions of the one before.
+const BALANCE_ROUNDS: usize = 4;
 
 /// Pixels between a block's sampled rays, at most.
 const SAMPLE_SPACING: u32 = 4;
@@ -189,24 +356,57 @@ mod tests {
 
     #[test]
     fn longest_sampled_paths_go_first() {
-        let groups = vec![vec![(0u16, 0u16), (8, 0), (16, 0)], vec![(0, 8)]];
+        // A 24 x 16 view: two rows of three blocks, a row per injector.
+        let groups = vec![vec![(0u16, 0u16), (8, 0), (16, 0)], vec![(0, 8), (8, 8), (16, 8)]];
         let cam = Camera::look_at(24, 16, 60.0, glam::DVec3::new(0.0, 0.0, -3.0), glam::DVec3::ZERO, glam::DVec3::Y).unwrap();
-        let len = |(x, _): (u32, u32)| vec![0u16; 1 + (x as usize % 20) / 4];
-        let sample = |s: &[(u32, u32)]| s.iter().map(|&p| len(p)).collect::<Vec<_>>();
-        let order = order(&groups, Batch::Blocks(8), &cam, &sample);
+        let len = |(x, _): (u32, u32)| 1 + (x as usize % 20) / 4;
+        let sample = |s: &[(u32, u32)]| {
+            s.iter().map(|&p| SampledRay { shards: vec![0u16; len(p)], steps: vec![1; len(p)] }).collect::<Vec<_>>()
+        };
+        let region = |_: &[Vec<u16>]| vec![0usize];
+        let order = order(&groups, Batch::Blocks(8), &cam, &sample, &region, 6);
         // 2 × 2 samples per 8 × 8 block, at x = 2, 6 | 10, 14 | 18, 22: paths of 1, 2 |
         // 3, 4 | 5, 1 shards; a block goes by its longest.
         assert_eq!(order.blocks[0], vec![(16, 0), (8, 0), (0, 0)]);
         let lens: Vec<usize> = order.paths[0].iter().map(Vec::len).collect();
         assert_eq!(lens, vec![1, 2, 1, 2, 3, 4, 3, 4, 5, 1, 5, 1]);
-        assert_eq!(order.blocks[1], vec![(0, 8)]);
+        // The rows cost the same, and any cut between columns would not: the rows stay.
+        assert_eq!(order.blocks[1], vec![(16, 8), (8, 8), (0, 8)]);
         assert_eq!(order.paths_of(1), 1);
+        // Each ray costs 6 tenths and 15 a step in the region: 12 rays, 32 steps a
+        // row, 552 tenths for 4 of each block's 64 pixels.
+        assert_eq!(order.dearest_steps, 552 * 64 / 40);
         // Lines share one sample of the whole view.
-        let lines = super::order(&groups, Batch::Rows(1), &cam, &sample);
+        let lines = super::order(&groups, Batch::Rows(1), &cam, &sample, &region, 6);
         assert_eq!((lines.paths.len(), lines.paths_of(1)), (1, 0));
         assert_eq!(lines.blocks, groups);
         let bytes = list(&order.blocks[0], 4);
         assert_eq!(bytes.len(), 20);
         assert_eq!(&bytes[..8], &[3, 0, 0, 0, 16, 0, 0, 0]);
+    }
+
+    #[test]
+    fn the_view_is_cut_by_cost_within_the_slots() {
+        // Four blocks in a row, the first as dear as the other three together.
+        let row = [(0u16, 0u16), (8, 0), (16, 0), (24, 0)];
+        let cost = [30, 10, 10, 10];
+        assert_eq!(balance(&row, &cost, 8, 2, 4), Some(vec![vec![0], vec![1, 2, 3]]));
+        // With room for two blocks an injector, the cut must be even.
+        assert_eq!(balance(&row, &cost, 8, 2, 2), Some(vec![vec![0, 1], vec![2, 3]]));
+        // No cut gives each of two injectors one block of four.
+        assert_eq!(balance(&row, &cost, 8, 2, 1), None);
+        // 3 x 2 blocks, the dear column in the middle, over three injectors: a third
+        // of the cost is 4, which no cut reaches; the left column (2) goes to one,
+        // and the rest (10) is cut across rows rather than columns (8 and 2).
+        let grid = [(0u16, 0u16), (8, 0), (16, 0), (0, 8), (8, 8), (16, 8)];
+        let cost = [1, 4, 1, 1, 4, 1];
+        let cut = balance(&grid, &cost, 8, 3, 6).unwrap();
+        let mut sums: Vec<u64> = cut.iter().map(|g| g.iter().map(|&i| cost[i]).sum()).collect();
+        sums.sort();
+        assert_eq!(sums, vec![2, 5, 5]);
+        let mut all: Vec<usize> = cut.concat();
+        all.sort();
+        assert_eq!(all, (0..6).collect::<Vec<_>>());
+        assert!(cut.iter().all(|g| g.windows(2).all(|w| (grid[w[0]].1, grid[w[0]].0) < (grid[w[1]].1, grid[w[1]].0))));
     }
 }

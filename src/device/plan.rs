@@ -269,6 +269,14 @@ impl DevicePlan {
             merged_march: options.merged_march,
         };
         fill_stores(tree, &mut spec, options)?;
+        let budget = options.march_budget.unwrap_or_else(|| {
+            super::options::planned_march_budget(samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0))
+        });
+        for (i, _) in tree.nodes.iter().enumerate().filter(|(_, n)| n.role == Role::Injector) {
+            let mut p: foam_params = bytemuck::pod_read_unaligned(&spec.nodes[i].params);
+            p.march_budget = budget;
+            spec.nodes[i].params = record_bytes(&p);
+        }
         let Topology { tree, options, width, height, ray_bytes, slice_pixels, groups, block_slots, home_of_leaf, shard_bytes, .. } =
             topology;
         Ok(DevicePlan {
@@ -390,6 +398,7 @@ impl DevicePlan {
             partition: &self.partition,
             sites: &self.sites,
             groups: &self.groups,
+            block_slots: self.block_slots,
             options: &self.options,
             shard_bytes: &self.shard_bytes,
             region_bytes: self.spec.region_bytes,
@@ -419,6 +428,12 @@ impl DevicePlan {
             Some(s) => s.paths_beyond_regions(self.shards()),
             None => CameraSample::take(scene, cam, &self.sampling()).paths_beyond_regions(self.shards()),
         }
+    }
+
+    /// Cell steps an injector's worker marches per step (foam_params march_budget;
+    /// 0: no limit).
+    pub fn march_budget(&self) -> u32 {
+        self.tree.injectors().next().map_or(0, |i| bytemuck::pod_read_unaligned::<foam_params>(&self.spec.nodes[i].params).march_budget)
     }
 
     /// The sample the plan was made with of `cam`, if it was made for `cam`.

@@ -21,7 +21,7 @@ use crate::reference::Tracer;
 
 /// The shards (deduplicated consecutive runs) that the rays of the `samples` pixels
 /// cross, in order, each path ending where the ray stops (`t_stop`, a hull cell, or
-/// the step limit), as the device's rays do.
+/// the step limit), as the device's rays do, with the cell steps in each.
 pub fn sample_paths(
     tracer: &Tracer,
     owner: &(dyn Fn(u32) -> usize + Sync),
@@ -29,13 +29,13 @@ pub fn sample_paths(
     start: u32,
     t_stop: f32,
     samples: &[(u32, u32)],
-) -> Vec<Vec<u16>> {
+) -> Vec<super::blocks::SampledRay> {
     let scene = tracer.scene;
     samples
         .par_iter()
         .map(|&(x, y)| {
             let (o, d) = cam.pixel_ray(x, y);
-            let mut path: Vec<u16> = Vec::new();
+            let mut ray = super::blocks::SampledRay::default();
             let mut transmittance = 1.0f32;
             tracer.walk(
                 start,
@@ -45,17 +45,20 @@ pub fn sample_paths(
                 foam_layout::FOAM_MAX_CELL_STEPS,
                 |cell, t0, t1| {
                     let s = owner(cell) as u16;
-                    if path.last() != Some(&s) {
-                        path.push(s);
+                    if ray.shards.last() != Some(&s) {
+                        ray.shards.push(s);
+                        ray.steps.push(0);
                     }
+                    *ray.steps.last_mut().expect("a run per shard") += 1;
                     transmittance *= (-scene.density[cell as usize] * (t1 - t0)).exp();
                     transmittance > t_stop
                 },
             );
-            if path.is_empty() {
-                path.push(owner(start) as u16);
+            if ray.shards.is_empty() {
+                ray.shards.push(owner(start) as u16);
+                ray.steps.push(0);
             }
-            path
+            ray
         })
         .collect()
 }

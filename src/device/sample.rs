@@ -18,6 +18,8 @@ pub struct Sampling<'a> {
     pub partition: &'a Partition,
     pub sites: &'a SiteIndex,
     pub groups: &'a [Vec<Block>],
+    /// Room in each injector's block list.
+    pub block_slots: u32,
     pub options: &'a DeviceOptions,
     /// Each tracer's shard bytes.
     pub shard_bytes: &'a [usize],
@@ -46,14 +48,16 @@ impl CameraSample {
         let tracer = crate::reference::Tracer::new(scene);
         let owner_of = |c: u32| s.partition.owner(c);
         let budget = s.region_bytes - size_of::<foam_layout::foam_region_header>();
-        let order = super::blocks::order(s.groups, s.options.batch, cam, &|samples: &[(u32, u32)]| {
-            super::region::sample_paths(&tracer, &owner_of, cam, start, s.options.t_stop, samples)
-        });
-        let regions = order
-            .paths
-            .iter()
-            .map(|paths| super::region::choose(paths, owner, s.shard_bytes, budget, super::plan::REGION_SHARDS))
-            .collect();
+        let region = |paths: &[Vec<u16>]| super::region::choose(paths, owner, s.shard_bytes, budget, super::plan::REGION_SHARDS);
+        let order = super::blocks::order(
+            s.groups,
+            s.options.batch,
+            cam,
+            &|samples: &[(u32, u32)]| super::region::sample_paths(&tracer, &owner_of, cam, start, s.options.t_stop, samples),
+            &region,
+            s.block_slots,
+        );
+        let regions = order.paths.iter().map(|paths| region(paths)).collect();
         CameraSample { cam: *cam, start, owner, order, regions, region_bytes: s.region_bytes }
     }
 

@@ -53,7 +53,7 @@ impl Topology {
             )));
         }
         let groups = super::blocks::groups(options.batch, width, height, options.injectors);
-        let block_slots = groups.iter().map(Vec::len).max().unwrap_or(0) as u32;
+        let block_slots = super::blocks::slots(options.batch, &groups);
         let mut topology = Topology {
             tree,
             options: options.clone(),
@@ -124,6 +124,7 @@ impl Topology {
             partition,
             sites,
             groups: &self.groups,
+            block_slots: self.block_slots,
             options: &self.options,
             shard_bytes: &self.shard_bytes,
             region_bytes: self.region_bytes as usize,

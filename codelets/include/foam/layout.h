@@ -304,10 +304,15 @@ FOAM_STATIC_ASSERT(sizeof(foam_link_header) == 16, "foam_link_header is 16 bytes
  * in flight from these. On direct lanes `emitted` and `next` are 0. */
 typedef struct foam_inject_up {
   uint32_t count;   /* rays on this lane */
-  uint32_t next;    /* rays the injector would emit next step (room beside its held rays) */
+  uint16_t next;    /* rays the injector would emit next step (room beside its held rays) */
+  uint16_t left;    /* pixels it has yet to emit, in FOAM_LEFT_UNITs rounded up, at most
+                       FOAM_LEFT_MAX: the root shares its allowance by these, so that
+                       injectors with more left emit faster and all finish together */
   uint32_t emitted; /* primary rays it emitted this step, wherever they went */
   uint32_t pending; /* rays that want this lane: those on it and those held back */
 } foam_inject_up;
+#define FOAM_LEFT_UNIT 16u
+#define FOAM_LEFT_MAX 0xFFFFu
 FOAM_STATIC_ASSERT(sizeof(foam_inject_up) == 16, "foam_inject_up is 16 bytes");
 
 typedef struct foam_inject_down {
@@ -361,6 +366,10 @@ typedef struct foam_params {
   uint16_t block_w, block_h; /* pixels per block; scan-order batches are blocks of whole rows or columns */
   uint32_t drain_iters;    /* idle iterations after each block */
   uint32_t block_slots;    /* entries its block list has room for */
+  /* Cell steps a worker of InjectorMarch marches in one step before it leaves its
+   * remaining rays, unmarched, for the next step (0: no limit). A ray is never cut:
+   * a worker starts one more only while under the budget. */
+  uint32_t march_budget;
   /* [lanes] direct lanes, one to each router under the root (lane k to the root's
    * child k, k = (id >> level_shift) & (direct_lanes-1)), which carry primary rays
    * past the root; 0: none */
@@ -376,7 +385,7 @@ typedef struct foam_params {
    * pixels. 0 for every other node. */
   uint32_t replicas;
 } foam_params;
-FOAM_STATIC_ASSERT(sizeof(foam_params) == 124, "foam_params is 124 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_params) == 128, "foam_params is 128 bytes");
 
 /* Cumulative counters every role keeps for statistics (read once per frame). */
 typedef struct foam_tile_stats {
@@ -489,7 +498,8 @@ typedef struct foam_injector_ctl {
   uint32_t march_begin, march_end; /* queue slots of the newest primary rays, not yet marched */
   uint32_t held;       /* marched rays no lane had credit for, first in its queue */
   uint32_t more;       /* 1 while blocks are left to emit (Injector tells InjectorSend) */
-  uint32_t reserved;
+  uint32_t unmarched;  /* held rays no worker reached within its march_budget: they are
+                          among the held ones from march_begin on, and march first */
   uint32_t work[FOAM_WORKERS][FOAM_IW_COUNTERS];
 } foam_injector_ctl;
 FOAM_STATIC_ASSERT(sizeof(foam_injector_ctl) == 128, "foam_injector_ctl is 128 bytes");

@@ -38,6 +38,9 @@ static inline uint32_t foam_slot_px(const unsigned char *slot) {
   memcpy(&px, slot + 4, 4);
   return px;
 }
+/* Whether the slot's ray has not taken a cell step yet: a primary ray that no
+ * InjectorMarch worker reached within its budget (every march takes one). */
+static inline int foam_slot_unmarched(const unsigned char *slot) { return foam_px_steps(foam_slot_px(slot)) == 0; }
 /* Which of 2^bits replicas of a shard marches the ray of pixel word `px` (bits >= 1):
  * by its pixel alone, so a ray goes to the same replica whenever it comes back, and
  * neighbouring pixels (which a block emits together) spread over all of them. */

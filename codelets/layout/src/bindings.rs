@@ -28,6 +28,8 @@ pub const FOAM_PX_BITS: u32 = 11;
 pub const FOAM_MAX_IMAGE_SIDE: u32 = 2048;
 pub const FOAM_PX_MASK: u32 = 2047;
 pub const FOAM_STEPS_SHIFT: u32 = 22;
+pub const FOAM_LEFT_UNIT: u32 = 16;
+pub const FOAM_LEFT_MAX: u32 = 65535;
 pub const FOAM_WORKERS: u32 = 6;
 pub const FOAM_MAX_FANOUT: u32 = 16;
 pub const FOAM_MAX_INJECTORS: u32 = 32;
@@ -556,7 +558,8 @@ const _: () = {
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct foam_inject_up {
     pub count: u32,
-    pub next: u32,
+    pub next: u16,
+    pub left: u16,
     pub emitted: u32,
     pub pending: u32,
 }
@@ -570,6 +573,9 @@ const _: () = {
     [
         "Offset of field: foam_inject_up::next",
     ][::core::mem::offset_of!(foam_inject_up, next) - 4usize];
+    [
+        "Offset of field: foam_inject_up::left",
+    ][::core::mem::offset_of!(foam_inject_up, left) - 6usize];
     [
         "Offset of field: foam_inject_up::emitted",
     ][::core::mem::offset_of!(foam_inject_up, emitted) - 8usize];
@@ -628,6 +634,7 @@ pub struct foam_params {
     pub block_h: u16,
     pub drain_iters: u32,
     pub block_slots: u32,
+    pub march_budget: u32,
     pub direct_lanes: u32,
     pub direct_capacity: u32,
     pub extra_credit: u32,
@@ -635,7 +642,7 @@ pub struct foam_params {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_params"][::core::mem::size_of::<foam_params>() - 124usize];
+    ["Size of foam_params"][::core::mem::size_of::<foam_params>() - 128usize];
     ["Alignment of foam_params"][::core::mem::align_of::<foam_params>() - 4usize];
     [
         "Offset of field: foam_params::layout",
@@ -701,17 +708,20 @@ const _: () = {
         "Offset of field: foam_params::block_slots",
     ][::core::mem::offset_of!(foam_params, block_slots) - 104usize];
     [
+        "Offset of field: foam_params::march_budget",
+    ][::core::mem::offset_of!(foam_params, march_budget) - 108usize];
+    [
         "Offset of field: foam_params::direct_lanes",
-    ][::core::mem::offset_of!(foam_params, direct_lanes) - 108usize];
+    ][::core::mem::offset_of!(foam_params, direct_lanes) - 112usize];
     [
         "Offset of field: foam_params::direct_capacity",
-    ][::core::mem::offset_of!(foam_params, direct_capacity) - 112usize];
+    ][::core::mem::offset_of!(foam_params, direct_capacity) - 116usize];
     [
         "Offset of field: foam_params::extra_credit",
-    ][::core::mem::offset_of!(foam_params, extra_credit) - 116usize];
+    ][::core::mem::offset_of!(foam_params, extra_credit) - 120usize];
     [
         "Offset of field: foam_params::replicas",
-    ][::core::mem::offset_of!(foam_params, replicas) - 120usize];
+    ][::core::mem::offset_of!(foam_params, replicas) - 124usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
@@ -945,7 +955,7 @@ pub struct foam_injector_ctl {
     pub march_end: u32,
     pub held: u32,
     pub more: u32,
-    pub reserved: u32,
+    pub unmarched: u32,
     pub work: [[u32; 4usize]; 6usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -978,8 +988,8 @@ const _: () = {
         "Offset of field: foam_injector_ctl::more",
     ][::core::mem::offset_of!(foam_injector_ctl, more) - 24usize];
     [
-        "Offset of field: foam_injector_ctl::reserved",
-    ][::core::mem::offset_of!(foam_injector_ctl, reserved) - 28usize];
+        "Offset of field: foam_injector_ctl::unmarched",
+    ][::core::mem::offset_of!(foam_injector_ctl, unmarched) - 28usize];
     [
         "Offset of field: foam_injector_ctl::work",
     ][::core::mem::offset_of!(foam_injector_ctl, work) - 32usize];

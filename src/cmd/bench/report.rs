@@ -158,6 +158,12 @@ fn point(w: &mut String, p: &Point) {
         p.injectors, p.injectors_asked
     );
     let _ = writeln!(w, "direct lanes from injectors past the root: {} of {} rays", p.direct_lanes, p.direct_capacity);
+    let planned = if p.march_budget_planned { " (planned: the dearest injector's sampled steps over 160 iterations)" } else { "" };
+    if p.march_budget == 0 {
+        let _ = writeln!(w, "march budget: none (injectors march every ray they emitted){planned}");
+    } else {
+        let _ = writeln!(w, "march budget: {} cell steps per injector worker per iteration{planned}", p.march_budget);
+    }
     let t = &p.plan_times;
     let _ = writeln!(
         w,
