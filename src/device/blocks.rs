@@ -178,8 +178,11 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
             for _ in 0..BALANCE_ROUNDS {
                 // Without a balanced cut, the injectors keep the cut they have.
                 let Some(members) = balance(&all, &cost, n, groups.len(), slots) else { break };
-                cost = cost_under(&members);
-                let d = dearest(&members, &cost);
+                let fresh = cost_under(&members);
+                let d = dearest(&members, &fresh);
+                // Half the old cost and half the new: a block's cost depends on the
+                // cut, and taking the new alone swings between cuts.
+                cost = cost.iter().zip(&fresh).map(|(a, b)| (a + b) / 2).collect();
                 if d < best.0 {
                     best = (d, members);
                 }
@@ -279,7 +282,7 @@ pub fn balance(blocks: &[Block], cost: &[u64], n: u32, g: usize, slots: u32) -> 
 }
 
 /// Cuts of the view [`order`] tries, each on the regions of the one before.
-const BALANCE_ROUNDS: usize = 4;
+const BALANCE_ROUNDS: usize = 8;
 
 /// Pixels between a block's sampled rays, at most.
 const SAMPLE_SPACING: u32 = 4;
