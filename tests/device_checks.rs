@@ -36,12 +36,14 @@ fn patch_params(plan: &mut DevicePlan, pick: &dyn Fn(usize, Role) -> bool, edit:
 const UNCAPPED: u32 = 1 << 20;
 
 /// Small buffers everywhere, so that a broken credit shows within a few hundred
-/// iterations; an honest frame with them takes about 1300.
+/// iterations; an honest frame with them takes about 1300. (Router queues of 128
+/// stopped deadlocking the uncapped frame below once the injectors' view was cut
+/// by cost: its rays then spread over more of the tree.)
 fn small_buffers() -> DeviceOptions {
     DeviceOptions {
         link_capacity: vec![32],
         tracer_queue: 32,
-        router_queue: Some(128),
+        router_queue: Some(64),
         spill: Some(128),
         stall_calls: 10,
         ..DeviceOptions::default()

@@ -194,9 +194,6 @@ void checkCreditProducts(const NodeSpec &n, std::size_t i, const foam_params &p)
   if (lane * store > UINT32_MAX)
     refuse(nodeName(n, i) + ": lanes of " + std::to_string(lane) + " rays with a queue or in-flight cap of " +
            std::to_string(store) + " overflow 32 bits");
-  // Shares by pixels left (foam_inject_up): the in-flight cap times a weight.
-  if (p.inject_lanes > 0 && uint64_t(p.max_in_flight) * FOAM_LEFT_MAX > UINT32_MAX)
-    refuse(nodeName(n, i) + ": an in-flight cap of " + std::to_string(p.max_in_flight) + " rays overflows 32 bits in the injectors' shares");
 }
 
 }  // namespace

@@ -205,30 +205,43 @@ inline void planQueues(unsigned f, foam_router_ctl &c, const uint32_t total[FOAM
 // (emitted, or allowed and on its way) still fits the spill store (layout.h
 // foam_inject_up): each injector lane's allowance, `finished` pixels known so far.
 // Routers under it take rays the root has already let in.
+// floor(total * w / sum) for w <= sum < 2^16, in 32 bits whatever `total` (the IPU
+// has no 64-bit multiply or divide).
+inline uint32_t shareOf(uint32_t total, uint32_t w, uint32_t sum) {
+  return (total / sum) * w + (total % sum) * w / sum;
+}
+
 inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t finished, uint32_t allow[FOAM_MAX_LANES]) {
   if (r.pl == r.f || r.p.max_in_flight == 0) return;
-  // An injector never asks for more than its lane holds, and its weight is at most
-  // FOAM_LEFT_MAX; so each product below is at most max_in_flight x FOAM_LEFT_MAX,
-  // which the graph builder keeps within 32 bits (the IPU has no 64-bit multiply
-  // or divide).
   // By pixels left: an injector with twice the pixels left emits twice as fast,
   // so the injectors finish together rather than one trailing the frame alone.
-  auto weight = [&](unsigned l) -> uint32_t {
+  // An injector with nothing to ask weighs nothing, one with pixels left under a
+  // unit still one; the weights are scaled down (but not to 0) until they sum
+  // under 2^16, which keeps shareOf's products in 32 bits.
+  auto raw = [&](unsigned l) -> uint32_t {
     const foam_inject_up &in = r.injector(l);
     return in.next == 0 || r.p.inject_capacity == 0 ? 0u : in.left ? in.left : 1u;
   };
-  uint32_t asked = 0, weights = 0;
+  uint32_t asked = 0, sum = 0;
   for (unsigned l = r.f; l < r.pl; ++l) {
     c.injected += r.injector(l).emitted;
     asked += minu(r.injector(l).next, r.p.inject_capacity);
-    weights += weight(l);
+    sum += raw(l);
   }
+  unsigned shift = 0;
+  while ((sum >> shift) + (r.pl - r.f) > 0xFFFFu) ++shift;
+  auto weight = [&](unsigned l) -> uint32_t {
+    const uint32_t w = raw(l) >> shift;
+    return w ? w : raw(l) ? 1u : 0u;
+  };
+  uint32_t weights = 0;
+  for (unsigned l = r.f; l < r.pl; ++l) weights += weight(l);
   const uint32_t flying = c.injected - minu(finished, c.injected) + c.allowed;
-  uint32_t room = flying < r.p.max_in_flight ? r.p.max_in_flight - flying : 0;
+  const uint32_t room = flying < r.p.max_in_flight ? r.p.max_in_flight - flying : 0;
   c.allowed = 0;
   for (unsigned l = r.f; l < r.pl; ++l) {
     const uint32_t next = minu(r.injector(l).next, r.p.inject_capacity);
-    allow[l] = asked > room ? minu(next, room * weight(l) / weights) : next;
+    allow[l] = asked > room ? minu(next, shareOf(room, weight(l), weights)) : next;
     c.allowed += allow[l];
   }
   if (asked <= room) return;
@@ -242,7 +255,7 @@ inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t fin
   for (unsigned l = r.f; l < r.pl && weights > 0; ++l) {
     const uint32_t next = minu(r.injector(l).next, r.p.inject_capacity);
     if (allow[l] >= next) continue;
-    const uint32_t more = minu(next - allow[l], spare * weight(l) / weights);
+    const uint32_t more = minu(next - allow[l], shareOf(spare, weight(l), weights));
     allow[l] += more;
     c.allowed += more;
   }

@@ -62,7 +62,7 @@ fn structs_have_no_padding() {
     assert_eq!(size_of::<foam_result>(), 6 * 4 + 2 * 2);
     assert_eq!(size_of::<foam_camera>(), 16 * 4 + 3 * 4 + 2 * 2 + 4 * 4);
     let sides = FOAM_MAX_SIDES as usize;
-    assert_eq!(size_of::<foam_params>(), 23 * 4 + sides * 2);
+    assert_eq!(size_of::<foam_params>(), 24 * 4 + sides * 2);
     let (f, cats, lanes) = (FOAM_MAX_FANOUT as usize, FOAM_CATS as usize, FOAM_MAX_LANES as usize);
     assert_eq!(cats, 2 * f + 1);
     assert_eq!(lanes, f + FOAM_MAX_INJECTORS as usize);
