@@ -475,6 +475,23 @@ impl Default for DeviceOptions {
     }
 }
 
+/// Iterations the planned march budget spreads the dearest injector's marching
+/// over. Without a budget an injector marches every ray it emitted the step before,
+/// and emission follows the root's allowance: the busiest injector of each step
+/// differs from step to step, and the frame pays each step's. Measured with
+/// `--tune march_budget` (garden and the 1 M scene): budgets that spread the
+/// marching over 80-300 iterations all cut the frame, by about the same; past
+/// 180 they add iterations.
+pub const BUDGET_ITERATIONS: u64 = 160;
+
+/// Cell steps per InjectorMarch worker per step: the dearest injector's sampled
+/// steps (`dearest_steps`) over [`BUDGET_ITERATIONS`] steps of its six workers; 0
+/// (no limit) when nothing was sampled.
+pub fn planned_march_budget(dearest_steps: u64) -> u32 {
+    let per = BUDGET_ITERATIONS * foam_layout::FOAM_WORKERS as u64;
+    dearest_steps.div_ceil(per).min(u32::MAX as u64) as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -582,19 +599,3 @@ mod tests {
     }
 }
 
-/// Iterations the planned march budget spreads the dearest injector's marching
-/// over. Without a budget an injector marches every ray it emitted the step before,
-/// and emission follows the root's allowance: the busiest injector of each step
-/// differs from step to step, and the frame pays each step's. Measured with
-/// `--tune march_budget` (garden and the 1 M scene): budgets that spread the
-/// marching over 80-300 iterations all cut the frame, by about the same; past
-/// 180 they add iterations.
-pub const BUDGET_ITERATIONS: u64 = 160;
-
-/// Cell steps per InjectorMarch worker per step: the dearest injector's sampled
-/// steps (`dearest_steps`) over [`BUDGET_ITERATIONS`] steps of its six workers; 0
-/// (no limit) when nothing was sampled.
-pub fn planned_march_budget(dearest_steps: u64) -> u32 {
-    let per = BUDGET_ITERATIONS * foam_layout::FOAM_WORKERS as u64;
-    dearest_steps.div_ceil(per).min(u32::MAX as u64) as u32
-}
