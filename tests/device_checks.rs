@@ -38,9 +38,12 @@ const UNCAPPED: u32 = 1 << 20;
 /// Small buffers everywhere, so that a broken credit shows within a few hundred
 /// iterations; an honest frame with them takes about 1300. (Router queues of 128
 /// stopped deadlocking the uncapped frame below once the injectors' view was cut
-/// by cost: its rays then spread over more of the tree.)
+/// by cost: its rays then spread over more of the tree.) 32 injectors: with 128
+/// the frame without the root's in-flight cap happened to finish rather than
+/// deadlock.
 fn small_buffers() -> DeviceOptions {
     DeviceOptions {
+        injectors: 32,
         link_capacity: vec![32],
         tracer_queue: 32,
         router_queue: Some(64),

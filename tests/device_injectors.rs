@@ -76,8 +76,8 @@ fn a_march_budget_loses_no_ray_with_buffers_shrunk() {
         tracer_queue: 3,
         router_queue: Some(4),
         spill: Some(8),
-        inject_capacity: 2,
-        direct_capacity: 1,
+        inject_capacity: Some(2),
+        direct_capacity: Some(1),
         ..options(RayLayout::Half, Some(1))
     };
     let (squeezed, _, _) = render(scene, &cam, &tight);

@@ -164,8 +164,9 @@ fn larger_synth_scene_matches_the_reference() {
     // the image is the same as with links chosen by faces. Tracers hold copies of
     // the shards their rays leave into most and march rays on through them, and
     // keep more of the rays that end on them: fewer router hops, the same image.
-    // (Small stores, so that this 320×240 view fills some.)
-    let sized = DeviceOptions { size_links: true, results: 60, ..opts(RayLayout::Half) };
+    // (Small stores, so that this 320×240 view fills some; 32 injectors, as the
+    // regions of 128 hold every sampled path of this view.)
+    let sized = DeviceOptions { size_links: true, results: 60, injectors: 32, ..opts(RayLayout::Half) };
     let mut router_hops = Vec::new();
     for copies in [0, 3] {
         let o = DeviceOptions { copies, ..sized.clone() };
@@ -222,8 +223,8 @@ fn tiny_buffers_apply_back_pressure_and_change_nothing() {
         tracer_queue: 3,
         router_queue: Some(4),
         spill: Some(8),
-        inject_capacity: 2,
-        direct_capacity: 1,
+        inject_capacity: Some(2),
+        direct_capacity: Some(1),
         ..opts(RayLayout::Half)
     };
     let squeezed = render(scene, &cam, 64, &tight);
@@ -275,7 +276,7 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
             injectors: 3,
             batch: Batch::Cols(3),
             drain_iters: 2,
-            inject_capacity: 16,
+            inject_capacity: Some(16),
             spill: Some(384),
             rc: 1,
             ..opts(RayLayout::Half)
@@ -287,10 +288,10 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
         // ...or all sixteen, each a single slot, so that their credit binds.
         DeviceOptions { side_links: 16, side_capacity: 1, ..opts(RayLayout::Half) },
         // No direct lanes: every primary ray crosses the root...
-        DeviceOptions { direct_capacity: 0, ..opts(RayLayout::Half) },
+        DeviceOptions { direct_capacity: Some(0), ..opts(RayLayout::Half) },
         // ...or direct lanes of one ray beside a root lane of two, so that most rays
         // wait in the injectors' held stores.
-        DeviceOptions { direct_capacity: 1, inject_capacity: 2, ..opts(RayLayout::Half) },
+        DeviceOptions { direct_capacity: Some(1), inject_capacity: Some(2), ..opts(RayLayout::Half) },
     ];
     let (mut hops, mut sides, mut watched) = (Vec::new(), Vec::new(), Vec::new());
     for o in &variants {
@@ -368,11 +369,11 @@ fn injectors_marching_beside_the_tracers_change_nothing_but_speed() {
     let configs = [
         base.clone(),
         // The root's credit gate binds, with idle steps between blocks.
-        DeviceOptions { injectors: 3, batch: Batch::Cols(3), drain_iters: 2, inject_capacity: 16, spill: Some(384), ..base.clone() },
+        DeviceOptions { injectors: 3, batch: Batch::Cols(3), drain_iters: 2, inject_capacity: Some(16), spill: Some(384), ..base.clone() },
         // Most rays wait in the injectors' queues: one-ray direct lanes, a root lane of two.
-        DeviceOptions { direct_capacity: 1, inject_capacity: 2, ..base.clone() },
+        DeviceOptions { direct_capacity: Some(1), inject_capacity: Some(2), ..base.clone() },
         // The paper's one injector on scan-ordered rows, every ray across the root.
-        DeviceOptions { injectors: 1, batch: Batch::Rows(1), direct_capacity: 0, ..base.clone() },
+        DeviceOptions { injectors: 1, batch: Batch::Rows(1), direct_capacity: Some(0), ..base.clone() },
     ];
     for o in &configs {
         let mut frames = Vec::new();
@@ -406,13 +407,13 @@ fn bad_tree_options_are_one_line_errors() {
         (DeviceOptions { link_capacity: vec![384, 0], ..opts(RayLayout::Half) }, "at least 1 ray"),
         (DeviceOptions { link_capacity: vec![4096], ..opts(RayLayout::Half) }, "no room for queues"),
         (DeviceOptions { region_bytes: Some(620 * 1024), ..opts(RayLayout::Half) }, "an injector tile needs"),
-        (DeviceOptions { injectors: 33, ..opts(RayLayout::Half) }, "33 injectors: the root takes 1 to 32 injector lanes"),
-        (DeviceOptions { inject_capacity: 0, ..opts(RayLayout::Half) }, "--tune inject_capacity must be at least 1 ray"),
+        (DeviceOptions { injectors: 129, ..opts(RayLayout::Half) }, "129 injectors: the root takes 1 to 128 injector lanes"),
+        (DeviceOptions { inject_capacity: Some(0), ..opts(RayLayout::Half) }, "--tune inject_capacity must be at least 1 ray"),
         (DeviceOptions { spill: Some(100), ..opts(RayLayout::Half) }, "the spill store (100) must hold at least one link buffer"),
         (DeviceOptions { side_links: 17, ..opts(RayLayout::Half) }, "--tune side_links=17: a tracer has at most 16 side links"),
         (DeviceOptions { side_capacity: 0, ..opts(RayLayout::Half) }, "--tune side_capacity must be at least 1 ray"),
         (DeviceOptions { copies: 257, ..opts(RayLayout::Half) }, "--tune copies=257: a tracer holds at most 256 shard copies"),
-        (DeviceOptions { direct_capacity: 20_000, ..opts(RayLayout::Half) }, "inject_capacity or direct_capacity"),
+        (DeviceOptions { direct_capacity: Some(20_000), ..opts(RayLayout::Half) }, "inject_capacity or direct_capacity"),
     ] {
         let e = plan(o).expect("must be refused");
         assert!(e.contains(want) && !e.contains('\n'), "{e}");
@@ -580,6 +581,48 @@ fn hop_counters_travel_only_when_asked() {
     assert!((mean(t) - counted.stats.tracer_hops_mean).abs() < 1e-9);
     assert!(t.iter().all(|&x| x >= 1), "every primary ray is marched at least once");
     assert_eq!(counted.output, plain.output, "hop counters do not change the image");
+}
+
+/// Left to the plan, injectors beyond 32 share the lanes 32 had (tune.rs:
+/// inject_capacity, direct_capacity): a 1024-shard device takes all 128 (the
+/// routers' lanes, layout.h FOAM_MAX_INJECTORS) on lanes of 96 rays to the root and
+/// 32 to each router under it; the root and those routers keep the queues 32
+/// injectors left them; and the frame is the one 32 injectors and a single one
+/// render, every ray once.
+#[test]
+fn injectors_beyond_32_share_the_lanes_of_32() {
+    use foam_ipu::device::edges::EdgeKind;
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(64, 48).unwrap();
+    let frame = |injectors: u32| {
+        let o = DeviceOptions { injectors, ..opts(RayLayout::Half) };
+        let plan = DevicePlan::for_camera(scene, 1024, &cam, &o, &()).unwrap();
+        assert_eq!(plan.tree.injectors().len() as u32, injectors, "{injectors} asked");
+        let capacities = |kind: EdgeKind| {
+            let mut c: Vec<u32> = plan.spec.edges.iter().filter(|e| EdgeKind::of(e) == kind).map(|e| e.capacity).collect();
+            c.dedup();
+            c
+        };
+        let lanes = (capacities(EdgeKind::Injector), capacities(EdgeKind::Direct));
+        let queue = |i: usize| bytemuck::pod_read_unaligned::<foam_layout::foam_params>(&plan.spec.nodes[i].params).queue_capacity;
+        let root = plan.tree.root();
+        let under = plan.tree.direct_targets();
+        assert_eq!(under.len(), 8);
+        let queues = (queue(root), under.iter().map(|&r| queue(r)).min().unwrap());
+        let f = DeviceRenderer::new(plan).unwrap().render(scene, &cam, &mut |_, _| {}).unwrap();
+        assert_complete(&f);
+        (lanes, queues, f)
+    };
+    let (lanes, queues, many) = frame(128);
+    assert_eq!(lanes, (vec![96], vec![32]));
+    let (lanes, queues32, some) = frame(32);
+    assert_eq!(lanes, (vec![384], vec![128]));
+    // The lanes' headers (16 bytes each way) are all that grows: less than one of
+    // the queues' 256-ray steps.
+    assert!(queues.0 + 256 >= queues32.0 && queues.1 + 256 >= queues32.1, "128 injectors: queues {queues:?}, 32: {queues32:?}");
+    let (_, _, one) = frame(1);
+    assert_eq!(many.output, some.output, "the image must not depend on the injector count");
+    assert_eq!(many.output, one.output, "the image must not depend on the injector count");
 }
 
 /// The plan takes the most injectors, up to the asked, whose lanes leave the root

@@ -73,8 +73,8 @@ fn replicas_lose_no_ray_with_buffers_shrunk() {
         tracer_queue: 3,
         router_queue: Some(4),
         spill: Some(8),
-        inject_capacity: 2,
-        direct_capacity: 1,
+        inject_capacity: Some(2),
+        direct_capacity: Some(1),
         // Every finished ray goes to its pixel's home: replicas of homes write
         // their slices, which the host adds to the home's.
         results: 0,

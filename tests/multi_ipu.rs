@@ -97,8 +97,8 @@ fn no_ray_is_lost_with_the_links_between_ipus_a_few_rays_wide() {
         tracer_queue: 3,
         router_queue: Some(4),
         spill: Some(8),
-        inject_capacity: 2,
-        direct_capacity: 1,
+        inject_capacity: Some(2),
+        direct_capacity: Some(1),
         ..fp32(4)
     };
     let p = plan(scene, &cam, 64, &tight);

@@ -127,7 +127,7 @@ fn bad_input_is_a_one_line_error() {
     check(&["--width", "2049", "--height", "12"], "outside 1..=2048");
     check(&["--backend", "ipu"], "--features poplar");
     check(&["--batch", "diagonal:3"], "rows:N, cols:N or blocks:N");
-    check(&["--tune", "injectors=0"], "--tune injectors=0: 0 is out of range (injectors takes 1 to 32)");
+    check(&["--tune", "injectors=0"], "--tune injectors=0: 0 is out of range (injectors takes 1 to 128)");
     check(&["--tune", "tiles=100"], "the target has 100");
     check(&["--tune", "direct_capacity=100000"], "--tune direct_capacity=100000: 100000 is out of range (direct_capacity takes 0 to 65536)");
     // --tune: each way a key=value can be wrong names the key (and the value).
@@ -160,9 +160,9 @@ fn help_lists_every_tune_key_for_render_and_bench() {
         for row in [
             "tiles=N  [default: 1472]",
             "fanout=F,..  [default: 16,8]",
-            "injectors=N  [default: 32]",
-            "inject_capacity=N  [default: 384]",
-            "direct_capacity=N  [default: 128]",
+            "injectors=N  [default: 128]",
+            "inject_capacity=N  [default: 12288 / injectors, at most 384 (96 with 128)]",
+            "direct_capacity=N  [default: 4096 / injectors, at most 128 (32 with 128)]",
             "link_capacity=N,..  [default: 256,768,384",
             "side_links=N  [default: 16]",
             "side_capacity=N  [default: 32, sized to the camera",

@@ -156,10 +156,10 @@ inline void sumCounts(foam_router_ctl &c, uint32_t total[FOAM_CATS]) {
 }
 
 // What leaves within the receivers' credits: down and turning rays to each child,
-// rays going up, then turns blocked at their child that escape up. Fills each
-// outbound lane's ray count.
+// rays going up, then turns blocked at their child that escape up. Fills the ray
+// count of each child lane and, after them, of the parent lane.
 inline void planSends(const PlanInputs &r, foam_router_ctl &c, const uint32_t total[FOAM_CATS],
-                      uint32_t laneCount[FOAM_MAX_LANES + 1]) {
+                      uint32_t laneCount[FOAM_MAX_FANOUT + 1]) {
   const unsigned f = r.f, pl = r.pl;
   for (unsigned ch = 0; ch < f; ++ch) {
     uint32_t credit = minu(r.in(ch).credit, r.p.link_capacity);
@@ -181,7 +181,7 @@ inline void planSends(const PlanInputs &r, foam_router_ctl &c, const uint32_t to
     c.esc_off[ch] = off;
     off += c.escape[ch];
   }
-  laneCount[pl] = off;
+  laneCount[FOAM_MAX_FANOUT] = off;
 }
 
 // Where the rays that stay wait: offsets in the down queue (by child) and the up
@@ -291,9 +291,12 @@ inline void shareUpCredit(foam_router_ctl &c, unsigned pl, uint32_t availUp, con
   c.rr = c.rr + 1 < pl ? c.rr + 1 : 0;
 }
 
-// What this step sends and grants, as each outbound lane's header.
+// What this step sends and grants, as each outbound lane's header. Rays go out
+// on the child lanes and the parent lane only (an injector's lane takes a bare
+// header), so their counts are kept by child, then the parent's: the stack of a
+// root with many injector lanes stays small.
 struct LaneHeaders {
-  uint32_t laneCount[FOAM_MAX_LANES + 1] = {};
+  uint32_t laneCount[FOAM_MAX_FANOUT + 1] = {};
   uint32_t grant[FOAM_MAX_LANES + 1] = {};
   uint32_t allow[FOAM_MAX_LANES] = {};
   uint32_t finished = 0, upq = 0, down = 0;
@@ -310,14 +313,15 @@ inline void writeHeaders(const PlanInputs &r, unsigned char *outboxes, foam_rout
       d.allowance = h.allow[l];
       memcpy(box, &d, sizeof d);
     } else {
+      const uint32_t count = h.laneCount[l < r.f ? l : FOAM_MAX_FANOUT];
       foam_link_header lh;
-      lh.count = h.laneCount[l];
+      lh.count = count;
       lh.credit = h.grant[l];
       lh.finished = l == r.pl ? h.finished : 0;
       lh.pending = l == r.pl ? h.upq : h.down;
       memcpy(box, &lh, sizeof lh);
-      if (h.laneCount[l] < foam_lane_capacity(&r.p, l, 1))
-        foam_slot_invalidate(box + sizeof lh + (size_t)h.laneCount[l] * r.p.ray_bytes);
+      if (count < foam_lane_capacity(&r.p, l, 1))
+        foam_slot_invalidate(box + sizeof lh + (size_t)count * r.p.ray_bytes);
     }
     c.granted[l] = h.grant[l];
   }
@@ -384,7 +388,7 @@ public:
     writeHeaders(r, &outboxes[0], c, h);
 
     uint32_t moved = 0;
-    for (unsigned l = 0; l <= pl; ++l) moved += h.laneCount[l];
+    for (unsigned l = 0; l <= FOAM_MAX_FANOUT; ++l) moved += h.laneCount[l];
     st.rays_in += moved;
     if (h.upq + h.down > st.peak_queue) st.peak_queue = h.upq + h.down;
     st.iterations++;

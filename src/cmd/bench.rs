@@ -99,13 +99,15 @@ pub struct Point {
     pub direct_lanes: u64,
     pub direct_capacity: u32,
     /// Injector tiles planned, and the most asked for (`--tune injectors`): the plan
-    /// takes the most whose lanes leave the root room for its queues.
+    /// takes the most the tiles have room for whose lanes leave the root room for
+    /// its queues; rays per buffer of each one's lane to the root.
     pub injectors: u32,
     pub injectors_asked: u32,
     /// Cell steps an injector's worker marches per iteration (0: no limit), and
     /// whether the plan chose it from the camera's sample.
     pub march_budget: u32,
     pub march_budget_planned: bool,
+    pub inject_capacity: u32,
     /// Statistics of the last timed frame (`wall_s` of that frame).
     pub stats: FrameStats,
     /// Median device frame time (host runtime) and every timed frame.
@@ -205,7 +207,7 @@ pub fn paper_options(base: &DeviceOptions) -> DeviceOptions {
         fanout: vec![4],
         batch: Batch::Rows(1),
         injectors: 1,
-        direct_capacity: 0,
+        direct_capacity: Some(0),
         side_links: 0,
         copies: 0,
         replicas: 0,
@@ -264,9 +266,10 @@ impl Bench<'_> {
         let (link_capacity, side_capacity) = (plan.options.link_capacity.clone(), plan.options.side_capacity);
         let side_links = plan.side_links();
         let direct_lanes = (plan.tree.injectors().len() * plan.tree.direct_targets().len()) as u64;
-        let direct_capacity = if direct_lanes > 0 { plan.options.direct_capacity } else { 0 };
         let injectors = plan.tree.injectors().len() as u32;
         let march_budget = plan.march_budget();
+        let direct_capacity = if direct_lanes > 0 { plan.options.direct_lane_capacity(injectors) } else { 0 };
+        let inject_capacity = plan.options.inject_lane_capacity(injectors);
         let shard_copies = plan.copies.iter().map(|c| c.len() as u64).sum();
         let plan_times = plan.times;
         let per_ipu = crate::device::ipus::per_ipu(&plan)?;
@@ -307,6 +310,7 @@ impl Bench<'_> {
             injectors_asked: o.injectors,
             march_budget,
             march_budget_planned: o.march_budget.is_none(),
+            inject_capacity,
             psnr_db: psnr(&composite(&frame.output), &self.reference),
             stats: frame.stats,
             device_s,

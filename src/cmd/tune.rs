@@ -106,23 +106,23 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: foam_layout::FOAM_MAX_INJECTORS,
         fixed: Some(|o| o.injectors.to_string()),
-        doc: "Injector tiles emitting primary rays, each on a lane of the root of its own; at most: the plan takes the most whose lanes leave the root room for its queues (fewer on a wide root with a large payload), and bench prints how many.",
+        doc: "Injector tiles emitting primary rays, each on a lane of the root of its own; at most: the plan takes the most the target has tiles for whose lanes leave the root room for its queues (fewer on a wide root with a large payload), and bench prints how many.",
         set: |o, v| o.injectors = count(v),
         ..ONE_NUMBER
     },
     Key {
         name: "inject_capacity",
         min: 1,
-        fixed: Some(|o| o.inject_capacity.to_string()),
-        doc: "Rays per injector-lane buffer: what one injector can emit into the root per iteration.",
-        set: |o, v| o.inject_capacity = count(v),
+        planned: "12288 / injectors, at most 384 (96 with 128)",
+        doc: "Rays per injector-lane buffer: what one injector can emit into the root per iteration. Left to the plan, more than 32 injectors share the 32 lanes' rays (in multiples of 16), so that the root keeps its room for queues.",
+        set: |o, v| o.inject_capacity = Some(count(v)),
         ..ONE_NUMBER
     },
     Key {
         name: "direct_capacity",
-        fixed: Some(|o| o.direct_capacity.to_string()),
-        doc: "Rays per buffer of each injector's direct lane to each router under the root, which carries primary rays past the root (0: no direct lanes).",
-        set: |o, v| o.direct_capacity = count(v),
+        planned: "4096 / injectors, at most 128 (32 with 128)",
+        doc: "Rays per buffer of each injector's direct lane to each router under the root, which carries primary rays past the root (0: no direct lanes). Left to the plan, more than 32 injectors share the 32 lanes' rays into each router (in multiples of 16).",
+        set: |o, v| o.direct_capacity = Some(count(v)),
         ..ONE_NUMBER
     },
     Key {

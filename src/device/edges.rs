@@ -45,12 +45,14 @@ fn edge(kind: EdgeKind, (from, from_lane): (usize, u32), (to, to_lane): (usize, 
 pub fn edges(tree: &Tree, sides: &[Vec<u32>], o: &DeviceOptions) -> Vec<RenderEdge> {
     let mut out = Vec::new();
     let root = tree.root();
+    let injectors = tree.injectors().len() as u32;
+    let (inject, direct_capacity) = (o.inject_lane_capacity(injectors), o.direct_lane_capacity(injectors));
     for (i, n) in tree.nodes.iter().enumerate() {
         let Some(parent) = n.parent else { continue };
         match n.role {
             Role::Injector => {
                 let lane = n.lane - tree.nodes[root].fanout;
-                out.push(edge(EdgeKind::Injector, (i, 0), (parent, lane), o.inject_capacity));
+                out.push(edge(EdgeKind::Injector, (i, 0), (parent, lane), inject));
             }
             _ => out.push(edge(EdgeKind::Tree, (i, 0), (parent, n.lane), o.edge_capacity(n.edge_level))),
         }
@@ -64,7 +66,7 @@ pub fn edges(tree: &Tree, sides: &[Vec<u32>], o: &DeviceOptions) -> Vec<RenderEd
     let direct = tree.direct_targets();
     for (j, i) in tree.injectors().enumerate() {
         for (k, &r) in direct.iter().enumerate() {
-            out.push(edge(EdgeKind::Direct, (i, k as u32), (r, j as u32), o.direct_capacity));
+            out.push(edge(EdgeKind::Direct, (i, k as u32), (r, j as u32), direct_capacity));
         }
     }
     out

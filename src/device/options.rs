@@ -91,16 +91,18 @@ pub struct DeviceOptions {
     /// Injectors march their primary rays in step 1 beside the tracers' march and
     /// emit in step 3 for the next step; false: emit in step 1, march in step 2.
     pub merged_march: bool,
-    /// Injector tiles on lanes of the root (1 to 32), at most: the plan takes the
-    /// most up to this many that leave the root room for its queues
-    /// ([`DeviceOptions::root_has_room`]).
+    /// Injector tiles on lanes of the root (1 to 128), at most: the plan takes the
+    /// most up to this many that the target has tiles for and that leave the root
+    /// room for its queues ([`DeviceOptions::root_has_room`]).
     pub injectors: u32,
-    /// Rays per injector-lane buffer.
-    pub inject_capacity: u32,
+    /// Rays per injector-lane buffer. `None`: the injectors share
+    /// [`INJECT_LANES_RAYS`] (see [`DeviceOptions::inject_lane_capacity`]).
+    pub inject_capacity: Option<u32>,
     /// Rays per buffer of each injector's direct lane to each router under the
     /// root, which carries primary rays past the root; 0: none (every primary ray
-    /// crosses the root, as in the paper).
-    pub direct_capacity: u32,
+    /// crosses the root, as in the paper). `None`: the injectors share
+    /// [`DIRECT_LANES_RAYS`] (see [`DeviceOptions::direct_lane_capacity`]).
+    pub direct_capacity: Option<u32>,
     /// Router children per level, from the tracers up; the last entry repeats and
     /// the top router takes the shard-id bits that remain.
     pub fanout: Vec<u32>,
@@ -187,8 +189,8 @@ impl DeviceOptions {
             ("side_capacity", self.side_capacity),
             ("router_queue", self.router_queue.unwrap_or(0)),
             ("spill", self.spill.unwrap_or(0)),
-            ("inject_capacity", self.inject_capacity),
-            ("direct_capacity", self.direct_capacity),
+            ("inject_capacity", self.inject_capacity.unwrap_or(0)),
+            ("direct_capacity", self.direct_capacity.unwrap_or(0)),
             ("results", self.results),
         ]);
         for (key, rays) in sizes {
@@ -231,6 +233,24 @@ pub const REGION_HEADER_BYTES: u32 = std::mem::size_of::<foam_layout::foam_regio
 /// Bytes of one link buffer of `capacity` rays.
 pub fn link_bytes(capacity: u32, ray_bytes: u32) -> u32 {
     std::mem::size_of::<foam_layout::foam_link_header>() as u32 + capacity * ray_bytes
+}
+
+/// Rays the root's injector lanes hold together when their capacity is left to
+/// the plan, and each router's direct lanes under the root: 32 injectors' worth of
+/// lanes of [`INJECT_CAPACITY`] and [`DIRECT_CAPACITY`] rays. Up to 32 injectors
+/// each lane keeps those; more share these totals, so that the root and the
+/// routers under it keep the room for their queues that 32 left them (with 128
+/// injectors, lanes of 96 and 32 rays).
+pub const INJECT_LANES_RAYS: u32 = 32 * INJECT_CAPACITY;
+pub const DIRECT_LANES_RAYS: u32 = 32 * DIRECT_CAPACITY;
+/// Rays per injector lane and per direct lane, at most, when left to the plan.
+pub const INJECT_CAPACITY: u32 = 384;
+pub const DIRECT_CAPACITY: u32 = 128;
+
+/// `total` rays shared by `lanes` lanes: at most `most` each, in whole multiples of
+/// 16 and at least 16.
+fn shared_lane(total: u32, lanes: u32, most: u32) -> u32 {
+    (total / lanes.max(1) / 16 * 16).clamp(16, most)
 }
 
 /// Default rays per link buffer by level for the 20-byte half payload: narrow
@@ -412,17 +432,29 @@ impl DeviceOptions {
         })
     }
 
+    /// Rays per buffer of each injector's lane to the root with `injectors` injectors:
+    /// as given, or their share of [`INJECT_LANES_RAYS`].
+    pub fn inject_lane_capacity(&self, injectors: u32) -> u32 {
+        self.inject_capacity.unwrap_or_else(|| shared_lane(INJECT_LANES_RAYS, injectors, INJECT_CAPACITY))
+    }
+
+    /// Rays per buffer of each direct lane with `injectors` injectors: as given (0:
+    /// no direct lanes), or their share of [`DIRECT_LANES_RAYS`].
+    pub fn direct_lane_capacity(&self, injectors: u32) -> u32 {
+        self.direct_capacity.unwrap_or_else(|| shared_lane(DIRECT_LANES_RAYS, injectors, DIRECT_CAPACITY))
+    }
+
     /// Whether a root router of `fanout` children, with `injectors` injector lanes
     /// and its links at these options' capacities for `ray_bytes` payloads (child
     /// edges at `level - 1`, its edge to the spill store at `edge_level`), keeps
     /// queues of at least one of those links' buffers on its tile, as the plan
-    /// requires of every router (the injector lanes, inject_capacity rays each,
-    /// take the room the queues would have).
+    /// requires of every router (the injector lanes, [`Self::inject_lane_capacity`]
+    /// rays each, take the room the queues would have).
     pub fn root_has_room(&self, ray_bytes: u32, fanout: u32, level: u32, edge_level: u32, injectors: u32) -> bool {
         let caps = if self.link_capacity.is_empty() { default_link_capacity(ray_bytes) } else { self.link_capacity.clone() };
         let cap = |l: u32| caps[(l as usize).min(caps.len() - 1)];
         let (child, parent) = (cap(level.saturating_sub(1)), cap(edge_level));
-        let Some(links) = router_link_bytes(ray_bytes, fanout, child, parent, injectors, self.inject_capacity) else {
+        let Some(links) = router_link_bytes(ray_bytes, fanout, child, parent, injectors, self.inject_lane_capacity(injectors)) else {
             return false;
         };
         self.router_queue_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32, links) >= child.max(parent)
@@ -450,9 +482,9 @@ impl Default for DeviceOptions {
             drain_iters: 0,
             march_budget: None,
             merged_march: true,
-            injectors: 32,
-            inject_capacity: 384,
-            direct_capacity: 128,
+            injectors: 128,
+            inject_capacity: None,
+            direct_capacity: None,
             fanout: vec![16, 8],
             link_capacity: Vec::new(),
             tracer_queue: 2048,
@@ -573,22 +605,29 @@ mod tests {
             let e = o.edge_capacity(9);
             let s = o.spill_capacity(rb, 638_976, 2 * link_bytes(e, rb));
             assert!(s >= 16384 && 2 * link_bytes(e, rb) + s * rb + TILE_RESERVE_BYTES <= 638_976);
-            // Its lane to the root of 384 rays each way (a bare header down), as many
+            // An injector: its lane to the root (a bare header down), as many rays
             // held, eight direct lanes.
-            let links = link_bytes(384, rb) + link_bytes(0, rb) + 384 * rb + 8 * (link_bytes(o.direct_capacity, rb) + link_bytes(0, rb));
+            let (inject, direct) = (o.inject_lane_capacity(o.injectors), o.direct_lane_capacity(o.injectors));
+            let links = link_bytes(inject, rb) + link_bytes(0, rb) + inject * rb + 8 * (link_bytes(direct, rb) + link_bytes(0, rb));
             let r = o.region_capacity(638_976, 1000, links, 2404);
             assert!(r >= 480 * 1024 && r + links + 2404 + TILE_RESERVE_BYTES <= 638_976, "{r}");
-            // A router under the root with eight direct lanes still has a queue of
-            // several of its parent's buffers.
-            let q = o.router_queue_capacity(rb, 638_976, router_links(rb, 8, 768 * 20 / rb, 384 * 20 / rb, 8, o.direct_capacity));
+            // A router under the root with a direct lane from every injector still
+            // has a queue of several of its parent's buffers.
+            let q = o.router_queue_capacity(rb, 638_976, router_links(rb, 8, 768 * 20 / rb, 384 * 20 / rb, o.injectors, direct));
             assert!(q >= 6 * 384 * 20 / rb, "ray {rb} B: queue under the root {q}");
             // The root over 8 routers with the default injectors' lanes still has queues
-            // of a link buffer.
-            let q = o.router_queue_capacity(rb, 638_976, router_links(rb, 8, 384 * 20 / rb, 384 * 20 / rb, o.injectors, 384 * 20 / rb));
-            assert!(q >= 3 * 384 * 20 / rb, "ray {rb} B: root queue {q}");
+            // of a link buffer, of three with half and mixed payloads (the injector
+            // lanes' rays are not scaled to the payload).
+            let q = o.router_queue_capacity(rb, 638_976, router_links(rb, 8, 384 * 20 / rb, 384 * 20 / rb, o.injectors, inject));
+            assert!(q >= 384 * 20 / rb && (rb > 24 || q >= 3 * 384 * 20 / rb), "ray {rb} B: root queue {q}");
             assert!(o.root_has_room(rb, 8, 3, 3, o.injectors), "ray {rb} B: a 1024-shard root takes every injector");
         }
         assert_eq!((o.edge_capacity(0), o.edge_capacity(1), o.edge_capacity(7)), (256, 768, 384));
+        // Up to 32 injectors keep whole lanes; more share 32's, in multiples of 16.
+        let lanes = |n: u32| (o.inject_lane_capacity(n), o.direct_lane_capacity(n));
+        assert_eq!((lanes(1), lanes(32), lanes(64), lanes(100), lanes(128)), ((384, 128), (384, 128), (192, 64), (112, 32), (96, 32)));
+        let given = DeviceOptions { inject_capacity: Some(500), direct_capacity: Some(0), ..o.clone() };
+        assert_eq!((given.inject_lane_capacity(128), given.direct_lane_capacity(128)), (500, 0));
         assert_eq!(default_link_capacity(20), HALF_LINK_CAPACITY.to_vec());
         assert_eq!(default_link_capacity(32), vec![160, 480, 240]);
         assert_eq!("cols:2".parse::<Batch>(), Ok(Batch::Cols(2)));

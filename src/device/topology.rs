@@ -14,7 +14,7 @@ use super::blocks::Block;
 use super::options::{DeviceOptions, TILE_RESERVE_BYTES};
 use super::plan::{node_params, record_bytes};
 use super::sample::Sampling;
-use super::tree::{Role, Tree};
+use super::tree::{Role, Tree, TreeError};
 
 pub struct Topology {
     pub tree: Tree,
@@ -75,7 +75,7 @@ impl Topology {
                 "the spill store ({s}) must hold at least one link buffer ({top_edge} rays)"
             )));
         }
-        if o.inject_capacity == 0 {
+        if o.inject_capacity == Some(0) {
             return Err(DeviceError::Options("--tune inject_capacity must be at least 1 ray".into()));
         }
         topology.region_bytes = topology.region()?;
@@ -83,20 +83,28 @@ impl Topology {
     }
 
     /// The tree of `part`'s shards with the most injectors, up to `options.injectors`,
-    /// whose lanes leave the root room for its queues (the wider the root and the
-    /// larger the payload, the fewer), and that count. One injector always gets a
-    /// tree: if the root has no room even then, filling the stores says so.
+    /// that the target has tiles for beside the tree and whose lanes leave the root
+    /// room for its queues (the wider the root and the larger the payload, the
+    /// fewer), and that count. One injector always gets a tree: if the tiles or the
+    /// root have no room even then, building the tree or filling the stores says so.
     fn tree_with_injectors(part: &Partition, options: &DeviceOptions, ray_bytes: u32) -> Result<(Tree, u32), DeviceError> {
         let mut injectors = options.injectors;
         loop {
-            let mut tree = Tree::with_leaves(&part.shards_per_leaf(), options.target_tiles(), &options.tree_fanouts(part.depth), injectors)?;
+            let fanouts = options.tree_fanouts(part.depth);
+            let mut tree = match Tree::with_leaves(&part.shards_per_leaf(), options.target_tiles(), &fanouts, injectors) {
+                Err(TreeError::TooManyTiles { needed, available, .. }) if injectors > 1 && needed - (available as u64) < injectors as u64 => {
+                    injectors -= (needed - available as u64) as u32;
+                    continue;
+                }
+                t => t?,
+            };
             let root = &tree.nodes[tree.root()];
             if injectors > 1 && !options.root_has_room(ray_bytes, root.fanout, root.level, root.edge_level, injectors) {
                 injectors -= 1;
                 continue;
             }
             tree.place_on_ipus(options.ipus, options.tiles)?;
-            if options.direct_capacity > 0 {
+            if options.direct_lane_capacity(injectors) > 0 {
                 tree.add_direct_lanes();
             }
             return Ok((tree, injectors));
