@@ -587,8 +587,8 @@ fn hop_counters_travel_only_when_asked() {
 /// inject_capacity, direct_capacity): a 1024-shard device takes all 128 (the
 /// routers' lanes, layout.h FOAM_MAX_INJECTORS) on lanes of 96 rays to the root and
 /// 32 to each router under it; the root and those routers keep the queues 32
-/// injectors left them; and the frame is the one 32 injectors and a single one
-/// render, every ray once.
+/// injectors left them; the frame is the one 32 injectors and a single one
+/// render, every ray once; and where the tiles run out the plan takes fewer.
 #[test]
 fn injectors_beyond_32_share_the_lanes_of_32() {
     use foam_ipu::device::edges::EdgeKind;
@@ -623,6 +623,11 @@ fn injectors_beyond_32_share_the_lanes_of_32() {
     let (_, _, one) = frame(1);
     assert_eq!(many.output, some.output, "the image must not depend on the injector count");
     assert_eq!(many.output, one.output, "the image must not depend on the injector count");
+    // Under the paper's quadtree (341 routers) the tiles have room for fewer: the
+    // plan takes what is left beside the tree and the spill store.
+    let o = DeviceOptions { fanout: vec![4], ..opts(RayLayout::Half) };
+    let plan = DevicePlan::new(scene, 1024, cam.width, cam.height, &o, &()).unwrap();
+    assert_eq!(plan.tree.injectors().len(), 1472 - 1024 - 341 - 1);
 }
 
 /// The plan takes the most injectors, up to the asked, whose lanes leave the root
