@@ -58,34 +58,40 @@ inline int classify(const Route &r, const unsigned char *slot, bool fromParent) 
 
 // The sources of a step in a fixed order, shared by RouterCount and RouterForward
 // so that both see every ray with the same rank: the down queue and the parent
-// inbox (rays travelling down), then the up queue and the child inboxes.
+// inbox (rays travelling down), then the up queue and the inbox of every lane but
+// the parent's (children, then injectors). A lane's inbox is found when it is
+// read, so that a worker's stack does not grow with the lanes.
+struct Source {
+  const unsigned char *ptr;
+  unsigned count;
+  bool fromParent;
+};
+
 struct Sources {
-  const unsigned char *ptr[2 + 1 + FOAM_MAX_LANES];
-  unsigned count[2 + 1 + FOAM_MAX_LANES];
-  bool fromParent[2 + 1 + FOAM_MAX_LANES];
+  const foam_params &p;
+  const unsigned char *inboxes;
+  Source fixed[3];
   unsigned n;
+
+  Source operator[](unsigned k) const {
+    if (k < 3) return fixed[k];
+    const unsigned char *in = inboxes + foam_lane_offset(&p, k - 3, 0);
+    return Source{in + sizeof(foam_link_header), load<uint32_t>(in), false};  // every lane's header starts with its count
+  }
 };
 
 inline Sources sources(const foam_params &p, const unsigned char *inboxes, const unsigned char *queues,
                        unsigned parity, unsigned upCount, unsigned downCount) {
-  Sources s;
   const unsigned stride = p.ray_bytes, q = p.queue_capacity;
   const unsigned char *upHalf = queues + (size_t)parity * q * stride;
   const unsigned char *downHalf = queues + (size_t)(2 + parity) * q * stride;
-  s.n = 0;
-  s.ptr[s.n] = downHalf; s.count[s.n] = downCount; s.fromParent[s.n++] = true;
   const unsigned char *parentIn = inboxes + foam_lane_offset(&p, foam_parent_lane(&p), 0);
-  s.ptr[s.n] = parentIn + sizeof(foam_link_header);
-  s.count[s.n] = load<foam_link_header>(parentIn).count;
-  s.fromParent[s.n++] = true;
-  s.ptr[s.n] = upHalf; s.count[s.n] = upCount; s.fromParent[s.n++] = false;
-  for (unsigned c = 0; c < foam_parent_lane(&p); ++c) {  // children, then injectors
-    const unsigned char *in = inboxes + foam_lane_offset(&p, c, 0);
-    s.ptr[s.n] = in + sizeof(foam_link_header);
-    s.count[s.n] = load<uint32_t>(in);  // every lane's header starts with its count
-    s.fromParent[s.n++] = false;
-  }
-  return s;
+  return Sources{p,
+                 inboxes,
+                 {Source{downHalf, downCount, true},
+                  Source{parentIn + sizeof(foam_link_header), load<foam_link_header>(parentIn).count, true},
+                  Source{upHalf, upCount, false}},
+                 3 + foam_parent_lane(&p)};
 }
 
 }  // namespace
@@ -106,10 +112,11 @@ public:
     const unsigned workers = numWorkers();
     uint32_t counts[FOAM_CATS] = {};
     for (unsigned k = 0; k < s.n; ++k) {
-      unsigned begin = s.count[k] * workerId / workers, end = s.count[k] * (workerId + 1) / workers;
+      const Source src = s[k];
+      unsigned begin = src.count * workerId / workers, end = src.count * (workerId + 1) / workers;
       for (unsigned i = begin; i < end; ++i) {
         FOAM_PROBE(ray);
-        int cat = classify(route, s.ptr[k] + (size_t)i * p.ray_bytes, s.fromParent[k]);
+        int cat = classify(route, src.ptr + (size_t)i * p.ray_bytes, src.fromParent);
         if (cat >= 0) counts[cat]++;
       }
     }
@@ -211,7 +218,7 @@ inline uint32_t shareOf(uint32_t total, uint32_t w, uint32_t sum) {
   return (total / sum) * w + (total % sum) * w / sum;
 }
 
-inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t finished, uint32_t allow[FOAM_MAX_LANES]) {
+inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t finished, uint32_t allow[FOAM_MAX_INJECTORS]) {
   if (r.pl == r.f || r.p.max_in_flight == 0) return;
   // By pixels left: an injector with twice the pixels left emits twice as fast,
   // so the injectors finish together rather than one trailing the frame alone.
@@ -241,8 +248,8 @@ inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t fin
   c.allowed = 0;
   for (unsigned l = r.f; l < r.pl; ++l) {
     const uint32_t next = minu(r.injector(l).next, r.p.inject_capacity);
-    allow[l] = asked > room ? minu(next, shareOf(room, weight(l), weights)) : next;
-    c.allowed += allow[l];
+    allow[l - r.f] = asked > room ? minu(next, shareOf(room, weight(l), weights)) : next;
+    c.allowed += allow[l - r.f];
   }
   if (asked <= room) return;
   // Lanes full before their share leave room: once more by weight among the rest,
@@ -251,42 +258,52 @@ inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t fin
   const uint32_t spare = room - c.allowed;
   weights = 0;
   for (unsigned l = r.f; l < r.pl; ++l)
-    if (allow[l] < minu(r.injector(l).next, r.p.inject_capacity)) weights += weight(l);
+    if (allow[l - r.f] < minu(r.injector(l).next, r.p.inject_capacity)) weights += weight(l);
   for (unsigned l = r.f; l < r.pl && weights > 0; ++l) {
     const uint32_t next = minu(r.injector(l).next, r.p.inject_capacity);
-    if (allow[l] >= next) continue;
-    const uint32_t more = minu(next - allow[l], shareOf(spare, weight(l), weights));
-    allow[l] += more;
+    if (allow[l - r.f] >= next) continue;
+    const uint32_t more = minu(next - allow[l - r.f], shareOf(spare, weight(l), weights));
+    allow[l - r.f] += more;
     c.allowed += more;
   }
   for (unsigned l = r.f; l < r.pl && c.allowed < room; ++l) {
-    if (allow[l] < minu(r.injector(l).next, r.p.inject_capacity)) {
-      allow[l]++;
+    if (allow[l - r.f] < minu(r.injector(l).next, r.p.inject_capacity)) {
+      allow[l - r.f]++;
       c.allowed++;
     }
   }
 }
 
-// Upward credit (`availUp` rays of queue) shared out by demand over lanes [0, pl).
-// Credit beyond demand is not handed out: it would stay reserved for a step while
-// nothing arrives under it (a quiet child reports its demand next step).
-inline void shareUpCredit(foam_router_ctl &c, unsigned pl, uint32_t availUp, const uint32_t demand[FOAM_MAX_LANES],
-                          uint32_t wanted, uint32_t grant[FOAM_MAX_LANES + 1]) {
+// A lane's demand for upward credit next step, at most a lane: a child's is what
+// it reported still waiting plus what goes down to it now (`laneCount`, by child),
+// which it marches and mostly hands back; an injector's is what it holds and may
+// emit. Found when needed, so that RouterPlan's stack does not grow with the lanes.
+inline uint32_t demandOf(const PlanInputs &r, const uint32_t laneCount[FOAM_MAX_FANOUT + 1], unsigned l) {
+  return l < r.f ? minu(r.in(l).pending + laneCount[l], r.p.link_capacity) : minu(r.injector(l).pending, r.p.inject_capacity);
+}
+
+// Upward credit (`availUp` rays of queue) shared out by demand over lanes [0, r.pl),
+// into c.granted. Credit beyond demand is not handed out: it would stay reserved
+// for a step while nothing arrives under it (a quiet child reports its demand
+// next step).
+inline void shareUpCredit(const PlanInputs &r, foam_router_ctl &c, const uint32_t laneCount[FOAM_MAX_FANOUT + 1],
+                          uint32_t availUp, uint32_t wanted) {
+  const unsigned pl = r.pl;
   if (wanted <= availUp) {
-    for (unsigned ch = 0; ch < pl; ++ch) grant[ch] = demand[ch];
+    for (unsigned ch = 0; ch < pl; ++ch) c.granted[ch] = demandOf(r, laneCount, ch);
     return;
   }
-  // demand[ch] is at most a lane's capacity and availUp at most the queue's: the
+  // A demand is at most a lane's capacity and availUp at most the queue's: the
   // graph builder keeps their product within 32 bits.
   uint32_t given = 0;
   for (unsigned ch = 0; ch < pl; ++ch) {
-    grant[ch] = demand[ch] * availUp / wanted;
-    given += grant[ch];
+    c.granted[ch] = demandOf(r, laneCount, ch) * availUp / wanted;
+    given += c.granted[ch];
   }
   // Rounding leftover, rotating from lane rr (< pl, so one wrap suffices).
   for (unsigned i = 0; i < pl && given < availUp; ++i) {
     const unsigned ch = c.rr + i < pl ? c.rr + i : c.rr + i - pl;
-    if (grant[ch] < demand[ch]) grant[ch]++, given++;
+    if (c.granted[ch] < demandOf(r, laneCount, ch)) c.granted[ch]++, given++;
   }
   c.rr = c.rr + 1 < pl ? c.rr + 1 : 0;
 }
@@ -297,33 +314,32 @@ inline void shareUpCredit(foam_router_ctl &c, unsigned pl, uint32_t availUp, con
 // root with many injector lanes stays small.
 struct LaneHeaders {
   uint32_t laneCount[FOAM_MAX_FANOUT + 1] = {};
-  uint32_t grant[FOAM_MAX_LANES + 1] = {};
-  uint32_t allow[FOAM_MAX_LANES] = {};
+  uint32_t allow[FOAM_MAX_INJECTORS] = {};  // by injector lane
   uint32_t finished = 0, upq = 0, down = 0;
 };
 
-inline void writeHeaders(const PlanInputs &r, unsigned char *outboxes, foam_router_ctl &c, const LaneHeaders &h) {
+// The credit on each lane is what c.granted now holds.
+inline void writeHeaders(const PlanInputs &r, unsigned char *outboxes, const foam_router_ctl &c, const LaneHeaders &h) {
   for (unsigned l = 0; l <= r.pl; ++l) {
     unsigned char *box = outboxes + foam_lane_offset(&r.p, l, 1);
     if (l >= r.f && l < r.pl) {  // an injector's lane: a bare header down
       foam_inject_down d;
       d.count = 0;
-      d.credit = h.grant[l];
+      d.credit = c.granted[l];
       d.reserved = 0;
-      d.allowance = h.allow[l];
+      d.allowance = h.allow[l - r.f];
       memcpy(box, &d, sizeof d);
     } else {
       const uint32_t count = h.laneCount[l < r.f ? l : FOAM_MAX_FANOUT];
       foam_link_header lh;
       lh.count = count;
-      lh.credit = h.grant[l];
+      lh.credit = c.granted[l];
       lh.finished = l == r.pl ? h.finished : 0;
       lh.pending = l == r.pl ? h.upq : h.down;
       memcpy(box, &lh, sizeof lh);
       if (count < foam_lane_capacity(&r.p, l, 1))
         foam_slot_invalidate(box + sizeof lh + (size_t)count * r.p.ray_bytes);
     }
-    c.granted[l] = h.grant[l];
   }
 }
 
@@ -340,7 +356,7 @@ public:
   bool compute() {
     const foam_params &p = cview<foam_params>(params);
     foam_router_ctl &c = view<foam_router_ctl>(ctl);
-    const unsigned f = p.fanout, cap = p.link_capacity, q = p.queue_capacity;
+    const unsigned f = p.fanout, q = p.queue_capacity;
     const PlanInputs r{p, &inboxes[0], f, foam_parent_lane(&p)};
     const unsigned pl = r.pl;
 
@@ -365,26 +381,16 @@ public:
     uint32_t reservedUp = h.upq;
     for (unsigned ch = 0; ch < pl; ++ch) reservedUp += c.granted[ch];
     uint32_t availUp = reservedUp < q ? q - reservedUp : 0;
-    // Upward credit follows demand: an even split leaves most of it reserved for
-    // quiet children while one busy child (the tracer beside the camera) waits,
-    // and the wider the router the worse. A child's demand next step is what it
-    // reported still waiting plus what goes down to it now, which it marches and
-    // mostly hands back.
-    uint32_t demand[FOAM_MAX_LANES] = {};
+    // Upward credit follows demand (demandOf): an even split leaves most of it
+    // reserved for quiet children while one busy child (the tracer beside the
+    // camera) waits, and the wider the router the worse.
     uint32_t wanted = 0;
-    for (unsigned ch = 0; ch < f; ++ch) {
-      demand[ch] = minu(r.in(ch).pending + h.laneCount[ch], cap);
-      wanted += demand[ch];
-      h.finished += r.in(ch).finished;
-    }
-    for (unsigned l = f; l < pl; ++l) {
-      demand[l] = minu(r.injector(l).pending, p.inject_capacity);
-      wanted += demand[l];
-    }
+    for (unsigned l = 0; l < pl; ++l) wanted += demandOf(r, h.laneCount, l);
+    for (unsigned ch = 0; ch < f; ++ch) h.finished += r.in(ch).finished;
     allowInjectors(r, c, h.finished, h.allow);
-    shareUpCredit(c, pl, availUp, demand, wanted, h.grant);
+    shareUpCredit(r, c, h.laneCount, availUp, wanted);
     uint32_t reservedDown = h.down + c.granted[pl];
-    h.grant[pl] = minu(reservedDown < q ? q - reservedDown : 0, p.parent_capacity);
+    c.granted[pl] = minu(reservedDown < q ? q - reservedDown : 0, p.parent_capacity);
     writeHeaders(r, &outboxes[0], c, h);
 
     uint32_t moved = 0;
@@ -430,11 +436,12 @@ public:
     const unsigned workers = numWorkers();
 
     for (unsigned k = 0; k < s.n; ++k) {
-      unsigned begin = s.count[k] * workerId / workers, end = s.count[k] * (workerId + 1) / workers;
+      const Source from = s[k];
+      unsigned begin = from.count * workerId / workers, end = from.count * (workerId + 1) / workers;
       for (unsigned i = begin; i < end; ++i) {
-        const unsigned char *src = s.ptr[k] + (size_t)i * stride;
+        const unsigned char *src = from.ptr + (size_t)i * stride;
         FOAM_PROBE(ray);
-        int cat = classify(route, src, s.fromParent[k]);
+        int cat = classify(route, src, from.fromParent);
         if (cat < 0) continue;
         uint32_t r = rank[cat]++;
         unsigned char *dst;

@@ -10,9 +10,9 @@
 
 #define FOAM_STACK_TracerMarch 1024
 #define FOAM_STACK_TracerSend 704
-#define FOAM_STACK_RouterCount 2112
-#define FOAM_STACK_RouterPlan 2304
-#define FOAM_STACK_RouterForward 2368
+#define FOAM_STACK_RouterCount 320
+#define FOAM_STACK_RouterPlan 832
+#define FOAM_STACK_RouterForward 512
 #define FOAM_STACK_SpillStore 576
 #define FOAM_STACK_Injector 640
 #define FOAM_STACK_InjectorMarch 768
