@@ -407,7 +407,7 @@ fn bad_tree_options_are_one_line_errors() {
         (DeviceOptions { link_capacity: vec![384, 0], ..opts(RayLayout::Half) }, "at least 1 ray"),
         (DeviceOptions { link_capacity: vec![4096], ..opts(RayLayout::Half) }, "no room for queues"),
         (DeviceOptions { region_bytes: Some(620 * 1024), ..opts(RayLayout::Half) }, "an injector tile needs"),
-        (DeviceOptions { injectors: 129, ..opts(RayLayout::Half) }, "129 injectors: the root takes 1 to 128 injector lanes"),
+        (DeviceOptions { injectors: 257, ..opts(RayLayout::Half) }, "257 injectors: the root takes 1 to 256 injector lanes"),
         (DeviceOptions { inject_capacity: Some(0), ..opts(RayLayout::Half) }, "--tune inject_capacity must be at least 1 ray"),
         (DeviceOptions { spill: Some(100), ..opts(RayLayout::Half) }, "the spill store (100) must hold at least one link buffer"),
         (DeviceOptions { side_links: 17, ..opts(RayLayout::Half) }, "--tune side_links=17: a tracer has at most 16 side links"),
@@ -584,9 +584,9 @@ fn hop_counters_travel_only_when_asked() {
 }
 
 /// Left to the plan, injectors beyond 32 share the lanes 32 had (tune.rs:
-/// inject_capacity, direct_capacity): a 1024-shard device takes all 128 (the
-/// routers' lanes, layout.h FOAM_MAX_INJECTORS) on lanes of 96 rays to the root and
-/// 32 to each router under it; the root and those routers keep the queues 32
+/// inject_capacity, direct_capacity): a 1024-shard device takes all 256 (the
+/// routers' lanes, layout.h FOAM_MAX_INJECTORS) on lanes of 48 rays to the root and
+/// 16 to each router under it; the root and those routers keep the queues 32
 /// injectors left them; the frame is the one 32 injectors and a single one
 /// render, every ray once; and where the tiles run out the plan takes fewer.
 #[test]
@@ -613,13 +613,13 @@ fn injectors_beyond_32_share_the_lanes_of_32() {
         assert_complete(&f);
         (lanes, queues, f)
     };
-    let (lanes, queues, many) = frame(128);
-    assert_eq!(lanes, (vec![96], vec![32]));
+    let (lanes, queues, many) = frame(256);
+    assert_eq!(lanes, (vec![48], vec![16]));
     let (lanes, queues32, some) = frame(32);
     assert_eq!(lanes, (vec![384], vec![128]));
     // The lanes' headers (16 bytes each way) are all that grows: less than one of
     // the queues' 256-ray steps.
-    assert!(queues.0 + 256 >= queues32.0 && queues.1 + 256 >= queues32.1, "128 injectors: queues {queues:?}, 32: {queues32:?}");
+    assert!(queues.0 + 256 >= queues32.0 && queues.1 + 256 >= queues32.1, "256 injectors: queues {queues:?}, 32: {queues32:?}");
     let (_, _, one) = frame(1);
     assert_eq!(many.output, some.output, "the image must not depend on the injector count");
     assert_eq!(many.output, one.output, "the image must not depend on the injector count");

@@ -91,7 +91,7 @@ pub struct DeviceOptions {
     /// Injectors march their primary rays in step 1 beside the tracers' march and
     /// emit in step 3 for the next step; false: emit in step 1, march in step 2.
     pub merged_march: bool,
-    /// Injector tiles on lanes of the root (1 to 128), at most: the plan takes the
+    /// Injector tiles on lanes of the root (1 to 256), at most: the plan takes the
     /// most up to this many that the target has tiles for and that leave the root
     /// room for its queues ([`DeviceOptions::root_has_room`]).
     pub injectors: u32,
@@ -223,6 +223,12 @@ impl DeviceOptions {
     }
 }
 
+/// Injectors whose tiles split leaves never take: a scene whose shards need
+/// splitting to fit (or to fit a higher SH degree) gets the free tiles before any
+/// more injectors, and the plan's injectors take the tiles its splits leave
+/// ([`super::topology`]), so a scene fits as it did with 32 injectors.
+pub const SPLIT_INJECTORS: u32 = 32;
+
 /// Bytes a tile keeps for what is not a ray buffer (vertex state, code and worker
 /// stacks: see [`super::program`], small tensors) when buffers are sized to fill it.
 pub const TILE_RESERVE_BYTES: u32 = 32 * 1024;
@@ -240,7 +246,7 @@ pub fn link_bytes(capacity: u32, ray_bytes: u32) -> u32 {
 /// lanes of [`INJECT_CAPACITY`] and [`DIRECT_CAPACITY`] rays. Up to 32 injectors
 /// each lane keeps those; more share these totals, so that the root and the
 /// routers under it keep the room for their queues that 32 left them (with 128
-/// injectors, lanes of 96 and 32 rays).
+/// injectors, lanes of 96 and 32 rays; with 256, 48 and 16).
 pub const INJECT_LANES_RAYS: u32 = 32 * INJECT_CAPACITY;
 pub const DIRECT_LANES_RAYS: u32 = 32 * DIRECT_CAPACITY;
 /// Rays per injector lane and per direct lane, at most, when left to the plan.
@@ -363,10 +369,12 @@ pub fn copy_budget(o: &DeviceOptions, ray_bytes: u32, shard_bytes: u32, slice_pi
 
 impl DeviceOptions {
     /// Leaves of a `shards`-shard k-d tree that can be split in two on the tiles its
-    /// router tree leaves free (see [`super::tree::Tree::free_splits`]).
+    /// router tree and up to [`SPLIT_INJECTORS`] injectors leave free (see
+    /// [`super::tree::Tree::free_splits`]).
     pub fn free_splits(&self, shards: u64) -> usize {
         let depth = shards.trailing_zeros();
-        super::tree::Tree::free_splits_on(depth, self.ipus, self.tiles, &self.tree_fanouts(depth), self.injectors)
+        let injectors = self.injectors.min(SPLIT_INJECTORS);
+        super::tree::Tree::free_splits_on(depth, self.ipus, self.tiles, &self.tree_fanouts(depth), injectors)
     }
 
     /// Router fanouts per level for a k-d tree of `depth` levels. On several IPUs
@@ -625,9 +633,12 @@ mod tests {
         assert_eq!((o.edge_capacity(0), o.edge_capacity(1), o.edge_capacity(7)), (256, 768, 384));
         // Up to 32 injectors keep whole lanes; more share 32's, in multiples of 16.
         let lanes = |n: u32| (o.inject_lane_capacity(n), o.direct_lane_capacity(n));
-        assert_eq!((lanes(1), lanes(32), lanes(64), lanes(100), lanes(128)), ((384, 128), (384, 128), (192, 64), (112, 32), (96, 32)));
+        assert_eq!((lanes(1), lanes(32), lanes(64), lanes(100), lanes(256)), ((384, 128), (384, 128), (192, 64), (112, 32), (48, 16)));
+        // Leaves split onto free tiles never make room for more than 32 injectors:
+        // 1472 - 1024 tracers - 73 routers - the spill store - 32, two tiles a split.
+        assert_eq!((o.free_splits(1024), DeviceOptions { injectors: 8, ..o.clone() }.free_splits(1024)), (171, 183));
         let given = DeviceOptions { inject_capacity: Some(500), direct_capacity: Some(0), ..o.clone() };
-        assert_eq!((given.inject_lane_capacity(128), given.direct_lane_capacity(128)), (500, 0));
+        assert_eq!((given.inject_lane_capacity(256), given.direct_lane_capacity(256)), (500, 0));
         assert_eq!(default_link_capacity(20), HALF_LINK_CAPACITY.to_vec());
         assert_eq!(default_link_capacity(32), vec![160, 480, 240]);
         assert_eq!("cols:2".parse::<Batch>(), Ok(Batch::Cols(2)));

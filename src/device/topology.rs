@@ -103,7 +103,14 @@ impl Topology {
                 injectors -= 1;
                 continue;
             }
-            tree.place_on_ipus(options.ipus, options.tiles)?;
+            // The injectors sit on IPU 0 beside the root.
+            match tree.place_on_ipus(options.ipus, options.tiles) {
+                Err(TreeError::IpuFull { ipu: 0, needed, available, .. }) if injectors > 1 && needed - (available as u64) < injectors as u64 => {
+                    injectors -= (needed - available as u64) as u32;
+                    continue;
+                }
+                placed => placed?,
+            }
             if options.direct_lane_capacity(injectors) > 0 {
                 tree.add_direct_lanes();
             }

@@ -422,7 +422,7 @@ FOAM_STATIC_ASSERT(sizeof(foam_frame_status) == 32, "foam_frame_status is 32 byt
 /* Injector tiles hang off the root on lanes after its children. Each marches its
  * share of the primary rays through a copy of the camera region, the frame's
  * busiest shards: the more of them, the less each marches. */
-#define FOAM_MAX_INJECTORS 128
+#define FOAM_MAX_INJECTORS 256
 #define FOAM_MAX_LANES (FOAM_MAX_FANOUT + FOAM_MAX_INJECTORS)
 /* Router ray categories: DOWN to child c, TURN to child c, UP. */
 #define FOAM_CAT_DOWN 0
@@ -450,7 +450,7 @@ typedef struct foam_router_ctl {
   uint32_t injected;                      /* root: rays its injectors emitted this frame */
   uint32_t allowed;                       /* root: rays it let its injectors emit last step, still outstanding */
 } foam_router_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 2720, "foam_router_ctl is 2720 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 3232, "foam_router_ctl is 3232 bytes");
 
 /* Per-worker counters of a tracer, written by TracerMarch (one row per worker). */
 /* MARCHED, STEPS, NEIGHBOURS in a row: foam_march_copies adds to them (as to an injector's). */

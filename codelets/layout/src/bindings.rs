@@ -32,8 +32,8 @@ pub const FOAM_LEFT_UNIT: u32 = 16;
 pub const FOAM_LEFT_MAX: u32 = 65535;
 pub const FOAM_WORKERS: u32 = 6;
 pub const FOAM_MAX_FANOUT: u32 = 16;
-pub const FOAM_MAX_INJECTORS: u32 = 128;
-pub const FOAM_MAX_LANES: u32 = 144;
+pub const FOAM_MAX_INJECTORS: u32 = 256;
+pub const FOAM_MAX_LANES: u32 = 272;
 pub const FOAM_CAT_DOWN: u32 = 0;
 pub const FOAM_CAT_TURN: u32 = 16;
 pub const FOAM_CAT_UP: u32 = 32;
@@ -813,7 +813,7 @@ pub struct foam_router_ctl {
     pub down_count: u32,
     pub src_up_count: u32,
     pub src_down_count: u32,
-    pub granted: [u32; 145usize],
+    pub granted: [u32; 273usize],
     pub counts: [[u32; 33usize]; 6usize],
     pub base: [[u32; 33usize]; 6usize],
     pub send: [u32; 33usize],
@@ -827,7 +827,7 @@ pub struct foam_router_ctl {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_router_ctl"][::core::mem::size_of::<foam_router_ctl>() - 2720usize];
+    ["Size of foam_router_ctl"][::core::mem::size_of::<foam_router_ctl>() - 3232usize];
     [
         "Alignment of foam_router_ctl",
     ][::core::mem::align_of::<foam_router_ctl>() - 4usize];
@@ -851,34 +851,34 @@ const _: () = {
     ][::core::mem::offset_of!(foam_router_ctl, granted) - 20usize];
     [
         "Offset of field: foam_router_ctl::counts",
-    ][::core::mem::offset_of!(foam_router_ctl, counts) - 600usize];
+    ][::core::mem::offset_of!(foam_router_ctl, counts) - 1112usize];
     [
         "Offset of field: foam_router_ctl::base",
-    ][::core::mem::offset_of!(foam_router_ctl, base) - 1392usize];
+    ][::core::mem::offset_of!(foam_router_ctl, base) - 1904usize];
     [
         "Offset of field: foam_router_ctl::send",
-    ][::core::mem::offset_of!(foam_router_ctl, send) - 2184usize];
+    ][::core::mem::offset_of!(foam_router_ctl, send) - 2696usize];
     [
         "Offset of field: foam_router_ctl::escape",
-    ][::core::mem::offset_of!(foam_router_ctl, escape) - 2316usize];
+    ][::core::mem::offset_of!(foam_router_ctl, escape) - 2828usize];
     [
         "Offset of field: foam_router_ctl::lane_off",
-    ][::core::mem::offset_of!(foam_router_ctl, lane_off) - 2380usize];
+    ][::core::mem::offset_of!(foam_router_ctl, lane_off) - 2892usize];
     [
         "Offset of field: foam_router_ctl::esc_off",
-    ][::core::mem::offset_of!(foam_router_ctl, esc_off) - 2512usize];
+    ][::core::mem::offset_of!(foam_router_ctl, esc_off) - 3024usize];
     [
         "Offset of field: foam_router_ctl::stay_off",
-    ][::core::mem::offset_of!(foam_router_ctl, stay_off) - 2576usize];
+    ][::core::mem::offset_of!(foam_router_ctl, stay_off) - 3088usize];
     [
         "Offset of field: foam_router_ctl::rr",
-    ][::core::mem::offset_of!(foam_router_ctl, rr) - 2708usize];
+    ][::core::mem::offset_of!(foam_router_ctl, rr) - 3220usize];
     [
         "Offset of field: foam_router_ctl::injected",
-    ][::core::mem::offset_of!(foam_router_ctl, injected) - 2712usize];
+    ][::core::mem::offset_of!(foam_router_ctl, injected) - 3224usize];
     [
         "Offset of field: foam_router_ctl::allowed",
-    ][::core::mem::offset_of!(foam_router_ctl, allowed) - 2716usize];
+    ][::core::mem::offset_of!(foam_router_ctl, allowed) - 3228usize];
 };
 impl Default for foam_router_ctl {
     fn default() -> Self {
