@@ -12,7 +12,7 @@ use partition::RayLayout;
 
 mod common;
 
-use common::garden;
+use common::{garden, tight_buffers};
 
 const SHARDS: u64 = 64;
 
@@ -70,16 +70,7 @@ fn a_march_budget_loses_no_ray_with_buffers_shrunk() {
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(96, 72).unwrap();
     let (roomy, _, _) = render(scene, &cam, &options(RayLayout::Half, Some(0)));
-    let tight = DeviceOptions {
-        link_capacity: vec![2],
-        side_capacity: 2,
-        tracer_queue: 3,
-        router_queue: Some(4),
-        spill: Some(8),
-        inject_capacity: Some(2),
-        direct_capacity: Some(1),
-        ..options(RayLayout::Half, Some(1))
-    };
+    let tight = tight_buffers(options(RayLayout::Half, Some(1)));
     let (squeezed, _, _) = render(scene, &cam, &tight);
     assert!(squeezed.stats.max_buffer_occupancy <= 8);
     assert_eq!(squeezed.output, roomy.output, "the image must depend on neither the budget nor buffer sizes");

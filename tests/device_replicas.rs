@@ -12,7 +12,7 @@ use partition::RayLayout;
 
 mod common;
 
-use common::garden;
+use common::{garden, tight_buffers};
 
 const SHARDS: u64 = 256;
 
@@ -67,19 +67,9 @@ fn replicas_lose_no_ray_with_buffers_shrunk() {
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(96, 72).unwrap();
     let (roomy, _, _) = render(scene, &cam, &options(RayLayout::Half, 0));
-    let tight = DeviceOptions {
-        link_capacity: vec![2],
-        side_capacity: 2,
-        tracer_queue: 3,
-        router_queue: Some(4),
-        spill: Some(8),
-        inject_capacity: Some(2),
-        direct_capacity: Some(1),
-        // Every finished ray goes to its pixel's home: replicas of homes write
-        // their slices, which the host adds to the home's.
-        results: 0,
-        ..options(RayLayout::Half, 1)
-    };
+    // Every finished ray goes to its pixel's home: replicas of homes write their
+    // slices, which the host adds to the home's.
+    let tight = tight_buffers(DeviceOptions { results: 0, ..options(RayLayout::Half, 1) });
     let (squeezed, steps, pixels) = render(scene, &cam, &tight);
     assert!(steps.iter().any(|&s| s > 0) && pixels > 0, "the replicas march and write pixels: {steps:?}, {pixels}");
     assert!(squeezed.stats.max_buffer_occupancy <= 8);

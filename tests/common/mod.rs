@@ -87,3 +87,19 @@ pub fn garden_camera_arg() -> String {
 pub fn arg(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }
+
+/// `base` with every buffer a few rays wide and the in-flight cap one link buffer
+/// (the spill store's 8), so that back-pressure reaches every tile: a frame must
+/// still lose no ray and give the image roomy buffers give.
+pub fn tight_buffers(base: foam_ipu::device::DeviceOptions) -> foam_ipu::device::DeviceOptions {
+    foam_ipu::device::DeviceOptions {
+        link_capacity: vec![2],
+        side_capacity: 2,
+        tracer_queue: 3,
+        router_queue: Some(4),
+        spill: Some(8),
+        inject_capacity: Some(2),
+        direct_capacity: Some(1),
+        ..base
+    }
+}
