@@ -103,6 +103,9 @@ pub struct Point {
     /// its queues; rays per buffer of each one's lane to the root.
     pub injectors: u32,
     pub injectors_asked: u32,
+    /// The share of the sampled cell steps the injectors march in their regions,
+    /// by which the plan gave them free tiles.
+    pub injector_share: f64,
     /// Cell steps an injector's worker marches per iteration (0: no limit), and
     /// whether the plan chose it from the camera's sample.
     pub march_budget: u32,
@@ -268,6 +271,7 @@ impl Bench<'_> {
         let direct_lanes = (plan.tree.injectors().len() * plan.tree.direct_targets().len()) as u64;
         let injectors = plan.tree.injectors().len() as u32;
         let march_budget = plan.march_budget();
+        let injector_share = plan.injector_share();
         let direct_capacity = if direct_lanes > 0 { plan.options.direct_lane_capacity(injectors) } else { 0 };
         let inject_capacity = plan.options.inject_lane_capacity(injectors);
         let shard_copies = plan.copies.iter().map(|c| c.len() as u64).sum();
@@ -308,6 +312,7 @@ impl Bench<'_> {
             direct_capacity,
             injectors,
             injectors_asked: o.injectors,
+            injector_share,
             march_budget,
             march_budget_planned: o.march_budget.is_none(),
             inject_capacity,

@@ -106,7 +106,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: foam_layout::FOAM_MAX_INJECTORS,
         fixed: Some(|o| o.injectors.to_string()),
-        doc: "Injector tiles emitting primary rays, each on a lane of the root of its own; at most: the plan takes the most the target has tiles for whose lanes leave the root room for its queues (fewer on a wide root with a large payload), and bench prints how many. Leaves split to fit a scene keep the tiles of 32 first. 256 models garden and the 1 M synth faster than 128, the 4.2 M bicycle slower (its tracers lose the free tiles for replicas).",
+        doc: "Injector tiles emitting primary rays, each on a lane of the root of its own; at most: on one IPU the injectors get the share of the free tiles that the camera's sample says their regions march (the rest goes to replicas of hot shards), as far as the target has tiles and the root room for their lanes; bench prints how many. Leaves split to fit a scene keep the tiles of 32 first.",
         set: |o, v| o.injectors = count(v),
         ..ONE_NUMBER
     },

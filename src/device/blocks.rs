@@ -95,6 +95,8 @@ pub struct FrameOrder {
     /// One set of paths per injector, or a single set that every injector shares
     /// (then all of them get the same region, chosen once).
     pub paths: Vec<Vec<Vec<u16>>>,
+    /// The cell steps of each path's shards, in `paths`' shape.
+    pub steps: Vec<Vec<Vec<u32>>>,
     /// The cell steps the dearest injector would march in its region, all its
     /// pixels counted, as sampled (0 for scan-ordered batches, which are not cut
     /// by cost).
@@ -130,8 +132,8 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
     match batch {
         Batch::Rows(_) | Batch::Cols(_) => {
             // Every injector's lines sweep the whole view: one region serves them all.
-            let paths = sample(&grid_samples(cam)).into_iter().map(|r| r.shards).collect();
-            FrameOrder { blocks: groups.to_vec(), paths: vec![paths], dearest_steps: 0 }
+            let (paths, steps) = sample(&grid_samples(cam)).into_iter().map(|r| (r.shards, r.steps)).unzip();
+            FrameOrder { blocks: groups.to_vec(), paths: vec![paths], steps: vec![steps], dearest_steps: 0 }
         }
         Batch::Blocks(n) => {
             // k × k sampled pixels per block, about SAMPLE_SPACING apart: the paths
@@ -188,6 +190,7 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
                 }
             }
             let (dearest, members) = best;
+            let steps = members.iter().map(|g| g.iter().flat_map(|&i| rays[i].iter().map(|r| r.steps.clone())).collect()).collect();
             let (blocks, paths) = members
                 .iter()
                 .map(|g| {
@@ -200,7 +203,7 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
                 .unzip();
             // Costs are in tenths of a step, for k × k of a block's n × n pixels.
             let dearest_steps = dearest * (n * n) as u64 / (10 * (k * k) as u64);
-            FrameOrder { blocks, paths, dearest_steps }
+            FrameOrder { blocks, paths, steps, dearest_steps }
         }
     }
 }

@@ -146,7 +146,18 @@ impl DevicePlan {
         let t0 = Instant::now();
         progress.step(if cams.len() == 1 { "planning tiles for the camera" } else { "planning tiles for the cameras" }, None);
         let mut topology = Topology::new(&part, &packed, cam.width, cam.height, options)?;
-        let samples: Vec<CameraSample> = cams.iter().map(|c| CameraSample::take(scene, c, &topology.sampling(&part, &sites))).collect();
+        let mut samples: Vec<CameraSample> = cams.iter().map(|c| CameraSample::take(scene, c, &topology.sampling(&part, &sites))).collect();
+        // The free tiles go to injectors and to replicas of hot shards as the sample
+        // splits the marching between the camera regions and the tracers.
+        if let Some(fewer) = super::options::injectors_for_share(
+            samples.iter().map(CameraSample::injector_share).fold(0.0, f64::max),
+            topology.tree.injectors().len() as u32,
+            topology.tree.nodes.len() as u32,
+            options,
+        ) {
+            topology = Topology::new(&part, &packed, cam.width, cam.height, &DeviceOptions { injectors: fewer, ..options.clone() })?;
+            samples = cams.iter().map(|c| CameraSample::take(scene, c, &topology.sampling(&part, &sites))).collect();
+        }
         let per_view: Vec<(Vec<Vec<u16>>, f64)> = samples.iter().map(|s| s.paths_beyond_regions(packed.len())).collect();
         let paths: Vec<Vec<u16>> = per_view.iter().flat_map(|(p, _)| p.iter().cloned()).collect();
         let (ray_bytes, slice_pixels) = (topology.ray_bytes, topology.slice_pixels);
@@ -428,6 +439,13 @@ impl DevicePlan {
             Some(s) => s.paths_beyond_regions(self.shards()),
             None => CameraSample::take(scene, cam, &self.sampling()).paths_beyond_regions(self.shards()),
         }
+    }
+
+    /// The share of the sampled rays' cell steps the injectors march in their
+    /// camera regions (the most of the plan's cameras; see
+    /// [`super::options::injectors_for_share`]).
+    pub fn injector_share(&self) -> f64 {
+        self.samples.iter().map(CameraSample::injector_share).fold(0.0, f64::max)
     }
 
     /// Cell steps an injector's worker marches per step (foam_params march_budget;

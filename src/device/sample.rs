@@ -61,6 +61,19 @@ impl CameraSample {
         CameraSample { cam: *cam, start, owner, order, regions, region_bytes: s.region_bytes }
     }
 
+    /// The share of the sampled rays' cell steps that their injectors march in
+    /// their camera regions (the rest is the tracers').
+    pub fn injector_share(&self) -> f64 {
+        let (mut inside, mut all) = (0u64, 0u64);
+        for ((paths, steps), region) in self.order.paths.iter().zip(&self.order.steps).zip(&self.regions) {
+            for (path, steps) in paths.iter().zip(steps) {
+                all += steps.iter().map(|&n| n as u64).sum::<u64>();
+                inside += path.iter().zip(steps).take_while(|(s, _)| region.contains(&(**s as usize))).map(|(_, &n)| n as u64).sum::<u64>();
+            }
+        }
+        if all == 0 { 1.0 } else { inside as f64 / all as f64 }
+    }
+
     /// Whether this is the sample [`take`](Self::take) would make of `cam` through `s`.
     pub fn is_of(&self, cam: &Camera, s: &Sampling<'_>) -> bool {
         self.cam == *cam && self.region_bytes == s.region_bytes
