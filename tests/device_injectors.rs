@@ -32,8 +32,10 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions) -> (DeviceFrame, u32, 
     (f, budget, steps)
 }
 
+/// 32 injectors: on a 160 × 120 view the default's 256 have too few pixels each
+/// for a budget to hold any back for long.
 fn options(layout: RayLayout, budget: Option<u32>) -> DeviceOptions {
-    DeviceOptions { layout, march_budget: budget, rc: 1, ..DeviceOptions::default() }
+    DeviceOptions { layout, march_budget: budget, rc: 1, injectors: 32, ..DeviceOptions::default() }
 }
 
 #[test]
