@@ -65,13 +65,9 @@ pub struct SampledRay {
 }
 
 impl SampledRay {
-    /// The cell steps its injector marches of it: those before it first leaves the
-    /// `region`'s shards (an injector hands a ray on where it leaves the region).
-    pub fn steps_in(&self, region: &[usize]) -> u64 {
-        self.inside(region).map(|(_, &n)| n as u64).sum()
-    }
-
-    /// What its injector spends on it, in tenths of a cell step (see [`order`]).
+    /// What its injector spends on it, in tenths of a cell step (see [`order`]):
+    /// its steps before it first leaves the `region`'s shards (an injector hands
+    /// a ray on where it leaves the region).
     pub fn cost_in(&self, region: &[usize]) -> u64 {
         6 + self.inside(region).map(|(_, &n)| 10 * n as u64 + 5).sum::<u64>()
     }

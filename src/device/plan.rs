@@ -188,8 +188,9 @@ impl DevicePlan {
         let spare = |a: usize| room[a] - copies[a].iter().map(|&s| sizes[s]).sum::<usize>();
         let results: Vec<u32> = extra(&traffic.finishes, &spare).into_iter().map(|x| options.results + x as u32).collect();
         // The hot shards' tiles, each replica a clone of its tracer on a free tile.
-        // A side link still reaches the tracer alone: dropping the replicated
-        // shards' links cost more router hops than the tracer's extra load.
+        // Side links into a replicated shard are spread over its tiles by the
+        // sampled crossings (replicas::with_replica_sides): dropping them cost
+        // more router hops than they save.
         // One IPU only: on several, tiles are numbered across the IPUs
         // (Tree::place_on_ipus), and each IPU's free tiles would have to take its
         // own shards' replicas (replicas::choose per IPU).
@@ -206,7 +207,7 @@ impl DevicePlan {
         } else {
             None
         };
-        let planned = Neighbours { sides, copies, results };
+        let planned = Neighbours { sides, copies, results, crossings: traffic.crossings };
         let mut plan = Self::assemble(scene, (part, sites), &packed, topology, planned, samples)?;
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
@@ -248,7 +249,7 @@ impl DevicePlan {
     ) -> Result<DevicePlan, DeviceError> {
         let (tree, options) = (&topology.tree, &topology.options);
         let owner = |c: u32| part.owner(c);
-        let Neighbours { sides, copies, results } = neighbours;
+        let Neighbours { sides, copies, results, crossings } = neighbours;
         let result_slots: Vec<u32> = (0..packed.len())
             .map(|a| results.get(a).copied().unwrap_or(options.results) / foam_layout::FOAM_WORKERS)
             .collect();
@@ -256,7 +257,7 @@ impl DevicePlan {
         let sides = sides.unwrap_or_else(|| {
             super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, tree, options.side_links)
         });
-        let sides = super::replicas::with_replica_sides(&sides, tree);
+        let sides = super::replicas::with_replica_sides(&sides, tree, &crossings);
 
         let mut blobs = Vec::with_capacity(packed.iter().map(|p| p.blob.len()).sum());
         let mut offsets = Vec::with_capacity(packed.len());
@@ -503,6 +504,8 @@ struct Neighbours {
     sides: Option<Vec<Vec<u32>>>,
     copies: Vec<Vec<usize>>,
     results: Vec<u32>,
+    /// The sampled rays across each pair of tracers, for the replicas' side links.
+    crossings: Vec<(u32, u32, f64)>,
 }
 
 /// Result slots a tracer gets per ray the sample expects to end on it: the rays

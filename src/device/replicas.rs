@@ -48,19 +48,69 @@ pub fn choose(load: &[f64], free: usize, ratio: u32, most: u32) -> Vec<(usize, u
 }
 
 /// Side links of every tracer node of `tree` (by node), from the shards' `sides`
-/// (each tracer's side-link neighbours by shard, symmetric, in lane order): a
-/// tracer keeps its own, and replica k of a shard links to replica k of each of
-/// its side neighbours that has one, so that a ray between two hot shards skips
-/// both replicas' routers as it skipped the routers between their tracers. Any
-/// replica may march a ray (they hold the same shard), so the link need not lead
-/// to the replica its pixel picks. Symmetric, in the shards' lane order.
-pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree) -> Vec<Vec<u32>> {
-    let replica: HashMap<(usize, u32), usize> = tree.replicas().iter().map(|&(n, s)| ((s, tree.nodes[n].lane), n)).collect();
+/// (each tracer's side-link neighbours by shard, symmetric, in lane order) and the
+/// sampled rays that cross between each pair of tracers (`crossings`, `(a, b,
+/// rays)` as [`super::copies::Traffic`] has them; none given: 1 each).
+///
+/// Two side-linked shards of `m` and `n` tiles (`m <= n`; a shard without
+/// replicas has one) get `m` links, one on each of the smaller shard's tiles, to
+/// `m` consecutive tiles of the larger one: pairs in falling order of crossings,
+/// each on the larger shard's run whose busiest tile the links so far carry
+/// least. So what a hot shard's side neighbours hand it spreads over its
+/// replicas as the routers spread the rest by pixel, instead of all landing on its
+/// tracer (which, holding every side link, marched 3 to 30 times what each of its
+/// replicas did on the bicycle scene). Any replica may march a ray (they hold the
+/// same shard), so the link need not lead to the replica its pixel picks. No tile
+/// gets more than one link per side neighbour, so none has more lanes than its
+/// shard has side neighbours. Symmetric, each node's links in its shard's lane
+/// order.
+pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, crossings: &[(u32, u32, f64)]) -> Vec<Vec<u32>> {
+    let shards = sides.len().min(tree.tracers());
+    // Each shard's tiles, its tracer (child 0 of the replicas' router) first.
+    let mut tiles: Vec<Vec<usize>> = (0..shards).map(|s| vec![s]).collect();
+    let mut replicas: Vec<(usize, usize)> = tree.replicas().to_vec();
+    replicas.sort_by_key(|&(n, s)| (s, tree.nodes[n].lane));
+    for (n, s) in replicas {
+        tiles[s].push(n);
+    }
+    let weight: HashMap<(usize, usize), f64> = crossings.iter().map(|&(a, b, w)| ((a.min(b) as usize, a.max(b) as usize), w)).collect();
+    let crossed = |a: usize, b: usize| if weight.is_empty() { 1.0 } else { weight.get(&(a.min(b), a.max(b))).copied().unwrap_or(0.0) };
+    let mut pairs: Vec<(usize, usize, f64)> = (0..shards)
+        .flat_map(|a| sides[a].iter().filter(move |&&b| a < b as usize).map(move |&b| (a, b as usize)))
+        .map(|(a, b)| (a, b, crossed(a, b)))
+        .collect();
+    pairs.sort_by(|x, y| y.2.total_cmp(&x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
+    let mut load = vec![0.0f64; tree.nodes.len()];
+    // partner[node] holds (neighbour shard, neighbour node).
+    let mut partner: Vec<Vec<(usize, usize)>> = vec![Vec::new(); tree.nodes.len()];
+    for (a, b, w) in pairs {
+        let (small, big) = if tiles[a].len() <= tiles[b].len() { (a, b) } else { (b, a) };
+        let (m, n) = (tiles[small].len(), tiles[big].len());
+        // The larger shard's run of m tiles whose busiest is least loaded, then
+        // whose sum is least, then the first.
+        let ring = &tiles[big];
+        let score = |o: usize| {
+            let run = (0..m).map(|i| load[ring[(o + i) % n]]);
+            (run.clone().fold(0.0, f64::max), run.sum::<f64>())
+        };
+        let o = (0..n).min_by(|&x, &y| score(x).partial_cmp(&score(y)).unwrap().then(x.cmp(&y))).unwrap_or(0);
+        for i in 0..m {
+            let (p, q) = (tiles[small][i], tiles[big][(o + i) % n]);
+            load[p] += w / m as f64;
+            load[q] += w / m as f64;
+            partner[p].push((big, q));
+            partner[q].push((small, p));
+        }
+    }
     let mut out = sides.to_vec();
     out.resize(tree.nodes.len(), Vec::new());
-    for &(n, a) in tree.replicas() {
-        let k = tree.nodes[n].lane;
-        out[n] = sides[a].iter().filter_map(|&b| replica.get(&(b as usize, k)).map(|&m| m as u32)).collect();
+    for (s, nodes) in tiles.iter().enumerate() {
+        for &node in nodes {
+            let lane = |shard: usize| sides[s].iter().position(|&b| b as usize == shard).unwrap_or(usize::MAX);
+            let mut links = std::mem::take(&mut partner[node]);
+            links.sort_by_key(|&(shard, _)| lane(shard));
+            out[node] = links.into_iter().map(|(_, n)| n as u32).collect();
+        }
     }
     out
 }
@@ -91,22 +141,38 @@ mod tests {
     }
 
     #[test]
-    fn replicas_link_to_the_same_replica_of_their_side_neighbours() {
+    fn side_links_spread_over_the_replicas_busiest_pairs_first() {
         let mut tree = Tree::new(4, 1472, &[4], 1).unwrap();
         tree.replicate(1, 4, 1472).unwrap();
         tree.replicate(2, 2, 1472).unwrap();
         let mut sides = vec![vec![1, 2], vec![0, 2, 3], vec![0, 1], vec![1]];
         sides.resize(16, Vec::new());
-        let all = with_replica_sides(&sides, &tree);
-        let of = |s: usize, k: u32| tree.replicas().iter().find(|&&(n, r)| r == s && tree.nodes[n].lane == k).unwrap().0;
-        assert_eq!(&all[..16], &sides[..], "tracers keep their own links");
-        // Replica 1 of shard 1 meets replica 1 of shard 2; shards 0 and 3 have none.
-        assert_eq!(all[of(1, 1)], vec![of(2, 1) as u32]);
-        assert_eq!(all[of(2, 1)], vec![of(1, 1) as u32]);
-        assert!(all[of(1, 2)].is_empty() && all[of(1, 3)].is_empty());
-        // Symmetric, as the edges need.
-        for (a, lanes) in all.iter().enumerate() {
-            assert!(lanes.iter().all(|&b| all[b as usize].contains(&(a as u32))), "{a}: {lanes:?}");
-        }
+        let of = |s: usize, k: u32| {
+            if k == 0 { s } else { tree.replicas().iter().find(|&&(n, r)| r == s && tree.nodes[n].lane == k).unwrap().0 }
+        };
+        let symmetric = |all: &[Vec<u32>]| {
+            for (a, lanes) in all.iter().enumerate() {
+                assert!(lanes.iter().all(|&b| all[b as usize].contains(&(a as u32))), "{a}: {lanes:?}");
+            }
+        };
+        // Without replicas the links are the shards' own.
+        let plain = Tree::new(4, 1472, &[4], 1).unwrap();
+        assert_eq!(&with_replica_sides(&sides, &plain, &[])[..4], &sides[..4]);
+        // Pairs by falling crossings: 1-2 (100: shard 2's two tiles to shard 1's
+        // first two, 50 each), 1-3 (60: shard 1's first idle tile, 2), 0-1 (40: its
+        // tile 3, idle), 0-2 (10: shard 2's tiles carry 50 each, so its first).
+        let crossings = [(1, 2, 100.0), (1, 3, 60.0), (0, 1, 40.0), (0, 2, 10.0)];
+        let all = with_replica_sides(&sides, &tree, &crossings);
+        symmetric(&all);
+        let u = |v: &[usize]| v.iter().map(|&n| n as u32).collect::<Vec<u32>>();
+        assert_eq!(all[of(1, 0)], u(&[of(2, 0)]));
+        assert_eq!(all[of(1, 1)], u(&[of(2, 1)]));
+        assert_eq!(all[of(1, 2)], u(&[of(3, 0)]));
+        assert_eq!(all[of(1, 3)], u(&[of(0, 0)]));
+        // Each node's links in its shard's lane order: shard 0's are 1 then 2.
+        assert_eq!(all[0], u(&[of(1, 3), of(2, 0)]));
+        assert_eq!(all[of(2, 0)], u(&[0, of(1, 0)]));
+        assert_eq!(all[of(2, 1)], u(&[of(1, 1)]));
+        assert_eq!(all[3], u(&[of(1, 2)]));
     }
 }
