@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """The cost table the Rust model reads (src/device/costs.rs): IPU instructions per event.
 
-  constants.py FIT.json RATIO.json PLAN4.json PLAN16.json SH.json > constants.json
+  constants.py FIT.json RATIO.json LANES.json SH.json > constants.json
 
 FIT.json: `costs.py fit` over every measured scene (x86-64 instructions per event, the
 reduced model). RATIO.json: IPU thread instructions per x86-64 instruction for each
-vertex type (`ipu_mix.py`). PLAN4.json, PLAN16.json: fits of runs whose routers have 4
-and 16 children (RouterPlan's cost depends on the lanes it plans, so the pooled fit
-blurs it). SH.json: `costs.py shfit` of one scene rendered at SH degrees 1 to 3, the
+vertex type (`ipu_mix.py`). LANES.json: `router_lanes.py`, the three router types'
+costs per call as their children and injector (or direct) lanes grow, which the
+pooled fit cannot see (it had one cost per call, from routers of at most 16 children
+and 32 injector lanes), and per ray. SH.json: `costs.py shfit` of one scene rendered at SH degrees 1 to 3, the
 SH colour's own instructions (replay-o2 minus replay-nosh on the same records) fitted
 on its events, whose SH terms (sh_*: per visit and per cell step, fixed and per
 coefficient) the marching types take; the rest comes from FIT.json. Every IPU cost is its x86 cost (rounded to 0.01) times
@@ -22,8 +23,6 @@ EVENTS = {
     "TracerMarch": ["fixed", "active", "ray", "held", "visit", "step", "neighbour", "result"],
     "InjectorMarch": ["fixed", "held", "visit", "step", "neighbour"],
     "TracerSend": ["fixed", "active", "scan", "send"],
-    "RouterCount": ["fixed", "active", "ray"],
-    "RouterForward": ["fixed", "active", "ray"],
     "Injector": ["fixed", "active", "emit"],
     "InjectorSend": ["fixed", "deal"],
     "Generator": ["fixed", "active", "arrival"],
@@ -40,14 +39,14 @@ def reduced(fit, t):
 
 
 def main(argv):
-    if len(argv) != 5:
+    if len(argv) != 4:
         sys.exit(__doc__)
-    fit, ratio, plan4, plan16, sh = (json.load(open(p)) for p in argv)
+    fit, ratio, lanes, sh = (json.load(open(p)) for p in argv)
     x86 = {t: {k: round(reduced(fit, t).get(k, 0.0), 2) for k in ev} for t, ev in EVENTS.items()}
     for t in ("TracerMarch", "InjectorMarch"):
         x86[t].update({k: round(reduced(sh, t).get(k, 0.0), 2) for k in SH_EVENTS})
-    x86["RouterPlan"] = {"fanout4": round(reduced(plan4, "RouterPlan")["fixed"], 2),
-                         "fanout16": round(reduced(plan16, "RouterPlan")["fixed"], 2)}
+    for t in ("RouterCount", "RouterForward", "RouterPlan"):
+        x86[t] = {k: round(v, 2) for k, v in lanes["fit"][t].items()}
     out = {
         "about": "IPU thread instructions per event, measured: x86-64 instructions per event fitted on "
                  "recorded codelet runs under callgrind (g++ 12 -O2 -mf16c, tools/costs/costs.py) times "

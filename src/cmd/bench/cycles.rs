@@ -140,13 +140,15 @@ pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, merged: boo
 }
 
 /// A router's cycles: RouterCount classifies (six workers, `scanned` rays each),
-/// RouterPlan plans `lanes` lanes (one), RouterForward moves the same rays (six).
-pub fn router_cycles(scanned: &[u64; WORKERS], lanes: u32) -> [f64; 3] {
+/// RouterPlan plans (one), RouterForward moves the same rays (six); every worker
+/// of each walks all `children` and `lanes` injector (or direct) lanes, and the
+/// `root` also shares its allowance over its injectors.
+pub fn router_cycles(scanned: &[u64; WORKERS], children: u32, lanes: u32, root: bool) -> [f64; 3] {
     let c = &*COSTS;
     [
-        multi_worker_cycles(scanned.iter().map(|&n| item_instr(&c.RouterCount, n))),
-        single_worker_cycles(c.RouterPlan.per_call(lanes)),
-        multi_worker_cycles(scanned.iter().map(|&n| item_instr(&c.RouterForward, n))),
+        multi_worker_cycles(scanned.iter().map(|&n| c.RouterCount.per_worker(children, lanes, n))),
+        single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)),
+        multi_worker_cycles(scanned.iter().map(|&n| c.RouterForward.per_worker(children, lanes, n))),
     ]
 }
 

@@ -81,7 +81,8 @@ fn worker_deltas(now: &[u32], before: &[u32], counters: usize, f: impl Fn(&dyn F
 
 /// A tile's cycles in the three compute sets from its counters before and after an
 /// iteration (`work`: its slice of the `WORK_HANDLE` stream; `merged`: the
-/// injectors march in step 1; `sh_rest`: SH coefficients per colour channel beyond DC).
+/// injectors march in step 1; `sh_rest`: SH coefficients per colour channel beyond DC;
+/// `root`: the tree's root).
 fn tile_cycles(
     n: &crate::device::tree::Node,
     s: &foam_tile_stats,
@@ -90,6 +91,7 @@ fn tile_cycles(
     prev: &[u32],
     merged: bool,
     sh_rest: usize,
+    root: bool,
 ) -> [f64; 3] {
     match n.role {
         Role::Tracer => {
@@ -118,7 +120,9 @@ fn tile_cycles(
         // The counts are this iteration's (RouterCount rewrites them every step).
         Role::Router => router_cycles(
             &std::array::from_fn(|w| work[w * FOAM_CATS as usize..(w + 1) * FOAM_CATS as usize].iter().map(|&c| c as u64).sum()),
-            n.fanout + n.inject_lanes,
+            n.fanout,
+            n.inject_lanes,
+            root,
         ),
         Role::Spill => spill_cycles((s.rays_in - p.rays_in) as u64),
     }
@@ -183,9 +187,9 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let zero = vec![0u32; prev_work.len()];
     let none = foam_tile_stats::default();
     let mut idle_cycles = [0.0f64; 3];
-    for (n, &o) in tree.nodes.iter().zip(&offsets) {
+    for (i, (n, &o)) in tree.nodes.iter().zip(&offsets).enumerate() {
         let w = &zero[o..o + work_words(n.role)];
-        let c = tile_cycles(n, &none, &none, w, w, merged, sh_rest);
+        let c = tile_cycles(n, &none, &none, w, w, merged, sh_rest, i == tree.root());
         for k in 0..3 {
             idle_cycles[k] = idle_cycles[k].max(c[k]);
         }
@@ -223,7 +227,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         for (ti, (((n, s), p), &(_, links))) in tree.nodes.iter().zip(tiles).zip(&prev).zip(&links).enumerate() {
             let rays = (s.rays_in - p.rays_in) as u64;
             let span = offsets[ti]..offsets[ti] + work_words(n.role);
-            let c = tile_cycles(n, s, p, &work[span.clone()], &prev_work[span.clone()], merged, sh_rest);
+            let c = tile_cycles(n, s, p, &work[span.clone()], &prev_work[span.clone()], merged, sh_rest, ti == tree.root());
             if let Some(f) = dump.as_mut() {
                 use std::io::Write;
                 let (steps, px) = (s.cell_steps - p.cell_steps, s.pixels - p.pixels);
@@ -234,7 +238,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             it.step1_cycles = it.step1_cycles.max(c[0]);
             it.step2_cycles = it.step2_cycles.max(c[1]);
             it.step3_cycles = it.step3_cycles.max(c[2]);
-            let plain = if sh_rest > 0 { tile_cycles(n, s, p, &work[span.clone()], &prev_work[span], merged, 0) } else { c };
+            let plain = if sh_rest > 0 { tile_cycles(n, s, p, &work[span.clone()], &prev_work[span], merged, 0, ti == tree.root()) } else { c };
             for (k, v) in plain.into_iter().enumerate() {
                 without_sh[k] = without_sh[k].max(v);
             }

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""The routers' instructions per call as their lanes grow, fitted on recorded runs.
+
+  router_lanes.py OUT.json BIN DIR [DIR ...]
+
+Each DIR is a POPLAR_HOST_RECORD directory (see the README's cost model section);
+BIN holds build.sh's replay-o2 and replay-probe. Every RouterCount, RouterForward
+and RouterPlan record is replayed under callgrind (instructions per worker) and
+joined with its router's params (children, injector or direct lanes) and its
+events (replay-probe: rays classified, moved). The root is the recording's
+highest-numbered router tile (the tree numbers it last), whose injector lanes
+RouterPlan also shares credit over (allowInjectors).
+
+Fits, x86-64 instructions, least squares over every worker run:
+  RouterCount, RouterForward (per worker): fixed + child * children
+      + lane * injector lanes + ray * rays
+  RouterPlan (one worker): fixed + child * children + lane * injector lanes
+      + root_lane * injector lanes at the root
+The reduced pooled fit (costs.py) had one per-call cost per type, measured on
+routers of 4 to 16 children and at most 32 injector lanes; a router under the root
+with 256 direct lanes spends 14 times that in every worker.
+"""
+import csv
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+from costs import read_callgrind
+
+# foam_params offsets (codelets/include/foam/layout.h).
+FANOUT, INJECT_LANES = 28, 36
+TYPES = ("RouterCount", "RouterForward", "RouterPlan")
+
+
+def points(d, bin_dir):
+    blobs = {}
+    for line in open(f"{d}/blobs.txt"):
+        h, o, n = line.split()
+        blobs[h] = (int(o), int(n))
+    recs, cur = [], None
+    for line in open(f"{d}/records.txt"):
+        p = line.split()
+        if p[0] == "rec":
+            cur = {"i": len(recs), "tile": int(p[3]), "type": p[5], "f": {}}
+            recs.append(cur)
+        elif p[0] == "f" and cur is not None:
+            cur["f"][p[1]] = p[4]
+    meta = {}
+    with open(f"{d}/blobs.bin", "rb") as bb:
+        for r in recs:
+            if r["type"] not in TYPES:
+                continue
+            o, n = blobs[r["f"]["params"]]
+            bb.seek(o)
+            b = bb.read(n)
+            meta[r["i"]] = (r["type"], r["tile"], struct.unpack_from("<I", b, FANOUT)[0], struct.unpack_from("<I", b, INJECT_LANES)[0])
+    root = max(t for _, t, _, _ in meta.values())
+    sel, cg, feat = f"{d}/sel_routers.txt", f"{d}/cg_routers.out", f"{d}/feat.tsv"
+    with open(sel, "w") as f:
+        f.write("".join(f"{i}\n" for i in meta))
+    subprocess.run(["valgrind", "--tool=callgrind", "--collect-atstart=no", "--combine-dumps=yes",
+                    f"--callgrind-out-file={cg}", f"{bin_dir}/replay-o2", d, "--select", sel, "--measure"],
+                   check=True, capture_output=True)
+    if not os.path.exists(feat):
+        with open(feat, "w") as f:
+            subprocess.run([f"{bin_dir}/replay-probe", d], stdout=f, stderr=subprocess.DEVNULL, check=True)
+    events = {}
+    with open(feat) as f:
+        for r in csv.DictReader(f, delimiter="\t"):
+            i = int(r["record"])
+            if i in meta:
+                if r["ok"] != "1":
+                    sys.exit(f"{d}: record {i} does not replay as it ran")
+                events[(i, int(r["worker"]))] = (int(r["ray"]), int(r["moved"]))
+    totals, _ = read_callgrind(cg)
+    out = []
+    for label, v in totals.items():
+        m = re.match(r"r(\d+)w(\d+)$", label or "")
+        if not m:
+            continue
+        i, w = int(m.group(1)), int(m.group(2))
+        t, tile, fanout, lanes = meta[i]
+        rays, moved = events.get((i, w), (0, 0))
+        if v == 0:  # a dump callgrind closed before the worker ran: no compute() runs free
+            continue
+        out.append((t, fanout, lanes, tile == root, rays, moved, v))
+    return out
+
+
+def fit(rows, columns):
+    x = np.array([[c(r) for c in columns.values()] for r in rows], dtype=float)
+    y = np.array([r[-1] for r in rows], dtype=float)
+    coef, *_ = np.linalg.lstsq(x, y, rcond=None)
+    pred = x @ coef
+    err = np.abs(pred - y) / np.maximum(y, 1.0)
+    return {k: round(float(v), 2) for k, v in zip(columns, coef)}, float(np.median(err)), float(np.max(err)), len(rows)
+
+
+def main(argv):
+    if len(argv) < 3:
+        sys.exit(__doc__)
+    out_path, bin_dir, dirs = argv[0], argv[1], argv[2:]
+    rows = [p for d in dirs for p in points(d, bin_dir)]
+    per_worker = {
+        "fixed": lambda r: 1.0,
+        "child": lambda r: r[1],
+        "lane": lambda r: r[2],
+        "ray": lambda r: r[4],
+    }
+    plan = {
+        "fixed": lambda r: 1.0,
+        "child": lambda r: r[1],
+        "lane": lambda r: r[2],
+        "root_lane": lambda r: r[2] if r[3] else 0.0,
+    }
+    result, notes = {}, {}
+    for t, cols in (("RouterCount", per_worker), ("RouterForward", per_worker), ("RouterPlan", plan)):
+        coef, med, worst, n = fit([r for r in rows if r[0] == t], cols)
+        result[t] = coef
+        notes[t] = {"worker_runs": n, "median_error": round(med, 4), "max_error": round(worst, 4)}
+    shapes = sorted({(r[1], r[2], bool(r[3])) for r in rows})
+    json.dump({"fit": result, "quality": notes, "routers": [list(s) for s in shapes], "recordings": [os.path.basename(d) for d in dirs]},
+              open(out_path, "w"), indent=1)
+    print(json.dumps(result, indent=1))
+    print(json.dumps(notes, indent=1))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
