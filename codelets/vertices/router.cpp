@@ -59,8 +59,7 @@ inline int classify(const Route &r, const unsigned char *slot, bool fromParent) 
 // The sources of a step in a fixed order, shared by RouterCount and RouterForward
 // so that both see every ray with the same rank: the down queue and the parent
 // inbox (rays travelling down), then the up queue and the inbox of every lane but
-// the parent's (children, then injectors). A lane's inbox is found when it is
-// read, so that a worker's stack does not grow with the lanes.
+// the parent's (children, then injectors), walked by Slices.
 struct Source {
   const unsigned char *ptr;
   unsigned count;
@@ -72,12 +71,43 @@ struct Sources {
   const unsigned char *inboxes;
   Source fixed[3];
   unsigned n;
+};
 
-  Source operator[](unsigned k) const {
-    if (k < 3) return fixed[k];
-    const unsigned char *in = inboxes + foam_lane_offset(&p, k - 3, 0);
-    return Source{in + sizeof(foam_link_header), load<uint32_t>(in), false};  // every lane's header starts with its count
+// A worker's slices of the sources with rays, in order: worker w of `workers`
+// takes rays [count * w / workers, count * (w + 1) / workers) of each. The lanes'
+// inboxes are walked by their strides, not found one by one (foam_lane_offset),
+// and an empty lane costs its count's load: a root or a router under it has a lane
+// per injector, and every worker walks them all.
+class Slices {
+public:
+  Slices(const Sources &s, unsigned workerId, unsigned workers)
+      : s_(s), w_(workerId), workers_(workers), lanes_(s.n - 3), in_(s.inboxes),
+        child_(foam_link_bytes(&s.p, s.p.link_capacity)), inject_(foam_link_bytes(&s.p, s.p.inject_capacity)) {}
+
+  // The next source with rays for this worker, and its slice [begin, end).
+  bool next(Source &src, unsigned &begin, unsigned &end) {
+    for (;;) {
+      if (k_ < 3) {
+        src = s_.fixed[k_++];
+      } else if (k_ - 3 < lanes_) {
+        src = Source{in_ + sizeof(foam_link_header), load<uint32_t>(in_), false};  // every lane's header starts with its count
+        in_ += k_ - 3 < s_.p.fanout ? child_ : inject_;
+        ++k_;
+      } else {
+        return false;
+      }
+      if (src.count == 0) continue;
+      begin = src.count * w_ / workers_;
+      end = src.count * (w_ + 1) / workers_;
+      if (begin < end) return true;
+    }
   }
+
+private:
+  const Sources &s_;
+  unsigned w_, workers_, lanes_, k_ = 0;
+  const unsigned char *in_;
+  size_t child_, inject_;
 };
 
 inline Sources sources(const foam_params &p, const unsigned char *inboxes, const unsigned char *queues,
@@ -111,9 +141,9 @@ public:
     const Route route = routeOf(p);
     const unsigned workers = numWorkers();
     uint32_t counts[FOAM_CATS] = {};
-    for (unsigned k = 0; k < s.n; ++k) {
-      const Source src = s[k];
-      unsigned begin = src.count * workerId / workers, end = src.count * (workerId + 1) / workers;
+    Source src;
+    unsigned begin, end;
+    for (Slices w(s, workerId, workers); w.next(src, begin, end);) {
       for (unsigned i = begin; i < end; ++i) {
         FOAM_PROBE(ray);
         int cat = classify(route, src.ptr + (size_t)i * p.ray_bytes, src.fromParent);
@@ -137,6 +167,11 @@ struct PlanInputs {
   const foam_params &p;
   const unsigned char *inboxes;
   unsigned f, pl;  // child lanes [0, f), injector lanes [f, pl), the parent lane pl
+  // Bytes of a child lane's and an injector lane's inbound buffer: lane l is at
+  // l * child below f, after the children at (l - f) * inject from f, the parent
+  // after them all (foam_lane_offset, in a multiply: RouterPlan reads every
+  // injector lane several times a step).
+  size_t child = foam_link_bytes(&p, p.link_capacity), inject = foam_link_bytes(&p, p.inject_capacity);
 
   // The inbound header of child or parent lane l, and of injector lane l.
   const foam_link_header &in(unsigned l) const { return load_ref<foam_link_header>(l); }
@@ -144,7 +179,7 @@ struct PlanInputs {
 
   template <typename T> const T &load_ref(unsigned l) const {
     static_assert(alignof(T) <= 4, "layout.h records are 4-byte aligned");
-    return *reinterpret_cast<const T *>(inboxes + foam_lane_offset(&p, l, 0));
+    return *reinterpret_cast<const T *>(inboxes + (l < f ? l * child : f * child + (size_t)(l - f) * inject));
   }
 };
 
@@ -320,8 +355,10 @@ struct LaneHeaders {
 
 // The credit on each lane is what c.granted now holds.
 inline void writeHeaders(const PlanInputs &r, unsigned char *outboxes, const foam_router_ctl &c, const LaneHeaders &h) {
-  for (unsigned l = 0; l <= r.pl; ++l) {
-    unsigned char *box = outboxes + foam_lane_offset(&r.p, l, 1);
+  // Outbound, an injector's lane is a bare header (foam_lane_offset's `out`).
+  const size_t down = foam_link_bytes(&r.p, 0);
+  unsigned char *box = outboxes;
+  for (unsigned l = 0; l <= r.pl; box += l < r.f ? r.child : down, ++l) {
     if (l >= r.f && l < r.pl) {  // an injector's lane: a bare header down
       foam_inject_down d;
       d.count = 0;
@@ -435,9 +472,9 @@ public:
     for (unsigned k = 0; k < FOAM_CATS; ++k) rank[k] = c.base[workerId][k];
     const unsigned workers = numWorkers();
 
-    for (unsigned k = 0; k < s.n; ++k) {
-      const Source from = s[k];
-      unsigned begin = from.count * workerId / workers, end = from.count * (workerId + 1) / workers;
+    Source from;
+    unsigned begin, end;
+    for (Slices w(s, workerId, workers); w.next(from, begin, end);) {
       for (unsigned i = begin; i < end; ++i) {
         const unsigned char *src = from.ptr + (size_t)i * stride;
         FOAM_PROBE(ray);

@@ -539,10 +539,9 @@ pub fn planned_march_budget(dearest_steps: u64) -> u32 {
 /// share of the tiles beside the tree, at least one. On several IPUs replicas are
 /// not planned, so the injectors keep every tile they have room for.
 ///
-/// Measured (`--tune injectors`, bench): garden, whose regions march everything,
-/// 95.6 ms with 128 and 68.9 with 256; the 1 M scene (73 % in the regions) 141.2
-/// and 113.1; the bicycle scene (22 %; its hot tracers need the replicas) 370.9
-/// and 440.2, and 364.7 with 64.
+/// Measured (bench, the routers' lanes costed): garden, whose regions march
+/// everything, keeps all 128 asked (121.3 ms; 256: 125.8, the root's lanes); the
+/// bicycle scene (22 %; its hot tracers need the replicas) takes 81 (374.1 ms).
 pub fn injectors_for_share(share: f64, taken: u32, nodes: u32, o: &DeviceOptions) -> Option<u32> {
     if o.ipus != 1 || taken <= 1 {
         return None;

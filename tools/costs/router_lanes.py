@@ -7,9 +7,9 @@ Each DIR is a POPLAR_HOST_RECORD directory (see the README's cost model section)
 BIN holds build.sh's replay-o2 and replay-probe. Every RouterCount, RouterForward
 and RouterPlan record is replayed under callgrind (instructions per worker) and
 joined with its router's params (children, injector or direct lanes) and its
-events (replay-probe: rays classified, moved). The root is the recording's
-highest-numbered router tile (the tree numbers it last), whose injector lanes
-RouterPlan also shares credit over (allowInjectors).
+events (replay-probe: rays classified, moved). The root is the router with an
+in-flight cap (foam_params.max_in_flight), whose injector lanes RouterPlan also
+shares the allowance over (allowInjectors).
 
 Fits, x86-64 instructions, least squares over every worker run:
   RouterCount, RouterForward (per worker): fixed + child * children
@@ -33,7 +33,7 @@ import numpy as np
 from costs import read_callgrind
 
 # foam_params offsets (codelets/include/foam/layout.h).
-FANOUT, INJECT_LANES = 28, 36
+FANOUT, INJECT_LANES, MAX_IN_FLIGHT = 28, 36, 44
 TYPES = ("RouterCount", "RouterForward", "RouterPlan")
 
 
@@ -58,14 +58,15 @@ def points(d, bin_dir):
             o, n = blobs[r["f"]["params"]]
             bb.seek(o)
             b = bb.read(n)
-            meta[r["i"]] = (r["type"], r["tile"], struct.unpack_from("<I", b, FANOUT)[0], struct.unpack_from("<I", b, INJECT_LANES)[0])
-    root = max(t for _, t, _, _ in meta.values())
+            field = lambda off: struct.unpack_from("<I", b, off)[0]
+            meta[r["i"]] = (r["type"], field(MAX_IN_FLIGHT) > 0, field(FANOUT), field(INJECT_LANES))
     sel, cg, feat = f"{d}/sel_routers.txt", f"{d}/cg_routers.out", f"{d}/feat.tsv"
     with open(sel, "w") as f:
         f.write("".join(f"{i}\n" for i in meta))
-    subprocess.run(["valgrind", "--tool=callgrind", "--collect-atstart=no", "--combine-dumps=yes",
-                    f"--callgrind-out-file={cg}", f"{bin_dir}/replay-o2", d, "--select", sel, "--measure"],
-                   check=True, capture_output=True)
+    if not os.path.exists(cg):  # kept between fits, as replay-probe's features are
+        subprocess.run(["valgrind", "--tool=callgrind", "--collect-atstart=no", "--combine-dumps=yes",
+                        f"--callgrind-out-file={cg}", f"{bin_dir}/replay-o2", d, "--select", sel, "--measure"],
+                       check=True, capture_output=True)
     if not os.path.exists(feat):
         with open(feat, "w") as f:
             subprocess.run([f"{bin_dir}/replay-probe", d], stdout=f, stderr=subprocess.DEVNULL, check=True)
@@ -84,11 +85,11 @@ def points(d, bin_dir):
         if not m:
             continue
         i, w = int(m.group(1)), int(m.group(2))
-        t, tile, fanout, lanes = meta[i]
+        t, root, fanout, lanes = meta[i]
         rays, moved = events.get((i, w), (0, 0))
         if v == 0:  # a dump callgrind closed before the worker ran: no compute() runs free
             continue
-        out.append((t, fanout, lanes, tile == root, rays, moved, v))
+        out.append((t, fanout, lanes, root, rays, moved, v))
     return out
 
 

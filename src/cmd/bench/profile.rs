@@ -85,8 +85,7 @@ fn worker_deltas(now: &[u32], before: &[u32], counters: usize, f: impl Fn(&dyn F
 /// `root`: the tree's root).
 fn tile_cycles(
     n: &crate::device::tree::Node,
-    s: &foam_tile_stats,
-    p: &foam_tile_stats,
+    (s, p): (&foam_tile_stats, &foam_tile_stats),
     work: &[u32],
     prev: &[u32],
     merged: bool,
@@ -189,7 +188,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let mut idle_cycles = [0.0f64; 3];
     for (i, (n, &o)) in tree.nodes.iter().zip(&offsets).enumerate() {
         let w = &zero[o..o + work_words(n.role)];
-        let c = tile_cycles(n, &none, &none, w, w, merged, sh_rest, i == tree.root());
+        let c = tile_cycles(n, (&none, &none), w, w, merged, sh_rest, i == tree.root());
         for k in 0..3 {
             idle_cycles[k] = idle_cycles[k].max(c[k]);
         }
@@ -227,7 +226,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         for (ti, (((n, s), p), &(_, links))) in tree.nodes.iter().zip(tiles).zip(&prev).zip(&links).enumerate() {
             let rays = (s.rays_in - p.rays_in) as u64;
             let span = offsets[ti]..offsets[ti] + work_words(n.role);
-            let c = tile_cycles(n, s, p, &work[span.clone()], &prev_work[span.clone()], merged, sh_rest, ti == tree.root());
+            let c = tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span.clone()], merged, sh_rest, ti == tree.root());
             if let Some(f) = dump.as_mut() {
                 use std::io::Write;
                 let (steps, px) = (s.cell_steps - p.cell_steps, s.pixels - p.pixels);
@@ -238,7 +237,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             it.step1_cycles = it.step1_cycles.max(c[0]);
             it.step2_cycles = it.step2_cycles.max(c[1]);
             it.step3_cycles = it.step3_cycles.max(c[2]);
-            let plain = if sh_rest > 0 { tile_cycles(n, s, p, &work[span.clone()], &prev_work[span], merged, 0, ti == tree.root()) } else { c };
+            let plain = if sh_rest > 0 { tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span], merged, 0, ti == tree.root()) } else { c };
             for (k, v) in plain.into_iter().enumerate() {
                 without_sh[k] = without_sh[k].max(v);
             }
