@@ -156,8 +156,8 @@ fn json_has_the_keys_and_consistent_numbers() {
     let lb = |c: u64| 16 + c * 20;
     let level1 = 16 * lb(caps[0]) + lb(caps[1]);
     let injectors = p["injectors"].as_u64().unwrap();
-    assert_eq!((injectors, p["injectors_asked"].as_u64().unwrap()), (128, 128), "a root of 4 children has room for all");
-    assert_eq!(p["inject_capacity"].as_u64(), Some(96), "128 injectors share the lanes of 32 of 384 rays");
+    assert_eq!((injectors, p["injectors_asked"].as_u64().unwrap()), (256, 256), "a root of 4 children has room for all");
+    assert_eq!(p["inject_capacity"].as_u64(), Some(48), "256 injectors share the lanes of 32 of 384 rays");
     let root = 4 * lb(caps[1]) + lb(caps[2]) + injectors * lb(0);
     assert_eq!(e["exchange_bytes_per_iteration"].as_u64().unwrap(), level1.max(root));
     assert!(e["busiest_cell_steps_max"].as_u64().unwrap() > 0);

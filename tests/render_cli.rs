@@ -160,9 +160,9 @@ fn help_lists_every_tune_key_for_render_and_bench() {
         for row in [
             "tiles=N  [default: 1472]",
             "fanout=F,..  [default: 16,8]",
-            "injectors=N  [default: 128]",
-            "inject_capacity=N  [default: 12288 / injectors, at most 384 (96 with 128)]",
-            "direct_capacity=N  [default: 4096 / injectors, at most 128 (32 with 128)]",
+            "injectors=N  [default: 256]",
+            "inject_capacity=N  [default: 12288 / injectors, at most 384 (48 with 256)]",
+            "direct_capacity=N  [default: 4096 / injectors, at most 128 (16 with 256)]",
             "link_capacity=N,..  [default: 256,768,384",
             "side_links=N  [default: 16]",
             "side_capacity=N  [default: 32, sized to the camera",

@@ -255,57 +255,76 @@ inline uint32_t shareOf(uint32_t total, uint32_t w, uint32_t sum) {
 
 inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t finished, uint32_t allow[FOAM_MAX_INJECTORS]) {
   if (r.pl == r.f || r.p.max_in_flight == 0) return;
+  const unsigned n = r.pl - r.f;
+  const uint32_t cap = r.p.inject_capacity;
   // By pixels left: an injector with twice the pixels left emits twice as fast,
   // so the injectors finish together rather than one trailing the frame alone.
   // An injector with nothing to ask weighs nothing, one with pixels left under a
   // unit still one; the weights are scaled down (but not to 0) until they sum
   // under 2^16, which keeps shareOf's products in 32 bits.
-  auto raw = [&](unsigned l) -> uint32_t {
-    const foam_inject_up &in = r.injector(l);
-    return in.next == 0 || r.p.inject_capacity == 0 ? 0u : in.left ? in.left : 1u;
-  };
+  auto raw = [cap](const foam_inject_up &in) -> uint32_t { return in.next == 0 || cap == 0 ? 0u : in.left ? in.left : 1u; };
+  // Each lane's record is read once here and its ask and raw weight (16 bits each:
+  // foam_inject_up) kept in allow[] until the allowances replace them, rather than
+  // found again in every pass below: a root has a lane per injector.
+  const unsigned char *lane = r.inboxes + r.f * r.child;
   uint32_t asked = 0, sum = 0;
-  for (unsigned l = r.f; l < r.pl; ++l) {
-    c.injected += r.injector(l).emitted;
-    asked += minu(r.injector(l).next, r.p.inject_capacity);
-    sum += raw(l);
+  for (unsigned k = 0; k < n; ++k, lane += r.inject) {
+    const foam_inject_up &in = *reinterpret_cast<const foam_inject_up *>(lane);
+    c.injected += in.emitted;
+    const uint32_t next = minu(in.next, cap), w = raw(in);
+    asked += next;
+    sum += w;
+    allow[k] = next | w << 16;
   }
   unsigned shift = 0;
-  while ((sum >> shift) + (r.pl - r.f) > 0xFFFFu) ++shift;
-  auto weight = [&](unsigned l) -> uint32_t {
-    const uint32_t w = raw(l) >> shift;
-    return w ? w : raw(l) ? 1u : 0u;
-  };
+  while ((sum >> shift) + n > 0xFFFFu) ++shift;
+  auto weight = [shift](uint32_t w) -> uint32_t { return (w >> shift) ? w >> shift : w ? 1u : 0u; };
   uint32_t weights = 0;
-  for (unsigned l = r.f; l < r.pl; ++l) weights += weight(l);
+  if (shift == 0) {
+    weights = sum;  // every weight is its raw weight
+  } else {
+    for (unsigned k = 0; k < n; ++k) weights += weight(allow[k] >> 16);
+  }
   const uint32_t flying = c.injected - minu(finished, c.injected) + c.allowed;
   const uint32_t room = flying < r.p.max_in_flight ? r.p.max_in_flight - flying : 0;
   c.allowed = 0;
-  for (unsigned l = r.f; l < r.pl; ++l) {
-    const uint32_t next = minu(r.injector(l).next, r.p.inject_capacity);
-    allow[l - r.f] = asked > room ? minu(next, shareOf(room, weight(l), weights)) : next;
-    c.allowed += allow[l - r.f];
+  if (asked <= room) {
+    for (unsigned k = 0; k < n; ++k) {
+      allow[k] &= 0xFFFFu;
+      c.allowed += allow[k];
+    }
+    return;
   }
-  if (asked <= room) return;
+  // From here allow[k] holds the allowance and, above it, the ask.
+  for (unsigned k = 0; k < n; ++k) {
+    const uint32_t next = allow[k] & 0xFFFFu;
+    const uint32_t a = minu(next, shareOf(room, weight(allow[k] >> 16), weights));
+    allow[k] = a | next << 16;
+    c.allowed += a;
+  }
   // Lanes full before their share leave room: once more by weight among the rest,
   // then what rounding left a ray a lane (with less room than injectors asking, no
-  // share would reach one ray and none would ever emit).
+  // share would reach one ray and none would ever emit). The weights are read from
+  // the records again.
   const uint32_t spare = room - c.allowed;
   weights = 0;
-  for (unsigned l = r.f; l < r.pl; ++l)
-    if (allow[l - r.f] < minu(r.injector(l).next, r.p.inject_capacity)) weights += weight(l);
-  for (unsigned l = r.f; l < r.pl && weights > 0; ++l) {
-    const uint32_t next = minu(r.injector(l).next, r.p.inject_capacity);
-    if (allow[l - r.f] >= next) continue;
-    const uint32_t more = minu(next - allow[l - r.f], shareOf(spare, weight(l), weights));
-    allow[l - r.f] += more;
+  lane = r.inboxes + r.f * r.child;
+  for (unsigned k = 0; k < n; ++k, lane += r.inject)
+    if ((allow[k] & 0xFFFFu) < allow[k] >> 16) weights += weight(raw(*reinterpret_cast<const foam_inject_up *>(lane)));
+  lane = r.inboxes + r.f * r.child;
+  for (unsigned k = 0; k < n && weights > 0; ++k, lane += r.inject) {
+    const uint32_t a = allow[k] & 0xFFFFu, next = allow[k] >> 16;
+    if (a >= next) continue;
+    const uint32_t more = minu(next - a, shareOf(spare, weight(raw(*reinterpret_cast<const foam_inject_up *>(lane))), weights));
+    allow[k] += more;
     c.allowed += more;
   }
-  for (unsigned l = r.f; l < r.pl && c.allowed < room; ++l) {
-    if (allow[l - r.f] < minu(r.injector(l).next, r.p.inject_capacity)) {
-      allow[l - r.f]++;
+  for (unsigned k = 0; k < n; ++k) {
+    if (c.allowed < room && (allow[k] & 0xFFFFu) < allow[k] >> 16) {
+      allow[k]++;
       c.allowed++;
     }
+    allow[k] &= 0xFFFFu;
   }
 }
 

@@ -113,14 +113,14 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "inject_capacity",
         min: 1,
-        planned: "12288 / injectors, at most 384 (96 with 128)",
+        planned: "12288 / injectors, at most 384 (48 with 256)",
         doc: "Rays per injector-lane buffer: what one injector can emit into the root per iteration. Left to the plan, more than 32 injectors share the 32 lanes' rays (in multiples of 16), so that the root keeps its room for queues.",
         set: |o, v| o.inject_capacity = Some(count(v)),
         ..ONE_NUMBER
     },
     Key {
         name: "direct_capacity",
-        planned: "4096 / injectors, at most 128 (32 with 128)",
+        planned: "4096 / injectors, at most 128 (16 with 256)",
         doc: "Rays per buffer of each injector's direct lane to each router under the root, which carries primary rays past the root (0: no direct lanes). Left to the plan, more than 32 injectors share the 32 lanes' rays into each router (in multiples of 16).",
         set: |o, v| o.direct_capacity = Some(count(v)),
         ..ONE_NUMBER

@@ -490,7 +490,7 @@ impl Default for DeviceOptions {
             drain_iters: 0,
             march_budget: None,
             merged_march: true,
-            injectors: 128,
+            injectors: 256,
             inject_capacity: None,
             direct_capacity: None,
             fanout: vec![16, 8],
