@@ -540,8 +540,8 @@ pub fn planned_march_budget(dearest_steps: u64) -> u32 {
 /// not planned, so the injectors keep every tile they have room for.
 ///
 /// Measured (bench, the routers' lanes costed): garden, whose regions march
-/// everything, keeps all 128 asked (121.3 ms; 256: 125.8, the root's lanes); the
-/// bicycle scene (22 %; its hot tracers need the replicas) takes 81 (374.1 ms).
+/// everything, keeps all 256 asked (109.6 ms; 114.1 with 128); the bicycle scene
+/// (22 %; its hot tracers need the replicas) takes 81.
 pub fn injectors_for_share(share: f64, taken: u32, nodes: u32, o: &DeviceOptions) -> Option<u32> {
     if o.ipus != 1 || taken <= 1 {
         return None;
