@@ -1,16 +1,18 @@
 //! Codelets run one vertex at a time on the host runtime, fed states a whole frame
-//! may never reach: RouterPlan's credit arithmetic on randomised lane headers and
-//! queue states, and the marching of rays (foam/march.h through TracerMarch) cell by
+//! may never reach: a router's credit arithmetic (RouterCount's sums over its
+//! injector lanes, RouterPlan, and RouterForward answering the injector lanes) on
+//! randomised lane headers and queue states, and the marching of rays (foam/march.h through TracerMarch) cell by
 //! cell against the reference tracer on packed shards.
 
 use std::mem::size_of;
 
 use foam_ipu::synth::rng::Rng;
 use foam_layout::{
-    FOAM_CAT_DOWN, FOAM_CAT_TURN, FOAM_CAT_UP, FOAM_CATS, FOAM_INVALID_SHARD, FOAM_MAX_FANOUT, FOAM_WORKERS,
-    foam_link_header, foam_params, foam_router_ctl, foam_tile_stats,
+    FOAM_CAT_DOWN, FOAM_CAT_TURN, FOAM_CAT_UP, FOAM_CATS, FOAM_INVALID_SHARD, FOAM_LS_ASKED, FOAM_LS_DEMAND,
+    FOAM_LS_EMITTED, FOAM_LS_WEIGHT, FOAM_MAX_FANOUT, FOAM_WORKERS, foam_link_header, foam_params, foam_router_ctl,
+    foam_tile_stats,
 };
-use poplar_bridge::{ElemType, Session};
+use poplar_bridge::{ElemType, Session, Tensor};
 
 mod common;
 
@@ -56,7 +58,8 @@ fn lane_offset(p: &foam_params, l: usize, out: bool) -> usize {
 
 fn random_router(rng: &mut Rng) -> foam_params {
     let fanout = 1 << (1 + upto(rng, 3));
-    let inject_lanes = if rng.next_u64().is_multiple_of(2) { 0 } else { 1 + upto(rng, 7) };
+    // Up to 20 injector lanes: some workers own none, some several.
+    let inject_lanes = if rng.next_u64().is_multiple_of(2) { 0 } else { 1 + upto(rng, 19) };
     let (link, parent) = (1 + upto(rng, 47), 1 + upto(rng, 47));
     let queue = link.max(parent) + upto(rng, 200);
     foam_params {
@@ -93,6 +96,7 @@ struct RouterStep {
 fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
     let (f, pl, q) = (p.fanout as usize, parent_lane(p), p.queue_capacity);
     let mut c: foam_router_ctl = read_as(&(0..size_of::<foam_router_ctl>()).map(|_| rng.next_u64() as u8).collect::<Vec<_>>());
+    c.parity = upto(rng, 1);
     c.up_count = upto(rng, q);
     c.down_count = upto(rng, q);
     // Grants from two steps ago (arriving now) and from last step (outstanding),
@@ -100,17 +104,23 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
     let (mut room_up, mut room_down) = (q - c.up_count, q - c.down_count);
     let mut arriving = vec![0u32; pl + 1];
     let first = upto(rng, pl as u32) as usize;
+    c.granted_up = 0;
     for k in 0..pl {
         let l = (first + k) % pl;
         let old = upto(rng, lane_capacity(p, l, false).min(room_up));
         room_up -= old;
-        c.granted[l] = upto(rng, lane_capacity(p, l, false).min(room_up));
-        room_up -= c.granted[l];
+        let granted = upto(rng, lane_capacity(p, l, false).min(room_up));
+        room_up -= granted;
+        c.granted_up += granted;
+        if l < f {
+            c.granted[l] = granted;
+        }
         arriving[l] = upto(rng, old);
     }
+    let parent = FOAM_MAX_FANOUT as usize;
     let old = upto(rng, p.parent_capacity.min(room_down));
     room_down -= old;
-    c.granted[pl] = upto(rng, p.parent_capacity.min(room_down));
+    c.granted[parent] = upto(rng, p.parent_capacity.min(room_down));
     arriving[pl] = upto(rng, old);
 
     let mut total = [0u32; FOAM_CATS as usize];
@@ -130,13 +140,15 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
             c.counts[upto(rng, FOAM_WORKERS - 1) as usize][k] += 1;
         }
     }
-    c.rr = upto(rng, pl as u32 - 1);
     c.injected = upto(rng, 20_000);
-    c.allowed = upto(rng, 3000);
+    // The allowance RouterForward's workers gave last step, one of them all of it.
+    c.allowed_by = [0; FOAM_WORKERS as usize];
+    let giver = upto(rng, FOAM_WORKERS - 1) as usize;
+    c.allowed_by[giver] = upto(rng, 3000);
     if p.max_in_flight > 0 && rng.next_u64().is_multiple_of(2) {
         // Some room left under the cap: what the injectors' shares are cut from.
         c.injected = upto(rng, p.max_in_flight / 2);
-        c.allowed = upto(rng, p.max_in_flight / 4);
+        c.allowed_by[giver] = upto(rng, p.max_in_flight / 4);
     }
     let inbox = (0..=pl)
         .map(|l| foam_link_header {
@@ -156,8 +168,8 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
     RouterStep { ctl: c, inbox, total }
 }
 
-/// RouterPlan's output for `s`: the control block, the outbox headers, and the two
-/// bytes after each lane's last ray (the empty-slot mark).
+/// RouterPlan's and RouterForward's output for `s`: the control block, the outbox
+/// headers, and the two bytes after each lane's last ray (the empty-slot mark).
 struct RouterPlanned {
     ctl: foam_router_ctl,
     out: Vec<foam_link_header>,
@@ -176,8 +188,8 @@ struct Reached {
     weighted: u32,
 }
 
-/// The invariants of one RouterPlan step, from its input and output; what limits the
-/// step reached is added to `reached`.
+/// The invariants of one step of RouterPlan and RouterForward, from its input and
+/// output; what limits the step reached is added to `reached`.
 fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foam_tile_stats, reached: &mut Reached) -> Result<(), String> {
     let (f, pl, q) = (p.fanout as usize, parent_lane(p), p.queue_capacity);
     let (c, n) = (&s.ctl, &o.ctl);
@@ -258,13 +270,31 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     // Credit for next step: only room no ray already has a claim on (the queues,
     // and grants still outstanding), and no more than a lane holds.
     let upward: u32 = (0..pl).map(|l| o.out[l].credit).sum();
-    let outstanding: u32 = c.granted[..pl].iter().sum();
+    let outstanding = c.granted_up;
     reached.queue_room += u32::from(n.up_count + outstanding + upward == q && upward > 0);
     check(n.up_count + outstanding + upward <= q, format!("up: {} queued + {outstanding} outstanding + {upward} granted > {q}", n.up_count));
-    check(n.down_count + c.granted[pl] + o.out[pl].credit <= q, format!("down: {} queued + {} outstanding + {} granted > {q}", n.down_count, c.granted[pl], o.out[pl].credit));
+    let parent = FOAM_MAX_FANOUT as usize;
+    check(n.down_count + c.granted[parent] + o.out[pl].credit <= q, format!("down: {} queued + {} outstanding + {} granted > {q}", n.down_count, c.granted[parent], o.out[pl].credit));
     for l in 0..=pl {
         check(o.out[l].credit <= lane_capacity(p, l, false), format!("lane {l}: credit {} beyond its {}", o.out[l].credit, lane_capacity(p, l, false)));
-        check(n.granted[l] == o.out[l].credit, format!("lane {l}: granted {} but told {}", n.granted[l], o.out[l].credit));
+    }
+    for ch in 0..f {
+        check(n.granted[ch] == o.out[ch].credit, format!("lane {ch}: granted {} but told {}", n.granted[ch], o.out[ch].credit));
+    }
+    check(n.granted[parent] == o.out[pl].credit, format!("parent: granted {} but told {}", n.granted[parent], o.out[pl].credit));
+    check(n.granted_up == upward, format!("granted {} up but told {upward}", n.granted_up));
+    // Credit follows demand: all of it when there is room, else as much of the room
+    // as there is, each lane within a ray of its demand's part.
+    let demand = |l: usize| {
+        let h = &s.inbox[l];
+        if l < f { (h.pending + o.out[l].count).min(p.link_capacity) } else { h.pending.min(p.inject_capacity) }
+    };
+    let wanted: u32 = (0..pl).map(demand).sum();
+    let avail = q.saturating_sub(n.up_count + outstanding);
+    check(upward == wanted.min(avail), format!("{upward} granted up of {wanted} wanted with {avail} free"));
+    for l in 0..pl {
+        let part = demand(l) as f64 * avail.min(wanted) as f64 / wanted.max(1) as f64;
+        check((o.out[l].credit as f64 - part).abs() < 1.0, format!("lane {l}: credit {} for a part of {part:.2}", o.out[l].credit));
     }
     // Emission the root allows its injectors: within what they asked for, and never
     // beyond what keeps every ray in flight inside the spill store.
@@ -273,19 +303,24 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     let allowed: u32 = (f..pl).map(|l| o.out[l].pending).sum();
     if p.max_in_flight > 0 && pl > f {
         check(n.injected == c.injected + emitted, format!("injected {} != {} + {emitted}", n.injected, c.injected));
-        let flying = n.injected - finished.min(n.injected) + c.allowed;
+        let flying = n.injected - finished.min(n.injected) + c.allowed_by.iter().sum::<u32>();
         check(allowed == 0 || flying + allowed <= p.max_in_flight, format!("{flying} in flight + {allowed} allowed > {}", p.max_in_flight));
-        check(n.allowed == allowed, "allowance recorded".into());
+        check(n.allowed_by.iter().sum::<u32>() == allowed, "allowance recorded".into());
         // An injector asks for at most what its lane holds.
         let ask = |l: usize| (s.inbox[l].credit & 0xFFFF).min(p.inject_capacity);
         // Shares go by pixels left: an injector with at least another's weight gets
         // at least that one's allowance, but for a ray of rounding, unless its own
-        // ask is met.
+        // ask is met. Weights that sum past 2^16 are shared by their prefixes shifted
+        // right, which rounds each by up to a unit of the shifted sum's share.
         let weight = |l: usize| if ask(l) == 0 { 0 } else { (s.inbox[l].credit >> 16).max(1) };
+        let weights: u32 = (f..pl).map(weight).sum();
+        let shift = (0..32).find(|&k| weights >> k <= 0xFFFF).unwrap();
+        let room = p.max_in_flight.saturating_sub(flying);
+        let rounding = if shift == 0 { 1 } else { 2 + room.div_ceil(weights >> shift) };
         for a in f..pl {
             for b in f..pl {
                 let (aa, ab) = (o.out[a].pending, o.out[b].pending);
-                if weight(a) >= weight(b) && aa < ask(a) && ab > aa + 1 {
+                if weight(a) >= weight(b) && aa < ask(a) && ab > aa + rounding {
                     check(false, format!("injector lane {a} (weight {}) allowed {aa}, lane {b} (weight {}) {ab}", weight(a), weight(b)));
                 }
                 reached.weighted += u32::from(weight(a) > weight(b) && aa > ab && ask(b) > ab);
@@ -296,6 +331,12 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
             check(allowed == asked, format!("room for all {asked} asked, {allowed} allowed"));
         } else {
             reached.in_flight_room += 1;
+            // Each within its rounding of its weight's part of the room, or its ask.
+            for l in f..pl {
+                let part = (room as f64 * weight(l) as f64 / weights as f64).min(ask(l) as f64);
+                let a = o.out[l].pending;
+                check((a as f64 - part).abs() < rounding as f64, format!("injector lane {l}: allowed {a} for a part of {part:.2}"));
+            }
         }
         for l in f..pl {
             check(o.out[l].pending <= ask(l), format!("injector lane {l}: {} allowed of {} asked", o.out[l].pending, ask(l)));
@@ -318,12 +359,14 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     if why.is_empty() { Ok(()) } else { Err(why.join("; ")) }
 }
 
-/// RouterPlan on `tiles` tiles, one vertex each, with host handles to set and read
-/// every field.
+/// A router on each tile, with host handles to set and read every field: program 0
+/// runs RouterCount, program 1 RouterPlan then RouterForward. Every ray slot holds
+/// the empty-slot mark, so RouterCount counts no rays and RouterForward moves none:
+/// the steps' ray counts are the test's.
 fn router_graph(params: &[foam_params]) -> Session {
     let mut s = Session::new(1, params.len() as u32).unwrap();
     s.add_codelets(&poplar_bridge::codelets_gp()).unwrap();
-    let cs = s.add_compute_set("plan").unwrap();
+    let sets = ["count", "plan", "forward"].map(|name| s.add_compute_set(name).unwrap());
     for (t, p) in params.iter().enumerate() {
         let tile = t as u32;
         let var = |s: &mut Session, ty, n: usize, name: &str| {
@@ -336,20 +379,61 @@ fn router_graph(params: &[foam_params]) -> Session {
         let lanes = parent_lane(p) + 1;
         let inb = var(&mut s, ElemType::UnsignedChar, lane_offset(p, lanes, false), "inboxes");
         let outb = var(&mut s, ElemType::UnsignedChar, lane_offset(p, lanes, true), "outboxes");
+        let queue_bytes = (4 * p.queue_capacity * RAY_BYTES) as usize;
+        let queues = var(&mut s, ElemType::UnsignedChar, queue_bytes, "queues");
+        s.set_initial_bytes(queues, &vec![0xFF; queue_bytes]).unwrap();
         let ctl = var(&mut s, ElemType::UnsignedInt, size_of::<foam_router_ctl>() / 4, "ctl");
         let stats = var(&mut s, ElemType::UnsignedChar, size_of::<foam_tile_stats>(), "stats");
-        let v = s.add_vertex(cs, "RouterPlan", tile).unwrap();
-        for (field, tensor) in [("params", pv), ("inboxes", inb), ("outboxes", outb), ("ctl", ctl), ("stats", stats)] {
-            s.connect(v, field, tensor).unwrap();
+        let fields: [(&str, &[(&str, Tensor)]); 3] = [
+            ("RouterCount", &[("params", pv), ("inboxes", inb), ("queues", queues), ("ctl", ctl)]),
+            ("RouterPlan", &[("params", pv), ("inboxes", inb), ("outboxes", outb), ("ctl", ctl), ("stats", stats)]),
+            ("RouterForward", &[("params", pv), ("inboxes", inb), ("queues", queues), ("outboxes", outb), ("ctl", ctl)]),
+        ];
+        for (cs, (ty, connect)) in sets.iter().zip(fields) {
+            let v = s.add_vertex(*cs, ty, tile).unwrap();
+            for &(field, tensor) in connect {
+                s.connect(v, field, tensor).unwrap();
+            }
         }
         for (name, tensor) in [("in", inb), ("out", outb), ("ctl", ctl), ("stats", stats)] {
             s.create_host_write(&format!("w{name}{t}"), tensor).unwrap();
             s.create_host_read(&format!("r{name}{t}"), tensor).unwrap();
         }
     }
-    let prog = s.execute(cs).unwrap();
-    s.compile(&[prog]).unwrap();
+    let count = s.execute(sets[0]).unwrap();
+    let plan = s.execute(sets[1]).unwrap();
+    let forward = s.execute(sets[2]).unwrap();
+    let step = s.sequence(&[plan, forward]).unwrap();
+    s.compile(&[count, step]).unwrap();
     s
+}
+
+/// An inbox of `p`'s lanes: `headers` at each lane's start, every ray slot empty.
+fn inbox_bytes(p: &foam_params, headers: &[foam_link_header]) -> Vec<u8> {
+    let mut inbox = vec![0xFFu8; lane_offset(p, parent_lane(p) + 1, false)];
+    for (l, h) in headers.iter().enumerate() {
+        let at = lane_offset(p, l, false);
+        inbox[at..at + size_of::<foam_link_header>()].copy_from_slice(&bytes_of(h));
+    }
+    inbox
+}
+
+/// What RouterCount's worker `w` sums over its own injector lanes (foam_inject_chunk).
+fn lane_sums(p: &foam_params, inbox: &[foam_link_header], w: u32) -> [u32; 4] {
+    let (f, n) = (p.fanout as usize, p.inject_lanes);
+    let mut sums = [0u32; 4];
+    for k in (n * w / FOAM_WORKERS)..(n * (w + 1) / FOAM_WORKERS) {
+        // foam_inject_up over foam_link_header: credit holds next | left << 16, finished emitted.
+        let h = &inbox[f + k as usize];
+        let (next, left) = (h.credit & 0xFFFF, h.credit >> 16);
+        sums[FOAM_LS_DEMAND as usize] += h.pending.min(p.inject_capacity);
+        if p.max_in_flight > 0 {
+            sums[FOAM_LS_ASKED as usize] += next.min(p.inject_capacity);
+            sums[FOAM_LS_WEIGHT as usize] += if next == 0 || p.inject_capacity == 0 { 0 } else { left.max(1) };
+            sums[FOAM_LS_EMITTED as usize] += h.finished;
+        }
+    }
+    sums
 }
 
 #[test]
@@ -360,14 +444,10 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
         let params: Vec<foam_params> = (0..16).map(|_| random_router(&mut rng)).collect();
         let mut s = router_graph(&params);
         for round in 0..16 {
-            let steps: Vec<RouterStep> = params.iter().map(|p| random_step(&mut rng, p)).collect();
+            let mut steps: Vec<RouterStep> = params.iter().map(|p| random_step(&mut rng, p)).collect();
             let mut befores = Vec::new();
             for (t, (p, st)) in params.iter().zip(&steps).enumerate() {
-                let mut inbox = vec![0u8; lane_offset(p, parent_lane(p) + 1, false)];
-                for (l, h) in st.inbox.iter().enumerate() {
-                    let at = lane_offset(p, l, false);
-                    inbox[at..at + size_of::<foam_link_header>()].copy_from_slice(&bytes_of(h));
-                }
+                let inbox = inbox_bytes(p, &st.inbox);
                 // Garbage where RouterPlan must write, so that nothing passes by luck.
                 let out: Vec<u8> = (0..lane_offset(p, parent_lane(p) + 1, true)).map(|_| (rng.next_u64() % 255) as u8).collect();
                 let before = foam_tile_stats { rays_in: upto(&mut rng, 1000), iterations: upto(&mut rng, 100), peak_queue: upto(&mut rng, 50), ..Default::default() };
@@ -377,7 +457,22 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
                 s.write_tensor(&format!("wstats{t}"), &bytes_of(&before)).unwrap();
                 befores.push(before);
             }
+            // RouterCount: each worker's sums over its own injector lanes; then the
+            // step's counts go back in beside them.
             s.run(0).unwrap();
+            for (t, (p, st)) in params.iter().zip(steps.iter_mut()).enumerate() {
+                let mut ctl = vec![0u8; size_of::<foam_router_ctl>()];
+                s.read_tensor(&format!("rctl{t}"), &mut ctl).unwrap();
+                let counted: foam_router_ctl = read_as(&ctl);
+                for w in 0..FOAM_WORKERS {
+                    let want = lane_sums(p, &st.inbox, w);
+                    assert_eq!(counted.lane_sums[w as usize], want, "round {round}, router {t}, worker {w}: lane sums");
+                    assert!(counted.counts[w as usize].iter().all(|&n| n == 0), "no ray in an empty slot is counted");
+                }
+                st.ctl.lane_sums = counted.lane_sums;
+                s.write_tensor(&format!("wctl{t}"), &bytes_of(&st.ctl)).unwrap();
+            }
+            s.run(1).unwrap();
             for (t, (p, st)) in params.iter().zip(&steps).enumerate() {
                 let mut out = vec![0u8; lane_offset(p, parent_lane(p) + 1, true)];
                 let mut ctl = vec![0u8; size_of::<foam_router_ctl>()];
@@ -427,17 +522,16 @@ fn root_allows_injectors_by_pixels_left() {
     };
     let mut s = router_graph(&[p]);
     let pl = parent_lane(&p);
-    let mut inbox = vec![0u8; lane_offset(&p, pl + 1, false)];
     // Two injectors asking 100 rays each, with 300 and 100 units of pixels left,
     // and one asking none (its lane is full) with 50 left.
+    let mut headers = vec![foam_link_header::default(); pl + 1];
     for (k, (next, left)) in [(100u32, 300u32), (100, 100), (0, 50)].into_iter().enumerate() {
-        let h = foam_link_header { count: 0, credit: next | left << 16, finished: 0, pending: 0 };
-        let at = lane_offset(&p, 2 + k, false);
-        inbox[at..at + size_of::<foam_link_header>()].copy_from_slice(&bytes_of(&h));
+        headers[2 + k] = foam_link_header { count: 0, credit: next | left << 16, finished: 0, pending: 0 };
     }
-    s.write_tensor("win0", &inbox).unwrap();
+    s.write_tensor("win0", &inbox_bytes(&p, &headers)).unwrap();
     s.write_tensor("wctl0", &bytes_of(&foam_router_ctl::default())).unwrap();
     s.run(0).unwrap();
+    s.run(1).unwrap();
     let mut out = vec![0u8; lane_offset(&p, pl + 1, true)];
     s.read_tensor("rout0", &mut out).unwrap();
     let allowed: Vec<u32> =

@@ -186,14 +186,14 @@ void checkDirectLanes(const RenderSpec &spec, const Topology &t, std::size_t i) 
   }
 }
 
-// RouterPlan shares out credit with 32-bit products (the IPU has no 64-bit multiply
-// or divide): a lane's capacity times the queue's or the in-flight cap.
+// A router shares out upward credit with 32-bit products (the IPU has no 64-bit
+// multiply or divide): its queue's room times a prefix of its lanes' demands, at most
+// every upward lane's capacity.
 void checkCreditProducts(const NodeSpec &n, std::size_t i, const foam_params &p) {
-  const uint64_t lane = std::max(p.link_capacity, p.inject_capacity);
-  const uint64_t store = std::max(p.queue_capacity, p.max_in_flight);
-  if (lane * store > UINT32_MAX)
-    refuse(nodeName(n, i) + ": lanes of " + std::to_string(lane) + " rays with a queue or in-flight cap of " +
-           std::to_string(store) + " overflow 32 bits");
+  const uint64_t lanes = (uint64_t)p.fanout * p.link_capacity + (uint64_t)p.inject_lanes * p.inject_capacity;
+  if (lanes * p.queue_capacity > UINT32_MAX)
+    refuse(nodeName(n, i) + ": upward lanes of " + std::to_string(lanes) + " rays in all with a queue of " +
+           std::to_string(p.queue_capacity) + " overflow 32 bits");
 }
 
 }  // namespace

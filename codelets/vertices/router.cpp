@@ -5,7 +5,9 @@
 //
 // Lane l < fanout is child l; the root, and with direct lanes the routers under
 // it, then have one lane per injector tile, and the last lane is the parent
-// (foam/lanes.h packs them).
+// (foam/lanes.h packs them). RouterPlan is one worker and never walks the injector
+// lanes: RouterCount's workers sum them and RouterForward's answer them, each its
+// own share (layout.h, foam_router_ctl).
 //
 // Deadlock freedom: rays arriving from the parent only go down; rays arriving from
 // a child or an injector go down into a subtree ("turn") or up. A turn that finds
@@ -56,6 +58,8 @@ inline int classify(const Route &r, const unsigned char *slot, bool fromParent) 
   return (fromParent ? FOAM_CAT_DOWN : FOAM_CAT_TURN) + child;
 }
 
+inline uint32_t minu(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
 // The sources of a step in a fixed order, shared by RouterCount and RouterForward
 // so that both see every ray with the same rank: the down queue and the parent
 // inbox (rays travelling down), then the up queue and the inbox of every lane but
@@ -70,29 +74,39 @@ struct Sources {
   const foam_params &p;
   const unsigned char *inboxes;
   Source fixed[3];
-  unsigned n;
 };
 
-// A worker's slices of the sources with rays, in order: worker w of `workers`
-// takes rays [count * w / workers, count * (w + 1) / workers) of each. The lanes'
-// inboxes are walked by their strides, not found one by one (foam_lane_offset),
-// and an empty lane costs its count's load: a root or a router under it has a lane
-// per injector, and every worker walks them all.
+// A worker's share of the sources with rays, in order: worker w of `workers`
+// takes rays [count * w / workers, count * (w + 1) / workers) of each fixed source
+// and child lane, and its own injector lanes whole (foam_inject_chunk): a root, or
+// a router under it, has a lane per injector, and if every worker took a slice of
+// each, every worker would read every lane's count.
 class Slices {
 public:
   Slices(const Sources &s, unsigned workerId, unsigned workers)
-      : s_(s), w_(workerId), workers_(workers), lanes_(s.n - 3), in_(s.inboxes),
-        child_(foam_link_bytes(&s.p, s.p.link_capacity)), inject_(foam_link_bytes(&s.p, s.p.inject_capacity)) {}
+      : s_(s), w_(workerId), workers_(workers), child_(foam_child_stride(&s.p)), inject_(foam_inject_stride(&s.p, 0)) {
+    foam_inject_chunk(&s.p, workerId, workers, &j_, &hi_);
+    in_ = s.inboxes;
+    injIn_ = s.inboxes + s.p.fanout * child_ + j_ * inject_;
+  }
 
   // The next source with rays for this worker, and its slice [begin, end).
   bool next(Source &src, unsigned &begin, unsigned &end) {
     for (;;) {
       if (k_ < 3) {
         src = s_.fixed[k_++];
-      } else if (k_ - 3 < lanes_) {
-        src = Source{in_ + sizeof(foam_link_header), load<uint32_t>(in_), false};  // every lane's header starts with its count
-        in_ += k_ - 3 < s_.p.fanout ? child_ : inject_;
+      } else if (k_ - 3 < s_.p.fanout) {
+        src = lane(in_);
+        in_ += child_;
         ++k_;
+      } else if (j_ < hi_) {
+        src = lane(injIn_);
+        injIn_ += inject_;
+        ++j_;
+        if (src.count == 0) continue;
+        begin = 0;
+        end = src.count;
+        return true;
       } else {
         return false;
       }
@@ -104,9 +118,12 @@ public:
   }
 
 private:
+  // Every lane's header starts with its count.
+  static Source lane(const unsigned char *at) { return Source{at + sizeof(foam_link_header), load<uint32_t>(at), false}; }
+
   const Sources &s_;
-  unsigned w_, workers_, lanes_, k_ = 0;
-  const unsigned char *in_;
+  unsigned w_, workers_, k_ = 0, j_ = 0, hi_ = 0;
+  const unsigned char *in_, *injIn_;
   size_t child_, inject_;
 };
 
@@ -120,19 +137,94 @@ inline Sources sources(const foam_params &p, const unsigned char *inboxes, const
                  inboxes,
                  {Source{downHalf, downCount, true},
                   Source{parentIn + sizeof(foam_link_header), load<foam_link_header>(parentIn).count, true},
-                  Source{upHalf, upCount, false}},
-                 3 + foam_parent_lane(&p)};
+                  Source{upHalf, upCount, false}}};
+}
+
+// Injector lane k's inbound buffer.
+inline const unsigned char *injectorIn(const foam_params &p, const unsigned char *inboxes, unsigned k) {
+  return inboxes + p.fanout * foam_child_stride(&p) + k * foam_inject_stride(&p, 0);
+}
+
+// An injector's weight in the root's allowance: its pixels left, at least one
+// while it asks to emit, none when it asks nothing. With more pixels left it
+// emits faster, so that the injectors finish together rather than one trailing
+// the frame alone.
+inline uint32_t weightOf(const foam_inject_up &in, uint32_t cap) {
+  return in.next == 0 || cap == 0 ? 0u : in.left ? in.left : 1u;
+}
+
+// floor(total * x / sum) for x <= sum in 32 bits: (total % sum) * x must fit, as it
+// does for sum < 2^16, or for total < sum when total * sum fits (the graph builder
+// checks a router's queue against its lanes' capacities).
+inline uint32_t shareOf(uint32_t total, uint32_t x, uint32_t sum) {
+  return (total / sum) * x + (total % sum) * x / sum;
+}
+
+// `total` shared over lanes in order by amounts that sum to `sum`: the lane whose
+// amount ends the prefix at x gets shareOf(total, x) less the prefix's before it.
+// The shares sum to exactly `total`, each within a ray of its amount's part (so
+// none beyond its amount when total <= sum), and each is found from the prefix
+// before it alone, so that each worker shares out its own lanes.
+struct PrefixShare {
+  uint32_t total, sum, at;  // `at`: the share of the prefix so far
+
+  uint32_t upTo(uint32_t x) {
+    const uint32_t a = shareOf(total, x, sum), d = a - at;
+    at = a;
+    return d;
+  }
+};
+
+// Worker `workerId`'s injector lanes' headers down (foam_inject_down): the credit
+// and the allowance RouterPlan shares out, each from the prefix of the lanes before
+// (the children's demand, then RouterCount's sums of the workers before). Returns
+// the allowance given.
+inline uint32_t answerInjectors(const foam_params &p, const unsigned char *inboxes, unsigned char *outboxes,
+                                const foam_router_ctl &c, unsigned workerId, unsigned workers) {
+  unsigned lo, hi;
+  foam_inject_chunk(&p, workerId, workers, &lo, &hi);
+  uint32_t demand = c.share_before, weight = 0, weights = 0;
+  for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
+    if (w < workerId) demand += c.lane_sums[w][FOAM_LS_DEMAND], weight += c.lane_sums[w][FOAM_LS_WEIGHT];
+    weights += c.lane_sums[w][FOAM_LS_WEIGHT];
+  }
+  const uint32_t cap = p.inject_capacity, shift = c.share_shift;
+  const bool oversubscribed = c.share_wanted > c.share_avail;
+  const bool root = p.max_in_flight != 0, rationed = root && c.share_asked > c.share_room;
+  PrefixShare credit{c.share_avail, c.share_wanted, oversubscribed ? shareOf(c.share_avail, demand, c.share_wanted) : 0};
+  PrefixShare allowance{c.share_room, weights >> shift, rationed ? shareOf(c.share_room, weight >> shift, weights >> shift) : 0};
+  const size_t inStride = foam_inject_stride(&p, 0), outStride = foam_inject_stride(&p, 1);
+  const unsigned char *in = injectorIn(p, inboxes, lo);
+  unsigned char *out = outboxes + foam_lane_offset(&p, p.fanout + lo, 1);
+  uint32_t allowed = 0;
+  for (unsigned k = lo; k < hi; ++k, in += inStride, out += outStride) {
+    const foam_inject_up &up = *reinterpret_cast<const foam_inject_up *>(in);
+    const uint32_t d = minu(up.pending, cap);
+    foam_inject_down down;
+    down.count = 0;
+    down.credit = oversubscribed ? credit.upTo(demand += d) : d;
+    down.reserved = 0;
+    down.allowance = 0;
+    if (root) {
+      const uint32_t ask = minu(up.next, cap);
+      down.allowance = rationed ? minu(ask, allowance.upTo((weight += weightOf(up, cap)) >> shift)) : ask;
+    }
+    allowed += down.allowance;
+    memcpy(out, &down, sizeof down);
+  }
+  return allowed;
 }
 
 }  // namespace
 
-// Phase 1: each worker counts, per category, the rays of its slice of every source.
+// Phase 1: each worker counts, per category, the rays of its slice of every source,
+// and sums its own injector lanes.
 class RouterCount : public MultiVertex {
 public:
   Input<Bytes> params;
   Input<Bytes> inboxes;
   Input<Bytes> queues;
-  InOut<Words> ctl;  // writes only counts[workerId]
+  InOut<Words> ctl;  // writes only counts[workerId] and lane_sums[workerId]
 
   bool compute(unsigned workerId) {
     const foam_params &p = cview<foam_params>(params);
@@ -151,35 +243,45 @@ public:
       }
     }
     memcpy(&ctl[0] + offsetof(foam_router_ctl, counts) / 4 + workerId * FOAM_CATS, counts, sizeof counts);
+
+    // This worker's injector lanes, summed for RouterPlan.
+    uint32_t sums[FOAM_LS_COUNT] = {};
+    unsigned lo, hi;
+    foam_inject_chunk(&p, workerId, workers, &lo, &hi);
+    const uint32_t cap = p.inject_capacity;
+    const size_t stride = foam_inject_stride(&p, 0);
+    const unsigned char *lane = injectorIn(p, &inboxes[0], lo);
+    for (unsigned k = lo; k < hi; ++k, lane += stride) {
+      const foam_inject_up &in = *reinterpret_cast<const foam_inject_up *>(lane);
+      sums[FOAM_LS_DEMAND] += minu(in.pending, cap);
+      if (p.max_in_flight) {  // the root
+        sums[FOAM_LS_ASKED] += minu(in.next, cap);
+        sums[FOAM_LS_WEIGHT] += weightOf(in, cap);
+        sums[FOAM_LS_EMITTED] += in.emitted;
+      }
+    }
+    memcpy(&ctl[0] + offsetof(foam_router_ctl, lane_sums) / 4 + workerId * FOAM_LS_COUNT, sums, sizeof sums);
     return true;
   }
 };
 
 // ---- Phase 2 (one worker): ranks, what leaves on which lane within the receivers'
 // credits, where the rest waits, and the credits this router grants for next step.
+// It reads the child and parent lanes, and of the injector lanes only RouterCount's
+// sums: what it decides for them RouterForward's workers write.
 
 namespace {
 
-inline uint32_t minu(uint32_t a, uint32_t b) { return a < b ? a : b; }
-
-// What RouterPlan reads of a router: its parameters and its lanes' inbound headers.
+// What RouterPlan reads of a router: its parameters and its child and parent lanes'
+// inbound headers.
 struct PlanInputs {
   const foam_params &p;
   const unsigned char *inboxes;
-  unsigned f, pl;  // child lanes [0, f), injector lanes [f, pl), the parent lane pl
-  // Bytes of a child lane's and an injector lane's inbound buffer: lane l is at
-  // l * child below f, after the children at (l - f) * inject from f, the parent
-  // after them all (foam_lane_offset, in a multiply: RouterPlan reads every
-  // injector lane several times a step).
-  size_t child = foam_link_bytes(&p, p.link_capacity), inject = foam_link_bytes(&p, p.inject_capacity);
+  unsigned f, pl;  // child lanes [0, f), the parent lane pl
+  size_t child = foam_child_stride(&p);
 
-  // The inbound header of child or parent lane l, and of injector lane l.
-  const foam_link_header &in(unsigned l) const { return load_ref<foam_link_header>(l); }
-  const foam_inject_up &injector(unsigned l) const { return load_ref<foam_inject_up>(l); }
-
-  template <typename T> const T &load_ref(unsigned l) const {
-    static_assert(alignof(T) <= 4, "layout.h records are 4-byte aligned");
-    return *reinterpret_cast<const T *>(inboxes + (l < f ? l * child : f * child + (size_t)(l - f) * inject));
+  const foam_link_header &in(unsigned l) const {
+    return *reinterpret_cast<const foam_link_header *>(inboxes + (l < f ? l * child : foam_lane_offset(&p, l, 0)));
   }
 };
 
@@ -245,158 +347,65 @@ inline void planQueues(unsigned f, foam_router_ctl &c, const uint32_t total[FOAM
 
 // The root lets its injectors emit new rays only while every ray in flight
 // (emitted, or allowed and on its way) still fits the spill store (layout.h
-// foam_inject_up): each injector lane's allowance, `finished` pixels known so far.
-// Routers under it take rays the root has already let in.
-// floor(total * w / sum) for w <= sum < 2^16, in 32 bits whatever `total` (the IPU
-// has no 64-bit multiply or divide).
-inline uint32_t shareOf(uint32_t total, uint32_t w, uint32_t sum) {
-  return (total / sum) * w + (total % sum) * w / sum;
-}
-
-inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t finished, uint32_t allow[FOAM_MAX_INJECTORS]) {
+// foam_inject_up): the room left and how RouterForward shares it, from RouterCount's
+// sums and the allowance RouterForward gave last step. Routers under it take rays
+// the root has already let in.
+inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t finished) {
+  c.share_room = c.share_asked = c.share_shift = 0;
   if (r.pl == r.f || r.p.max_in_flight == 0) return;
-  const unsigned n = r.pl - r.f;
-  const uint32_t cap = r.p.inject_capacity;
-  // By pixels left: an injector with twice the pixels left emits twice as fast,
-  // so the injectors finish together rather than one trailing the frame alone.
-  // An injector with nothing to ask weighs nothing, one with pixels left under a
-  // unit still one; the weights are scaled down (but not to 0) until they sum
-  // under 2^16, which keeps shareOf's products in 32 bits.
-  auto raw = [cap](const foam_inject_up &in) -> uint32_t { return in.next == 0 || cap == 0 ? 0u : in.left ? in.left : 1u; };
-  // Each lane's record is read once here and its ask and raw weight (16 bits each:
-  // foam_inject_up) kept in allow[] until the allowances replace them, rather than
-  // found again in every pass below: a root has a lane per injector.
-  const unsigned char *lane = r.inboxes + r.f * r.child;
-  uint32_t asked = 0, sum = 0;
-  for (unsigned k = 0; k < n; ++k, lane += r.inject) {
-    const foam_inject_up &in = *reinterpret_cast<const foam_inject_up *>(lane);
-    c.injected += in.emitted;
-    const uint32_t next = minu(in.next, cap), w = raw(in);
-    asked += next;
-    sum += w;
-    allow[k] = next | w << 16;
+  uint32_t asked = 0, weights = 0, allowed = 0;
+  for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
+    c.injected += c.lane_sums[w][FOAM_LS_EMITTED];
+    asked += c.lane_sums[w][FOAM_LS_ASKED];
+    weights += c.lane_sums[w][FOAM_LS_WEIGHT];
+    allowed += c.allowed_by[w];
   }
-  unsigned shift = 0;
-  while ((sum >> shift) + n > 0xFFFFu) ++shift;
-  auto weight = [shift](uint32_t w) -> uint32_t { return (w >> shift) ? w >> shift : w ? 1u : 0u; };
-  uint32_t weights = 0;
-  if (shift == 0) {
-    weights = sum;  // every weight is its raw weight
-  } else {
-    for (unsigned k = 0; k < n; ++k) weights += weight(allow[k] >> 16);
-  }
-  const uint32_t flying = c.injected - minu(finished, c.injected) + c.allowed;
-  const uint32_t room = flying < r.p.max_in_flight ? r.p.max_in_flight - flying : 0;
-  c.allowed = 0;
-  if (asked <= room) {
-    for (unsigned k = 0; k < n; ++k) {
-      allow[k] &= 0xFFFFu;
-      c.allowed += allow[k];
-    }
-    return;
-  }
-  // From here allow[k] holds the allowance and, above it, the ask.
-  for (unsigned k = 0; k < n; ++k) {
-    const uint32_t next = allow[k] & 0xFFFFu;
-    const uint32_t a = minu(next, shareOf(room, weight(allow[k] >> 16), weights));
-    allow[k] = a | next << 16;
-    c.allowed += a;
-  }
-  // Lanes full before their share leave room: once more by weight among the rest,
-  // then what rounding left a ray a lane (with less room than injectors asking, no
-  // share would reach one ray and none would ever emit). The weights are read from
-  // the records again.
-  const uint32_t spare = room - c.allowed;
-  weights = 0;
-  lane = r.inboxes + r.f * r.child;
-  for (unsigned k = 0; k < n; ++k, lane += r.inject)
-    if ((allow[k] & 0xFFFFu) < allow[k] >> 16) weights += weight(raw(*reinterpret_cast<const foam_inject_up *>(lane)));
-  lane = r.inboxes + r.f * r.child;
-  for (unsigned k = 0; k < n && weights > 0; ++k, lane += r.inject) {
-    const uint32_t a = allow[k] & 0xFFFFu, next = allow[k] >> 16;
-    if (a >= next) continue;
-    const uint32_t more = minu(next - a, shareOf(spare, weight(raw(*reinterpret_cast<const foam_inject_up *>(lane))), weights));
-    allow[k] += more;
-    c.allowed += more;
-  }
-  for (unsigned k = 0; k < n; ++k) {
-    if (c.allowed < room && (allow[k] & 0xFFFFu) < allow[k] >> 16) {
-      allow[k]++;
-      c.allowed++;
-    }
-    allow[k] &= 0xFFFFu;
-  }
+  const uint32_t flying = c.injected - minu(finished, c.injected) + allowed;
+  c.share_room = flying < r.p.max_in_flight ? r.p.max_in_flight - flying : 0;
+  c.share_asked = asked;
+  // The weights' prefixes are shifted until their sum is under 2^16, which keeps
+  // shareOf's products in 32 bits (the IPU has no 64-bit multiply or divide).
+  while ((weights >> c.share_shift) > 0xFFFFu) ++c.share_shift;
 }
 
-// A lane's demand for upward credit next step, at most a lane: a child's is what
-// it reported still waiting plus what goes down to it now (`laneCount`, by child),
-// which it marches and mostly hands back; an injector's is what it holds and may
-// emit. Found when needed, so that RouterPlan's stack does not grow with the lanes.
-inline uint32_t demandOf(const PlanInputs &r, const uint32_t laneCount[FOAM_MAX_FANOUT + 1], unsigned l) {
-  return l < r.f ? minu(r.in(l).pending + laneCount[l], r.p.link_capacity) : minu(r.injector(l).pending, r.p.inject_capacity);
+// Upward credit (`availUp` rays of queue) shared out by demand over the child
+// lanes, then the injector lanes, when they want more (RouterForward shares the
+// injector lanes' part, PrefixShare). Credit beyond demand is not handed out: it
+// would stay reserved for a step while nothing arrives under it (a quiet child
+// reports its demand next step).
+inline void shareUpCredit(const PlanInputs &r, foam_router_ctl &c, const uint32_t *childDemand, uint32_t availUp,
+                          uint32_t wanted) {
+  c.share_avail = availUp;
+  c.share_wanted = wanted;
+  c.granted_up = minu(wanted, availUp);
+  PrefixShare credit{availUp, wanted, 0};
+  uint32_t before = 0;
+  for (unsigned ch = 0; ch < r.f; ++ch) {
+    before += childDemand[ch];
+    c.granted[ch] = wanted <= availUp ? childDemand[ch] : credit.upTo(before);
+  }
+  c.share_before = before;
 }
 
-// Upward credit (`availUp` rays of queue) shared out by demand over lanes [0, r.pl),
-// into c.granted. Credit beyond demand is not handed out: it would stay reserved
-// for a step while nothing arrives under it (a quiet child reports its demand
-// next step).
-inline void shareUpCredit(const PlanInputs &r, foam_router_ctl &c, const uint32_t laneCount[FOAM_MAX_FANOUT + 1],
-                          uint32_t availUp, uint32_t wanted) {
-  const unsigned pl = r.pl;
-  if (wanted <= availUp) {
-    for (unsigned ch = 0; ch < pl; ++ch) c.granted[ch] = demandOf(r, laneCount, ch);
-    return;
-  }
-  // A demand is at most a lane's capacity and availUp at most the queue's: the
-  // graph builder keeps their product within 32 bits.
-  uint32_t given = 0;
-  for (unsigned ch = 0; ch < pl; ++ch) {
-    c.granted[ch] = demandOf(r, laneCount, ch) * availUp / wanted;
-    given += c.granted[ch];
-  }
-  // Rounding leftover, rotating from lane rr (< pl, so one wrap suffices).
-  for (unsigned i = 0; i < pl && given < availUp; ++i) {
-    const unsigned ch = c.rr + i < pl ? c.rr + i : c.rr + i - pl;
-    if (c.granted[ch] < demandOf(r, laneCount, ch)) c.granted[ch]++, given++;
-  }
-  c.rr = c.rr + 1 < pl ? c.rr + 1 : 0;
-}
-
-// What this step sends and grants, as each outbound lane's header. Rays go out
-// on the child lanes and the parent lane only (an injector's lane takes a bare
-// header), so their counts are kept by child, then the parent's: the stack of a
-// root with many injector lanes stays small.
+// What this step sends, by child and then the parent's.
 struct LaneHeaders {
   uint32_t laneCount[FOAM_MAX_FANOUT + 1] = {};
-  uint32_t allow[FOAM_MAX_INJECTORS] = {};  // by injector lane
   uint32_t finished = 0, upq = 0, down = 0;
 };
 
-// The credit on each lane is what c.granted now holds.
+inline void writeHeader(unsigned char *box, unsigned capacity, uint32_t rayBytes, const foam_link_header &lh) {
+  memcpy(box, &lh, sizeof lh);
+  if (lh.count < capacity) foam_slot_invalidate(box + sizeof lh + (size_t)lh.count * rayBytes);
+}
+
+// The child and parent lanes' headers out; the credit on each is what c.granted now
+// holds.
 inline void writeHeaders(const PlanInputs &r, unsigned char *outboxes, const foam_router_ctl &c, const LaneHeaders &h) {
-  // Outbound, an injector's lane is a bare header (foam_lane_offset's `out`).
-  const size_t down = foam_link_bytes(&r.p, 0);
-  unsigned char *box = outboxes;
-  for (unsigned l = 0; l <= r.pl; box += l < r.f ? r.child : down, ++l) {
-    if (l >= r.f && l < r.pl) {  // an injector's lane: a bare header down
-      foam_inject_down d;
-      d.count = 0;
-      d.credit = c.granted[l];
-      d.reserved = 0;
-      d.allowance = h.allow[l - r.f];
-      memcpy(box, &d, sizeof d);
-    } else {
-      const uint32_t count = h.laneCount[l < r.f ? l : FOAM_MAX_FANOUT];
-      foam_link_header lh;
-      lh.count = count;
-      lh.credit = c.granted[l];
-      lh.finished = l == r.pl ? h.finished : 0;
-      lh.pending = l == r.pl ? h.upq : h.down;
-      memcpy(box, &lh, sizeof lh);
-      if (count < foam_lane_capacity(&r.p, l, 1))
-        foam_slot_invalidate(box + sizeof lh + (size_t)count * r.p.ray_bytes);
-    }
-  }
+  for (unsigned l = 0; l < r.f; ++l)
+    writeHeader(outboxes + l * r.child, r.p.link_capacity, r.p.ray_bytes,
+                foam_link_header{h.laneCount[l], c.granted[l], 0, h.down});
+  writeHeader(outboxes + foam_lane_offset(&r.p, r.pl, 1), r.p.parent_capacity, r.p.ray_bytes,
+              foam_link_header{h.laneCount[FOAM_MAX_FANOUT], c.granted[FOAM_MAX_FANOUT], h.finished, h.upq});
 }
 
 }  // namespace
@@ -414,7 +423,6 @@ public:
     foam_router_ctl &c = view<foam_router_ctl>(ctl);
     const unsigned f = p.fanout, q = p.queue_capacity;
     const PlanInputs r{p, &inboxes[0], f, foam_parent_lane(&p)};
-    const unsigned pl = r.pl;
 
     uint32_t total[FOAM_CATS];
     sumCounts(c, total);
@@ -434,19 +442,25 @@ public:
 
     // Credits for next step. Rays granted last step arrive after this exchange,
     // so they are reserved as if already queued.
-    uint32_t reservedUp = h.upq;
-    for (unsigned ch = 0; ch < pl; ++ch) reservedUp += c.granted[ch];
-    uint32_t availUp = reservedUp < q ? q - reservedUp : 0;
-    // Upward credit follows demand (demandOf): an even split leaves most of it
-    // reserved for quiet children while one busy child (the tracer beside the
-    // camera) waits, and the wider the router the worse.
+    const uint32_t reservedUp = h.upq + c.granted_up;
+    const uint32_t availUp = reservedUp < q ? q - reservedUp : 0;
+    // Upward credit follows demand: an even split leaves most of it reserved for
+    // quiet children while one busy child (the tracer beside the camera) waits,
+    // and the wider the router the worse. A child's demand is what it reported
+    // still waiting plus what goes down to it now, which it marches and mostly
+    // hands back; an injector's is what it holds and may emit.
+    uint32_t childDemand[FOAM_MAX_FANOUT];
     uint32_t wanted = 0;
-    for (unsigned l = 0; l < pl; ++l) wanted += demandOf(r, h.laneCount, l);
-    for (unsigned ch = 0; ch < f; ++ch) h.finished += r.in(ch).finished;
-    allowInjectors(r, c, h.finished, h.allow);
-    shareUpCredit(r, c, h.laneCount, availUp, wanted);
-    uint32_t reservedDown = h.down + c.granted[pl];
-    c.granted[pl] = minu(reservedDown < q ? q - reservedDown : 0, p.parent_capacity);
+    for (unsigned ch = 0; ch < f; ++ch) {
+      childDemand[ch] = minu(r.in(ch).pending + h.laneCount[ch], p.link_capacity);
+      wanted += childDemand[ch];
+      h.finished += r.in(ch).finished;
+    }
+    for (unsigned w = 0; w < FOAM_WORKERS; ++w) wanted += c.lane_sums[w][FOAM_LS_DEMAND];
+    allowInjectors(r, c, h.finished);
+    shareUpCredit(r, c, childDemand, availUp, wanted);
+    const uint32_t reservedDown = h.down + c.granted[FOAM_MAX_FANOUT];
+    c.granted[FOAM_MAX_FANOUT] = minu(reservedDown < q ? q - reservedDown : 0, p.parent_capacity);
     writeHeaders(r, &outboxes[0], c, h);
 
     uint32_t moved = 0;
@@ -467,7 +481,7 @@ public:
   Input<Bytes> inboxes;
   InOut<Bytes> queues;
   InOut<Bytes> outboxes;
-  Input<Words> ctl;
+  InOut<Words> ctl;  // writes only allowed_by[workerId]
 
   bool compute(unsigned workerId) {
     const foam_params &p = cview<foam_params>(params);
@@ -529,6 +543,8 @@ public:
         }
       }
     }
+    const uint32_t allowed = p.inject_lanes ? answerInjectors(p, &inboxes[0], boxes, c, workerId, workers) : 0;
+    memcpy(&ctl[0] + offsetof(foam_router_ctl, allowed_by) / 4 + workerId, &allowed, sizeof allowed);
     return true;
   }
 };

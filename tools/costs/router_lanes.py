@@ -8,17 +8,21 @@ BIN holds build.sh's replay-o2 and replay-probe. Every RouterCount, RouterForwar
 and RouterPlan record is replayed under callgrind (instructions per worker) and
 joined with its router's params (children, injector or direct lanes) and its
 events (replay-probe: rays classified, moved). The root is the router with an
-in-flight cap (foam_params.max_in_flight), whose injector lanes RouterPlan also
-shares the allowance over (allowInjectors).
+in-flight cap (foam_params.max_in_flight), whose injector lanes also carry the
+allowance: RouterCount sums the asks and weights, RouterForward shares it out.
 
 Fits, x86-64 instructions, least squares over every worker run:
   RouterCount, RouterForward (per worker): fixed + child * children
-      + lane * injector lanes + ray * rays
+      + lane * own lanes + root_lane * own lanes at the root + ray * rays
   RouterPlan (one worker): fixed + child * children + lane * injector lanes
       + root_lane * injector lanes at the root
+where a worker's own lanes are its whole share of the injector lanes
+(foam_inject_chunk in codelets/include/foam/lanes.h): RouterCount sums them for
+RouterPlan, RouterForward writes their headers, and RouterPlan reads none of them.
 The reduced pooled fit (costs.py) had one per-call cost per type, measured on
 routers of 4 to 16 children and at most 32 injector lanes; a router under the root
-with 256 direct lanes spends 14 times that in every worker.
+with 256 direct lanes spent 14 times that in every worker before the lanes were
+shared out.
 """
 import csv
 import json
@@ -35,6 +39,7 @@ from costs import read_callgrind
 # foam_params offsets (codelets/include/foam/layout.h).
 FANOUT, INJECT_LANES, MAX_IN_FLIGHT = 28, 36, 44
 TYPES = ("RouterCount", "RouterForward", "RouterPlan")
+WORKERS = 6  # FOAM_WORKERS
 
 
 def points(d, bin_dir):
@@ -89,7 +94,8 @@ def points(d, bin_dir):
         rays, moved = events.get((i, w), (0, 0))
         if v == 0:  # a dump callgrind closed before the worker ran: no compute() runs free
             continue
-        out.append((t, fanout, lanes, root, rays, moved, v))
+        own = lanes * (w + 1) // WORKERS - lanes * w // WORKERS
+        out.append((t, fanout, lanes, root, rays, moved, own, v))
     return out
 
 
@@ -110,7 +116,8 @@ def main(argv):
     per_worker = {
         "fixed": lambda r: 1.0,
         "child": lambda r: r[1],
-        "lane": lambda r: r[2],
+        "lane": lambda r: r[6],
+        "root_lane": lambda r: r[6] if r[3] else 0.0,
         "ray": lambda r: r[4],
     }
     plan = {

@@ -34,13 +34,28 @@ static inline size_t foam_link_bytes(const foam_params *p, unsigned capacity) {
   return sizeof(foam_link_header) + (size_t)capacity * p->ray_bytes;
 }
 
+/* Bytes between a router's child lanes and between its injector lanes, inbound
+ * (`out` 0) or outbound: the strides of foam_lane_offset, for codelets that walk
+ * the lanes in order. */
+static inline size_t foam_child_stride(const foam_params *p) { return foam_link_bytes(p, p->link_capacity); }
+static inline size_t foam_inject_stride(const foam_params *p, int out) {
+  return foam_link_bytes(p, out ? 0u : p->inject_capacity);
+}
+
+/* Worker w's share [*lo, *hi) of a router's injector lanes, whole lanes: RouterCount
+ * and RouterForward split them the same way, so each worker sums, moves and answers
+ * its own lanes and none walks the others'. */
+static inline void foam_inject_chunk(const foam_params *p, unsigned w, unsigned workers, unsigned *lo, unsigned *hi) {
+  *lo = p->inject_lanes * w / workers;
+  *hi = p->inject_lanes * (w + 1) / workers;
+}
+
 /* Byte offset of a router's lane l; lane foam_parent_lane(p) + 1 gives the total. */
 static inline size_t foam_lane_offset(const foam_params *p, unsigned l, int out) {
   const unsigned f = p->fanout, g = p->inject_lanes;
   const unsigned children = l < f ? l : f;
   const unsigned injectors = l <= f ? 0u : (l - f < g ? l - f : g);
-  return children * foam_link_bytes(p, p->link_capacity) +
-         injectors * foam_link_bytes(p, out ? 0u : p->inject_capacity) +
+  return children * foam_child_stride(p) + injectors * foam_inject_stride(p, out) +
          (l > f + g ? foam_link_bytes(p, p->parent_capacity) : 0u);
 }
 

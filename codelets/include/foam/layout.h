@@ -433,12 +433,25 @@ FOAM_STATIC_ASSERT(sizeof(foam_frame_status) == 32, "foam_frame_status is 32 byt
 /* A router's control block. RouterCount fills `counts` (one row per worker, so
  * workers write disjoint words); RouterPlan turns them into ranks and lane/queue
  * offsets; RouterForward moves every ray by its rank. Queues are double-buffered
- * (parity) so that forwarding never overwrites a ray not yet read. */
+ * (parity) so that forwarding never overwrites a ray not yet read.
+ *
+ * A root has a lane per injector (a router under it, with direct lanes, as many):
+ * RouterPlan is one worker, so it never walks them. Each worker of RouterCount sums
+ * its own injector lanes (foam_inject_chunk) into `lane_sums`, RouterPlan decides
+ * from the sums alone how the credit and the allowance are shared (the `share_*`
+ * words), and each worker of RouterForward writes its lanes' headers down from the
+ * prefix of the lanes before them. */
+#define FOAM_LS_DEMAND 0  /* rays the lanes want to send up (foam_inject_up pending, clamped) */
+#define FOAM_LS_ASKED 1   /* root: rays the injectors ask to emit (next, clamped) */
+#define FOAM_LS_WEIGHT 2  /* root: their pixels left (the allowance's weights) */
+#define FOAM_LS_EMITTED 3 /* root: primary rays they emitted last step */
+#define FOAM_LS_COUNT 4
 typedef struct foam_router_ctl {
   uint32_t parity;         /* queue half that holds the current rays */
   uint32_t up_count, down_count;         /* rays queued now */
   uint32_t src_up_count, src_down_count; /* rays in the halves being drained this step */
-  uint32_t granted[FOAM_MAX_LANES + 1];  /* credit given last step per lane, still outstanding */
+  uint32_t granted[FOAM_MAX_FANOUT + 1]; /* credit given last step per child lane and (last) to the parent, still outstanding */
+  uint32_t granted_up;                   /* credit given last step over every upward lane (children and injectors) */
   uint32_t counts[FOAM_WORKERS][FOAM_CATS];
   uint32_t base[FOAM_WORKERS][FOAM_CATS]; /* rank of each worker's first ray per category */
   uint32_t send[FOAM_CATS];               /* ranks below this leave on their own lane */
@@ -446,11 +459,18 @@ typedef struct foam_router_ctl {
   uint32_t lane_off[FOAM_CATS];           /* lane slot of rank 0 */
   uint32_t esc_off[FOAM_MAX_FANOUT];      /* parent-lane slot of the first escaped turn */
   uint32_t stay_off[FOAM_CATS];           /* queue slot of the first staying rank */
-  uint32_t rr;                            /* child that gets leftover credit first */
   uint32_t injected;                      /* root: rays its injectors emitted this frame */
-  uint32_t allowed;                       /* root: rays it let its injectors emit last step, still outstanding */
+  uint32_t lane_sums[FOAM_WORKERS][FOAM_LS_COUNT]; /* RouterCount: each worker's sums over its injector lanes */
+  /* RouterPlan for RouterForward: lanes share `share_avail` rays of upward credit by
+   * demand when they want more (`share_wanted`), the injector lanes after the
+   * children's `share_before`; the root's injectors share `share_room` rays of
+   * allowance by weight (pixels left, the prefix shifted right by `share_shift`)
+   * when they ask more (`share_asked`). */
+  uint32_t share_avail, share_wanted, share_before;
+  uint32_t share_room, share_asked, share_shift;
+  uint32_t allowed_by[FOAM_WORKERS];      /* root: allowance each RouterForward worker gave last step, still outstanding */
 } foam_router_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 3232, "foam_router_ctl is 3232 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 2348, "foam_router_ctl is 2348 bytes");
 
 /* Per-worker counters of a tracer, written by TracerMarch (one row per worker). */
 /* MARCHED, STEPS, NEIGHBOURS in a row: foam_march_copies adds to them (as to an injector's). */

@@ -38,6 +38,11 @@ pub const FOAM_CAT_DOWN: u32 = 0;
 pub const FOAM_CAT_TURN: u32 = 16;
 pub const FOAM_CAT_UP: u32 = 32;
 pub const FOAM_CATS: u32 = 33;
+pub const FOAM_LS_DEMAND: u32 = 0;
+pub const FOAM_LS_ASKED: u32 = 1;
+pub const FOAM_LS_WEIGHT: u32 = 2;
+pub const FOAM_LS_EMITTED: u32 = 3;
+pub const FOAM_LS_COUNT: u32 = 4;
 pub const FOAM_TW_MARCHED: u32 = 0;
 pub const FOAM_TW_STEPS: u32 = 1;
 pub const FOAM_TW_NEIGHBOURS: u32 = 2;
@@ -813,7 +818,8 @@ pub struct foam_router_ctl {
     pub down_count: u32,
     pub src_up_count: u32,
     pub src_down_count: u32,
-    pub granted: [u32; 273usize],
+    pub granted: [u32; 17usize],
+    pub granted_up: u32,
     pub counts: [[u32; 33usize]; 6usize],
     pub base: [[u32; 33usize]; 6usize],
     pub send: [u32; 33usize],
@@ -821,13 +827,19 @@ pub struct foam_router_ctl {
     pub lane_off: [u32; 33usize],
     pub esc_off: [u32; 16usize],
     pub stay_off: [u32; 33usize],
-    pub rr: u32,
     pub injected: u32,
-    pub allowed: u32,
+    pub lane_sums: [[u32; 4usize]; 6usize],
+    pub share_avail: u32,
+    pub share_wanted: u32,
+    pub share_before: u32,
+    pub share_room: u32,
+    pub share_asked: u32,
+    pub share_shift: u32,
+    pub allowed_by: [u32; 6usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_router_ctl"][::core::mem::size_of::<foam_router_ctl>() - 3232usize];
+    ["Size of foam_router_ctl"][::core::mem::size_of::<foam_router_ctl>() - 2348usize];
     [
         "Alignment of foam_router_ctl",
     ][::core::mem::align_of::<foam_router_ctl>() - 4usize];
@@ -850,35 +862,56 @@ const _: () = {
         "Offset of field: foam_router_ctl::granted",
     ][::core::mem::offset_of!(foam_router_ctl, granted) - 20usize];
     [
+        "Offset of field: foam_router_ctl::granted_up",
+    ][::core::mem::offset_of!(foam_router_ctl, granted_up) - 88usize];
+    [
         "Offset of field: foam_router_ctl::counts",
-    ][::core::mem::offset_of!(foam_router_ctl, counts) - 1112usize];
+    ][::core::mem::offset_of!(foam_router_ctl, counts) - 92usize];
     [
         "Offset of field: foam_router_ctl::base",
-    ][::core::mem::offset_of!(foam_router_ctl, base) - 1904usize];
+    ][::core::mem::offset_of!(foam_router_ctl, base) - 884usize];
     [
         "Offset of field: foam_router_ctl::send",
-    ][::core::mem::offset_of!(foam_router_ctl, send) - 2696usize];
+    ][::core::mem::offset_of!(foam_router_ctl, send) - 1676usize];
     [
         "Offset of field: foam_router_ctl::escape",
-    ][::core::mem::offset_of!(foam_router_ctl, escape) - 2828usize];
+    ][::core::mem::offset_of!(foam_router_ctl, escape) - 1808usize];
     [
         "Offset of field: foam_router_ctl::lane_off",
-    ][::core::mem::offset_of!(foam_router_ctl, lane_off) - 2892usize];
+    ][::core::mem::offset_of!(foam_router_ctl, lane_off) - 1872usize];
     [
         "Offset of field: foam_router_ctl::esc_off",
-    ][::core::mem::offset_of!(foam_router_ctl, esc_off) - 3024usize];
+    ][::core::mem::offset_of!(foam_router_ctl, esc_off) - 2004usize];
     [
         "Offset of field: foam_router_ctl::stay_off",
-    ][::core::mem::offset_of!(foam_router_ctl, stay_off) - 3088usize];
-    [
-        "Offset of field: foam_router_ctl::rr",
-    ][::core::mem::offset_of!(foam_router_ctl, rr) - 3220usize];
+    ][::core::mem::offset_of!(foam_router_ctl, stay_off) - 2068usize];
     [
         "Offset of field: foam_router_ctl::injected",
-    ][::core::mem::offset_of!(foam_router_ctl, injected) - 3224usize];
+    ][::core::mem::offset_of!(foam_router_ctl, injected) - 2200usize];
     [
-        "Offset of field: foam_router_ctl::allowed",
-    ][::core::mem::offset_of!(foam_router_ctl, allowed) - 3228usize];
+        "Offset of field: foam_router_ctl::lane_sums",
+    ][::core::mem::offset_of!(foam_router_ctl, lane_sums) - 2204usize];
+    [
+        "Offset of field: foam_router_ctl::share_avail",
+    ][::core::mem::offset_of!(foam_router_ctl, share_avail) - 2300usize];
+    [
+        "Offset of field: foam_router_ctl::share_wanted",
+    ][::core::mem::offset_of!(foam_router_ctl, share_wanted) - 2304usize];
+    [
+        "Offset of field: foam_router_ctl::share_before",
+    ][::core::mem::offset_of!(foam_router_ctl, share_before) - 2308usize];
+    [
+        "Offset of field: foam_router_ctl::share_room",
+    ][::core::mem::offset_of!(foam_router_ctl, share_room) - 2312usize];
+    [
+        "Offset of field: foam_router_ctl::share_asked",
+    ][::core::mem::offset_of!(foam_router_ctl, share_asked) - 2316usize];
+    [
+        "Offset of field: foam_router_ctl::share_shift",
+    ][::core::mem::offset_of!(foam_router_ctl, share_shift) - 2320usize];
+    [
+        "Offset of field: foam_router_ctl::allowed_by",
+    ][::core::mem::offset_of!(foam_router_ctl, allowed_by) - 2324usize];
 };
 impl Default for foam_router_ctl {
     fn default() -> Self {

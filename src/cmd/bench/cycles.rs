@@ -31,7 +31,7 @@
 
 use serde::Serialize;
 
-use super::costs::COSTS;
+use super::costs::{COSTS, Walk};
 use super::profile::Profile;
 
 /// Mk2 (GC200) tile clock.
@@ -140,16 +140,15 @@ pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, merged: boo
 }
 
 /// A router's cycles: RouterCount classifies (six workers, `scanned` rays each),
-/// RouterPlan plans (one), RouterForward moves the same rays (six); every worker
-/// of each walks all `children` and `lanes` injector (or direct) lanes, and the
-/// `root` also shares its allowance over its injectors.
+/// RouterPlan plans (one), RouterForward moves the same rays (six); every worker of
+/// each walks all `children` and its own share of the `lanes` injector (or direct)
+/// lanes, and at the `root` also sums and answers its injectors' allowance on them.
 pub fn router_cycles(scanned: &[u64; WORKERS], children: u32, lanes: u32, root: bool) -> [f64; 3] {
     let c = &*COSTS;
-    [
-        multi_worker_cycles(scanned.iter().map(|&n| c.RouterCount.per_worker(children, lanes, n))),
-        single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)),
-        multi_worker_cycles(scanned.iter().map(|&n| c.RouterForward.per_worker(children, lanes, n))),
-    ]
+    // foam_inject_chunk: worker w's lanes.
+    let own = |w: usize| (lanes as usize * (w + 1) / WORKERS - lanes as usize * w / WORKERS) as u32;
+    let walk = |cost: &Walk| multi_worker_cycles(scanned.iter().enumerate().map(|(w, &n)| cost.per_worker(children, own(w), root, n)));
+    [walk(&c.RouterCount), single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)), walk(&c.RouterForward)]
 }
 
 /// The spill store's cycles: rays taken from the root or sent back (one worker).
