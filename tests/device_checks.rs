@@ -38,12 +38,13 @@ const UNCAPPED: u32 = 1 << 20;
 /// Small buffers everywhere, so that a broken credit shows within a few hundred
 /// iterations; an honest frame with them takes about 1300. (Router queues of 128
 /// stopped deadlocking the uncapped frame below once the injectors' view was cut
-/// by cost: its rays then spread over more of the tree.) 32 injectors: with 128
-/// the frame without the root's in-flight cap happened to finish rather than
-/// deadlock.
+/// by cost: its rays then spread over more of the tree.) 16 injectors: with 128,
+/// and with 32 once the routers shared credit by prefix, the frame without the
+/// root's in-flight cap happened to finish rather than deadlock (with 16 it
+/// deadlocks with router queues of 48, 64 and 96).
 fn small_buffers() -> DeviceOptions {
     DeviceOptions {
-        injectors: 32,
+        injectors: 16,
         link_capacity: vec![32],
         tracer_queue: 32,
         router_queue: Some(64),

@@ -11,8 +11,8 @@
 #define FOAM_STACK_TracerMarch 1024
 #define FOAM_STACK_TracerSend 704
 #define FOAM_STACK_RouterCount 320
-#define FOAM_STACK_RouterPlan 1408
-#define FOAM_STACK_RouterForward 512
+#define FOAM_STACK_RouterPlan 384
+#define FOAM_STACK_RouterForward 576
 #define FOAM_STACK_SpillStore 576
 #define FOAM_STACK_Injector 640
 #define FOAM_STACK_InjectorMarch 768
