@@ -33,7 +33,6 @@ pub const FOAM_LEFT_MAX: u32 = 65535;
 pub const FOAM_WORKERS: u32 = 6;
 pub const FOAM_MAX_FANOUT: u32 = 16;
 pub const FOAM_MAX_INJECTORS: u32 = 256;
-pub const FOAM_MAX_LANES: u32 = 272;
 pub const FOAM_CAT_DOWN: u32 = 0;
 pub const FOAM_CAT_TURN: u32 = 16;
 pub const FOAM_CAT_UP: u32 = 32;

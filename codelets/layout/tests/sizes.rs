@@ -63,10 +63,10 @@ fn structs_have_no_padding() {
     assert_eq!(size_of::<foam_camera>(), 16 * 4 + 3 * 4 + 2 * 2 + 4 * 4);
     let sides = FOAM_MAX_SIDES as usize;
     assert_eq!(size_of::<foam_params>(), 24 * 4 + sides * 2);
-    let (f, cats, lanes) = (FOAM_MAX_FANOUT as usize, FOAM_CATS as usize, FOAM_MAX_LANES as usize);
+    let (f, cats) = (FOAM_MAX_FANOUT as usize, FOAM_CATS as usize);
     assert_eq!(cats, 2 * f + 1);
-    assert_eq!(lanes, f + FOAM_MAX_INJECTORS as usize);
-    assert_eq!(size_of::<foam_router_ctl>(), (5 + (lanes + 1) + 2 * 6 * cats + 3 * cats + 2 * f + 3) * 4);
+    let (workers, sums) = (FOAM_WORKERS as usize, FOAM_LS_COUNT as usize);
+    assert_eq!(size_of::<foam_router_ctl>(), (5 + (f + 1) + 1 + 2 * workers * cats + 3 * cats + 2 * f + 1 + workers * sums + 6 + workers) * 4);
     assert_eq!(size_of::<foam_spill_ctl>(), 4 * 4);
     assert_eq!(size_of::<foam_injector_ctl>(), (8 + FOAM_IW_COUNTERS as usize * 6) * 4);
     assert_eq!(size_of::<foam_block>(), 2 * 2);
