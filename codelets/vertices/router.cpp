@@ -76,6 +76,11 @@ struct Sources {
   Source fixed[3];
 };
 
+// Injector lane k's inbound buffer.
+inline const unsigned char *injectorIn(const foam_params &p, const unsigned char *inboxes, unsigned k) {
+  return inboxes + p.fanout * foam_child_stride(&p) + k * foam_inject_stride(&p, 0);
+}
+
 // A worker's share of the sources with rays, in order: worker w of `workers`
 // takes rays [count * w / workers, count * (w + 1) / workers) of each fixed source
 // and child lane, and its own injector lanes whole (foam_inject_chunk): a root, or
@@ -87,7 +92,7 @@ public:
       : s_(s), w_(workerId), workers_(workers), child_(foam_child_stride(&s.p)), inject_(foam_inject_stride(&s.p, 0)) {
     foam_inject_chunk(&s.p, workerId, workers, &j_, &hi_);
     in_ = s.inboxes;
-    injIn_ = s.inboxes + s.p.fanout * child_ + j_ * inject_;
+    injIn_ = injectorIn(s.p, s.inboxes, j_);
   }
 
   // The next source with rays for this worker, and its slice [begin, end).
@@ -138,11 +143,6 @@ inline Sources sources(const foam_params &p, const unsigned char *inboxes, const
                  {Source{downHalf, downCount, true},
                   Source{parentIn + sizeof(foam_link_header), load<foam_link_header>(parentIn).count, true},
                   Source{upHalf, upCount, false}}};
-}
-
-// Injector lane k's inbound buffer.
-inline const unsigned char *injectorIn(const foam_params &p, const unsigned char *inboxes, unsigned k) {
-  return inboxes + p.fanout * foam_child_stride(&p) + k * foam_inject_stride(&p, 0);
 }
 
 // An injector's weight in the root's allowance: its pixels left, at least one
