@@ -835,6 +835,7 @@ fn march_graph(packed: &Packed, own: usize, layouts: &[RayLayout], camera: &foam
             ("pixels", init("pixels", ElemType::UnsignedChar, &[0; 28])),
             ("results", init("results", ElemType::UnsignedChar, &[0; 4])),
             ("ctl", init("ctl", ElemType::UnsignedInt, &[0; size_of::<foam_tracer_ctl>()])),
+            ("pending", init("pending", ElemType::UnsignedChar, &[0; 4])),
         ];
         let v = s.add_vertex(cs, "TracerMarch", t as u32).unwrap();
         for (field, tensor) in fields {

@@ -224,8 +224,8 @@ private:
     case Role::Tracer:
       addLocalVertex(cs.march, "TracerMarch", tile,
                      {{"shard", x.shard}, {"copies", x.copies}, {"camera", x.camera}, {"params", x.params},
-                      {"inbox", x.inbox}, {"sideIn", x.sideIn}, {"pixels", x.pixels}, {"results", x.results},
-                      {"ctl", x.ctl}});
+                      {"inbox", x.inbox}, {"sideIn", x.sideIn}, {"pending", x.store}, {"pixels", x.pixels},
+                      {"results", x.results}, {"ctl", x.ctl}});
       addLocalVertex(cs.send, "TracerSend", tile,
                      {{"params", x.params}, {"inbox", x.inbox}, {"sideIn", x.sideIn}, {"outbox", x.outbox},
                       {"sideOut", x.sideOut}, {"pending", x.store}, {"ctl", x.ctl}, {"stats", x.stats}});

@@ -222,19 +222,19 @@ public:
       // A ray no worker reached within the budget stays, and marches next step.
       if (p.march_budget && i >= c.march_begin && foam_slot_unmarched(slot)) {
         if (unmarched++ == 0) first = kept;
-        if (kept != i) memcpy(&queue[0] + (size_t)kept * stride, slot, stride);
+        if (kept != i) foam_slot_copy(&queue[0] + (size_t)kept * stride, slot, stride);
         kept++;
         continue;
       }
       const unsigned k = lanes ? ((uint32_t)foam_slot_shard(slot) >> p.level_shift) & (lanes - 1) : 0;
       if (lanes && sent[k] < limit[k]) {
-        memcpy(&directOut[0] + foam_direct_offset(&p, k, 1) + sizeof(foam_inject_up) + (size_t)sent[k]++ * stride, slot,
-               stride);
+        foam_slot_copy(&directOut[0] + foam_direct_offset(&p, k, 1) + sizeof(foam_inject_up) + (size_t)sent[k]++ * stride,
+                       slot, stride);
         direct++;
       } else if (up < rootLimit) {
-        memcpy(slots + (size_t)up++ * stride, slot, stride);
+        foam_slot_copy(slots + (size_t)up++ * stride, slot, stride);
       } else {
-        if (kept != i) memcpy(&queue[0] + (size_t)kept * stride, slot, stride);
+        if (kept != i) foam_slot_copy(&queue[0] + (size_t)kept * stride, slot, stride);
         kept++;
       }
     }

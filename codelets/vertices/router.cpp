@@ -494,9 +494,13 @@ public:
     unsigned char *upDst = qs + (size_t)c.parity * q * stride;
     unsigned char *downDst = qs + (size_t)(2 + c.parity) * q * stride;
     unsigned char *boxes = &outboxes[0];
-    auto lane = [&](unsigned l, uint32_t slot) {
-      return boxes + foam_lane_offset(&p, l, 1) + sizeof(foam_link_header) + (size_t)slot * stride;
-    };
+    // Slot `slot` of child lane `ch`, or of the parent's: found per ray moved, so
+    // the lanes' strides are found once (children's lanes are all alike).
+    const size_t childStride = foam_child_stride(&p);
+    unsigned char *childSlots = boxes + sizeof(foam_link_header);
+    unsigned char *upSlots = boxes + foam_lane_offset(&p, up, 1) + sizeof(foam_link_header);
+    auto lane = [&](unsigned ch, uint32_t slot) { return childSlots + ch * childStride + (size_t)slot * stride; };
+    auto upLane = [&](uint32_t slot) { return upSlots + (size_t)slot * stride; };
     // A queue slot, or null past the capacity (never with correct credits).
     auto stay = [&](unsigned char *half, uint32_t slot) -> unsigned char * {
       return slot < q ? half + (size_t)slot * stride : nullptr;
@@ -517,7 +521,7 @@ public:
         unsigned char *dst;
         bool leaves = true;
         if (cat == FOAM_CAT_UP) {
-          if (r < c.send[cat]) dst = lane(up, r);
+          if (r < c.send[cat]) dst = upLane(r);
           else { dst = stay(upDst, c.stay_off[cat] + r - c.send[cat]); leaves = false; }
         } else if (cat < FOAM_CAT_TURN) {
           unsigned ch = (unsigned)cat - FOAM_CAT_DOWN;
@@ -526,7 +530,7 @@ public:
         } else {
           unsigned ch = (unsigned)cat - FOAM_CAT_TURN;
           if (r < c.send[cat]) dst = lane(ch, c.lane_off[cat] + r);
-          else if (r < c.send[cat] + c.escape[ch]) dst = lane(up, c.esc_off[ch] + r - c.send[cat]);
+          else if (r < c.send[cat] + c.escape[ch]) dst = upLane(c.esc_off[ch] + r - c.send[cat]);
           else {
             dst = stay(upDst, c.stay_off[cat] + r - c.send[cat] - c.escape[ch]);
             leaves = false;
@@ -534,7 +538,7 @@ public:
         }
         if (!dst) continue;  // over capacity: RouterPlan counted it as overflow
         FOAM_PROBE(moved);
-        memcpy(dst, src, stride);
+        foam_slot_copy(dst, src, stride);
         if (leaves && p.hops) {  // one more router visited
           foam_ray_hops h;
           memcpy(&h, dst + stride - sizeof h, sizeof h);

@@ -45,7 +45,7 @@ public:
       const unsigned char *src = arrivals + (size_t)i * stride;
       FOAM_PROBE(arrival);
       if (foam_slot_shard(src) == FOAM_INVALID_SHARD) continue;
-      if (c.spill < p.queue_capacity) memcpy(store + (size_t)c.spill++ * stride, src, stride);
+      if (c.spill < p.queue_capacity) foam_slot_copy(store + (size_t)c.spill++ * stride, src, stride);
       else st.overflow++;
     }
 

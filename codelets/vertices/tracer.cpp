@@ -75,8 +75,8 @@ bool writePixel(unsigned char *pixels, unsigned slicePixels, int shift, const fo
 // per side link, in lane order (TracerMarch rewrites the rays in place,
 // TracerSend only reads them).
 template <typename Byte> struct Inboxes {
-  Byte *slots[1 + FOAM_MAX_SIDES];
-  unsigned count[1 + FOAM_MAX_SIDES];
+  Byte *slots[2 + FOAM_MAX_SIDES];  // room for TracerMarch's held rays ahead
+  unsigned count[2 + FOAM_MAX_SIDES];
   unsigned n;
 };
 
@@ -107,14 +107,25 @@ public:
   Input<Bytes> params;
   InOut<Bytes> inbox;
   InOut<Bytes> sideIn;
+  InOut<Bytes> pending;  // rays held unmarched (march_budget) march first, in place
   InOut<Bytes> pixels;
   InOut<Bytes> results;  // result store: worker w owns slots [w, w + 1) * result_slots
   InOut<Words> ctl;  // foam_tracer_ctl; this vertex writes only work[workerId]
 
   bool compute(unsigned workerId) {
     const foam_params &p = cview<foam_params>(params);
-    const Inboxes<unsigned char> in = inboxes(p, &inbox[0], &sideIn[0]);
+    Inboxes<unsigned char> in = inboxes(p, &inbox[0], &sideIn[0]);
     const unsigned workers = numWorkers();
+    // With a march budget, rays no worker reached last step wait at the front of the
+    // pending store (TracerSend keeps them there), still addressed to this shard:
+    // they march first, as one more inbox ahead of the others.
+    const unsigned held = cview<foam_tracer_ctl>(ctl).held;
+    if (held) {
+      for (unsigned b = in.n; b > 0; --b) in.slots[b] = in.slots[b - 1], in.count[b] = in.count[b - 1];
+      in.slots[0] = &pending[0];
+      in.count[0] = held;
+      in.n++;
+    }
     unsigned total = 0;
     for (unsigned b = 0; b < in.n; ++b) total += in.count[b];
     if (workerId >= total) return true;  // most tracers idle most steps: touch nothing more
@@ -129,8 +140,10 @@ public:
     // (one source, one part of the view) cost alike, so contiguous ranges left the
     // busiest worker 1.5x the mean, and a tile waits for its busiest worker.
     unsigned next = workerId;
+    const uint32_t start = work[FOAM_TW_STEPS];
     for (unsigned b = 0, base = 0; b < in.n; base += in.count[b++]) {
       for (; next < base + in.count[b]; next += workers) {
+        if (p.march_budget && work[FOAM_TW_STEPS] - start >= p.march_budget) break;
         const unsigned i = next - base;
         unsigned char *slot = in.slots[b] + (size_t)i * p.ray_bytes;
         foam_ray ray;
@@ -211,32 +224,58 @@ public:
     auto send = [&](const unsigned char *src) {
       FOAM_PROBE(send);
       const uint16_t dest = foam_slot_shard(src);
+      if (dest == p.shard) return false;  // not marched yet (march_budget): held here
       for (unsigned k = 0; k < p.side_links; ++k) {
         if (p.side_shard[k] != dest) continue;
         if (sideSent[k] == sideLimit[k]) break;
         unsigned char *slots = &sideOut[0] + foam_side_offset(&p, k) + sizeof(foam_link_header);
-        memcpy(slots + (size_t)sideSent[k]++ * stride, src, stride);
+        foam_slot_copy(slots + (size_t)sideSent[k]++ * stride, src, stride);
         return true;
       }
       if (sent == limit) return false;
-      memcpy(out + (size_t)sent++ * stride, src, stride);
+      foam_slot_copy(out + (size_t)sent++ * stride, src, stride);
       return true;
     };
 
-    for (unsigned i = 0; i < c.pending; ++i) {
-      unsigned char *src = store + (size_t)i * stride;
-      if (send(src)) continue;
-      if (kept != i) memmove(store + (size_t)kept * stride, src, stride);
+    // The store keeps the rays held unmarched (march_budget) first, [0, held), so
+    // that TracerMarch finds them without scanning the rays waiting for credit,
+    // [held, kept): a held ray joins at `held`, and the waiting ray there moves to
+    // the end. Every write lands at or below the slot being read.
+    unsigned held = 0;
+    auto keep = [&](const unsigned char *src) {
+      if (foam_slot_shard(src) != p.shard) {
+        if (store + (size_t)kept * stride != src) foam_slot_copy(store + (size_t)kept * stride, src, stride);
+        kept++;
+        return;
+      }
+      unsigned char *at = store + (size_t)held * stride;
+      if (held == kept) {
+        if (at != src) foam_slot_copy(at, src, stride);
+      } else {
+        static_assert(sizeof(foam_ray_fp32) + sizeof(foam_ray_hops) <= 32, "the widest payload fits");
+        // src may be the slot `kept`, which the waiting ray takes. Rare (a held ray
+        // behind waiting ones): plain copies, which keep the code small.
+        uint32_t ray[8];
+        memcpy(ray, src, stride);
+        memcpy(store + (size_t)kept * stride, at, stride);
+        memcpy(at, ray, stride);
+      }
+      held++;
       kept++;
-    }
+    };
+    // The pending store first, oldest first, then this step's inboxes: one loop,
+    // so that `send` and `keep` are each compiled once.
     const Inboxes<const unsigned char> from = inboxes(p, &inbox[0], &sideIn[0]);
-    for (unsigned b = 0; b < from.n; ++b) {
-      for (unsigned i = 0; i < from.count[b]; ++i) {
-        const unsigned char *src = from.slots[b] + (size_t)i * stride;
-        FOAM_PROBE(scan);
+    for (unsigned b = 0; b <= from.n; ++b) {
+      const unsigned char *slots = b == 0 ? store : from.slots[b - 1];
+      const unsigned count = b == 0 ? c.pending : from.count[b - 1];
+      for (unsigned i = 0; i < count; ++i) {
+        const unsigned char *src = slots + (size_t)i * stride;
+        if (b > 0) FOAM_PROBE(scan);
+        // An empty inbox slot, or a held ray that finished here.
         if (foam_slot_shard(src) == FOAM_INVALID_SHARD || send(src)) continue;
         if (kept < capacity)
-          memcpy(store + (size_t)kept++ * stride, src, stride);
+          keep(src);
         else
           c.overflow++;  // credits make this impossible; counted so a bug cannot hide
       }
@@ -277,6 +316,7 @@ public:
     }
 
     c.pending = kept;
+    c.held = held;
     c.granted = grant;
 
     st.rays_in = totals[FOAM_TW_MARCHED];
@@ -295,6 +335,6 @@ FOAM_STACK(TracerMarch);
 FOAM_STACK(TracerSend);
 
 #ifndef __POPC__
-FOAM_HOST_VERTEX(TracerMarch, shard, copies, camera, params, inbox, sideIn, pixels, results, ctl)
+FOAM_HOST_VERTEX(TracerMarch, shard, copies, camera, params, inbox, sideIn, pending, pixels, results, ctl)
 FOAM_HOST_VERTEX(TracerSend, params, inbox, sideIn, outbox, sideOut, pending, ctl, stats)
 #endif

@@ -110,6 +110,10 @@ pub struct Point {
     /// whether the plan chose it from the camera's sample.
     pub march_budget: u32,
     pub march_budget_planned: bool,
+    /// Cell steps a tracer's worker marches per iteration (0: no limit), and whether
+    /// the plan chose it.
+    pub tracer_budget: u32,
+    pub tracer_budget_planned: bool,
     pub inject_capacity: u32,
     /// Statistics of the last timed frame (`wall_s` of that frame).
     pub stats: FrameStats,
@@ -271,6 +275,7 @@ impl Bench<'_> {
         let direct_lanes = (plan.tree.injectors().len() * plan.tree.direct_targets().len()) as u64;
         let injectors = plan.tree.injectors().len() as u32;
         let march_budget = plan.march_budget();
+        let tracer_budget = plan.tracer_budget();
         let injector_share = plan.injector_share();
         let direct_capacity = if direct_lanes > 0 { plan.options.direct_lane_capacity(injectors) } else { 0 };
         let inject_capacity = plan.options.inject_lane_capacity(injectors);
@@ -315,6 +320,8 @@ impl Bench<'_> {
             injector_share,
             march_budget,
             march_budget_planned: o.march_budget.is_none(),
+            tracer_budget,
+            tracer_budget_planned: o.tracer_budget.is_none(),
             inject_capacity,
             psnr_db: psnr(&composite(&frame.output), &self.reference),
             stats: frame.stats,

@@ -212,6 +212,13 @@ pub const KEYS: &[Key] = &[
         ..ONE_NUMBER
     },
     Key {
+        name: "tracer_budget",
+        planned: "the injectors' budget times (1 + the camera regions' share of the sampled cell steps) / 2",
+        doc: "Cell steps a tracer's worker marches per iteration before it holds the rest of its rays for the next (0: no limit).",
+        set: |o, v| o.tracer_budget = Some(count(v)),
+        ..ONE_NUMBER
+    },
+    Key {
         name: "drain",
         max: MAX_ITERATIONS,
         fixed: Some(|o| o.drain_iters.to_string()),

@@ -150,6 +150,10 @@ pub struct DeviceOptions {
     /// rest of its rays for the next (0: no limit). `None`: planned from the
     /// camera's sample (see [`planned_march_budget`]).
     pub march_budget: Option<u32>,
+    /// Cell steps each TracerMarch worker marches per step before it leaves the
+    /// rest of its rays, held in its pending store, for the next (0: no limit).
+    /// `None`: planned from the injectors' budget (see [`planned_tracer_budget`]).
+    pub tracer_budget: Option<u32>,
     /// Stop a ray once its transmittance is at or below this.
     pub t_stop: f32,
     /// Tiles per IPU of the target (1472 on a Mk2).
@@ -489,6 +493,7 @@ impl Default for DeviceOptions {
             batch: Batch::default(),
             drain_iters: 0,
             march_budget: None,
+            tracer_budget: None,
             merged_march: true,
             injectors: 256,
             inject_capacity: None,
@@ -532,6 +537,27 @@ pub fn planned_march_budget(dearest_steps: u64) -> u32 {
     dearest_steps.div_ceil(per).min(u32::MAX as u64) as u32
 }
 
+/// Cell steps per TracerMarch worker per step: the injectors' planned budget
+/// (`injector_budget`, steps per worker) scaled by (1 + `share`) / 2, where `share` is
+/// the camera regions' share of the sampled cell steps; 0 (no limit) with no
+/// injector budget. A tracer marches every ray that reached it otherwise, and the
+/// frame pays each step's busiest tracer, a different tile from step to step; held
+/// to a budget, a hot tracer's marching spreads over the steps in which it would
+/// have idled. Where the injectors march most of the frame they already pace it, and
+/// tracers held below their pace only wait; where the tracers march most, a tighter
+/// budget pays. Measured with `--tune tracer_budget` (modelled ms, iterations; the
+/// injectors' budgets 93 and 104; the rule gives 82 and 63):
+///
+/// | budget | 50 | 60 | 70 | 75 | 80 | 93 | 100 | 110 | 150 | none |
+/// | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+/// | 1 M scene (share 0.75) | | 110.5, 220 | 106.7, 200 | 105.6, 200 | | 105.3, 200 | | 105.6, 200 | 107.4, 200 | 110.7, 200 |
+/// | bicycle (share 0.22) | 226.0, 580 | 221.8, 520 | 225.3, 480 | | 228.6, 460 | | 246.7, 440 | | 290.0, 440 | 313.3, 440 |
+///
+/// Garden, whose regions march everything, holds no ray back at 60-100.
+pub fn planned_tracer_budget(injector_budget: u32, share: f64) -> u32 {
+    (injector_budget as f64 * (1.0 + share.clamp(0.0, 1.0)) / 2.0).round() as u32
+}
+
 /// Fewer injectors than the `taken` ones of a plan of `nodes` tiles, if the sample
 /// gives the camera regions a `share` of the frame's cell steps under a proportional
 /// share of the free tiles (those the tree, the spill store and the injectors do
@@ -566,6 +592,15 @@ mod tests {
         // Not on several IPUs (no replicas there), and never more than taken.
         assert_eq!(injectors_for_share(0.216, 256, 1354, &DeviceOptions { ipus: 2, ..o.clone() }), None);
         assert_eq!(injectors_for_share(0.5, 32, 1130, &o), None);
+    }
+
+    #[test]
+    fn tracers_march_tighter_where_the_injectors_march_less() {
+        assert_eq!(planned_tracer_budget(93, 0.754), 82, "the 1 M scene");
+        assert_eq!(planned_tracer_budget(104, 0.216), 63, "the bicycle scene");
+        assert_eq!(planned_tracer_budget(75, 1.0), 75, "garden: the injectors' own");
+        assert_eq!(planned_tracer_budget(0, 0.5), 0, "no injector budget, none for the tracers");
+        assert_eq!(planned_tracer_budget(100, 7.0), 100, "a share is at most 1");
     }
 
     #[test]

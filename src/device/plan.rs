@@ -289,6 +289,14 @@ impl DevicePlan {
             p.march_budget = budget;
             spec.nodes[i].params = record_bytes(&p);
         }
+        let tracer_budget = options.tracer_budget.unwrap_or_else(|| {
+            super::options::planned_tracer_budget(budget, samples.iter().map(CameraSample::injector_share).fold(0.0, f64::max))
+        });
+        for (i, _) in tree.nodes.iter().enumerate().filter(|(_, n)| n.role == Role::Tracer) {
+            let mut p: foam_params = bytemuck::pod_read_unaligned(&spec.nodes[i].params);
+            p.march_budget = tracer_budget;
+            spec.nodes[i].params = record_bytes(&p);
+        }
         let Topology { tree, options, width, height, ray_bytes, slice_pixels, groups, block_slots, home_of_leaf, shard_bytes, .. } =
             topology;
         Ok(DevicePlan {
@@ -453,6 +461,12 @@ impl DevicePlan {
     /// 0: no limit).
     pub fn march_budget(&self) -> u32 {
         self.tree.injectors().next().map_or(0, |i| bytemuck::pod_read_unaligned::<foam_params>(&self.spec.nodes[i].params).march_budget)
+    }
+
+    /// Cell steps a tracer's worker marches per step (foam_params march_budget of
+    /// the tracers; 0: no limit).
+    pub fn tracer_budget(&self) -> u32 {
+        self.tree.tracer_nodes().next().map_or(0, |(i, _)| bytemuck::pod_read_unaligned::<foam_params>(&self.spec.nodes[i].params).march_budget)
     }
 
     /// The sample the plan was made with of `cam`, if it was made for `cam`.

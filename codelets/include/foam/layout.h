@@ -366,9 +366,11 @@ typedef struct foam_params {
   uint16_t block_w, block_h; /* pixels per block; scan-order batches are blocks of whole rows or columns */
   uint32_t drain_iters;    /* idle iterations after each block */
   uint32_t block_slots;    /* entries its block list has room for */
-  /* Cell steps a worker of InjectorMarch marches in one step before it leaves its
-   * remaining rays, unmarched, for the next step (0: no limit). A ray is never cut:
-   * a worker starts one more only while under the budget. */
+  /* Cell steps a worker of InjectorMarch (injector) or TracerMarch (tracer) marches
+   * in one step before it leaves its remaining rays, unmarched, for the next step (0:
+   * no limit); a tracer holds them at the front of its pending store
+   * (foam_tracer_ctl.held). A ray is never cut: a worker starts one more only while
+   * under the budget. */
   uint32_t march_budget;
   /* [lanes] direct lanes, one to each router under the root (lane k to the root's
    * child k, k = (id >> level_shift) & (direct_lanes-1)), which carry primary rays
@@ -488,7 +490,7 @@ typedef struct foam_tracer_ctl {
   uint32_t pending;   /* rays waiting in the pending store for credit */
   uint32_t granted;   /* credit given to the parent last step, still outstanding */
   uint32_t overflow;
-  uint32_t reserved;
+  uint32_t held;      /* of the pending rays, those left unmarched (march_budget) */
   uint32_t work[FOAM_WORKERS][FOAM_TW_COUNTERS];
   uint32_t side_granted[FOAM_MAX_SIDES]; /* credit given on each side link last step */
 } foam_tracer_ctl;

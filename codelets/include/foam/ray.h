@@ -122,4 +122,22 @@ static inline uint32_t foam_ray_bytes(uint32_t layout, uint32_t hops) {
   return base + (hops ? (uint32_t)sizeof(foam_ray_hops) : 0u);
 }
 
+/* Copies one payload slot (`bytes`: foam_ray_bytes, 20 to 32 in steps of 4) between
+ * 4-aligned slots (every slot is: byte vectors are 4-aligned, headers 16 bytes and
+ * strides whole words). Routers, tracers and injectors move every ray they pass on
+ * with it: a memcpy of a run-time length is a library call on both targets, one of a
+ * constant length a few word moves, and rays are moved far more often than marched.
+ * Slots never overlap (compaction moves a slot to an earlier, free one). */
+static inline void foam_slot_copy(unsigned char *dst, const unsigned char *src, uint32_t bytes) {
+  unsigned char *d = (unsigned char *)__builtin_assume_aligned(dst, 4);
+  const unsigned char *s = (const unsigned char *)__builtin_assume_aligned(src, 4);
+  switch (bytes) {
+  case 20: memcpy(d, s, 20); break;
+  case 24: memcpy(d, s, 24); break;
+  case 28: memcpy(d, s, 28); break;
+  case 32: memcpy(d, s, 32); break;
+  default: memcpy(d, s, bytes); break;
+  }
+}
+
 #endif /* FOAM_RAY_H */

@@ -927,7 +927,7 @@ pub struct foam_tracer_ctl {
     pub pending: u32,
     pub granted: u32,
     pub overflow: u32,
-    pub reserved: u32,
+    pub held: u32,
     pub work: [[u32; 8usize]; 6usize],
     pub side_granted: [u32; 16usize],
 }
@@ -947,8 +947,8 @@ const _: () = {
         "Offset of field: foam_tracer_ctl::overflow",
     ][::core::mem::offset_of!(foam_tracer_ctl, overflow) - 8usize];
     [
-        "Offset of field: foam_tracer_ctl::reserved",
-    ][::core::mem::offset_of!(foam_tracer_ctl, reserved) - 12usize];
+        "Offset of field: foam_tracer_ctl::held",
+    ][::core::mem::offset_of!(foam_tracer_ctl, held) - 12usize];
     [
         "Offset of field: foam_tracer_ctl::work",
     ][::core::mem::offset_of!(foam_tracer_ctl, work) - 16usize];

@@ -164,6 +164,12 @@ fn point(w: &mut String, p: &Point) {
     } else {
         let _ = writeln!(w, "march budget: {} cell steps per injector worker per iteration{planned}", p.march_budget);
     }
+    let planned = if p.tracer_budget_planned { " (planned: the injectors' budget scaled by their regions' share)" } else { "" };
+    if p.tracer_budget == 0 {
+        let _ = writeln!(w, "tracer budget: none (tracers march every ray that reaches them){planned}");
+    } else {
+        let _ = writeln!(w, "tracer budget: {} cell steps per tracer worker per iteration{planned}", p.tracer_budget);
+    }
     let t = &p.plan_times;
     let _ = writeln!(
         w,
