@@ -150,7 +150,7 @@ public:
   Input<Bytes> camera;
   Input<Bytes> params;
   InOut<Bytes> queue;
-  InOut<Words> ctl;  // writes only work[workerId]
+  InOut<Words> ctl;  // writes only work[workerId] and stopped[workerId]
 
   bool compute(unsigned workerId) {
     const foam_params &p = cview<foam_params>(params);
@@ -164,18 +164,31 @@ public:
     // (neighbouring pixels) cost alike, so contiguous ranges left one worker the
     // dearest part of the region.
     const uint32_t start = work[FOAM_IW_STEPS];
-    for (unsigned i = c.march_begin + workerId; i < c.march_end; i += workers) {
-      if (p.march_budget && work[FOAM_IW_STEPS] - start >= p.march_budget) break;
+    const uint32_t limit = p.march_budget ? start + p.march_budget : 0u;
+    unsigned *stopped = &ctl[0] + offsetof(foam_injector_ctl, stopped) / 4 + workerId;
+    // A worker's budget runs out inside a ray at the next shard boundary, not at
+    // the ray's end (rays cross up to a few hundred of the region's cells): the
+    // ray it stops stays held, and it marches that one on first.
+    const uint32_t resume = *stopped;
+    *stopped = 0;
+    auto march = [&](unsigned i) {
       unsigned char *slot = slots + (size_t)i * p.ray_bytes;
-      // Held rays between the unmarched ones were marched already.
-      if (c.unmarched && !foam_slot_unmarched(slot)) continue;
       foam_ray ray;
       FOAM_PROBE(ray);
       foam_ray_load(slot, p.layout, p.hops, &ray);
       // One shard visit = one tracer hop, as on a tracer tile; no shard of its own.
       work[FOAM_IW_RAYS]++;
-      foam_march_copies(&cam, p.layout, p.hops, slot, FOAM_INVALID_SHARD, nullptr, &rh, &region[0], &ray,
-                        &work[FOAM_IW_VISITS]);
+      if (foam_march_copies(&cam, p.layout, p.hops, slot, FOAM_INVALID_SHARD, nullptr, &rh, &region[0], &ray,
+                            &work[FOAM_IW_VISITS], limit))
+        *stopped = i + 1;
+    };
+    if (resume) march(resume - 1);
+    for (unsigned i = c.march_begin + workerId; i < c.march_end && !*stopped; i += workers) {
+      if (p.march_budget && work[FOAM_IW_STEPS] - start >= p.march_budget) break;
+      // Held rays between the unmarched ones were marched already (a stopped one
+      // is its worker's to resume).
+      if (c.unmarched && !foam_slot_unmarched(slots + (size_t)i * p.ray_bytes)) continue;
+      march(i);
     }
     return true;
   }
@@ -215,12 +228,26 @@ public:
       limit[k] = credit < p.direct_capacity ? credit : p.direct_capacity;
       sent[k] = 0;
     }
+    // The rays workers stopped inside the region (at most one each), by slot: they
+    // stay held like unmarched ones, and their workers find them where they move.
+    uint32_t stop[FOAM_WORKERS], stopWorker[FOAM_WORKERS], stops = 0, nextStop = 0;
+    for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
+      if (!c.stopped[w]) continue;
+      unsigned j = stops++;
+      for (; j > 0 && stop[j - 1] > c.stopped[w] - 1; --j) stop[j] = stop[j - 1], stopWorker[j] = stopWorker[j - 1];
+      stop[j] = c.stopped[w] - 1;
+      stopWorker[j] = w;
+      c.stopped[w] = 0;
+    }
     uint32_t up = 0, kept = 0, direct = 0, unmarched = 0, first = 0;
     for (uint32_t i = 0; i < c.march_end; ++i) {
       unsigned char *slot = &queue[0] + (size_t)i * stride;
       FOAM_PROBE(deal);
-      // A ray no worker reached within the budget stays, and marches next step.
-      if (p.march_budget && i >= c.march_begin && foam_slot_unmarched(slot)) {
+      const bool stoppedHere = nextStop < stops && stop[nextStop] == i;
+      if (stoppedHere) c.stopped[stopWorker[nextStop++]] = kept + 1;
+      // A ray no worker reached within the budget, or one stopped in the region,
+      // stays, and marches next step.
+      if (stoppedHere || (p.march_budget && i >= c.march_begin && foam_slot_unmarched(slot))) {
         if (unmarched++ == 0) first = kept;
         if (kept != i) foam_slot_copy(&queue[0] + (size_t)kept * stride, slot, stride);
         kept++;

@@ -158,7 +158,7 @@ public:
           // On through its own shard and its copies (foam_march_copies), each visit a tracer hop.
           work[FOAM_TW_RAYS]++;
           foam_march_copies(&cam, p.layout, p.hops, slot, (uint16_t)p.shard, &shard[0], &directory, &copies[0], &ray,
-                            &work[FOAM_TW_MARCHED]);
+                            &work[FOAM_TW_MARCHED], 0u);
           if (ray.cell != FOAM_FINISHED_CELL) continue;  // TracerSend takes it on
           // Finished here: keep it in this worker's part of the result store if
           // there is room, instead of sending it home through the tree.

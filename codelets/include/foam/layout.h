@@ -519,10 +519,15 @@ typedef struct foam_injector_ctl {
   uint32_t march_begin, march_end; /* queue slots of the newest primary rays, not yet marched */
   uint32_t held;       /* marched rays no lane had credit for, first in its queue */
   uint32_t more;       /* 1 while blocks are left to emit (Injector tells InjectorSend) */
-  uint32_t unmarched;  /* held rays no worker reached within its march_budget: they are
-                          among the held ones from march_begin on, and march first */
+  uint32_t unmarched;  /* held rays no worker reached within its march_budget, and those
+                          stopped at a shard boundary (`stopped`): they are among the
+                          held ones from march_begin on, and march first */
   uint32_t work[FOAM_WORKERS][FOAM_IW_COUNTERS];
+  /* Per worker, 1 + the queue slot of the ray it left inside the region when its
+   * march_budget ran out (at a shard boundary; 0: none): it stays with the held ones
+   * and that worker marches it on first next step. */
+  uint32_t stopped[FOAM_WORKERS];
 } foam_injector_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_injector_ctl) == 128, "foam_injector_ctl is 128 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_injector_ctl) == 152, "foam_injector_ctl is 152 bytes");
 
 #endif /* FOAM_LAYOUT_H */

@@ -413,16 +413,19 @@ static inline int foam_region_find(const foam_region_header *h, uint16_t shard) 
  * are in that order). Always inlined: called, its stack-passed arguments give the
  * vertex a dynamic frame, which the build's stack measure (codelet_costs.rs) cannot
  * bound. */
-static inline __attribute__((always_inline)) void foam_march_copies(const foam_camera *cam, uint32_t layout, uint32_t hops,
+static inline __attribute__((always_inline)) int foam_march_copies(const foam_camera *cam, uint32_t layout, uint32_t hops,
                                                                     unsigned char *slot, uint16_t own_shard,
                                                                     const unsigned char *own,
                                                                     const foam_region_header *directory,
                                                                     const unsigned char *region, foam_ray *ray,
-                                                                    uint32_t *work) {
+                                                                    uint32_t *work, uint32_t steps_limit) {
   foam_vec3 o, d; /* the pixel's ray, the same on every shard it crosses here */
   FOAM_PROBE(held);
   foam_camera_ray(cam, foam_px_x(ray->px), foam_px_y(ray->px), &o, &d);
-  while (ray->cell != FOAM_FINISHED_CELL) {
+  for (uint32_t visits = 0; ray->cell != FOAM_FINISHED_CELL; ++visits) {
+    /* Once work[1] reaches steps_limit (0: none) the ray stops at the next shard
+     * boundary, where its payload holds all of it, as between tiles. */
+    if (steps_limit && visits && work[1] >= steps_limit) return 1;
     const unsigned char *blob = own && ray->shard == own_shard ? own : (const unsigned char *)0;
     if (!blob) {
       FOAM_PROBE(region_find);
@@ -437,6 +440,7 @@ static inline __attribute__((always_inline)) void foam_march_copies(const foam_c
     foam_ray_store(slot, layout, hops, ray);
     foam_ray_load(slot, layout, hops, ray);
   }
+  return 0;
 }
 
 #endif /* FOAM_MARCH_H */

@@ -15,8 +15,8 @@
 #define FOAM_STACK_RouterForward 576
 #define FOAM_STACK_SpillStore 576
 #define FOAM_STACK_Injector 640
-#define FOAM_STACK_InjectorMarch 768
-#define FOAM_STACK_InjectorSend 704
+#define FOAM_STACK_InjectorMarch 832
+#define FOAM_STACK_InjectorSend 768
 #define FOAM_STACK_ZeroBytes 128
 #define FOAM_STACK_ZeroWords 128
 

@@ -989,12 +989,13 @@ pub struct foam_injector_ctl {
     pub more: u32,
     pub unmarched: u32,
     pub work: [[u32; 4usize]; 6usize],
+    pub stopped: [u32; 6usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
         "Size of foam_injector_ctl",
-    ][::core::mem::size_of::<foam_injector_ctl>() - 128usize];
+    ][::core::mem::size_of::<foam_injector_ctl>() - 152usize];
     [
         "Alignment of foam_injector_ctl",
     ][::core::mem::align_of::<foam_injector_ctl>() - 4usize];
@@ -1025,4 +1026,7 @@ const _: () = {
     [
         "Offset of field: foam_injector_ctl::work",
     ][::core::mem::offset_of!(foam_injector_ctl, work) - 32usize];
+    [
+        "Offset of field: foam_injector_ctl::stopped",
+    ][::core::mem::offset_of!(foam_injector_ctl, stopped) - 128usize];
 };

@@ -68,7 +68,7 @@ fn structs_have_no_padding() {
     let (workers, sums) = (FOAM_WORKERS as usize, FOAM_LS_COUNT as usize);
     assert_eq!(size_of::<foam_router_ctl>(), (5 + (f + 1) + 1 + 2 * workers * cats + 3 * cats + 2 * f + 1 + workers * sums + 6 + workers) * 4);
     assert_eq!(size_of::<foam_spill_ctl>(), 4 * 4);
-    assert_eq!(size_of::<foam_injector_ctl>(), (8 + FOAM_IW_COUNTERS as usize * 6) * 4);
+    assert_eq!(size_of::<foam_injector_ctl>(), (8 + FOAM_IW_COUNTERS as usize * 6 + 6) * 4);
     assert_eq!(size_of::<foam_block>(), 2 * 2);
     let shards = FOAM_REGION_MAX_SHARDS as usize;
     assert_eq!(size_of::<foam_region_header>(), 2 * 4 + shards * (2 + 4));
