@@ -11,7 +11,15 @@ events (replay-probe: rays classified, moved). The root is the router with an
 in-flight cap (foam_params.max_in_flight), whose injector lanes also carry the
 allowance: RouterCount sums the asks and weights, RouterForward shares it out.
 
-Fits, x86-64 instructions, least squares over every worker run:
+Each worker run is counted twice: its x86-64 instructions, and its IPU instructions,
+every executed x86 instruction weighed as ipu_mix.py weighs it (callgrind
+--dump-instr=yes). The model takes the IPU fit: one IPU/x86 ratio per type
+under-charged the busiest calls, whose lanes' shares divide integers (a library
+call on the IPU): on the garden recording with 256 injectors, RouterForward's calls
+forwarding over 20 rays a worker weigh 1.61 IPU instructions an x86 one, the type's
+pooled ratio 1.14.
+
+Fits, x86-64 and IPU instructions, least squares over every worker run:
   RouterCount, RouterForward (per worker): fixed + child * children
       + lane * own lanes + root_lane * own lanes at the root + ray * rays
   RouterPlan (one worker): fixed + child * children + lane * injector lanes
@@ -34,7 +42,7 @@ import sys
 
 import numpy as np
 
-from costs import read_callgrind
+from ipu_mix import objdump, weight
 
 # foam_params offsets (codelets/include/foam/layout.h).
 FANOUT, INJECT_LANES, MAX_IN_FLIGHT = 28, 36, 44
@@ -65,11 +73,12 @@ def points(d, bin_dir):
             b = bb.read(n)
             field = lambda off: struct.unpack_from("<I", b, off)[0]
             meta[r["i"]] = (r["type"], field(MAX_IN_FLIGHT) > 0, field(FANOUT), field(INJECT_LANES))
-    sel, cg, feat = f"{d}/sel_routers.txt", f"{d}/cg_routers.out", f"{d}/feat.tsv"
+    sel, cg, feat = f"{d}/sel_routers.txt", f"{d}/cg_routers_instr.out", f"{d}/feat.tsv"
     with open(sel, "w") as f:
         f.write("".join(f"{i}\n" for i in meta))
     if not os.path.exists(cg):  # kept between fits, as replay-probe's features are
         subprocess.run(["valgrind", "--tool=callgrind", "--collect-atstart=no", "--combine-dumps=yes",
+                        "--dump-instr=yes", "--dump-line=no", "--compress-pos=no", "--compress-strings=no",
                         f"--callgrind-out-file={cg}", f"{bin_dir}/replay-o2", d, "--select", sel, "--measure"],
                        check=True, capture_output=True)
     if not os.path.exists(feat):
@@ -83,9 +92,9 @@ def points(d, bin_dir):
                 if r["ok"] != "1":
                     sys.exit(f"{d}: record {i} does not replay as it ran")
                 events[(i, int(r["worker"]))] = (int(r["ray"]), int(r["moved"]))
-    totals, _ = read_callgrind(cg)
+    totals = weighed(cg, weights(f"{bin_dir}/replay-o2"))
     out = []
-    for label, v in totals.items():
+    for label, (v, ipu) in totals.items():
         m = re.match(r"r(\d+)w(\d+)$", label or "")
         if not m:
             continue
@@ -95,13 +104,54 @@ def points(d, bin_dir):
         if v == 0:  # a dump callgrind closed before the worker ran: no compute() runs free
             continue
         own = lanes * (w + 1) // WORKERS - lanes * w // WORKERS
-        out.append((t, fanout, lanes, root, rays, moved, own, v))
+        out.append((t, fanout, lanes, root, rays, moved, own, v, ipu))
     return out
 
 
-def fit(rows, columns):
+_WEIGHTS = {}
+
+
+def weights(binary):
+    """address -> IPU instructions for one execution of the x86 instruction there
+    (ipu_mix.weight), for the replay harness `binary`."""
+    if binary not in _WEIGHTS:
+        code = objdump(binary)
+        addrs = sorted(code)
+        nxt = {a: code[b] for a, b in zip(addrs, addrs[1:])}
+        _WEIGHTS[binary] = {a: weight(fn, mn, ops, nxt.get(a)) for a, (fn, mn, ops) in code.items()}
+    return _WEIGHTS[binary]
+
+
+def weighed(path, w):
+    """(x86 instructions, IPU instructions) per dump label ("r<record>w<worker>") of a
+    callgrind file made with --dump-instr=yes --compress-pos=no: each executed
+    instruction weighed as ipu_mix.py weighs it. Instructions outside the binary
+    (libc) weigh 1, as ipu_mix.py counts them."""
+    totals = {}
+    label, skip, acc = None, False, None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("desc: Trigger: Client Request: "):
+                label = line.split(": ")[-1].strip()
+                acc = totals.setdefault(label, [0, 0.0])
+            elif line.startswith("calls="):
+                skip = True
+            elif line.startswith("0x"):
+                if skip:  # the inclusive cost of the call on the line after calls=
+                    skip = False
+                    continue
+                if acc is None:
+                    continue
+                addr, cost = line.split()[:2]
+                c = int(cost)
+                acc[0] += c
+                acc[1] += c * w.get(int(addr, 16), 1.0)
+    return {k: (v[0], v[1]) for k, v in totals.items()}
+
+
+def fit(rows, columns, column=-1):
     x = np.array([[c(r) for c in columns.values()] for r in rows], dtype=float)
-    y = np.array([r[-1] for r in rows], dtype=float)
+    y = np.array([r[column] for r in rows], dtype=float)
     coef, *_ = np.linalg.lstsq(x, y, rcond=None)
     pred = x @ coef
     err = np.abs(pred - y) / np.maximum(y, 1.0)
@@ -126,15 +176,21 @@ def main(argv):
         "lane": lambda r: r[2],
         "root_lane": lambda r: r[2] if r[3] else 0.0,
     }
-    result, notes = {}, {}
+    result, result_ipu, notes = {}, {}, {}
     for t, cols in (("RouterCount", per_worker), ("RouterForward", per_worker), ("RouterPlan", plan)):
-        coef, med, worst, n = fit([r for r in rows if r[0] == t], cols)
-        result[t] = coef
-        notes[t] = {"worker_runs": n, "median_error": round(med, 4), "max_error": round(worst, 4)}
+        mine = [r for r in rows if r[0] == t]
+        coef, med, worst, n = fit(mine, cols, 7)
+        coef_ipu, med_ipu, worst_ipu, _ = fit(mine, cols, 8)
+        result[t], result_ipu[t] = coef, coef_ipu
+        notes[t] = {"worker_runs": n, "median_error": round(med, 4), "max_error": round(worst, 4),
+                    "ipu_median_error": round(med_ipu, 4), "ipu_max_error": round(worst_ipu, 4),
+                    "ipu_per_x86": round(sum(r[8] for r in mine) / max(sum(r[7] for r in mine), 1), 4)}
     shapes = sorted({(r[1], r[2], bool(r[3])) for r in rows})
-    json.dump({"fit": result, "quality": notes, "routers": [list(s) for s in shapes], "recordings": [os.path.basename(d) for d in dirs]},
+    json.dump({"fit": result, "fit_ipu": result_ipu, "quality": notes, "routers": [list(s) for s in shapes],
+               "recordings": [os.path.basename(d) for d in dirs]},
               open(out_path, "w"), indent=1)
     print(json.dumps(result, indent=1))
+    print(json.dumps(result_ipu, indent=1))
     print(json.dumps(notes, indent=1))
 
 

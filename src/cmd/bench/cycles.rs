@@ -2,7 +2,8 @@
 //! work an instrumented run counted (see `profile.rs`). No IPU is available here, so this
 //! is an *estimate*, calibrated by measurement: the instructions each vertex spends per
 //! event come from `costs.rs` (the codelets run on recorded inputs under callgrind, x86-64
-//! instructions per event fitted, times each type's measured IPU/x86 instruction ratio).
+//! instructions per event fitted, times each type's measured IPU/x86 instruction ratio; the
+//! routers' fitted in IPU instructions directly, each x86 instruction weighed as on the tile).
 //!
 //! The model follows the program the graph builder emits per iteration:
 //! `Execute(step1) ; Execute(step2) ; Execute(step3) ; Copy(all links)`. Under BSP every
