@@ -220,11 +220,9 @@ public:
       sideLimit[k] = credit < p.side_capacity ? credit : p.side_capacity;
       sideSent[k] = 0;
     }
-    // Sends the ray in `src` on if some link has credit for it.
-    auto send = [&](const unsigned char *src) {
+    // Sends the ray in `src`, bound for shard `dest`, on if some link has credit for it.
+    auto send = [&](const unsigned char *src, uint16_t dest) {
       FOAM_PROBE(send);
-      const uint16_t dest = foam_slot_shard(src);
-      if (dest == p.shard) return false;  // not marched yet (march_budget): held here
       for (unsigned k = 0; k < p.side_links; ++k) {
         if (p.side_shard[k] != dest) continue;
         if (sideSent[k] == sideLimit[k]) break;
@@ -242,8 +240,8 @@ public:
     // [held, kept): a held ray joins at `held`, and the waiting ray there moves to
     // the end. Every write lands at or below the slot being read.
     unsigned held = 0;
-    auto keep = [&](const unsigned char *src) {
-      if (foam_slot_shard(src) != p.shard) {
+    auto keep = [&](const unsigned char *src, bool unmarched) {
+      if (!unmarched) {
         if (store + (size_t)kept * stride != src) foam_slot_copy(store + (size_t)kept * stride, src, stride);
         kept++;
         return;
@@ -273,9 +271,13 @@ public:
         const unsigned char *src = slots + (size_t)i * stride;
         if (b > 0) FOAM_PROBE(scan);
         // An empty inbox slot, or a held ray that finished here.
-        if (foam_slot_shard(src) == FOAM_INVALID_SHARD || send(src)) continue;
+        const uint16_t dest = foam_slot_shard(src);
+        if (dest == FOAM_INVALID_SHARD) continue;
+        // A ray still bound for this shard was left unmarched (march_budget): held here.
+        const bool unmarched = dest == p.shard;
+        if (!unmarched && send(src, dest)) continue;
         if (kept < capacity)
-          keep(src);
+          keep(src, unmarched);
         else
           c.overflow++;  // credits make this impossible; counted so a bug cannot hide
       }

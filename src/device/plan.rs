@@ -150,7 +150,7 @@ impl DevicePlan {
         // The free tiles go to injectors and to replicas of hot shards as the sample
         // splits the marching between the camera regions and the tracers.
         if let Some(fewer) = super::options::injectors_for_share(
-            samples.iter().map(CameraSample::injector_share).fold(0.0, f64::max),
+            regions_share(&samples),
             topology.tree.injectors().len() as u32,
             topology.tree.nodes.len() as u32,
             options,
@@ -284,17 +284,16 @@ impl DevicePlan {
         let budget = options.march_budget.unwrap_or_else(|| {
             super::options::planned_march_budget(samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0))
         });
-        for (i, _) in tree.nodes.iter().enumerate().filter(|(_, n)| n.role == Role::Injector) {
+        let tracer_budget =
+            options.tracer_budget.unwrap_or_else(|| super::options::planned_tracer_budget(budget, regions_share(&samples)));
+        for (i, n) in tree.nodes.iter().enumerate() {
+            let b = match n.role {
+                Role::Injector => budget,
+                Role::Tracer => tracer_budget,
+                Role::Router | Role::Spill => continue,
+            };
             let mut p: foam_params = bytemuck::pod_read_unaligned(&spec.nodes[i].params);
-            p.march_budget = budget;
-            spec.nodes[i].params = record_bytes(&p);
-        }
-        let tracer_budget = options.tracer_budget.unwrap_or_else(|| {
-            super::options::planned_tracer_budget(budget, samples.iter().map(CameraSample::injector_share).fold(0.0, f64::max))
-        });
-        for (i, _) in tree.nodes.iter().enumerate().filter(|(_, n)| n.role == Role::Tracer) {
-            let mut p: foam_params = bytemuck::pod_read_unaligned(&spec.nodes[i].params);
-            p.march_budget = tracer_budget;
+            p.march_budget = b;
             spec.nodes[i].params = record_bytes(&p);
         }
         let Topology { tree, options, width, height, ray_bytes, slice_pixels, groups, block_slots, home_of_leaf, shard_bytes, .. } =
@@ -454,19 +453,25 @@ impl DevicePlan {
     /// camera regions (the most of the plan's cameras; see
     /// [`super::options::injectors_for_share`]).
     pub fn injector_share(&self) -> f64 {
-        self.samples.iter().map(CameraSample::injector_share).fold(0.0, f64::max)
+        regions_share(&self.samples)
     }
 
     /// Cell steps an injector's worker marches per step (foam_params march_budget;
     /// 0: no limit).
     pub fn march_budget(&self) -> u32 {
-        self.tree.injectors().next().map_or(0, |i| bytemuck::pod_read_unaligned::<foam_params>(&self.spec.nodes[i].params).march_budget)
+        self.march_budget_of(self.tree.injectors().next())
     }
 
     /// Cell steps a tracer's worker marches per step (foam_params march_budget of
     /// the tracers; 0: no limit).
     pub fn tracer_budget(&self) -> u32 {
-        self.tree.tracer_nodes().next().map_or(0, |(i, _)| bytemuck::pod_read_unaligned::<foam_params>(&self.spec.nodes[i].params).march_budget)
+        self.march_budget_of(self.tree.tracer_nodes().next().map(|(i, _)| i))
+    }
+
+    /// foam_params march_budget of `node` (the plan gives every node of a role the
+    /// same); 0 without one.
+    fn march_budget_of(&self, node: Option<usize>) -> u32 {
+        node.map_or(0, |i| bytemuck::pod_read_unaligned::<foam_params>(&self.spec.nodes[i].params).march_budget)
     }
 
     /// The sample the plan was made with of `cam`, if it was made for `cam`.
@@ -527,6 +532,12 @@ struct Neighbours {
 const RESULT_MARGIN: f64 = 1.5;
 
 pub(crate) const REGION_SHARDS: usize = foam_layout::FOAM_REGION_MAX_SHARDS as usize;
+
+/// The share of the sampled cell steps the camera regions march, the most over the
+/// plan's cameras (see [`CameraSample::injector_share`]).
+fn regions_share(samples: &[CameraSample]) -> f64 {
+    samples.iter().map(CameraSample::injector_share).fold(0.0, f64::max)
+}
 
 /// Host-written bytes of one frame (see [`DevicePlan::frame_blocks`]).
 pub struct FrameBlocks {
