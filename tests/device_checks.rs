@@ -230,7 +230,7 @@ fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
     assert!(p.iterations.iter().any(|i| i.busiest_cell_steps > 0 && i.busiest_router_rays > 0));
     // Every tile's compute per frame is at most what the busiest tiles of each set
     // took, and the busiest tile's is at least the mean.
-    let sets: f64 = p.iterations.iter().map(|i| i.step1_cycles + i.step2_cycles + i.step3_cycles).sum();
+    let sets: f64 = p.iterations.iter().map(|i| i.step_cycles.iter().sum::<f64>()).sum();
     assert_eq!(p.tile_cycles.len(), p.tile_roles.len());
     assert!(p.tile_cycles.iter().all(|&c| c > 0.0 && c <= sets * (1.0 + 1e-12)), "a tile's frame compute within the sets'");
     let b = foam_ipu::cmd::bench::cycles::balance(&p);

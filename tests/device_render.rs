@@ -5,7 +5,7 @@
 use std::mem::size_of;
 
 use foam_ipu::camera::Camera;
-use foam_ipu::device::{Batch, DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
+use foam_ipu::device::{Batch, DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer, Schedule};
 use foam_ipu::metrics::{diff_stats, psnr};
 use foam_ipu::reference::{RenderOutput, SiteIndex, TraceOptions, Tracer, render_from};
 use foam_ipu::scene::Scene;
@@ -356,13 +356,14 @@ fn render_scheduled(scene: &Scene, cam: &Camera, shards: u64, o: &DeviceOptions)
     (f, peak, counts)
 }
 
-/// The injectors emit, march and deal their rays in three compute sets, or march in
-/// the tracers' set and emit in the last for the next iteration's march: the same
-/// image either way, every ray finished, the spill store's cap kept, and the
-/// schedule the one asked for (merged, what is marched by an iteration's end is
-/// what was emitted by the one before).
+/// Each schedule puts the step's vertices in other compute sets (the injectors
+/// emit, march and deal in three; or march in the tracers' set and emit in the last
+/// for the next iteration's march; or, in four, march beside the routers' forward):
+/// the same image under each, every ray finished, the spill store's cap kept, and
+/// the schedule the one asked for (merged, what is marched by an iteration's end is
+/// what was emitted by the one before; otherwise what was emitted by its own end).
 #[test]
-fn injectors_marching_beside_the_tracers_change_nothing_but_speed() {
+fn schedules_change_nothing_but_speed() {
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(96, 72).unwrap();
     let base = DeviceOptions { rc: 1, ..opts(RayLayout::Half) };
@@ -377,22 +378,26 @@ fn injectors_marching_beside_the_tracers_change_nothing_but_speed() {
     ];
     for o in &configs {
         let mut frames = Vec::new();
-        for merged in [false, true] {
-            let o = DeviceOptions { merged_march: merged, ..o.clone() };
+        for schedule in Schedule::ALL {
+            let o = DeviceOptions { schedule, ..o.clone() };
+            let merged = schedule == Schedule::MergedMarch;
             let (f, peak, counts) = render_scheduled(scene, &cam, 256, &o);
             assert_complete(&f);
             let cap = o.spill.map_or(u64::MAX, u64::from);
-            assert!(peak <= cap, "merged {merged}: {peak} rays in flight over a spill store of {cap}");
+            assert!(peak <= cap, "{schedule:?}: {peak} rays in flight over a spill store of {cap}");
             let emitted_before = |k: usize| if merged { k.checked_sub(1).map_or(0, |j| counts[j].0) } else { counts[k].0 };
             for (k, &(_, marched)) in counts.iter().enumerate() {
-                assert_eq!(marched, emitted_before(k), "merged {merged}: iteration {k}'s march ({counts:?})");
+                assert_eq!(marched, emitted_before(k), "{schedule:?}: iteration {k}'s march ({counts:?})");
             }
             assert_eq!(counts.last().unwrap().0, (cam.width * cam.height) as u64, "every pixel's ray was emitted");
-            frames.push(f);
+            frames.push((schedule, f));
         }
-        assert_eq!(frames[1].output, frames[0].output, "{o:?}: the image must not depend on the injectors' schedule");
-        let (apart, merged) = (frames[0].stats.iterations, frames[1].stats.iterations);
-        assert!(merged <= apart + apart / 4, "{o:?}: {merged} iterations merged, {apart} apart");
+        let (_, first) = &frames[0];
+        for (schedule, f) in &frames[1..] {
+            assert_eq!(f.output, first.output, "{o:?}: the image must not depend on the schedule ({schedule:?})");
+            let (apart, this) = (first.stats.iterations, f.stats.iterations);
+            assert!(this <= apart + apart / 4, "{o:?}: {this} iterations under {schedule:?}, {apart} apart");
+        }
     }
 }
 

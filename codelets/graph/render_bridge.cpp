@@ -20,7 +20,9 @@ foam::RenderSpec toSpec(const RenderSpec &spec, bool shards) {
   s.slicePixels = spec.slice_pixels;
   s.regionBytes = spec.region_bytes;
   s.rc = spec.rc;
-  s.mergedMarch = spec.merged_march;
+  if (spec.schedule > static_cast<uint8_t>(foam::Schedule::ForwardBesideMarch))
+    throw std::invalid_argument("render spec: schedule " + std::to_string(spec.schedule) + " is none of 0, 1, 2");
+  s.schedule = static_cast<foam::Schedule>(spec.schedule);
   s.nodes.reserve(spec.nodes.size());
   for (const RenderNode &n : spec.nodes) {
     foam::NodeSpec ns;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include <poplar/ArrayRef.hpp>
 
@@ -33,10 +34,47 @@ struct LaneEnd {
   Tensor in, out;
 };
 
-// The three compute sets of a step and the one that zeroes a frame's state.
+// The compute sets of a step in program order, and which of them runs each vertex
+// (by the spec's Schedule); `reset` zeroes a frame's state. Indices into `steps`,
+// so that no ComputeSet is ever default-constructed.
 struct ComputeSets {
-  ComputeSet march, send, forward, reset;
+  std::vector<ComputeSet> steps;
+  ComputeSet reset;
+  unsigned tracerMarch, tracerSend, count, plan, forward, spill, emit, injectorMarch, deal;
+  ComputeSet operator[](unsigned step) const { return steps.at(step); }
 };
+
+ComputeSets computeSets(Graph &g, Schedule schedule) {
+  ComputeSets cs{{}, g.addComputeSet("frame/reset"), 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  switch (schedule) {
+  case Schedule::Apart:
+    cs.steps = {g.addComputeSet("step/march+count+spill+emit"), g.addComputeSet("step/send+plan+inject-march"),
+                g.addComputeSet("step/forward+deal")};
+    cs.tracerMarch = cs.count = cs.spill = cs.emit = 0;
+    cs.tracerSend = cs.plan = cs.injectorMarch = 1;
+    cs.forward = cs.deal = 2;
+    break;
+  case Schedule::MergedMarch:
+    cs.steps = {g.addComputeSet("step/march+count+spill"), g.addComputeSet("step/send+plan+deal"),
+                g.addComputeSet("step/forward+emit")};
+    cs.tracerMarch = cs.injectorMarch = cs.count = cs.spill = 0;
+    cs.tracerSend = cs.plan = cs.deal = 1;
+    cs.forward = cs.emit = 2;
+    break;
+  case Schedule::ForwardBesideMarch:
+    // A router's forward costs a few times its count and plan together; beside the
+    // march it no longer adds a busiest tile of its own to every step.
+    cs.steps = {g.addComputeSet("step/count+emit"), g.addComputeSet("step/plan"),
+                g.addComputeSet("step/march+forward+spill"), g.addComputeSet("step/send+deal")};
+    cs.count = cs.emit = 0;
+    cs.plan = 1;
+    cs.tracerMarch = cs.injectorMarch = cs.forward = cs.spill = 2;
+    cs.tracerSend = cs.deal = 3;
+    break;
+  default: throw std::invalid_argument("render graph: a schedule of no kind");
+  }
+  return cs;
+}
 
 using Fields = std::initializer_list<std::pair<const char *, Tensor>>;
 
@@ -106,8 +144,7 @@ public:
     for (const auto &file : spec_.codeletFiles) g_.addCodelets(file, poplar::CodeletFileType::Auto, spec_.codeletFlags);
     checkBlobs();
     for (std::size_t i = 0; i < spec_.nodes.size(); ++i) allocate(i);
-    const ComputeSets cs{g_.addComputeSet("step/march+count+spill"), g_.addComputeSet("step/send+plan"),
-                         g_.addComputeSet("step/forward"), g_.addComputeSet("frame/reset")};
+    const ComputeSets cs = computeSets(g_, spec_.schedule);
     for (std::size_t i = 0; i < spec_.nodes.size(); ++i) addVertices(cs, i);
     for (const EdgeSpec &e : spec_.edges) exchange(e);
     addHostStreams();
@@ -222,47 +259,43 @@ private:
     const unsigned tile = spec_.nodes[i].tile;
     switch (spec_.nodes[i].role) {
     case Role::Tracer:
-      addLocalVertex(cs.march, "TracerMarch", tile,
+      addLocalVertex(cs[cs.tracerMarch], "TracerMarch", tile,
                      {{"shard", x.shard}, {"copies", x.copies}, {"camera", x.camera}, {"params", x.params},
                       {"inbox", x.inbox}, {"sideIn", x.sideIn}, {"pending", x.store}, {"pixels", x.pixels},
                       {"results", x.results}, {"ctl", x.ctl}});
-      addLocalVertex(cs.send, "TracerSend", tile,
+      addLocalVertex(cs[cs.tracerSend], "TracerSend", tile,
                      {{"params", x.params}, {"inbox", x.inbox}, {"sideIn", x.sideIn}, {"outbox", x.outbox},
                       {"sideOut", x.sideOut}, {"pending", x.store}, {"ctl", x.ctl}, {"stats", x.stats}});
       zero(cs, tile, {&x.inbox, &x.outbox, &x.sideIn, &x.sideOut, &x.pixels, &x.results, &x.stats}, x.ctl);
       break;
     case Role::Router:
-      addLocalVertex(cs.march, "RouterCount", tile,
+      addLocalVertex(cs[cs.count], "RouterCount", tile,
                      {{"params", x.params}, {"inboxes", x.inbox}, {"queues", x.store}, {"ctl", x.ctl}});
-      addLocalVertex(cs.send, "RouterPlan", tile,
+      addLocalVertex(cs[cs.plan], "RouterPlan", tile,
                      {{"params", x.params}, {"inboxes", x.inbox}, {"outboxes", x.outbox}, {"ctl", x.ctl},
                       {"stats", x.stats}});
-      addLocalVertex(cs.forward, "RouterForward", tile,
+      addLocalVertex(cs[cs.forward], "RouterForward", tile,
                      {{"params", x.params}, {"inboxes", x.inbox}, {"queues", x.store}, {"outboxes", x.outbox},
                       {"ctl", x.ctl}});
       zero(cs, tile, {&x.inbox, &x.outbox, &x.stats}, x.ctl);
       break;
     case Role::Spill:
-      addLocalVertex(cs.march, "SpillStore", tile,
+      addLocalVertex(cs[cs.spill], "SpillStore", tile,
                      {{"params", x.params}, {"camera", x.camera}, {"inbox", x.inbox}, {"outbox", x.outbox},
                       {"spill", x.store}, {"ctl", x.ctl}, {"status", x.status}, {"stats", x.stats}});
       zero(cs, tile, {&x.inbox, &x.outbox, &x.status, &x.stats}, x.ctl);
       break;
     case Role::Injector: {
-      // Emit, march, deal (injector.cpp) in steps 1, 2, 3; or, merged, march in step
-      // 1 beside the tracers, deal in 2 and emit in 3 for the next step's march, so
-      // that the chip's marching waits for one busiest tile instead of two.
-      const ComputeSet &emit = spec_.mergedMarch ? cs.forward : cs.march;
-      const ComputeSet &march = spec_.mergedMarch ? cs.march : cs.send;
-      const ComputeSet &deal = spec_.mergedMarch ? cs.send : cs.forward;
-      addLocalVertex(emit, "Injector", tile,
+      // Emit, march, deal (injector.cpp) in the sets the schedule gives them; merged,
+      // the march comes first beside the tracers' and the emit last, for the next step.
+      addLocalVertex(cs[cs.emit], "Injector", tile,
                      {{"params", x.params}, {"camera", x.camera}, {"blocks", x.blocks}, {"inbox", x.inbox},
                       {"queue", x.store}, {"outbox", x.outbox}, {"ctl", x.ctl}, {"status", x.status},
                       {"stats", x.stats}});
-      addLocalVertex(march, "InjectorMarch", tile,
+      addLocalVertex(cs[cs.injectorMarch], "InjectorMarch", tile,
                      {{"region", x.region}, {"camera", x.camera}, {"params", x.params}, {"queue", x.store},
                       {"ctl", x.ctl}});
-      addLocalVertex(deal, "InjectorSend", tile,
+      addLocalVertex(cs[cs.deal], "InjectorSend", tile,
                      {{"params", x.params}, {"inbox", x.inbox}, {"directIn", x.directIn}, {"queue", x.store},
                       {"outbox", x.outbox}, {"directOut", x.directOut}, {"ctl", x.ctl}, {"stats", x.stats}});
       zero(cs, tile, {&x.inbox, &x.outbox, &x.directIn, &x.directOut, &x.status, &x.stats}, x.ctl);
@@ -352,7 +385,7 @@ private:
   }
 
   // Frame start: the camera broadcast from the spill store's copy to every tile that
-  // marches, and the reset; steps: Repeat(rc){three compute sets; one exchange}.
+  // marches, and the reset; steps: Repeat(rc){the schedule's compute sets; one exchange}.
   std::vector<program::Program> programs(const ComputeSets &cs) const {
     const Tensor cam = t_[topo_.spill].camera;
     const std::vector<Tensor> cameras = of(&NodeTensors::camera, {Role::Tracer, Role::Injector});
@@ -360,9 +393,7 @@ private:
     frameStart.add(program::Copy(poplar::concat(std::vector<Tensor>(cameras.size(), cam)), poplar::concat(cameras)));
     frameStart.add(program::Execute(cs.reset));
     program::Sequence body;
-    body.add(program::Execute(cs.march));
-    body.add(program::Execute(cs.send));
-    body.add(program::Execute(cs.forward));
+    for (const ComputeSet &set : cs.steps) body.add(program::Execute(set));
     body.add(program::Copy(poplar::concat(exSrc_), poplar::concat(exDst_)));
     std::vector<program::Program> progs(kNumPrograms);
     progs[kFrameStart] = frameStart;

@@ -13,6 +13,18 @@ namespace foam {
 
 enum class Role : uint8_t { Tracer = 0, Router = 1, Spill = 2, Injector = 3 };
 
+// Which compute set of a step runs each vertex (render_graph.cpp, Builder::sets). A
+// tile's own order never changes: a tracer marches then sends, a router counts,
+// plans then forwards, an injector emits, marches then deals (merged: marches,
+// deals, then emits for the next step). What changes is which tiles' work shares a
+// set, and so which busiest tiles a step waits for one after another.
+enum class Schedule : uint8_t {
+  Apart = 0,        // 3 sets: tracers march beside the count; injectors march in the plan's set
+  MergedMarch = 1,  // 3 sets: injectors march beside the tracers, emit in the forward's set
+  // 4 sets: count (+ emit), plan, march beside the routers' forward, send (+ deal)
+  ForwardBesideMarch = 2,
+};
+
 // Every edge has one buffer each way; `capacity` rays up (from -> to) and, on tree
 // edges and side links, as many down. An injector's edges carry rays up only and a
 // bare header down.
@@ -55,8 +67,7 @@ struct RenderSpec {
   unsigned slicePixels = 0;
   std::size_t regionBytes = 0;  // each injector's camera region (foam_region_header + blobs)
   unsigned rc = 20;
-  // Injectors march in step 1 beside the tracers (emitting in step 3), not in step 2.
-  bool mergedMarch = true;
+  Schedule schedule = Schedule::ForwardBesideMarch;
   std::vector<std::string> codeletFiles;
   std::string codeletFlags;
 };

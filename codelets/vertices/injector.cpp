@@ -31,8 +31,8 @@ using namespace poplar;
 // that no lane took yet at [0, held), then the newest emitted ones, not yet marched,
 // at [march_begin, march_end) (march_begin == held). The three vertices each do one
 // thing to the queue, so the graph builder may run them in either of two orders
-// (render_graph.cpp): emit, march, deal in steps 1, 2, 3, or march in step 1 beside
-// the tracers, deal in 2 and emit in 3 for the next step's march. Each writes the
+// (render_graph.cpp, by the spec's Schedule): emit, march, deal, or march beside the
+// tracers first, deal, and emit last for the next step's march. Each writes the
 // header fields it knows; `next` is written by both Injector and InjectorSend, so
 // whichever runs last leaves it current.
 
@@ -265,7 +265,7 @@ public:
       }
     }
     // A direct lane is wanted for the rays held back and those the root lets this
-    // injector emit next (the allowance it emits by in step 3), whichever router
+    // injector emit next (the allowance it emits by at its next emit), whichever router
     // they head for, up to a full lane. Not a full lane whenever pixels are left:
     // while the root holds emission back no ray would take that credit, and a
     // router reserves its queue for a step for every credit it grants, so its own

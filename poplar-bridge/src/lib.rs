@@ -164,9 +164,10 @@ mod ffi {
         /// Bytes of each injector's camera region (foam_region_header + shard blobs).
         region_bytes: usize,
         rc: u32,
-        /// Injectors march in step 1 beside the tracers and emit in step 3 (false:
-        /// emit in step 1, march in step 2).
-        merged_march: bool,
+        /// Which compute set runs each vertex (codelets/graph/spec.h, Schedule): 0
+        /// apart, 1 injectors' march merged with the tracers', 2 and the routers'
+        /// forward beside it, in four sets.
+        schedule: u8,
     }
 
     unsafe extern "C++" {

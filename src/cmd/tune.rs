@@ -227,11 +227,11 @@ pub const KEYS: &[Key] = &[
         ..ONE_NUMBER
     },
     Key {
-        name: "merge_march",
-        max: 1,
-        fixed: Some(|o| u32::from(o.merged_march).to_string()),
-        doc: "1: injectors march their new rays in the tracers' compute set and emit the next ones in the last, so each iteration waits for one busiest marching tile, not two; 0: they emit, march and deal in three compute sets. The image is the same.",
-        set: |o, v| o.merged_march = count(v) == 1,
+        name: "schedule",
+        max: 2,
+        fixed: Some(|o| (o.schedule as u32).to_string()),
+        doc: "Which compute set runs each vertex. 2: four sets (the routers count, they plan, the tracers and injectors march beside the routers' forward, they send), so a step waits for the busiest forwarding router only where it outlasts the march; 1: three sets, the injectors marching beside the tracers and the routers forwarding after; 0: three sets, the injectors marching in a set of their own. The image is the same.",
+        set: |o, v| o.schedule = crate::device::Schedule::ALL[count(v) as usize],
         ..ONE_NUMBER
     },
 ];

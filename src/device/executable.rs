@@ -44,7 +44,7 @@ pub fn key(spec: &RenderSpec, tiles: u32, codelets: &[u8]) -> u64 {
         }
     }
     h.field(&spec.shards);
-    for v in [spec.ray_bytes as u64, spec.slice_pixels as u64, spec.region_bytes as u64, spec.rc as u64, spec.merged_march as u64] {
+    for v in [spec.ray_bytes as u64, spec.slice_pixels as u64, spec.region_bytes as u64, spec.rc as u64, spec.schedule as u64] {
         h.num(v);
     }
     h.0
@@ -71,7 +71,7 @@ mod tests {
             slice_pixels: 4,
             region_bytes: 0,
             rc: 20,
-            merged_march: true,
+            schedule: 2,
         };
         let k = key(&spec, 1472, b"gp");
         assert_eq!(k, key(&spec.clone(), 1472, b"gp"), "deterministic");
@@ -81,7 +81,7 @@ mod tests {
         other.rc = 10;
         assert_ne!(k, key(&other, 1472, b"gp"));
         let mut other = spec.clone();
-        other.merged_march = false;
+        other.schedule = 1;
         assert_ne!(k, key(&other, 1472, b"gp"), "the injectors' schedule is another graph");
         let mut other = spec.clone();
         other.shards[1] = 8;

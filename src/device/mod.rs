@@ -21,7 +21,7 @@ pub mod topology;
 pub mod tree;
 
 pub use frame::{DeviceFrame, DeviceRenderer};
-pub use options::{Backend, Batch, DeviceOptions};
+pub use options::{Backend, Batch, DeviceOptions, Schedule};
 pub use plan::{DevicePlan, ShChoice, resolve_sh_degree};
 pub use progress::{PlanTimes, Progress};
 pub use stats::FrameStats;

@@ -77,6 +77,36 @@ impl std::fmt::Display for Batch {
     }
 }
 
+/// Which compute set of a step runs each vertex (codelets/graph/spec.h, `Schedule`).
+/// Every tile does its own work in the same order under each; the schedules differ in
+/// which tiles' work shares a set, so in which busiest tiles a step waits for one
+/// after another. The image is the same under each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Schedule {
+    /// Three sets: the injectors emit beside the tracers' march, march in the second
+    /// and deal in the last.
+    Apart,
+    /// Three sets: the injectors march beside the tracers, deal in the second and
+    /// emit in the last, for the next step's march.
+    MergedMarch,
+    /// Four sets: the routers count (and the injectors emit), the routers plan, the
+    /// tracers and injectors march beside the routers' forward, they send and deal.
+    #[default]
+    ForwardBesideMarch,
+}
+
+impl Schedule {
+    pub const ALL: [Schedule; 3] = [Schedule::Apart, Schedule::MergedMarch, Schedule::ForwardBesideMarch];
+
+    /// Compute sets per step.
+    pub fn sets(self) -> usize {
+        match self {
+            Schedule::Apart | Schedule::MergedMarch => 3,
+            Schedule::ForwardBesideMarch => 4,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct DeviceOptions {
     pub backend: Backend,
@@ -88,9 +118,8 @@ pub struct DeviceOptions {
     pub batch: Batch,
     /// Idle iterations between batches.
     pub drain_iters: u32,
-    /// Injectors march their primary rays in step 1 beside the tracers' march and
-    /// emit in step 3 for the next step; false: emit in step 1, march in step 2.
-    pub merged_march: bool,
+    /// Which compute set of a step runs each vertex.
+    pub schedule: Schedule,
     /// Injector tiles on lanes of the root (1 to 256), at most: the plan takes the
     /// most up to this many that the target has tiles for and that leave the root
     /// room for its queues ([`DeviceOptions::root_has_room`]).
@@ -494,7 +523,7 @@ impl Default for DeviceOptions {
             drain_iters: 0,
             march_budget: None,
             tracer_budget: None,
-            merged_march: true,
+            schedule: Schedule::default(),
             injectors: 256,
             inject_capacity: None,
             direct_capacity: None,

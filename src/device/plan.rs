@@ -278,7 +278,7 @@ impl DevicePlan {
             slice_pixels: topology.slice_pixels,
             region_bytes: topology.region_bytes as usize,
             rc: options.rc,
-            merged_march: options.merged_march,
+            schedule: options.schedule as u8,
         };
         fill_stores(tree, &mut spec, options)?;
         let budget = options.march_budget.unwrap_or_else(|| {

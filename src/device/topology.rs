@@ -189,7 +189,7 @@ impl Topology {
             slice_pixels: self.slice_pixels,
             region_bytes: 0,
             rc: self.options.rc,
-            merged_march: self.options.merged_march,
+            schedule: self.options.schedule as u8,
         };
         let bytes = poplar_bridge::spec_tile_bytes(&spec)?;
         let injector = &bytes[self.tree.injectors().next().expect("a tree has injectors")];

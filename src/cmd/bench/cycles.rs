@@ -5,9 +5,10 @@
 //! instructions per event fitted, times each type's measured IPU/x86 instruction ratio; the
 //! routers' fitted in IPU instructions directly, each x86 instruction weighed as on the tile).
 //!
-//! The model follows the program the graph builder emits per iteration:
-//! `Execute(step1) ; Execute(step2) ; Execute(step3) ; Copy(all links)`. Under BSP every
-//! phase ends in a chip-wide sync, so a phase lasts as long as its busiest tile:
+//! The model follows the program the graph builder emits per iteration: one `Execute`
+//! per compute set of the schedule (three or four, [`set_of`] places each vertex as
+//! render_graph.cpp does), then `Copy(all links)`. Under BSP every phase ends in a
+//! chip-wide sync, so a phase lasts as long as its busiest tile:
 //!
 //! ```text
 //! iteration = Σ_phase (max_tile cycles(phase) + VERTEX_CYCLES + SYNC_CYCLES)
@@ -34,6 +35,7 @@ use serde::Serialize;
 
 use super::costs::{COSTS, Walk};
 use super::profile::Profile;
+use crate::device::Schedule;
 
 /// Mk2 (GC200) tile clock.
 pub const CLOCK_HZ: f64 = 1.33e9;
@@ -61,6 +63,60 @@ pub const MULTI_IPU_SYNC_CYCLES: f64 = 5.0 * SYNC_CYCLES;
 pub const HOST_ROUND_TRIP_S: f64 = 20e-6;
 /// Host-link bandwidth for the framebuffer readback at the end of a frame.
 pub const HOST_LINK_BYTES_PER_S: f64 = 10e9;
+
+/// Compute sets per step, at most (the four-set schedule; the others leave the last 0).
+pub const MAX_SETS: usize = 4;
+
+/// A tile's cycles in each compute set of a step.
+pub type SetCycles = [f64; MAX_SETS];
+
+/// The vertices of a step, each in the order its tile runs them: a tracer marches then
+/// sends; a router counts, plans, forwards; an injector emits, marches, deals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    TracerMarch,
+    TracerSend,
+    Count,
+    Plan,
+    Forward,
+    Spill,
+    Emit,
+    InjectorMarch,
+    Deal,
+}
+
+/// The compute set (from 0) that runs `part` under `schedule`, as `computeSets` in
+/// codelets/graph/render_graph.cpp places it.
+pub fn set_of(schedule: Schedule, part: Part) -> usize {
+    use Part::*;
+    match schedule {
+        Schedule::Apart => match part {
+            TracerMarch | Count | Spill | Emit => 0,
+            TracerSend | Plan | InjectorMarch => 1,
+            Forward | Deal => 2,
+        },
+        Schedule::MergedMarch => match part {
+            TracerMarch | InjectorMarch | Count | Spill => 0,
+            TracerSend | Plan | Deal => 1,
+            Forward | Emit => 2,
+        },
+        Schedule::ForwardBesideMarch => match part {
+            Count | Emit => 0,
+            Plan => 1,
+            TracerMarch | InjectorMarch | Forward | Spill => 2,
+            TracerSend | Deal => 3,
+        },
+    }
+}
+
+/// A tile's vertices' cycles placed in the compute sets of `schedule`.
+pub fn place(schedule: Schedule, parts: &[(Part, f64)]) -> SetCycles {
+    let mut sets = [0.0; MAX_SETS];
+    for &(part, cycles) in parts {
+        sets[set_of(schedule, part)] += cycles;
+    }
+    sets
+}
 
 /// One marching worker's work in one iteration (TracerMarch or InjectorMarch).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -116,28 +172,27 @@ fn item_instr(c: &super::costs::PerItem, items: u64) -> f64 {
     c.fixed + if items > 0 { c.active + c.item * items as f64 } else { 0.0 }
 }
 
-/// A tracer's cycles in the three compute sets: TracerMarch (six workers), TracerSend
-/// (one: it scans every ray loaded and sends on those not finished here).
-pub fn tracer_cycles(workers: &[MarchWork; WORKERS], finished: u64, sh_rest: usize) -> [f64; 3] {
+/// A tracer's cycles: TracerMarch (six workers), TracerSend (one: it scans every ray
+/// loaded and sends on those not finished here).
+pub fn tracer_cycles(workers: &[MarchWork; WORKERS], finished: u64, sh_rest: usize) -> [f64; 2] {
     let c = &*COSTS;
     let loaded: u64 = workers.iter().map(|w| w.loaded).sum();
     let sent = loaded.saturating_sub(finished);
     let s = &c.TracerSend;
     let send = s.fixed + if loaded > 0 { s.active + s.scan * loaded as f64 + s.send * sent as f64 } else { 0.0 };
     let march = workers.iter().map(|w| march_instr(&c.TracerMarch, w) + sh_instr(&c.TracerMarch, sh_rest, w));
-    [multi_worker_cycles(march), single_worker_cycles(send), 0.0]
+    [multi_worker_cycles(march), single_worker_cycles(send)]
 }
 
-/// An injector's cycles in the three compute sets: Injector emits (one worker),
-/// InjectorMarch marches (six), InjectorSend deals the marched rays out (one); in
-/// steps 1, 2, 3, or, `merged`, march in 1, deal in 2 and emit in 3.
-pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, merged: bool, sh_rest: usize) -> [f64; 3] {
+/// An injector's cycles: Injector emits (one worker), InjectorMarch marches (six),
+/// InjectorSend deals the marched rays out (one).
+pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, sh_rest: usize) -> [f64; 3] {
     let c = &*COSTS;
     let marched: u64 = workers.iter().map(|w| w.marched_on).sum();
     let emit = single_worker_cycles(item_instr(&c.Injector, emitted));
     let march = multi_worker_cycles(workers.iter().map(|w| march_instr(&c.InjectorMarch, w) + sh_instr(&c.InjectorMarch, sh_rest, w)));
     let deal = single_worker_cycles(item_instr(&c.InjectorSend, marched));
-    if merged { [march, deal, emit] } else { [emit, march, deal] }
+    [emit, march, deal]
 }
 
 /// A router's cycles: RouterCount classifies (six workers, `scanned` rays each),
@@ -153,14 +208,14 @@ pub fn router_cycles(scanned: &[u64; WORKERS], children: u32, lanes: u32, root: 
 }
 
 /// The spill store's cycles: rays taken from the root or sent back (one worker).
-pub fn spill_cycles(rays: u64) -> [f64; 3] {
-    [single_worker_cycles(item_instr(&COSTS.SpillStore, rays)), 0.0, 0.0]
+pub fn spill_cycles(rays: u64) -> f64 {
+    single_worker_cycles(item_instr(&COSTS.SpillStore, rays))
 }
 
 /// Fixed cycles of every iteration, busy or idle: vertex launches and syncs of the
-/// three compute sets, the exchange set-up and its sync.
-pub fn fixed_iteration_cycles() -> f64 {
-    fixed_iteration_cycles_on(1)
+/// `sets` compute sets, the exchange set-up and its sync.
+pub fn fixed_iteration_cycles(sets: usize) -> f64 {
+    fixed_iteration_cycles_on(1, sets)
 }
 
 /// A sync between BSP phases of a graph on `ipus` IPUs.
@@ -169,8 +224,8 @@ pub fn sync_cycles(ipus: u32) -> f64 {
 }
 
 /// As [`fixed_iteration_cycles`] for a graph on `ipus` IPUs.
-pub fn fixed_iteration_cycles_on(ipus: u32) -> f64 {
-    3.0 * (VERTEX_CYCLES + sync_cycles(ipus)) + EXCHANGE_SETUP_CYCLES + sync_cycles(ipus)
+pub fn fixed_iteration_cycles_on(ipus: u32, sets: usize) -> f64 {
+    sets as f64 * (VERTEX_CYCLES + sync_cycles(ipus)) + EXCHANGE_SETUP_CYCLES + sync_cycles(ipus)
 }
 
 /// How a frame's compute spreads over the tiles: every tile's compute cycles summed
@@ -249,10 +304,10 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
     let compute: f64 = p
         .iterations
         .iter()
-        .map(|i| i.step1_cycles + i.step2_cycles + i.step3_cycles)
+        .map(|i| i.step_cycles.iter().sum::<f64>())
         .sum::<f64>()
         + idle * p.idle_cycles.iter().sum::<f64>();
-    let fixed = fixed_iteration_cycles_on(p.ipus) * iterations as f64;
+    let fixed = fixed_iteration_cycles_on(p.ipus, p.sets) * iterations as f64;
     let exchange = full_exchange * iterations as f64;
     let occupied: f64 = p
         .iterations
@@ -290,7 +345,7 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
         ipu_link_cycles_per_iteration: ipu_links,
         compute_cycles: compute,
         exchange_cycles: exchange,
-        sync_cycles: 4.0 * sync_cycles(p.ipus) * iterations as f64,
+        sync_cycles: (p.sets + 1) as f64 * sync_cycles(p.ipus) * iterations as f64,
         cycles_per_iteration_mean: (compute + fixed + exchange) / iterations as f64,
         sh_s: p.iterations.iter().map(|i| i.sh_cycles).sum::<f64>() / CLOCK_HZ,
         host_s,
@@ -370,34 +425,50 @@ mod tests {
         let want_t = want(&COSTS.TracerMarch);
         assert!(want_t > 0.0, "the table has SH terms");
         assert!((sh[0] - dc[0] - want_t).abs() < 1e-6, "{} - {} != {want_t}", sh[0], dc[0]);
-        assert_eq!((sh[1], sh[2]), (dc[1], dc[2]), "only the march evaluates SH");
-        let (i0, i3) = (injector_cycles(&workers, 6, false, 0), injector_cycles(&workers, 6, false, 15));
+        assert_eq!(sh[1], dc[1], "only the march evaluates SH");
+        let (i0, i3) = (injector_cycles(&workers, 6, 0), injector_cycles(&workers, 6, 15));
         let want_i = want(&COSTS.InjectorMarch);
         assert!((i3[1] - i0[1] - want_i).abs() < 1e-6 && i3[0] == i0[0] && i3[2] == i0[2], "{i0:?} {i3:?}");
     }
 
     #[test]
-    fn an_injector_marches_in_the_set_its_schedule_puts_it() {
+    fn each_vertex_runs_in_the_set_its_schedule_puts_it() {
         let mut workers = [MarchWork::default(); WORKERS];
         workers[0] = MarchWork { marched_on: 40, visits: 60, steps: 900, neighbours: 15_000, ..MarchWork::default() };
-        let [emit, march, deal] = injector_cycles(&workers, 40, false, 0);
+        let [emit, march, deal] = injector_cycles(&workers, 40, 0);
         assert!(march > 10.0 * emit.max(deal), "marching dominates: {emit} {march} {deal}");
-        assert_eq!(injector_cycles(&workers, 40, true, 0), [march, deal, emit], "merged: march, deal, emit");
+        let parts = [(Part::Emit, emit), (Part::InjectorMarch, march), (Part::Deal, deal)];
+        assert_eq!(place(Schedule::Apart, &parts), [emit, march, deal, 0.0]);
+        assert_eq!(place(Schedule::MergedMarch, &parts), [march, deal, emit, 0.0], "merged: march, deal, emit");
+        assert_eq!(place(Schedule::ForwardBesideMarch, &parts), [emit, 0.0, march, deal]);
+        use Part::*;
+        for s in Schedule::ALL {
+            // Every tile keeps its own order, in sets of the schedule.
+            for order in [&[TracerMarch, TracerSend][..], &[Count, Plan, Forward], &[Spill]] {
+                assert!(order.windows(2).all(|w| set_of(s, w[0]) < set_of(s, w[1])), "{s:?}: {order:?}");
+            }
+            let inj = if s == Schedule::MergedMarch { [InjectorMarch, Deal, Emit] } else { [Emit, InjectorMarch, Deal] };
+            assert!(inj.windows(2).all(|w| set_of(s, w[0]) < set_of(s, w[1])), "{s:?}: {inj:?}");
+            let all = [TracerMarch, TracerSend, Count, Plan, Forward, Spill, Emit, InjectorMarch, Deal];
+            assert!(all.iter().all(|&p| set_of(s, p) < s.sets()), "{s:?}: a set past its last");
+        }
+        // Four sets: the routers' forward beside the march.
+        let f = Schedule::ForwardBesideMarch;
+        assert_eq!((set_of(f, Forward), set_of(f, Count)), (set_of(f, TracerMarch), set_of(f, Emit)));
     }
 
     #[test]
     fn frame_pays_for_the_idle_tail_up_to_a_multiple_of_rc() {
         use super::super::profile::{IterationLoad, Profile};
         let busy = IterationLoad {
-            step1_cycles: 1000.0,
-            step2_cycles: 10.0,
-            step3_cycles: 90.0,
+            step_cycles: [1000.0, 10.0, 90.0, 0.0],
             busiest_cell_steps: 3,
             ..Default::default()
         };
         let p = Profile {
             iterations: vec![busy.clone(), busy.clone(), busy],
-            idle_cycles: [5.0, 6.0, 7.0],
+            idle_cycles: [5.0, 6.0, 7.0, 0.0],
+            sets: 3,
             tile_cycles: vec![3000.0, 100.0, 200.0],
             tile_roles: vec!["Tracer".into(), "Router".into(), "Tracer".into()],
             chip_tiles: 10,
@@ -413,7 +484,7 @@ mod tests {
         };
         let e = estimate(&p, 2);
         assert_eq!((e.iterations_needed, e.iterations, e.host_round_trips), (3, 4, 2));
-        let cycles = 3.0 * 1100.0 + 18.0 + 4.0 * (fixed_iteration_cycles() + 2000.0 / EXCHANGE_BYTES_PER_CYCLE);
+        let cycles = 3.0 * 1100.0 + 18.0 + 4.0 * (fixed_iteration_cycles(3) + 2000.0 / EXCHANGE_BYTES_PER_CYCLE);
         assert!((e.frame_s - (cycles / CLOCK_HZ + 2.0 * HOST_ROUND_TRIP_S)).abs() < 1e-12);
         assert_eq!(e.busiest_cell_steps_mean, 3.0);
         // rc 1: no idle tail, more round trips.

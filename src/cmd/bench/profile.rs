@@ -14,7 +14,8 @@ use foam_layout::{
 };
 use serde::Serialize;
 
-use super::cycles::{MarchWork, WORKERS, injector_cycles, router_cycles, spill_cycles, tracer_cycles};
+use super::cycles::{MAX_SETS, MarchWork, Part, SetCycles, WORKERS, injector_cycles, place, router_cycles, spill_cycles, tracer_cycles};
+use crate::device::Schedule;
 use crate::camera::Camera;
 use crate::device::edges::EdgeKind;
 use crate::device::frame::work_words;
@@ -26,10 +27,9 @@ pub use crate::device::ipus::LINK_HEADER_BYTES;
 /// The busiest tiles of one compute/exchange iteration.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct IterationLoad {
-    /// Slowest tile of each compute set (cycles, without launch and sync).
-    pub step1_cycles: f64,
-    pub step2_cycles: f64,
-    pub step3_cycles: f64,
+    /// Slowest tile of each compute set of the step (cycles, without launch and sync;
+    /// 0 past the schedule's sets).
+    pub step_cycles: SetCycles,
     /// What the SH colour adds to the slowest tiles of the compute sets (the same
     /// iteration costed without the SH terms, subtracted).
     pub sh_cycles: f64,
@@ -47,7 +47,9 @@ pub struct IterationLoad {
 pub struct Profile {
     pub iterations: Vec<IterationLoad>,
     /// Each compute set's dearest tile when no tile has work (every vertex still runs).
-    pub idle_cycles: [f64; 3],
+    pub idle_cycles: SetCycles,
+    /// Compute sets per step (the schedule's).
+    pub sets: usize,
     /// Every tile's compute cycles over the frame (node order), and its role.
     pub tile_cycles: Vec<f64>,
     pub tile_roles: Vec<String>,
@@ -79,19 +81,18 @@ fn worker_deltas(now: &[u32], before: &[u32], counters: usize, f: impl Fn(&dyn F
     })
 }
 
-/// A tile's cycles in the three compute sets from its counters before and after an
-/// iteration (`work`: its slice of the `WORK_HANDLE` stream; `merged`: the
-/// injectors march in step 1; `sh_rest`: SH coefficients per colour channel beyond DC;
-/// `root`: the tree's root).
+/// A tile's cycles in the compute sets of `schedule` from its counters before and
+/// after an iteration (`work`: its slice of the `WORK_HANDLE` stream; `sh_rest`: SH
+/// coefficients per colour channel beyond DC; `root`: the tree's root).
 fn tile_cycles(
     n: &crate::device::tree::Node,
     (s, p): (&foam_tile_stats, &foam_tile_stats),
     work: &[u32],
     prev: &[u32],
-    merged: bool,
+    schedule: Schedule,
     sh_rest: usize,
     root: bool,
-) -> [f64; 3] {
+) -> SetCycles {
     match n.role {
         Role::Tracer => {
             let w = worker_deltas(work, prev, FOAM_TW_COUNTERS as usize, |d| MarchWork {
@@ -104,7 +105,8 @@ fn tile_cycles(
             });
             let finished: u64 = (0..WORKERS).map(|k| (work[k * FOAM_TW_COUNTERS as usize + FOAM_TW_PIXELS as usize]
                 .wrapping_sub(prev[k * FOAM_TW_COUNTERS as usize + FOAM_TW_PIXELS as usize])) as u64).sum();
-            tracer_cycles(&w, finished, sh_rest)
+            let [march, send] = tracer_cycles(&w, finished, sh_rest);
+            place(schedule, &[(Part::TracerMarch, march), (Part::TracerSend, send)])
         }
         Role::Injector => {
             let w = worker_deltas(work, prev, FOAM_IW_COUNTERS as usize, |d| MarchWork {
@@ -114,16 +116,20 @@ fn tile_cycles(
                 neighbours: d(FOAM_IW_NEIGHBOURS),
                 ..MarchWork::default()
             });
-            injector_cycles(&w, (s.pixels - p.pixels) as u64, merged, sh_rest)
+            let [emit, march, deal] = injector_cycles(&w, (s.pixels - p.pixels) as u64, sh_rest);
+            place(schedule, &[(Part::Emit, emit), (Part::InjectorMarch, march), (Part::Deal, deal)])
         }
         // The counts are this iteration's (RouterCount rewrites them every step).
-        Role::Router => router_cycles(
-            &std::array::from_fn(|w| work[w * FOAM_CATS as usize..(w + 1) * FOAM_CATS as usize].iter().map(|&c| c as u64).sum()),
-            n.fanout,
-            n.inject_lanes,
-            root,
-        ),
-        Role::Spill => spill_cycles((s.rays_in - p.rays_in) as u64),
+        Role::Router => {
+            let [count, plan, forward] = router_cycles(
+                &std::array::from_fn(|w| work[w * FOAM_CATS as usize..(w + 1) * FOAM_CATS as usize].iter().map(|&c| c as u64).sum()),
+                n.fanout,
+                n.inject_lanes,
+                root,
+            );
+            place(schedule, &[(Part::Count, count), (Part::Plan, plan), (Part::Forward, forward)])
+        }
+        Role::Spill => place(schedule, &[(Part::Spill, spill_cycles((s.rays_in - p.rays_in) as u64))]),
     }
 }
 
@@ -171,7 +177,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let per_ipu = crate::device::ipus::per_ipu(&plan)?;
     let cross_ipu_bytes = per_ipu.iter().map(|l| l.bytes_out_per_iteration).sum();
     let busiest_ipu_link_bytes = per_ipu.iter().map(|l| l.bytes_out_per_iteration.max(l.bytes_in_per_iteration)).max().unwrap_or(0);
-    let merged = plan.options.merged_march;
+    let schedule = plan.options.schedule;
     let offsets: Vec<usize> = tree
         .nodes
         .iter()
@@ -185,12 +191,12 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let mut tile_totals = vec![0.0f64; tree.nodes.len()];
     let zero = vec![0u32; prev_work.len()];
     let none = foam_tile_stats::default();
-    let mut idle_cycles = [0.0f64; 3];
+    let mut idle_cycles = [0.0f64; MAX_SETS];
     for (i, (n, &o)) in tree.nodes.iter().zip(&offsets).enumerate() {
         let w = &zero[o..o + work_words(n.role)];
-        let c = tile_cycles(n, (&none, &none), w, w, merged, sh_rest, i == tree.root());
-        for k in 0..3 {
-            idle_cycles[k] = idle_cycles[k].max(c[k]);
+        let c = tile_cycles(n, (&none, &none), w, w, schedule, sh_rest, i == tree.root());
+        for (idle, c) in idle_cycles.iter_mut().zip(c) {
+            *idle = idle.max(c);
         }
     }
     let mut renderer = DeviceRenderer::new(plan)?;
@@ -201,7 +207,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             .ok()?;
         let mut f = std::io::BufWriter::new(file);
         use std::io::Write;
-        writeln!(f, "# link_bytes {} busiest_link_bytes {} links_max {} ray_bytes {}", link_bytes, busiest_link_bytes, links_max, ray_bytes).ok();
+        writeln!(f, "# link_bytes {} busiest_link_bytes {} links_max {} ray_bytes {} sets {}", link_bytes, busiest_link_bytes, links_max, ray_bytes, schedule.sets()).ok();
         for (i, n) in tree.nodes.iter().enumerate() {
             writeln!(f, "tile {i} {:?} level {} fanout {} inject_lanes {} links {} sent_bytes {}", n.role, n.level, n.fanout, n.inject_lanes, links[i].0, sent[i]).ok();
         }
@@ -222,22 +228,23 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             ..IterationLoad::default()
         };
         prev_injected = st.injected as u64;
-        let mut without_sh = [0.0f64; 3];
+        let mut without_sh = [0.0f64; MAX_SETS];
         for (ti, (((n, s), p), &(_, links))) in tree.nodes.iter().zip(tiles).zip(&prev).zip(&links).enumerate() {
             let rays = (s.rays_in - p.rays_in) as u64;
             let span = offsets[ti]..offsets[ti] + work_words(n.role);
-            let c = tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span.clone()], merged, sh_rest, ti == tree.root());
+            let c = tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span.clone()], schedule, sh_rest, ti == tree.root());
             if let Some(f) = dump.as_mut() {
                 use std::io::Write;
                 let (steps, px) = (s.cell_steps - p.cell_steps, s.pixels - p.pixels);
                 if rays > 0 || steps > 0 || px > 0 {
-                    writeln!(f, "{} {ti} {rays} {steps} {px} {:.0} {:.0} {:.0}", prev_iterations, c[0], c[1], c[2]).ok();
+                    let sets: Vec<String> = c[..schedule.sets()].iter().map(|c| format!("{c:.0}")).collect();
+                    writeln!(f, "{} {ti} {rays} {steps} {px} {}", prev_iterations, sets.join(" ")).ok();
                 }
             }
-            it.step1_cycles = it.step1_cycles.max(c[0]);
-            it.step2_cycles = it.step2_cycles.max(c[1]);
-            it.step3_cycles = it.step3_cycles.max(c[2]);
-            let plain = if sh_rest > 0 { tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span], merged, 0, ti == tree.root()) } else { c };
+            for (slowest, c) in it.step_cycles.iter_mut().zip(c) {
+                *slowest = slowest.max(c);
+            }
+            let plain = if sh_rest > 0 { tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span], schedule, 0, ti == tree.root()) } else { c };
             for (k, v) in plain.into_iter().enumerate() {
                 without_sh[k] = without_sh[k].max(v);
             }
@@ -257,7 +264,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             let sent = if n.role == Role::Injector { (s.pixels - p.pixels) as u64 } else { rays };
             it.occupied_bytes = it.occupied_bytes.max(sent * ray_bytes + links * LINK_HEADER_BYTES);
         }
-        it.sh_cycles = it.step1_cycles + it.step2_cycles + it.step3_cycles - without_sh.iter().sum::<f64>();
+        it.sh_cycles = it.step_cycles.iter().sum::<f64>() - without_sh.iter().sum::<f64>();
         prev.copy_from_slice(tiles);
         prev_work.copy_from_slice(work);
         loads.push(it);
@@ -272,6 +279,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     Ok(Profile {
         iterations: loads,
         idle_cycles,
+        sets: schedule.sets(),
         tile_cycles: tile_totals,
         tile_roles,
         chip_tiles,
