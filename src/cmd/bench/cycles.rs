@@ -24,8 +24,9 @@
 //! iteration, busy or not.
 //!
 //! The exchange is modelled as built: a static `Copy` moves every link buffer in full
-//! each iteration, whatever it holds, so the busiest tile (the router whose lanes
-//! hold the most bytes) moves all of its buffers each way. The "occupied slots
+//! each iteration, whatever it holds, so the phase waits for the tile that sends the
+//! most bytes (a router's lanes down) or the one that receives the most (the root,
+//! into which every injector's lane is copied whole), each at its own port's rate. The "occupied slots
 //! only" figure shows what an exchange moving just the rays present would cost (a
 //! lower bound for that design). The launch, sync and exchange constants below are
 //! assumptions (orders of magnitude from Graphcore's documents), not measurements;
@@ -264,7 +265,8 @@ pub struct Estimate {
     /// Busiest router's rays forwarded in one iteration: mean over busy iterations, max.
     pub busiest_router_rays_mean: f64,
     pub busiest_router_rays_max: u64,
-    /// Bytes the busiest tile sends per iteration as built (full link buffers).
+    /// Bytes the busiest tile sends or receives per iteration as built (full link
+    /// buffers), whichever is more.
     pub exchange_bytes_per_iteration: u64,
     /// IPUs the graph spans; link-buffer bytes copied between IPUs per iteration (all
     /// IPUs) and per frame, and the busiest IPU's out or in over its IPU-Links per
@@ -298,7 +300,10 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
     // Chip and IPU-Links exchange at once: the phase waits for the slower of the
     // busiest tile's port and the busiest IPU's links.
     let ipu_links = p.busiest_ipu_link_bytes as f64 / IPU_LINK_BYTES_PER_CYCLE;
-    let full_exchange = (p.busiest_link_bytes as f64 / EXCHANGE_BYTES_PER_CYCLE).max(ipu_links);
+    // A tile sends and receives at the same rate, each on its own: the phase waits
+    // for the tile that sends the most or the one that receives the most.
+    let tile_bytes = p.busiest_link_bytes.max(p.busiest_receive_bytes);
+    let full_exchange = (tile_bytes as f64 / EXCHANGE_BYTES_PER_CYCLE).max(ipu_links);
 
     // The idle tail still runs every vertex: each set waits for its dearest idle tile.
     let compute: f64 = p
@@ -338,7 +343,7 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
         busiest_cell_steps_max: p.iterations.iter().map(|i| i.busiest_cell_steps).max().unwrap_or(0),
         busiest_router_rays_mean: mean(&|i| i.busiest_router_rays),
         busiest_router_rays_max: p.iterations.iter().map(|i| i.busiest_router_rays).max().unwrap_or(0),
-        exchange_bytes_per_iteration: p.busiest_link_bytes,
+        exchange_bytes_per_iteration: tile_bytes,
         ipus: p.ipus,
         cross_ipu_bytes_per_iteration: p.cross_ipu_bytes,
         cross_ipu_bytes_per_frame: p.cross_ipu_bytes * iterations,
@@ -475,6 +480,7 @@ mod tests {
             link_bytes: 400,
             links_max: 5,
             busiest_link_bytes: 2000,
+            busiest_receive_bytes: 1500,
             link_bytes_total: 8000,
             framebuffer_bytes: 0,
             ipus: 1,
@@ -487,6 +493,10 @@ mod tests {
         let cycles = 3.0 * 1100.0 + 18.0 + 4.0 * (fixed_iteration_cycles(3) + 2000.0 / EXCHANGE_BYTES_PER_CYCLE);
         assert!((e.frame_s - (cycles / CLOCK_HZ + 2.0 * HOST_ROUND_TRIP_S)).abs() < 1e-12);
         assert_eq!(e.busiest_cell_steps_mean, 3.0);
+        // A tile that receives more than the busiest one sends sets the exchange.
+        let into = estimate(&Profile { busiest_receive_bytes: 3000, ..p.clone() }, 2);
+        assert_eq!(into.exchange_bytes_per_iteration, 3000);
+        assert!((into.frame_s - e.frame_s - 4.0 * 1000.0 / EXCHANGE_BYTES_PER_CYCLE / CLOCK_HZ).abs() < 1e-12);
         // rc 1: no idle tail, more round trips.
         let e1 = estimate(&p, 1);
         assert_eq!((e1.iterations, e1.host_round_trips), (3, 3));

@@ -61,6 +61,9 @@ pub struct Profile {
     pub links_max: u64,
     /// Bytes the best-connected tile sends each iteration as built.
     pub busiest_link_bytes: u64,
+    /// Bytes the tile that receives the most takes in each iteration as built (the
+    /// root: every injector's lane comes to it whole).
+    pub busiest_receive_bytes: u64,
     /// Bytes all tiles send each iteration as built.
     pub link_bytes_total: u64,
     pub framebuffer_bytes: u64,
@@ -133,26 +136,28 @@ fn tile_cycles(
     }
 }
 
-/// Bytes each node sends in every exchange, as the static `Copy` moves every buffer
-/// whole: the buffers of its edges going away from it (an injector's lanes carry
-/// only a header down). With them, per node, the links it counts as its own (tree
-/// edges and side links at either end; an injector's lanes at the injector) and
-/// every edge at it.
-fn exchange_per_node(plan: &DevicePlan) -> (Vec<u64>, Vec<(u64, u64)>) {
+/// Bytes each node sends and receives in every exchange, as the static `Copy` moves
+/// every buffer whole: the buffers of its edges going away from it, and those coming
+/// to it (an injector's lanes carry only a header down). With them, per node, the
+/// links it counts as its own (tree edges and side links at either end; an
+/// injector's lanes at the injector) and every edge at it.
+fn exchange_per_node(plan: &DevicePlan) -> (Vec<u64>, Vec<u64>, Vec<(u64, u64)>) {
     let n = plan.tree.nodes.len();
-    let (mut sent, mut links) = (vec![0u64; n], vec![(0u64, 0u64); n]);
+    let (mut sent, mut received, mut links) = (vec![0u64; n], vec![0u64; n], vec![(0u64, 0u64); n]);
     for e in &plan.spec.edges {
         let (from, to) = (e.from as usize, e.to as usize);
         let injected = matches!(EdgeKind::of(e), EdgeKind::Injector | EdgeKind::Direct);
         let [there, back] = crate::device::ipus::edge_bytes(e, plan.ray_bytes);
         sent[from] += there;
         sent[to] += back;
+        received[to] += there;
+        received[from] += back;
         links[from].0 += 1;
         links[to].0 += !injected as u64;
         links[from].1 += 1;
         links[to].1 += 1;
     }
-    (sent, links)
+    (sent, received, links)
 }
 
 /// Renders `cam` once with `plan` (which must have rc 1) and records every iteration.
@@ -166,8 +171,9 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let sh_rest = crate::scene::sh_rest_len(plan.sh.degree) / 3;
     let tree = plan.tree.clone();
     let ray_bytes = plan.ray_bytes as u64;
-    let (sent, links) = exchange_per_node(&plan);
+    let (sent, received, links) = exchange_per_node(&plan);
     let (busiest_link_bytes, links_max) = sent.iter().copied().zip(links.iter().map(|l| l.0)).max().unwrap_or((0, 1));
+    let busiest_receive_bytes = received.iter().copied().max().unwrap_or(0);
     let link_bytes_total = sent.iter().sum();
     let link_bytes = busiest_link_bytes / links_max;
     let framebuffer_bytes =
@@ -207,9 +213,9 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             .ok()?;
         let mut f = std::io::BufWriter::new(file);
         use std::io::Write;
-        writeln!(f, "# link_bytes {} busiest_link_bytes {} links_max {} ray_bytes {} sets {}", link_bytes, busiest_link_bytes, links_max, ray_bytes, schedule.sets()).ok();
+        writeln!(f, "# link_bytes {} busiest_link_bytes {} busiest_receive_bytes {} links_max {} ray_bytes {} sets {}", link_bytes, busiest_link_bytes, busiest_receive_bytes, links_max, ray_bytes, schedule.sets()).ok();
         for (i, n) in tree.nodes.iter().enumerate() {
-            writeln!(f, "tile {i} {:?} level {} fanout {} inject_lanes {} links {} sent_bytes {}", n.role, n.level, n.fanout, n.inject_lanes, links[i].0, sent[i]).ok();
+            writeln!(f, "tile {i} {:?} level {} fanout {} inject_lanes {} links {} sent_bytes {} received_bytes {}", n.role, n.level, n.fanout, n.inject_lanes, links[i].0, sent[i], received[i]).ok();
         }
         Some(f)
     });
@@ -286,6 +292,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         link_bytes,
         links_max,
         busiest_link_bytes,
+        busiest_receive_bytes,
         link_bytes_total,
         framebuffer_bytes,
         ipus,

@@ -251,7 +251,7 @@ fn point(w: &mut String, p: &Point) {
         );
         let _ = writeln!(
             w,
-            "  exchange: {} B per iteration from the busiest tile (full link buffers) = {:.0} cycles",
+            "  exchange: {} B per iteration into or out of the busiest tile (full link buffers) = {:.0} cycles",
             e.exchange_bytes_per_iteration,
             e.exchange_bytes_per_iteration as f64 / cycles::EXCHANGE_BYTES_PER_CYCLE
         );
