@@ -36,7 +36,8 @@ struct LaneEnd {
 
 // The compute sets of a step in program order, and which of them runs each vertex
 // (by the spec's Schedule); `reset` zeroes a frame's state. Indices into `steps`,
-// so that no ComputeSet is ever default-constructed.
+// so that no ComputeSet is ever default-constructed. The cost model places each
+// vertex by the same table (src/cmd/bench/cycles.rs, set_of): change both.
 struct ComputeSets {
   std::vector<ComputeSet> steps;
   ComputeSet reset;
