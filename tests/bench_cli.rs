@@ -151,13 +151,13 @@ fn json_has_the_keys_and_consistent_numbers() {
     // lanes, the spill store's, and a bare credit header down each injector lane).
     let caps: Vec<u64> = p["link_capacity"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
     assert!(p["links_sized_to_camera"].as_bool().unwrap());
-    assert!(caps[0] >= 64 && caps[0] <= 256 && caps[1..] == [768, 384], "{caps:?}");
+    assert!(caps[0] >= 64 && caps[0] <= 256 && caps[1..] == [384, 384], "{caps:?}");
     assert!((8..=32).contains(&p["side_capacity"].as_u64().unwrap()));
     let lb = |c: u64| 16 + c * 20;
     let level1 = 16 * lb(caps[0]) + lb(caps[1]);
     let injectors = p["injectors"].as_u64().unwrap();
     assert_eq!((injectors, p["injectors_asked"].as_u64().unwrap()), (256, 256), "a root of 4 children has room for all");
-    assert_eq!(p["inject_capacity"].as_u64(), Some(48), "256 injectors share the lanes of 32 of 384 rays");
+    assert_eq!(p["inject_capacity"].as_u64(), Some(16), "256 injectors share the lanes of 32 of 128 rays");
     let root = 4 * lb(caps[1]) + lb(caps[2]) + injectors * lb(0);
     // The root also takes in every injector's lane whole, and the exchange waits for
     // the tile that receives the most as for the one that sends the most.
@@ -267,7 +267,7 @@ fn tuned_link_sizes_are_kept() {
     let caps = |p: &Value| -> Vec<u64> { p["link_capacity"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect() };
     let p = point("side_capacity=32");
     assert!(!p["links_sized_to_camera"].as_bool().unwrap());
-    assert_eq!((caps(&p), p["side_capacity"].as_u64().unwrap()), (vec![256, 768, 384], 32));
+    assert_eq!((caps(&p), p["side_capacity"].as_u64().unwrap()), (vec![256, 384, 384], 32));
     let p = point("link_capacity=128,768,384");
     assert!(!p["links_sized_to_camera"].as_bool().unwrap());
     assert_eq!((caps(&p), p["side_capacity"].as_u64().unwrap()), (vec![128, 768, 384], 32));

@@ -306,8 +306,8 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
         let flying = n.injected - finished.min(n.injected) + c.allowed_by.iter().sum::<u32>();
         check(allowed == 0 || flying + allowed <= p.max_in_flight, format!("{flying} in flight + {allowed} allowed > {}", p.max_in_flight));
         check(n.allowed_by.iter().sum::<u32>() == allowed, "allowance recorded".into());
-        // An injector asks for at most what its lane holds.
-        let ask = |l: usize| (s.inbox[l].credit & 0xFFFF).min(p.inject_capacity);
+        // An injector asks for what its queue has room for, which its lane need not hold.
+        let ask = |l: usize| s.inbox[l].credit & 0xFFFF;
         // Shares go by pixels left: an injector with at least another's weight gets
         // at least that one's allowance, but for a ray of rounding, unless its own
         // ask is met. Weights that sum past 2^16 are shared by their prefixes shifted
@@ -428,7 +428,7 @@ fn lane_sums(p: &foam_params, inbox: &[foam_link_header], w: u32) -> [u32; 4] {
         let (next, left) = (h.credit & 0xFFFF, h.credit >> 16);
         sums[FOAM_LS_DEMAND as usize] += h.pending.min(p.inject_capacity);
         if p.max_in_flight > 0 {
-            sums[FOAM_LS_ASKED as usize] += next.min(p.inject_capacity);
+            sums[FOAM_LS_ASKED as usize] += next;
             sums[FOAM_LS_WEIGHT as usize] += if next == 0 || p.inject_capacity == 0 { 0 } else { left.max(1) };
             sums[FOAM_LS_EMITTED as usize] += h.finished;
         }

@@ -208,7 +208,7 @@ fn links_sized_to_a_light_view_shrink_and_change_nothing_but_speed() {
         opts(RayLayout::Half),
     ] {
         let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
-        let want = if o.link_capacity.is_empty() { vec![256, 768, 384] } else { o.link_capacity.clone() };
+        let want = if o.link_capacity.is_empty() { vec![256, 384, 384] } else { o.link_capacity.clone() };
         assert_eq!((plan.options.link_capacity.clone(), plan.options.side_capacity), (want, 32));
     }
 }
@@ -401,6 +401,29 @@ fn schedules_change_nothing_but_speed() {
     }
 }
 
+/// An injector's queue paces what it emits; its lane to the root, which the exchange
+/// copies whole every iteration, carries only what the direct lanes did not take.
+/// With lanes of one ray behind queues of 64, queues of two behind lanes of 16, or
+/// every ray across the root on a lane of one: the default's image, every ray home.
+#[test]
+fn injector_queues_apart_from_their_lanes_change_nothing_but_speed() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    let base = DeviceOptions { rc: 1, ..opts(RayLayout::Half) };
+    let (default, _, _) = render_scheduled(scene, &cam, 256, &base);
+    assert_complete(&default);
+    for o in [
+        DeviceOptions { inject_capacity: Some(1), injector_queue: Some(64), ..base.clone() },
+        DeviceOptions { inject_capacity: Some(16), injector_queue: Some(2), ..base.clone() },
+        DeviceOptions { inject_capacity: Some(1), injector_queue: Some(32), direct_capacity: Some(0), ..base.clone() },
+    ] {
+        let (f, _, counts) = render_scheduled(scene, &cam, 256, &o);
+        assert_complete(&f);
+        assert_eq!(f.output, default.output, "lane {:?}, queue {:?}", o.inject_capacity, o.injector_queue);
+        assert_eq!(counts.last().unwrap().0, (cam.width * cam.height) as u64, "every pixel's ray was emitted");
+    }
+}
+
 #[test]
 fn bad_tree_options_are_one_line_errors() {
     let (scene, garden_cam) = garden();
@@ -588,10 +611,11 @@ fn hop_counters_travel_only_when_asked() {
     assert_eq!(counted.output, plain.output, "hop counters do not change the image");
 }
 
-/// Left to the plan, injectors beyond 32 share the lanes 32 had (tune.rs:
-/// inject_capacity, direct_capacity): a 1024-shard device takes all 256 (the
-/// routers' lanes, layout.h FOAM_MAX_INJECTORS) on lanes of 48 rays to the root and
-/// 16 to each router under it; the root and those routers keep the queues 32
+/// Left to the plan, injectors beyond 32 share the lanes and queues 32 had (tune.rs:
+/// inject_capacity, direct_capacity, injector_queue): a 1024-shard device takes all
+/// 256 (the routers' lanes, layout.h FOAM_MAX_INJECTORS) on lanes of 16 rays to the
+/// root and to each router under it, behind queues of 48; the root and those
+/// routers keep the queues 32
 /// injectors left them; the frame is the one 32 injectors and a single one
 /// render, every ray once; and where the tiles run out the plan takes fewer.
 #[test]
@@ -614,14 +638,17 @@ fn injectors_beyond_32_share_the_lanes_of_32() {
         let under = plan.tree.direct_targets();
         assert_eq!(under.len(), 8);
         let queues = (queue(root), under.iter().map(|&r| queue(r)).min().unwrap());
+        let held: Vec<u32> = plan.tree.injectors().map(queue).collect();
+        assert!(held.iter().all(|&q| q == held[0]), "{injectors} injectors: queues {held:?}");
+        let lanes = (lanes.0, lanes.1, held[0]);
         let f = DeviceRenderer::new(plan).unwrap().render(scene, &cam, &mut |_, _| {}).unwrap();
         assert_complete(&f);
         (lanes, queues, f)
     };
     let (lanes, queues, many) = frame(256);
-    assert_eq!(lanes, (vec![48], vec![16]));
+    assert_eq!(lanes, (vec![16], vec![16], 48));
     let (lanes, queues32, some) = frame(32);
-    assert_eq!(lanes, (vec![384], vec![128]));
+    assert_eq!(lanes, (vec![128], vec![128], 384));
     // The lanes' headers (16 bytes each way) are all that grows: less than one of
     // the queues' 256-ray steps.
     assert!(queues.0 + 256 >= queues32.0 && queues.1 + 256 >= queues32.1, "256 injectors: queues {queues:?}, 32: {queues32:?}");
@@ -637,14 +664,14 @@ fn injectors_beyond_32_share_the_lanes_of_32() {
 
 /// The plan takes the most injectors, up to the asked, whose lanes leave the root
 /// room for its queues: all 32 with the half payload, fewer with 32-byte rays (fp32
-/// with hop counters) on a root over 16 tracers, where an injector lane's 384 rays
+/// with hop counters) on a root over 16 tracers, where injector lanes of 384 rays
 /// take more bytes; and the frame still renders, every ray once.
 #[test]
 fn the_plan_takes_the_most_injectors_the_root_has_room_for() {
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(48, 36).unwrap();
     for (layout, hops, ray_bytes) in [(RayLayout::Half, false, 20), (RayLayout::Fp32, true, 32)] {
-        let o = DeviceOptions { hops, injectors: 32, ..opts(layout) };
+        let o = DeviceOptions { hops, injectors: 32, inject_capacity: Some(384), ..opts(layout) };
         let plan = DevicePlan::for_camera(scene, 16, &cam, &o, &()).unwrap();
         let root = &plan.tree.nodes[plan.tree.root()];
         let fits = |n: u32| o.root_has_room(ray_bytes, root.fanout, root.level, root.edge_level, n);

@@ -68,7 +68,7 @@ TileBytes injectorBytes(const foam_params &p, const TileContents &c) {
   const unsigned lanes = std::max(1u, p.direct_lanes);
   b.directIn = foam_direct_offset(&p, lanes, 0);
   b.directOut = foam_direct_offset(&p, lanes, 1);
-  b.store = rays(p.link_capacity, p);  // as many held rays as its lane holds
+  b.store = rays(foam_injector_queue(&p), p);
   b.region = c.regionBytes;
   b.blocks = sizeof(uint32_t) + (std::size_t)p.block_slots * sizeof(foam_block);
   return b;

@@ -1,5 +1,7 @@
 #include "topology.h"
 
+#include "foam/lanes.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -155,8 +157,9 @@ foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &la
     if (!up || lanes.up->kind != EdgeKind::Injector || lanes.direct.size() > FOAM_MAX_FANOUT)
       refuse(name + ": an injector has one lane to the root and up to " + std::to_string(FOAM_MAX_FANOUT) + " direct lanes");
     p.link_capacity = lanes.up->capacity;
-    if (p.link_capacity > 0xFFFFu)  // foam_inject_up's `next` is 16 bits
-      refuse(name + ": a lane to the root of " + std::to_string(p.link_capacity) + " rays; at most 65535");
+    if (p.link_capacity > 0xFFFFu || foam_injector_queue(&p) > 0xFFFFu)  // foam_inject_up's `next` is 16 bits
+      refuse(name + ": a lane to the root of " + std::to_string(p.link_capacity) + " rays and a queue of " +
+             std::to_string(foam_injector_queue(&p)) + "; at most 65535 each");
     p.direct_lanes = (uint32_t)lanes.direct.size();
     p.direct_capacity = lanes.direct.empty() ? 0u : lanes.direct[0]->capacity;
     // Direct lane k leads to the root's child k: the root's bits choose it.

@@ -57,7 +57,7 @@ public:
     foam_injector_ctl c = load<foam_injector_ctl>(ctl);
     foam_frame_status fs = load<foam_frame_status>(status);
     foam_tile_stats st = load<foam_tile_stats>(stats);
-    const unsigned stride = p.ray_bytes, cap = p.link_capacity;
+    const unsigned stride = p.ray_bytes, cap = foam_injector_queue(&p);
     const uint32_t listed = load<uint32_t>(blocks);
     const uint32_t count = listed < p.block_slots ? listed : p.block_slots;
     const uint32_t area = (uint32_t)p.block_w * p.block_h;
@@ -215,7 +215,8 @@ public:
     const foam_params p = load<foam_params>(params);
     foam_inject_up h = load<foam_inject_up>(outbox);
     foam_injector_ctl c = load<foam_injector_ctl>(ctl);
-    const unsigned stride = p.ray_bytes, lanes = p.direct_lanes, cap = p.link_capacity;
+    // `cap`: the lane to the root; `qcap`: the queue, which may hold more.
+    const unsigned stride = p.ray_bytes, lanes = p.direct_lanes, cap = p.link_capacity, qcap = foam_injector_queue(&p);
     const foam_inject_down root = load<foam_inject_down>(inbox);
     const uint32_t rootCredit = root.credit;
     const uint32_t rootLimit = rootCredit < cap ? rootCredit : cap;
@@ -270,7 +271,7 @@ public:
     // while the root holds emission back no ray would take that credit, and a
     // router reserves its queue for a step for every credit it grants, so its own
     // children starved, the more the more injectors there are.
-    const uint32_t room = cap - kept, next = root.allowance < room ? root.allowance : room;
+    const uint32_t room = qcap - kept, next = root.allowance < room ? root.allowance : room;
     const uint32_t coming = kept + (more ? next : 0);
     for (unsigned k = 0; k < lanes; ++k) {
       unsigned char *box = &directOut[0] + foam_direct_offset(&p, k, 1);
@@ -285,11 +286,11 @@ public:
     }
     // The root's lane is wanted for what was held back and what took it now, and,
     // without direct lanes, for what is coming too; the injector would emit as many
-    // new rays as its lane could hold beside those held.
+    // new rays as its queue could hold beside those held.
     const uint32_t wants = up + (lanes ? kept : coming);
     h.count = up;
     h.pending = wants < cap ? wants : cap;
-    h.next = (uint16_t)(more ? cap - kept : 0);
+    h.next = (uint16_t)(more ? qcap - kept : 0);
     memcpy(&outbox[0], &h, sizeof h);
     if (up < cap) foam_slot_invalidate(slots + (size_t)up * stride);
     c.held = kept;

@@ -206,7 +206,9 @@ inline uint32_t answerInjectors(const foam_params &p, const unsigned char *inbox
     down.reserved = 0;
     down.allowance = 0;
     if (root) {
-      const uint32_t ask = minu(up.next, cap);
+      // What the injector's queue has room for, which may be more than its lane
+      // holds: the allowance paces emission, the lane's credit what goes on it.
+      const uint32_t ask = up.next;
       down.allowance = rationed ? minu(ask, allowance.upTo((weight += weightOf(up, cap)) >> shift)) : ask;
     }
     allowed += down.allowance;
@@ -255,7 +257,7 @@ public:
       const foam_inject_up &in = *reinterpret_cast<const foam_inject_up *>(lane);
       sums[FOAM_LS_DEMAND] += minu(in.pending, cap);
       if (p.max_in_flight) {  // the root
-        sums[FOAM_LS_ASKED] += minu(in.next, cap);
+        sums[FOAM_LS_ASKED] += in.next;  // as answerInjectors asks
         sums[FOAM_LS_WEIGHT] += weightOf(in, cap);
         sums[FOAM_LS_EMITTED] += in.emitted;
       }

@@ -113,9 +113,18 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "inject_capacity",
         min: 1,
-        planned: "12288 / injectors, at most 384 (48 with 256)",
-        doc: "Rays per injector-lane buffer: what one injector can emit into the root per iteration. Left to the plan, more than 32 injectors share the 32 lanes' rays (in multiples of 16), so that the root keeps its room for queues.",
+        planned: "4096 / injectors, at most 128 (16 with 256)",
+        doc: "Rays per injector-lane buffer to the root. The exchange copies every lane whole each iteration and the root takes them all in, so they are narrow; the queue behind paces emission (injector_queue). Left to the plan, more than 32 injectors share the 32 lanes' rays (in multiples of 16), so that the root keeps its room for queues.",
         set: |o, v| o.inject_capacity = Some(count(v)),
+        ..ONE_NUMBER
+    },
+    Key {
+        name: "injector_queue",
+        min: 1,
+        max: 65535,
+        planned: "inject_capacity if given, else 12288 / injectors, at most 384 (48 with 256)",
+        doc: "Rays each injector holds emitted and not yet dealt out to its lanes: what the root lets it emit per iteration, at most.",
+        set: |o, v| o.injector_queue = Some(count(v)),
         ..ONE_NUMBER
     },
     Key {
@@ -129,7 +138,7 @@ pub const KEYS: &[Key] = &[
         name: "link_capacity",
         value: "N,..",
         min: 1,
-        planned: "256,768,384 (half payload; the same bytes for the others), tracer edges sized to the camera",
+        planned: "256,384,384 (half payload; the same bytes for the others), tracer edges sized to the camera",
         doc: "Rays per tree-link buffer by level: tracer edges, then the edges above each router level; the last repeats up to the spill store. Fixes the tracer links' sizes (no sizing to the camera).",
         set: |o, v| o.link_capacity = v.to_vec(),
         ..ONE_NUMBER

@@ -125,8 +125,12 @@ pub struct DeviceOptions {
     /// room for its queues ([`DeviceOptions::root_has_room`]).
     pub injectors: u32,
     /// Rays per injector-lane buffer. `None`: the injectors share
-    /// [`INJECT_LANES_RAYS`] (see [`DeviceOptions::inject_lane_capacity`]).
+    /// [`ROOT_LANES_RAYS`] (see [`DeviceOptions::inject_lane_capacity`]).
     pub inject_capacity: Option<u32>,
+    /// Rays each injector's queue holds (what it may have emitted and not dealt
+    /// out yet), apart from its lane. `None`: as many as a given `inject_capacity`,
+    /// or the injectors share [`INJECT_LANES_RAYS`] (see [`DeviceOptions::injector_queue`]).
+    pub injector_queue: Option<u32>,
     /// Rays per buffer of each injector's direct lane to each router under the
     /// root, which carries primary rays past the root; 0: none (every primary ray
     /// crosses the root, as in the paper). `None`: the injectors share
@@ -281,6 +285,13 @@ pub fn link_bytes(capacity: u32, ray_bytes: u32) -> u32 {
 /// routers under it keep the room for their queues that 32 left them (with 128
 /// injectors, lanes of 96 and 32 rays; with 256, 48 and 16).
 pub const INJECT_LANES_RAYS: u32 = 32 * INJECT_CAPACITY;
+/// Rays the root's injector lanes hold together when left to the plan: the exchange
+/// copies each lane whole every step, and the root takes them all in, so they are
+/// narrower than the queues behind them ([`INJECT_LANES_RAYS`] shared), which pace
+/// what the injectors emit (16 rays a lane with 256 injectors, 128 with 32).
+pub const ROOT_LANES_RAYS: u32 = 32 * ROOT_LANE_CAPACITY;
+/// Rays per injector lane to the root, at most, when left to the plan.
+pub const ROOT_LANE_CAPACITY: u32 = 128;
 pub const DIRECT_LANES_RAYS: u32 = 32 * DIRECT_CAPACITY;
 /// Rays per injector lane and per direct lane, at most, when left to the plan.
 pub const INJECT_CAPACITY: u32 = 384;
@@ -293,11 +304,15 @@ fn shared_lane(total: u32, lanes: u32, most: u32) -> u32 {
 }
 
 /// Default rays per link buffer by level for the 20-byte half payload: narrow
-/// tracer edges (most of the bytes exchanged), wider edges between the routers,
-/// and below the root edges narrow enough that the root, which also takes the
-/// injectors' lanes, keeps a queue of about 2500 rays (its credit loop reserves a
-/// step's worth of queue for what it granted, so its queue bounds what crosses it).
-pub const HALF_LINK_CAPACITY: [u32; 3] = [256, 768, 384];
+/// tracer edges (most of the bytes exchanged), and router edges no wider than the
+/// routers under the root can take in beside every injector's direct lane (the
+/// exchange copies each buffer whole, and waits for the tile that receives the
+/// most: 768 above the tracers' parents cost the 1 M scene 4.8 ms a frame against
+/// 384, for the same iterations); below the root, edges narrow enough that the
+/// root, which also takes the injectors' lanes, keeps a queue of about 2500 rays
+/// (its credit loop reserves a step's worth of queue for what it granted, so its
+/// queue bounds what crosses it).
+pub const HALF_LINK_CAPACITY: [u32; 3] = [256, 384, 384];
 
 /// The default link capacities for `ray_bytes` payloads: the half payload's bytes.
 pub fn default_link_capacity(ray_bytes: u32) -> Vec<u32> {
@@ -474,9 +489,18 @@ impl DeviceOptions {
     }
 
     /// Rays per buffer of each injector's lane to the root with `injectors` injectors:
-    /// as given, or their share of [`INJECT_LANES_RAYS`].
+    /// as given, or their share of [`ROOT_LANES_RAYS`].
     pub fn inject_lane_capacity(&self, injectors: u32) -> u32 {
-        self.inject_capacity.unwrap_or_else(|| shared_lane(INJECT_LANES_RAYS, injectors, INJECT_CAPACITY))
+        self.inject_capacity.unwrap_or_else(|| shared_lane(ROOT_LANES_RAYS, injectors, ROOT_LANE_CAPACITY))
+    }
+
+    /// Rays each injector's queue holds with `injectors` injectors: as given, as
+    /// many as its lane when only the lane's capacity is given, or their share of
+    /// [`INJECT_LANES_RAYS`].
+    pub fn injector_queue(&self, injectors: u32) -> u32 {
+        self.injector_queue
+            .or(self.inject_capacity)
+            .unwrap_or_else(|| shared_lane(INJECT_LANES_RAYS, injectors, INJECT_CAPACITY))
     }
 
     /// Rays per buffer of each direct lane with `injectors` injectors: as given (0:
@@ -526,6 +550,7 @@ impl Default for DeviceOptions {
             schedule: Schedule::default(),
             injectors: 256,
             inject_capacity: None,
+            injector_queue: None,
             direct_capacity: None,
             fanout: vec![16, 8],
             link_capacity: Vec::new(),
@@ -674,14 +699,14 @@ mod tests {
             (s.link_capacity, s.side_capacity)
         };
         // No tracer load: the floor; the router edges keep their defaults.
-        assert_eq!(sized(20, 0.0), (vec![64, 768, 384], 8));
+        assert_eq!(sized(20, 0.0), (vec![64, 384, 384], 8));
         // A busiest tracer that needs the default buffers' rate, or more: the defaults.
         let full = (256 + 8 * 32) as f64 * SIZING_ITERATIONS;
         assert_eq!(sized(20, full), (HALF_LINK_CAPACITY.to_vec(), 32));
         assert_eq!(sized(20, 10.0 * full), (HALF_LINK_CAPACITY.to_vec(), 32));
         // Half the rate: half the buffers, edges in whole 16-ray steps.
-        assert_eq!(sized(20, full / 2.0), (vec![128, 768, 384], 16));
-        assert_eq!(sized(20, full / 3.0), (vec![96, 768, 384], 11));
+        assert_eq!(sized(20, full / 2.0), (vec![128, 384, 384], 16));
+        assert_eq!(sized(20, full / 3.0), (vec![96, 384, 384], 11));
         // Other payloads start from their own (byte-equal) defaults.
         assert_eq!(sized(28, 10.0 * full).0, default_link_capacity(28));
         // Without side links the edges carry the whole rate.
@@ -717,7 +742,7 @@ mod tests {
             assert!(r >= 480 * 1024 && r + links + 2404 + TILE_RESERVE_BYTES <= 638_976, "{r}");
             // A router under the root with a direct lane from every injector still
             // has a queue of several of its parent's buffers.
-            let q = o.router_queue_capacity(rb, 638_976, router_links(rb, 8, 768 * 20 / rb, 384 * 20 / rb, o.injectors, direct));
+            let q = o.router_queue_capacity(rb, 638_976, router_links(rb, 8, 384 * 20 / rb, 384 * 20 / rb, o.injectors, direct));
             assert!(q >= 6 * 384 * 20 / rb, "ray {rb} B: queue under the root {q}");
             // The root over 8 routers with the default injectors' lanes still has queues
             // of a link buffer, of three with half and mixed payloads (the injector
@@ -726,17 +751,23 @@ mod tests {
             assert!(q >= 384 * 20 / rb && (rb > 24 || q >= 3 * 384 * 20 / rb), "ray {rb} B: root queue {q}");
             assert!(o.root_has_room(rb, 8, 3, 3, o.injectors), "ray {rb} B: a 1024-shard root takes every injector");
         }
-        assert_eq!((o.edge_capacity(0), o.edge_capacity(1), o.edge_capacity(7)), (256, 768, 384));
-        // Up to 32 injectors keep whole lanes; more share 32's, in multiples of 16.
-        let lanes = |n: u32| (o.inject_lane_capacity(n), o.direct_lane_capacity(n));
-        assert_eq!((lanes(1), lanes(32), lanes(64), lanes(100), lanes(256)), ((384, 128), (384, 128), (192, 64), (112, 32), (48, 16)));
+        assert_eq!((o.edge_capacity(0), o.edge_capacity(1), o.edge_capacity(7)), (256, 384, 384));
+        // Up to 32 injectors keep whole lanes and queues; more share 32's, in
+        // multiples of 16.
+        let lanes = |n: u32| (o.inject_lane_capacity(n), o.direct_lane_capacity(n), o.injector_queue(n));
+        assert_eq!(
+            (lanes(1), lanes(32), lanes(64), lanes(100), lanes(256)),
+            ((128, 128, 384), (128, 128, 384), (64, 64, 192), (32, 32, 112), (16, 16, 48))
+        );
         // Leaves split onto free tiles never make room for more than 32 injectors:
         // 1472 - 1024 tracers - 73 routers - the spill store - 32, two tiles a split.
         assert_eq!((o.free_splits(1024), DeviceOptions { injectors: 8, ..o.clone() }.free_splits(1024)), (171, 183));
         let given = DeviceOptions { inject_capacity: Some(500), direct_capacity: Some(0), ..o.clone() };
-        assert_eq!((given.inject_lane_capacity(256), given.direct_lane_capacity(256)), (500, 0));
+        assert_eq!((given.inject_lane_capacity(256), given.direct_lane_capacity(256), given.injector_queue(256)), (500, 0, 500));
+        let apart = DeviceOptions { injector_queue: Some(64), ..given };
+        assert_eq!((apart.inject_lane_capacity(256), apart.injector_queue(256)), (500, 64));
         assert_eq!(default_link_capacity(20), HALF_LINK_CAPACITY.to_vec());
-        assert_eq!(default_link_capacity(32), vec![160, 480, 240]);
+        assert_eq!(default_link_capacity(32), vec![160, 240, 240]);
         assert_eq!("cols:2".parse::<Batch>(), Ok(Batch::Cols(2)));
         assert_eq!("blocks:8".parse::<Batch>().map(|b| b.to_string()), Ok("blocks:8".into()));
         assert!("rows:0".parse::<Batch>().is_err());

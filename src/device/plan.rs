@@ -785,6 +785,7 @@ pub(crate) fn node_params(
             (p.block_w, p.block_h) = (block_w as u16, block_h as u16);
             p.drain_iters = o.drain_iters;
             p.block_slots = block_slots;
+            p.queue_capacity = o.injector_queue(tree.injectors().len() as u32);
         }
     }
     p

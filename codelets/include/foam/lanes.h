@@ -59,6 +59,13 @@ static inline size_t foam_lane_offset(const foam_params *p, unsigned l, int out)
          (l > f + g ? foam_link_bytes(p, p->parent_capacity) : 0u);
 }
 
+/* Rays an injector's queue holds: what it may have emitted and not yet dealt out.
+ * Apart from its lane to the root, which the exchange copies whole every step, so
+ * that the lane can be narrow where the queue is not (0: as many as the lane). */
+static inline unsigned foam_injector_queue(const foam_params *p) {
+  return p->queue_capacity ? p->queue_capacity : p->link_capacity;
+}
+
 /* Byte offset of a tracer's side link k; k = side_links gives the total. */
 static inline size_t foam_side_offset(const foam_params *p, unsigned k) {
   return k * foam_link_bytes(p, p->side_capacity);

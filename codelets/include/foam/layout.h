@@ -335,7 +335,7 @@ typedef struct foam_params {
   uint32_t hops;           /* 1 when foam_ray_hops follows each payload */
   uint32_t link_capacity;  /* [lanes] rays per buffer of a router's child lanes, or of
                               the one edge of a tracer, the spill store or an injector */
-  uint32_t queue_capacity; /* rays per router queue / tracer pending store / spill store */
+  uint32_t queue_capacity; /* rays per router queue / tracer pending store / spill store / injector queue */
   /* routing */
   uint32_t shard;          /* tracer: its shard id; router: its subtree's prefix (a shard
                               is in the subtree iff id >> (level_shift + log2 fanout) == prefix) */
