@@ -208,12 +208,14 @@ fn composite(out: &crate::reference::RenderOutput) -> Vec<f64> {
 /// The paper's configuration (§5, Tab. 3) on top of `base` (its layout, rc and limits):
 /// a quadtree of routers, primary rays in scan-order rows one per batch, one ray
 /// generator on the root, no direct lanes, side links, shard copies, replicas or
-/// result stores, and 256 rays per link buffer.
+/// result stores, and 256 rays per link buffer. The generator's lane to the root is
+/// its queue too, as one injector's was before the lanes were narrowed.
 pub fn paper_options(base: &DeviceOptions) -> DeviceOptions {
     DeviceOptions {
         fanout: vec![4],
         batch: Batch::Rows(1),
         injectors: 1,
+        inject_capacity: Some(crate::device::options::INJECT_CAPACITY),
         direct_capacity: Some(0),
         side_links: 0,
         copies: 0,
