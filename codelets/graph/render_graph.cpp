@@ -34,46 +34,42 @@ struct LaneEnd {
   Tensor in, out;
 };
 
-// The compute sets of a step in program order, and which of them runs each vertex
-// (by the spec's Schedule); `reset` zeroes a frame's state. Indices into `steps`,
-// so that no ComputeSet is ever default-constructed. The cost model places each
-// vertex by the same table (src/cmd/bench/cycles.rs, set_of): change both.
+// Which compute set of a step runs each vertex, by the spec's Schedule, and the
+// sets' names in program order. The cost model places each vertex by the same
+// table (src/cmd/bench/cycles.rs, set_of): change both.
+struct StepLayout {
+  std::vector<const char *> names;
+  unsigned tracerMarch, tracerSend, count, plan, forward, spill, emit, injectorMarch, deal;
+};
+
+StepLayout stepLayout(Schedule schedule) {
+  switch (schedule) {
+  case Schedule::Apart:  // the injectors march in a set of their own
+    return {{"step/march+count+spill+emit", "step/send+plan+inject-march", "step/forward+deal"},
+            0, 1, 0, 1, 2, 0, 0, 1, 2};
+  case Schedule::MergedMarch:  // the injectors march beside the tracers, emit last
+    return {{"step/march+count+spill", "step/send+plan+deal", "step/forward+emit"}, 0, 1, 0, 1, 2, 0, 2, 0, 1};
+  case Schedule::ForwardBesideMarch:
+    // A router's forward costs a few times its count and plan together; beside the
+    // march it no longer adds a busiest tile of its own to every step.
+    return {{"step/count+emit", "step/plan", "step/march+forward+spill", "step/send+deal"}, 2, 3, 0, 1, 2, 2, 0, 2, 3};
+  }
+  throw std::invalid_argument("render graph: a schedule of no kind");
+}
+
+// The compute sets of a step in program order and where each vertex runs; `reset`
+// zeroes a frame's state. Indices into `steps`, so that no ComputeSet is ever
+// default-constructed.
 struct ComputeSets {
+  StepLayout at;
   std::vector<ComputeSet> steps;
   ComputeSet reset;
-  unsigned tracerMarch, tracerSend, count, plan, forward, spill, emit, injectorMarch, deal;
   ComputeSet operator[](unsigned step) const { return steps.at(step); }
 };
 
 ComputeSets computeSets(Graph &g, Schedule schedule) {
-  ComputeSets cs{{}, g.addComputeSet("frame/reset"), 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  switch (schedule) {
-  case Schedule::Apart:
-    cs.steps = {g.addComputeSet("step/march+count+spill+emit"), g.addComputeSet("step/send+plan+inject-march"),
-                g.addComputeSet("step/forward+deal")};
-    cs.tracerMarch = cs.count = cs.spill = cs.emit = 0;
-    cs.tracerSend = cs.plan = cs.injectorMarch = 1;
-    cs.forward = cs.deal = 2;
-    break;
-  case Schedule::MergedMarch:
-    cs.steps = {g.addComputeSet("step/march+count+spill"), g.addComputeSet("step/send+plan+deal"),
-                g.addComputeSet("step/forward+emit")};
-    cs.tracerMarch = cs.injectorMarch = cs.count = cs.spill = 0;
-    cs.tracerSend = cs.plan = cs.deal = 1;
-    cs.forward = cs.emit = 2;
-    break;
-  case Schedule::ForwardBesideMarch:
-    // A router's forward costs a few times its count and plan together; beside the
-    // march it no longer adds a busiest tile of its own to every step.
-    cs.steps = {g.addComputeSet("step/count+emit"), g.addComputeSet("step/plan"),
-                g.addComputeSet("step/march+forward+spill"), g.addComputeSet("step/send+deal")};
-    cs.count = cs.emit = 0;
-    cs.plan = 1;
-    cs.tracerMarch = cs.injectorMarch = cs.forward = cs.spill = 2;
-    cs.tracerSend = cs.deal = 3;
-    break;
-  default: throw std::invalid_argument("render graph: a schedule of no kind");
-  }
+  ComputeSets cs{stepLayout(schedule), {}, g.addComputeSet("frame/reset")};
+  for (const char *name : cs.at.names) cs.steps.push_back(g.addComputeSet(name));
   return cs;
 }
 
@@ -260,28 +256,28 @@ private:
     const unsigned tile = spec_.nodes[i].tile;
     switch (spec_.nodes[i].role) {
     case Role::Tracer:
-      addLocalVertex(cs[cs.tracerMarch], "TracerMarch", tile,
+      addLocalVertex(cs[cs.at.tracerMarch], "TracerMarch", tile,
                      {{"shard", x.shard}, {"copies", x.copies}, {"camera", x.camera}, {"params", x.params},
                       {"inbox", x.inbox}, {"sideIn", x.sideIn}, {"pending", x.store}, {"pixels", x.pixels},
                       {"results", x.results}, {"ctl", x.ctl}});
-      addLocalVertex(cs[cs.tracerSend], "TracerSend", tile,
+      addLocalVertex(cs[cs.at.tracerSend], "TracerSend", tile,
                      {{"params", x.params}, {"inbox", x.inbox}, {"sideIn", x.sideIn}, {"outbox", x.outbox},
                       {"sideOut", x.sideOut}, {"pending", x.store}, {"ctl", x.ctl}, {"stats", x.stats}});
       zero(cs, tile, {&x.inbox, &x.outbox, &x.sideIn, &x.sideOut, &x.pixels, &x.results, &x.stats}, x.ctl);
       break;
     case Role::Router:
-      addLocalVertex(cs[cs.count], "RouterCount", tile,
+      addLocalVertex(cs[cs.at.count], "RouterCount", tile,
                      {{"params", x.params}, {"inboxes", x.inbox}, {"queues", x.store}, {"ctl", x.ctl}});
-      addLocalVertex(cs[cs.plan], "RouterPlan", tile,
+      addLocalVertex(cs[cs.at.plan], "RouterPlan", tile,
                      {{"params", x.params}, {"inboxes", x.inbox}, {"outboxes", x.outbox}, {"ctl", x.ctl},
                       {"stats", x.stats}});
-      addLocalVertex(cs[cs.forward], "RouterForward", tile,
+      addLocalVertex(cs[cs.at.forward], "RouterForward", tile,
                      {{"params", x.params}, {"inboxes", x.inbox}, {"queues", x.store}, {"outboxes", x.outbox},
                       {"ctl", x.ctl}});
       zero(cs, tile, {&x.inbox, &x.outbox, &x.stats}, x.ctl);
       break;
     case Role::Spill:
-      addLocalVertex(cs[cs.spill], "SpillStore", tile,
+      addLocalVertex(cs[cs.at.spill], "SpillStore", tile,
                      {{"params", x.params}, {"camera", x.camera}, {"inbox", x.inbox}, {"outbox", x.outbox},
                       {"spill", x.store}, {"ctl", x.ctl}, {"status", x.status}, {"stats", x.stats}});
       zero(cs, tile, {&x.inbox, &x.outbox, &x.status, &x.stats}, x.ctl);
@@ -289,14 +285,14 @@ private:
     case Role::Injector: {
       // Emit, march, deal (injector.cpp) in the sets the schedule gives them; merged,
       // the march comes first beside the tracers' and the emit last, for the next step.
-      addLocalVertex(cs[cs.emit], "Injector", tile,
+      addLocalVertex(cs[cs.at.emit], "Injector", tile,
                      {{"params", x.params}, {"camera", x.camera}, {"blocks", x.blocks}, {"inbox", x.inbox},
                       {"queue", x.store}, {"outbox", x.outbox}, {"ctl", x.ctl}, {"status", x.status},
                       {"stats", x.stats}});
-      addLocalVertex(cs[cs.injectorMarch], "InjectorMarch", tile,
+      addLocalVertex(cs[cs.at.injectorMarch], "InjectorMarch", tile,
                      {{"region", x.region}, {"camera", x.camera}, {"params", x.params}, {"queue", x.store},
                       {"ctl", x.ctl}});
-      addLocalVertex(cs[cs.deal], "InjectorSend", tile,
+      addLocalVertex(cs[cs.at.deal], "InjectorSend", tile,
                      {{"params", x.params}, {"inbox", x.inbox}, {"directIn", x.directIn}, {"queue", x.store},
                       {"outbox", x.outbox}, {"directOut", x.directOut}, {"ctl", x.ctl}, {"stats", x.stats}});
       zero(cs, tile, {&x.inbox, &x.outbox, &x.directIn, &x.directOut, &x.status, &x.stats}, x.ctl);
