@@ -86,7 +86,7 @@ pub enum Part {
     Deal,
 }
 
-/// The compute set (from 0) that runs `part` under `schedule`, as `computeSets` in
+/// The compute set (from 0) that runs `part` under `schedule`, as `stepLayout` in
 /// codelets/graph/render_graph.cpp places it.
 pub fn set_of(schedule: Schedule, part: Part) -> usize {
     use Part::*;

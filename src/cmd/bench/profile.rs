@@ -243,8 +243,11 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
                 use std::io::Write;
                 let (steps, px) = (s.cell_steps - p.cell_steps, s.pixels - p.pixels);
                 if rays > 0 || steps > 0 || px > 0 {
-                    let sets: Vec<String> = c[..schedule.sets()].iter().map(|c| format!("{c:.0}")).collect();
-                    writeln!(f, "{} {ti} {rays} {steps} {px} {}", prev_iterations, sets.join(" ")).ok();
+                    write!(f, "{prev_iterations} {ti} {rays} {steps} {px}").ok();
+                    for c in &c[..schedule.sets()] {
+                        write!(f, " {c:.0}").ok();
+                    }
+                    writeln!(f).ok();
                 }
             }
             for (slowest, c) in it.step_cycles.iter_mut().zip(c) {
