@@ -12,6 +12,12 @@ namespace foam_bridge {
 
 namespace {
 
+foam::Schedule toSchedule(std::uint8_t schedule) {
+  if (schedule > static_cast<uint8_t>(foam::Schedule::ForwardBesideMarch))
+    throw std::invalid_argument("render spec: schedule " + std::to_string(schedule) + " is none of 0, 1, 2");
+  return static_cast<foam::Schedule>(schedule);
+}
+
 // The plan's spec for the graph builder, its shards' bytes only if `shards`.
 foam::RenderSpec toSpec(const RenderSpec &spec, bool shards) {
   foam::RenderSpec s;
@@ -20,9 +26,7 @@ foam::RenderSpec toSpec(const RenderSpec &spec, bool shards) {
   s.slicePixels = spec.slice_pixels;
   s.regionBytes = spec.region_bytes;
   s.rc = spec.rc;
-  if (spec.schedule > static_cast<uint8_t>(foam::Schedule::ForwardBesideMarch))
-    throw std::invalid_argument("render spec: schedule " + std::to_string(spec.schedule) + " is none of 0, 1, 2");
-  s.schedule = static_cast<foam::Schedule>(spec.schedule);
+  s.schedule = toSchedule(spec.schedule);
   s.nodes.reserve(spec.nodes.size());
   for (const RenderNode &n : spec.nodes) {
     foam::NodeSpec ns;
@@ -59,6 +63,16 @@ rust::Vec<std::uint32_t> build_render_graph(Session &session, const RenderSpec &
 rust::Vec<TileBytes> spec_tile_bytes(const RenderSpec &spec) {
   rust::Vec<TileBytes> out;
   for (const foam::TileBytes &b : foam::specTileBytes(toSpec(spec, false))) out.push_back(toRust(b));
+  return out;
+}
+
+rust::Vec<std::uint8_t> step_layout(std::uint8_t schedule) {
+  const foam::StepLayout at = foam::stepLayout(toSchedule(schedule));
+  rust::Vec<std::uint8_t> out;
+  out.push_back(static_cast<std::uint8_t>(at.names.size()));
+  for (unsigned set : {at.tracerMarch, at.tracerSend, at.count, at.plan, at.forward, at.spill, at.emit,
+                       at.injectorMarch, at.deal})
+    out.push_back(static_cast<std::uint8_t>(set));
   return out;
 }
 

@@ -12,5 +12,6 @@ struct TileBytes;
 struct TileContents;
 rust::Vec<std::uint32_t> build_render_graph(Session &session, const RenderSpec &spec);
 rust::Vec<TileBytes> spec_tile_bytes(const RenderSpec &spec);
+rust::Vec<std::uint8_t> step_layout(std::uint8_t schedule);
 TileBytes role_tile_bytes(std::uint8_t role, rust::Slice<const std::uint8_t> params, const TileContents &contents);
 } // namespace foam_bridge

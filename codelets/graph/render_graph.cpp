@@ -34,28 +34,6 @@ struct LaneEnd {
   Tensor in, out;
 };
 
-// Which compute set of a step runs each vertex, by the spec's Schedule, and the
-// sets' names in program order. The cost model places each vertex by the same
-// table (src/cmd/bench/cycles.rs, set_of): change both.
-struct StepLayout {
-  std::vector<const char *> names;
-  unsigned tracerMarch, tracerSend, count, plan, forward, spill, emit, injectorMarch, deal;
-};
-
-StepLayout stepLayout(Schedule schedule) {
-  switch (schedule) {
-  case Schedule::Apart:  // the injectors march in a set of their own
-    return {{"step/march+count+spill+emit", "step/send+plan+inject-march", "step/forward+deal"},
-            0, 1, 0, 1, 2, 0, 0, 1, 2};
-  case Schedule::MergedMarch:  // the injectors march beside the tracers, emit last
-    return {{"step/march+count+spill", "step/send+plan+deal", "step/forward+emit"}, 0, 1, 0, 1, 2, 0, 2, 0, 1};
-  case Schedule::ForwardBesideMarch:
-    // A router's forward costs a few times its count and plan together; beside the
-    // march it no longer adds a busiest tile of its own to every step.
-    return {{"step/count+emit", "step/plan", "step/march+forward+spill", "step/send+deal"}, 2, 3, 0, 1, 2, 2, 0, 2, 3};
-  }
-  throw std::invalid_argument("render graph: a schedule of no kind");
-}
 
 // The compute sets of a step in program order and where each vertex runs; `reset`
 // zeroes a frame's state. Indices into `steps`, so that no ComputeSet is ever
@@ -407,6 +385,21 @@ private:
 };
 
 }  // namespace
+
+StepLayout stepLayout(Schedule schedule) {
+  switch (schedule) {
+  case Schedule::Apart:  // the injectors march in a set of their own
+    return {{"step/march+count+spill+emit", "step/send+plan+inject-march", "step/forward+deal"},
+            0, 1, 0, 1, 2, 0, 0, 1, 2};
+  case Schedule::MergedMarch:  // the injectors march beside the tracers, emit last
+    return {{"step/march+count+spill", "step/send+plan+deal", "step/forward+emit"}, 0, 1, 0, 1, 2, 0, 2, 0, 1};
+  case Schedule::ForwardBesideMarch:
+    // A router's forward costs a few times its count and plan together; beside the
+    // march it no longer adds a busiest tile of its own to every step.
+    return {{"step/count+emit", "step/plan", "step/march+forward+spill", "step/send+deal"}, 2, 3, 0, 1, 2, 2, 0, 2, 3};
+  }
+  throw std::invalid_argument("render graph: a schedule of no kind");
+}
 
 std::vector<program::Program> buildRenderGraph(Graph &g, const RenderSpec &spec) { return Builder(g, spec).build(); }
 

@@ -30,6 +30,15 @@ inline constexpr const char *kWorkHandle = "work";
 // Programs, by index in the returned vector.
 enum Program : unsigned { kFrameStart = 0, kSteps = 1, kNumPrograms = 2 };
 
+// Which compute set of a step runs each vertex, by the spec's Schedule, and the
+// sets' names in program order. The one table of it: the cost model reads it through
+// the bridge (poplar_bridge::step_layout, src/cmd/bench/cycles.rs set_of).
+struct StepLayout {
+  std::vector<const char *> names;
+  unsigned tracerMarch, tracerSend, count, plan, forward, spill, emit, injectorMarch, deal;
+};
+StepLayout stepLayout(Schedule schedule);
+
 // Builds tensors, vertices, compute sets and copies; returns the programs.
 std::vector<poplar::program::Program> buildRenderGraph(poplar::Graph &graph, const RenderSpec &spec);
 

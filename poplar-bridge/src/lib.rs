@@ -225,6 +225,11 @@ mod ffi {
         /// Every node's tensor bytes as build_render_graph allocates them (the
         /// spec's shard bytes are not read), or why the spec is not a device.
         fn spec_tile_bytes(spec: &RenderSpec) -> Result<Vec<TileBytes>>;
+        /// The compute sets of a step under `schedule` (spec.h Schedule), then the set
+        /// that runs each vertex: TracerMarch, TracerSend, RouterCount, RouterPlan,
+        /// RouterForward, SpillStore, Injector, InjectorMarch, InjectorSend (the graph
+        /// builder's own table, render_graph.h stepLayout).
+        fn step_layout(schedule: u8) -> Result<Vec<u8>>;
         /// A tile of `role` (0 tracer .. 3 injector) with these foam_params bytes,
         /// [lanes] fields set, and contents.
         fn role_tile_bytes(role: u8, params: &[u8], contents: &TileContents) -> Result<TileBytes>;
@@ -276,6 +281,12 @@ impl TileBytes {
 /// Every node's tensor bytes as the graph builder allocates them for `spec`.
 pub fn spec_tile_bytes(spec: &RenderSpec) -> Result<Vec<TileBytes>> {
     Ok(ffi::spec_tile_bytes(spec)?)
+}
+
+/// The graph builder's step layout under `schedule` (see `ffi::step_layout`): the
+/// number of compute sets a step, then each vertex's set.
+pub fn step_layout(schedule: u8) -> Result<Vec<u8>> {
+    Ok(ffi::step_layout(schedule)?)
 }
 
 /// The tensor bytes of a tile of `role` with `params` (a foam_params, its [lanes]

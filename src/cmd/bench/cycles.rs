@@ -32,6 +32,8 @@
 //! assumptions (orders of magnitude from Graphcore's documents), not measurements;
 //! together they are under 1 % of the modelled frames.
 
+use std::sync::LazyLock;
+
 use serde::Serialize;
 
 use super::costs::{COSTS, Walk};
@@ -72,7 +74,8 @@ pub const MAX_SETS: usize = 4;
 pub type SetCycles = [f64; MAX_SETS];
 
 /// The vertices of a step, each in the order its tile runs them: a tracer marches then
-/// sends; a router counts, plans, forwards; an injector emits, marches, deals.
+/// sends; a router counts, plans, forwards; an injector emits, marches, deals. Listed
+/// in the order `poplar_bridge::step_layout` gives their sets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Part {
     TracerMarch,
@@ -86,28 +89,18 @@ pub enum Part {
     Deal,
 }
 
-/// The compute set (from 0) that runs `part` under `schedule`, as `stepLayout` in
-/// codelets/graph/render_graph.cpp places it.
+/// The compute set (from 0) that runs `part` under `schedule`: the graph builder's own
+/// table (`stepLayout` in codelets/graph/render_graph.cpp, through the bridge), so the
+/// model cannot place a vertex where the graph does not run it.
 pub fn set_of(schedule: Schedule, part: Part) -> usize {
-    use Part::*;
-    match schedule {
-        Schedule::Apart => match part {
-            TracerMarch | Count | Spill | Emit => 0,
-            TracerSend | Plan | InjectorMarch => 1,
-            Forward | Deal => 2,
-        },
-        Schedule::MergedMarch => match part {
-            TracerMarch | InjectorMarch | Count | Spill => 0,
-            TracerSend | Plan | Deal => 1,
-            Forward | Emit => 2,
-        },
-        Schedule::ForwardBesideMarch => match part {
-            Count | Emit => 0,
-            Plan => 1,
-            TracerMarch | InjectorMarch | Forward | Spill => 2,
-            TracerSend | Deal => 3,
-        },
-    }
+    static LAYOUTS: LazyLock<Vec<Vec<u8>>> = LazyLock::new(|| {
+        Schedule::ALL
+            .iter()
+            .map(|&s| poplar_bridge::step_layout(s as u8).expect("the graph builder lays out every schedule"))
+            .collect()
+    });
+    // The bridge's order: the set count, then TracerMarch .. InjectorSend as `Part` lists them.
+    LAYOUTS[schedule as usize][1 + part as usize] as usize
 }
 
 /// A tile's vertices' cycles placed in the compute sets of `schedule`.
@@ -457,6 +450,12 @@ mod tests {
             let all = [TracerMarch, TracerSend, Count, Plan, Forward, Spill, Emit, InjectorMarch, Deal];
             assert!(all.iter().all(|&p| set_of(s, p) < s.sets()), "{s:?}: a set past its last");
         }
+        // The graph builder's table has as many sets as the schedule says, and no other schedule.
+        for s in Schedule::ALL {
+            assert_eq!(poplar_bridge::step_layout(s as u8).unwrap()[0] as usize, s.sets(), "{s:?}");
+        }
+        let e = poplar_bridge::step_layout(Schedule::ALL.len() as u8).unwrap_err().to_string();
+        assert!(e.contains("schedule 3 is none of"), "{e}");
         // Four sets: the routers' forward beside the march.
         let f = Schedule::ForwardBesideMarch;
         assert_eq!((set_of(f, Forward), set_of(f, Count)), (set_of(f, TracerMarch), set_of(f, Emit)));
