@@ -115,6 +115,8 @@ pub struct Point {
     pub tracer_budget: u32,
     pub tracer_budget_planned: bool,
     pub inject_capacity: u32,
+    /// Rays each injector's queue holds (what it may have emitted and not dealt yet).
+    pub injector_queue: u32,
     /// Statistics of the last timed frame (`wall_s` of that frame).
     pub stats: FrameStats,
     /// Median device frame time (host runtime) and every timed frame.
@@ -281,6 +283,7 @@ impl Bench<'_> {
         let injector_share = plan.injector_share();
         let direct_capacity = if direct_lanes > 0 { plan.options.direct_lane_capacity(injectors) } else { 0 };
         let inject_capacity = plan.options.inject_lane_capacity(injectors);
+        let injector_queue = plan.options.injector_queue(injectors);
         let shard_copies = plan.copies.iter().map(|c| c.len() as u64).sum();
         let plan_times = plan.times;
         let per_ipu = crate::device::ipus::per_ipu(&plan)?;
@@ -325,6 +328,7 @@ impl Bench<'_> {
             tracer_budget,
             tracer_budget_planned: o.tracer_budget.is_none(),
             inject_capacity,
+            injector_queue,
             psnr_db: psnr(&composite(&frame.output), &self.reference),
             stats: frame.stats,
             device_s,

@@ -154,8 +154,8 @@ fn point(w: &mut String, p: &Point) {
     let _ = writeln!(w, "shard copies on tracers: {}", p.shard_copies);
     let _ = writeln!(
         w,
-        "injectors: {} (of at most {}: their regions march {:.0} % of the sampled cell steps, and get that share of the free tiles, as far as the tiles and the root's room go), each on a lane to the root of {} rays",
-        p.injectors, p.injectors_asked, 100.0 * p.injector_share, p.inject_capacity
+        "injectors: {} (of at most {}: their regions march {:.0} % of the sampled cell steps, and get that share of the free tiles, as far as the tiles and the root's room go), each on a lane to the root of {} rays behind a queue of {}",
+        p.injectors, p.injectors_asked, 100.0 * p.injector_share, p.inject_capacity, p.injector_queue
     );
     let _ = writeln!(w, "direct lanes from injectors past the root: {} of {} rays", p.direct_lanes, p.direct_capacity);
     let planned = if p.march_budget_planned { " (planned: the dearest injector's sampled steps over 160 iterations)" } else { "" };
