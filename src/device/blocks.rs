@@ -174,7 +174,8 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
             let mut cost = cost_under(&even);
             let mut best = (dearest(&even, &cost), even);
             // Where the regions march (nearly) every sampled step, nothing is left to
-            // the tracers for a staircase's wider frusta to cost (see `balance`).
+            // the tracers for a staircase's wider frusta to cost (see `balance`; garden:
+            // 53.6 → 50.7 ms).
             let (mut inside, mut steps) = (0u64, 0u64);
             for (g, chosen) in best.1.iter().map(|g| (g, region(&paths_of(g)))) {
                 for r in g.iter().flat_map(|&i| &rays[i]) {
@@ -182,7 +183,7 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
                     steps += r.steps.iter().map(|&n| n as u64).sum::<u64>();
                 }
             }
-            let staircases = inside as f64 >= STAIRCASE_SHARE * steps as f64;
+            let staircases = inside as f64 >= super::options::INJECTORS_ALONE_SHARE * steps as f64;
             for _ in 0..BALANCE_ROUNDS {
                 // Without a balanced cut, the injectors keep the cut they have.
                 let Some(members) = balance(&all, &cost, n, groups.len(), slots, staircases) else { break };
@@ -305,10 +306,6 @@ impl Cutter<'_> {
     }
 }
 
-/// The share of the sampled cell steps the even cut's regions must march for
-/// [`order`] to cut partway along lines wherever that evens the injectors better.
-/// Garden (regions 100 %): 53.6 → 50.7 ms.
-const STAIRCASE_SHARE: f64 = 0.99;
 
 /// Cuts of the view [`order`] tries, each on the regions of the one before.
 const BALANCE_ROUNDS: usize = 8;

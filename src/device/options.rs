@@ -583,11 +583,27 @@ impl Default for DeviceOptions {
 /// 180 they add iterations.
 pub const BUDGET_ITERATIONS: u64 = 160;
 
+/// As [`BUDGET_ITERATIONS`] where the injectors' regions march (nearly) every
+/// sampled step ([`INJECTORS_ALONE_SHARE`]), so that the injectors are the whole
+/// frame and their view is cut by balance alone (`blocks::order`). Garden, its
+/// injectors even (`march_budget`; modelled ms, iterations): 34 → 50.0, 240; 38 →
+/// 48.3, 220; 41 → 48.7, 220; 46 (over 160) → 50.7, 200; 56 → 51.8, 200. Over 180
+/// on the 1 M and bicycle scenes, whose tracers march a quarter and three quarters
+/// of the steps, gained nothing (1 M 81.4 ms against 78.1 with the tracers' budget
+/// kept), so they keep 160.
+pub const BUDGET_ITERATIONS_INJECTORS_ALONE: u64 = 180;
+
+/// The share of the sampled cell steps the injectors' regions march from which the
+/// plan takes the injectors for the whole frame.
+pub const INJECTORS_ALONE_SHARE: f64 = 0.99;
+
 /// Cell steps per InjectorMarch worker per step: the dearest injector's sampled
-/// steps (`dearest_steps`) over [`BUDGET_ITERATIONS`] steps of its six workers; 0
-/// (no limit) when nothing was sampled.
-pub fn planned_march_budget(dearest_steps: u64) -> u32 {
-    let per = BUDGET_ITERATIONS * foam_layout::FOAM_WORKERS as u64;
+/// steps (`dearest_steps`) over [`BUDGET_ITERATIONS`] steps of its six workers, or
+/// [`BUDGET_ITERATIONS_INJECTORS_ALONE`] where the regions' `share` of the sampled
+/// steps is [`INJECTORS_ALONE_SHARE`] or more; 0 (no limit) when nothing was sampled.
+pub fn planned_march_budget(dearest_steps: u64, share: f64) -> u32 {
+    let iterations = if share >= INJECTORS_ALONE_SHARE { BUDGET_ITERATIONS_INJECTORS_ALONE } else { BUDGET_ITERATIONS };
+    let per = iterations * foam_layout::FOAM_WORKERS as u64;
     dearest_steps.div_ceil(per).min(u32::MAX as u64) as u32
 }
 
@@ -655,6 +671,10 @@ mod tests {
         assert_eq!(planned_tracer_budget(75, 1.0), 75, "garden: the injectors' own");
         assert_eq!(planned_tracer_budget(0, 0.5), 0, "no injector budget, none for the tracers");
         assert_eq!(planned_tracer_budget(100, 7.0), 100, "a share is at most 1");
+        // The injectors alone spread the dearest one's steps over more iterations.
+        assert_eq!(planned_march_budget(89_280, 0.754), 93, "the 1 M scene");
+        assert_eq!(planned_march_budget(44_000, 1.0), 41, "garden");
+        assert_eq!(planned_march_budget(0, 1.0), 0, "nothing sampled: no limit");
     }
 
     #[test]

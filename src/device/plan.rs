@@ -281,11 +281,11 @@ impl DevicePlan {
             schedule: options.schedule as u8,
         };
         fill_stores(tree, &mut spec, options)?;
+        let share = regions_share(&samples);
         let budget = options.march_budget.unwrap_or_else(|| {
-            super::options::planned_march_budget(samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0))
+            super::options::planned_march_budget(samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0), share)
         });
-        let tracer_budget =
-            options.tracer_budget.unwrap_or_else(|| super::options::planned_tracer_budget(budget, regions_share(&samples)));
+        let tracer_budget = options.tracer_budget.unwrap_or_else(|| super::options::planned_tracer_budget(budget, share));
         for (i, n) in tree.nodes.iter().enumerate() {
             let b = match n.role {
                 Role::Injector => budget,
