@@ -158,36 +158,35 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
             // step, 300 a visit, 420 a ray). The regions follow the cut, so the cut
             // is made twice: on the even cut's regions, then on its own.
             let paths_of = |g: &[usize]| g.iter().flat_map(|&i| rays[i].iter().map(|r| r.shards.clone())).collect::<Vec<_>>();
+            // With them, the share of the sampled cell steps the regions march.
             let cost_under = |members: &[Vec<usize>]| {
                 let mut cost = vec![0u64; all.len()];
+                let (mut inside, mut steps) = (0u64, 0u64);
                 for g in members {
                     let chosen = region(&paths_of(g));
                     for &i in g {
                         cost[i] = rays[i].iter().map(|r| r.cost_in(&chosen)).sum();
+                        for r in &rays[i] {
+                            inside += r.inside(&chosen).map(|(_, &n)| n as u64).sum::<u64>();
+                            steps += r.steps.iter().map(|&n| n as u64).sum::<u64>();
+                        }
                     }
                 }
-                cost
+                (cost, if steps == 0 { 1.0 } else { inside as f64 / steps as f64 })
             };
             // Each cut moves the regions, so re-cut on the new regions a few times and
             // keep the cut whose dearest injector costs least under its own regions.
             let dearest = |members: &[Vec<usize>], cost: &[u64]| members.iter().map(|g| g.iter().map(|&i| cost[i]).sum::<u64>()).max().unwrap_or(0);
-            let mut cost = cost_under(&even);
+            let (mut cost, share) = cost_under(&even);
             let mut best = (dearest(&even, &cost), even);
             // Where the regions march (nearly) every sampled step, nothing is left to
             // the tracers for a staircase's wider frusta to cost (see `balance`; garden:
             // 53.6 → 50.7 ms).
-            let (mut inside, mut steps) = (0u64, 0u64);
-            for (g, chosen) in best.1.iter().map(|g| (g, region(&paths_of(g)))) {
-                for r in g.iter().flat_map(|&i| &rays[i]) {
-                    inside += r.inside(&chosen).map(|(_, &n)| n as u64).sum::<u64>();
-                    steps += r.steps.iter().map(|&n| n as u64).sum::<u64>();
-                }
-            }
-            let staircases = inside as f64 >= super::options::INJECTORS_ALONE_SHARE * steps as f64;
+            let staircases = share >= super::options::INJECTORS_ALONE_SHARE;
             for _ in 0..BALANCE_ROUNDS {
                 // Without a balanced cut, the injectors keep the cut they have.
                 let Some(members) = balance(&all, &cost, n, groups.len(), slots, staircases) else { break };
-                let fresh = cost_under(&members);
+                let (fresh, _) = cost_under(&members);
                 let d = dearest(&members, &fresh);
                 // Half the old cost and half the new: a block's cost depends on the
                 // cut, and taking the new alone swings between cuts.
