@@ -34,7 +34,6 @@ struct LaneEnd {
   Tensor in, out;
 };
 
-
 // The compute sets of a step in program order and where each vertex runs; `reset`
 // zeroes a frame's state. Indices into `steps`, so that no ComputeSet is ever
 // default-constructed.

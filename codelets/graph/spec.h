@@ -13,7 +13,7 @@ namespace foam {
 
 enum class Role : uint8_t { Tracer = 0, Router = 1, Spill = 2, Injector = 3 };
 
-// Which compute set of a step runs each vertex (render_graph.cpp, Builder::sets). A
+// Which compute set of a step runs each vertex (render_graph.h, stepLayout). A
 // tile's own order never changes: a tracer marches then sends, a router counts,
 // plans then forwards, an injector emits, marches then deals (merged: marches,
 // deals, then emits for the next step). What changes is which tiles' work shares a

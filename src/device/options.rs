@@ -97,14 +97,6 @@ pub enum Schedule {
 
 impl Schedule {
     pub const ALL: [Schedule; 3] = [Schedule::Apart, Schedule::MergedMarch, Schedule::ForwardBesideMarch];
-
-    /// Compute sets per step.
-    pub fn sets(self) -> usize {
-        match self {
-            Schedule::Apart | Schedule::MergedMarch => 3,
-            Schedule::ForwardBesideMarch => 4,
-        }
-    }
 }
 
 #[derive(Clone, Debug)]

@@ -93,14 +93,24 @@ pub enum Part {
 /// table (`stepLayout` in codelets/graph/render_graph.cpp, through the bridge), so the
 /// model cannot place a vertex where the graph does not run it.
 pub fn set_of(schedule: Schedule, part: Part) -> usize {
+    // After the set count, TracerMarch .. InjectorSend as `Part` lists them.
+    step_layout(schedule)[1 + part as usize] as usize
+}
+
+/// Compute sets per step under `schedule`, as the graph builder makes them.
+pub fn sets_of(schedule: Schedule) -> usize {
+    step_layout(schedule)[0] as usize
+}
+
+/// `poplar_bridge::step_layout` of `schedule`, asked once per schedule.
+fn step_layout(schedule: Schedule) -> &'static [u8] {
     static LAYOUTS: LazyLock<Vec<Vec<u8>>> = LazyLock::new(|| {
         Schedule::ALL
             .iter()
             .map(|&s| poplar_bridge::step_layout(s as u8).expect("the graph builder lays out every schedule"))
             .collect()
     });
-    // The bridge's order: the set count, then TracerMarch .. InjectorSend as `Part` lists them.
-    LAYOUTS[schedule as usize][1 + part as usize] as usize
+    &LAYOUTS[schedule as usize]
 }
 
 /// A tile's vertices' cycles placed in the compute sets of `schedule`.
@@ -448,12 +458,11 @@ mod tests {
             let inj = if s == Schedule::MergedMarch { [InjectorMarch, Deal, Emit] } else { [Emit, InjectorMarch, Deal] };
             assert!(inj.windows(2).all(|w| set_of(s, w[0]) < set_of(s, w[1])), "{s:?}: {inj:?}");
             let all = [TracerMarch, TracerSend, Count, Plan, Forward, Spill, Emit, InjectorMarch, Deal];
-            assert!(all.iter().all(|&p| set_of(s, p) < s.sets()), "{s:?}: a set past its last");
+            assert!(all.iter().all(|&p| set_of(s, p) < sets_of(s)), "{s:?}: a set past its last");
+            assert!((0..sets_of(s)).all(|k| all.iter().any(|&p| set_of(s, p) == k)), "{s:?}: a set that runs no vertex");
         }
-        // The graph builder's table has as many sets as the schedule says, and no other schedule.
-        for s in Schedule::ALL {
-            assert_eq!(poplar_bridge::step_layout(s as u8).unwrap()[0] as usize, s.sets(), "{s:?}");
-        }
+        // The graph builder's table: three sets, three, four; and no other schedule.
+        assert_eq!(Schedule::ALL.map(sets_of), [3, 3, 4]);
         let e = poplar_bridge::step_layout(Schedule::ALL.len() as u8).unwrap_err().to_string();
         assert!(e.contains("schedule 3 is none of"), "{e}");
         // Four sets: the routers' forward beside the march.

@@ -14,7 +14,9 @@ use foam_layout::{
 };
 use serde::Serialize;
 
-use super::cycles::{MAX_SETS, MarchWork, Part, SetCycles, WORKERS, injector_cycles, place, router_cycles, spill_cycles, tracer_cycles};
+use super::cycles::{
+    MAX_SETS, MarchWork, Part, SetCycles, WORKERS, injector_cycles, place, router_cycles, sets_of, spill_cycles, tracer_cycles,
+};
 use crate::device::Schedule;
 use crate::camera::Camera;
 use crate::device::edges::EdgeKind;
@@ -184,6 +186,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let cross_ipu_bytes = per_ipu.iter().map(|l| l.bytes_out_per_iteration).sum();
     let busiest_ipu_link_bytes = per_ipu.iter().map(|l| l.bytes_out_per_iteration.max(l.bytes_in_per_iteration)).max().unwrap_or(0);
     let schedule = plan.options.schedule;
+    let sets = sets_of(schedule);
     let offsets: Vec<usize> = tree
         .nodes
         .iter()
@@ -213,7 +216,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             .ok()?;
         let mut f = std::io::BufWriter::new(file);
         use std::io::Write;
-        writeln!(f, "# link_bytes {} busiest_link_bytes {} busiest_receive_bytes {} links_max {} ray_bytes {} sets {}", link_bytes, busiest_link_bytes, busiest_receive_bytes, links_max, ray_bytes, schedule.sets()).ok();
+        writeln!(f, "# link_bytes {} busiest_link_bytes {} busiest_receive_bytes {} links_max {} ray_bytes {} sets {}", link_bytes, busiest_link_bytes, busiest_receive_bytes, links_max, ray_bytes, sets).ok();
         for (i, n) in tree.nodes.iter().enumerate() {
             writeln!(f, "tile {i} {:?} level {} fanout {} inject_lanes {} links {} sent_bytes {} received_bytes {}", n.role, n.level, n.fanout, n.inject_lanes, links[i].0, sent[i], received[i]).ok();
         }
@@ -244,7 +247,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
                 let (steps, px) = (s.cell_steps - p.cell_steps, s.pixels - p.pixels);
                 if rays > 0 || steps > 0 || px > 0 {
                     write!(f, "{prev_iterations} {ti} {rays} {steps} {px}").ok();
-                    for c in &c[..schedule.sets()] {
+                    for c in &c[..sets] {
                         write!(f, " {c:.0}").ok();
                     }
                     writeln!(f).ok();
@@ -288,7 +291,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     Ok(Profile {
         iterations: loads,
         idle_cycles,
-        sets: schedule.sets(),
+        sets,
         tile_cycles: tile_totals,
         tile_roles,
         chip_tiles,
