@@ -142,6 +142,9 @@ fn bad_input_is_a_one_line_error() {
     check(&["--tune", "fanout=16,6"], "--tune fanout=16,6: 6 is out of range (fanout takes powers of two from 2 to 16)");
     check(&["--tune", "fanout=32"], "--tune fanout=32: 32 is out of range (fanout takes powers of two from 2 to 16)");
     check(&["--tune", "side_capacity=0"], "--tune side_capacity=0: 0 is out of range (side_capacity takes 1 to 65536)");
+    check(&["--tune", "injector_queue=0"], "--tune injector_queue=0: 0 is out of range (injector_queue takes 1 to 65535)");
+    check(&["--tune", "injector_queue=65536"], "--tune injector_queue=65536: 65536 is out of range (injector_queue takes 1 to 65535)");
+    check(&["--tune", "schedule=3"], "--tune schedule=3: 3 is out of range (schedule takes 0 to 2)");
     check(&["--tune", "side_links=4", "--tune", "copies=0", "--tune", "side_links=8"], "--tune side_links=8: side_links is already tuned (side_links=4); give each key once");
     // The old flags are gone, not aliases.
     check(&["--side-links", "4"], "unexpected argument '--side-links'");
