@@ -6,7 +6,7 @@
                  [--what-if NAME=VALUE ...]
 
 PROFILE: every tile's work per iteration of an rc-1 run (FOAM_PROFILE_DUMP=FILE with
-`foam-ipu bench`, src/device/profile.rs). FIT.json: costs.py fit output (x86-64
+`foam-ipu bench`, src/cmd/bench/profile.rs). FIT.json: costs.py fit output (x86-64
 instructions per event, per vertex type). FEATURES.tsv: replay-probe events of the same
 scene and configuration, for the ratios the profile does not carry (neighbours per cell
 step, rays marched per shard visit, ...). R.json: IPU thread instructions per x86
