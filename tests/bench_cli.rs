@@ -54,6 +54,7 @@ fn prints_every_field() {
         "instrumented rc-1 run",
         "estimated IPU frame time:",
         "rays behind a queue of",
+        "shards: balanced by bytes",
     ] {
         assert!(out.contains(field), "missing {field:?} in:\n{out}");
     }
@@ -160,6 +161,7 @@ fn json_has_the_keys_and_consistent_numbers() {
     assert_eq!((injectors, p["injectors_asked"].as_u64().unwrap()), (256, 256), "a root of 4 children has room for all");
     assert_eq!(p["inject_capacity"].as_u64(), Some(16), "256 injectors share the lanes of 32 of 128 rays");
     assert_eq!(p["injector_queue"].as_u64(), Some(48), "and queues of 12,288 rays, apart from their lanes");
+    assert!(p["load_cut"].is_null(), "garden's regions march all its steps: its shards stay balanced by bytes");
     let root = 4 * lb(caps[1]) + lb(caps[2]) + injectors * lb(0);
     // The root also takes in every injector's lane whole, and the exchange waits for
     // the tile that receives the most as for the one that sends the most.

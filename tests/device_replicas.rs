@@ -44,9 +44,11 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions) -> (DeviceFrame, Vec<u
 }
 
 /// A view whose injectors hold only the start shard, so that the tracers around
-/// the camera carry most of the frame, and the plan replicates them.
+/// the camera carry most of the frame, and the plan replicates them. Shards cut by
+/// bytes: a cut by load (which the plan would make here) evens the tracers out
+/// instead, and with shrunk buffers cuts differently (tests/device_load_cut.rs).
 fn options(layout: RayLayout, replicas: u32) -> DeviceOptions {
-    DeviceOptions { layout, replicas, region_bytes: Some(0), size_links: true, rc: 1, ..DeviceOptions::default() }
+    DeviceOptions { layout, replicas, load_cut: Some(0), region_bytes: Some(0), size_links: true, rc: 1, ..DeviceOptions::default() }
 }
 
 #[test]

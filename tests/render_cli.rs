@@ -145,6 +145,7 @@ fn bad_input_is_a_one_line_error() {
     check(&["--tune", "injector_queue=0"], "--tune injector_queue=0: 0 is out of range (injector_queue takes 1 to 65535)");
     check(&["--tune", "injector_queue=65536"], "--tune injector_queue=65536: 65536 is out of range (injector_queue takes 1 to 65535)");
     check(&["--tune", "schedule=3"], "--tune schedule=3: 3 is out of range (schedule takes 0 to 2)");
+    check(&["--tune", "load_cut=101"], "--tune load_cut=101: 101 is out of range (load_cut takes 0 to 100)");
     check(&["--tune", "side_links=4", "--tune", "copies=0", "--tune", "side_links=8"], "--tune side_links=8: side_links is already tuned (side_links=4); give each key once");
     // The old flags are gone, not aliases.
     check(&["--side-links", "4"], "unexpected argument '--side-links'");
@@ -172,6 +173,7 @@ fn help_lists_every_tune_key_for_render_and_bench() {
             "side_capacity=N  [default: 32, sized to the camera",
             "copies=N  [default: 3]",
             "replicas=N  [default: 2]",
+            "load_cut=N  [default: 95 where the camera regions march under",
             "results=N  [default: 1536]",
             "tracer_queue=N  [default: 2048]",
             "router_queue=N  [default: as many as fit the router tile]",

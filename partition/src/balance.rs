@@ -160,3 +160,94 @@ pub fn balance_bytes(
     let partition = Partition::from_leaves(scene, (depth, p.id_bits), p.method, p.order, &sizes, p.ids, true)?;
     Ok(Counted { partition, counts })
 }
+
+/// Re-cuts `scene` with the k-d tree of `start` (its leaves split as they are) so
+/// that shards balance a per-cell `load` (the cell steps of a camera's sampled
+/// rays) as far as their bytes allow. A cell weighs the larger of its bytes and `k`
+/// times its load, with `k` such that the weights come to `fill` bytes a shard:
+/// where nobody looks a shard fills to about `fill`, and where the rays gather it
+/// takes as few cells as their steps allow. A cell's bytes are first its shard's
+/// bytes per cell in `start` (what balance_bytes settled on); a shard's halo
+/// depends on the cut, so, as balance_bytes does, each of up to `rounds` rounds
+/// hands every cell the bytes its shard came to per byte predicted, until no shard
+/// is over `budget`. Returns the first cut within `budget`, else the one with the
+/// lightest heaviest shard.
+pub fn balance_load(
+    scene: &SceneRef,
+    start: &Counted,
+    load: &[f32],
+    (fill, budget): (f64, u64),
+    rounds: u32,
+) -> Result<Counted, PartitionError> {
+    let part = &start.partition;
+    let shards_per_leaf = part.shards_per_leaf();
+    let (ids, id_bits) = Partition::ids_for(part.depth, &shards_per_leaf);
+    let own: Vec<f32> = (0..scene.len())
+        .into_par_iter()
+        .map(|g| (crate::pack::CELL_BYTES + scene.sh.cell_bytes() + 2 * scene.neighbours(g).len()) as f32)
+        .collect();
+    let per_cell: Vec<f32> = start.counts.iter().map(|c| c.bytes as f32 / c.local.max(1) as f32).collect();
+    let mut bytes: Vec<f32> = (0..scene.len() as u32).into_par_iter().map(|g| per_cell[part.owner(g)]).collect();
+    let want = fill * part.shards() as f64;
+    let mut best: Option<Counted> = None;
+    for _ in 0..rounds.max(1) {
+        let weigh = |g: usize, k: f32| bytes[g].max(k * load.get(g).copied().unwrap_or(0.0));
+        // Summed in fixed chunks, in order, so that k, and the cut, do not depend on
+        // how the threads split the work.
+        const CHUNK: usize = 1 << 15;
+        let n = bytes.len();
+        let total = |k: f32| -> f64 {
+            let parts: Vec<f64> = (0..n.div_ceil(CHUNK))
+                .into_par_iter()
+                .map(|c| (c * CHUNK..n.min((c + 1) * CHUNK)).map(|g| weigh(g, k) as f64).sum::<f64>())
+                .collect();
+            parts.iter().sum()
+        };
+        // The sum grows with k: bisect between 0 and a k that reaches `want`.
+        let (mut lo, mut hi) = (0f32, 1f32);
+        while total(hi) < want && hi < 1e30 {
+            hi *= 2.0;
+        }
+        for _ in 0..40 {
+            let mid = 0.5 * (lo + hi);
+            if total(mid) < want { lo = mid } else { hi = mid }
+        }
+        let k = lo;
+        let mut sites: Vec<WeightedSite> = scene
+            .positions
+            .par_iter()
+            .enumerate()
+            .map(|(i, &p)| WeightedSite { p, id: i as u32, w: weigh(i, k) })
+            .collect();
+        let sizes = kdtree::split_weighted(&mut sites, part.depth, &shards_per_leaf);
+        let order: Vec<u32> = sites.par_iter().map(|s| s.id).collect();
+        drop(sites);
+        let Ok(partition) = Partition::from_leaves(scene, (part.depth, id_bits), Method::Kdtree, order, &sizes, ids.clone(), false)
+        else {
+            break;
+        };
+        let counts = count_shards(scene, &partition);
+        let cut = Counted { partition, counts };
+        let fits = cut.max_bytes() <= budget;
+        let factor: Vec<f32> = (0..cut.partition.shards())
+            .into_par_iter()
+            .map(|s| {
+                let predicted: f64 = cut.partition.cells(s).iter().map(|&g| bytes[g as usize] as f64).sum();
+                (cut.counts[s].bytes as f64 / predicted.max(1.0)) as f32
+            })
+            .collect();
+        bytes.par_iter_mut().enumerate().for_each(|(g, b)| *b = (*b * factor[cut.partition.owner(g as u32)]).max(own[g]));
+        if best.as_ref().is_none_or(|b| cut.max_bytes() < b.max_bytes()) {
+            best = Some(cut);
+        }
+        if fits {
+            break;
+        }
+    }
+    let Some(Counted { partition: p, counts }) = best else {
+        return Ok(start.clone());
+    };
+    let sizes: Vec<usize> = p.shard_start.windows(2).map(|w| (w[1] - w[0]) as usize).collect();
+    let partition = Partition::from_leaves(scene, (p.depth, p.id_bits), p.method, p.order, &sizes, p.ids, true)?;
+    Ok(Counted { partition, counts })
+}

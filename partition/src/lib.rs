@@ -19,7 +19,7 @@ mod report;
 mod scene_ref;
 mod shard;
 
-pub use balance::{BALANCE_TOLERANCE, Counted, MAX_ROUNDS, balance_bytes, count_shards};
+pub use balance::{BALANCE_TOLERANCE, Counted, MAX_ROUNDS, balance_bytes, balance_load, count_shards};
 pub use error::PartitionError;
 pub use fit::{Balance, Cut, cut, shard_fits};
 pub use footprint::{MK2_TILE_BYTES, RayLayout, TracerFootprint};

@@ -4,7 +4,7 @@
 
 use partition::fixtures::{Bcc, OwnedScene, bcc};
 use partition::{
-    BALANCE_TOLERANCE, Balance, Counted, MAX_ROUNDS, Method, ShardCounts, balance_bytes, count_shards, cut, pack_all,
+    BALANCE_TOLERANCE, Balance, Counted, MAX_ROUNDS, Method, ShardCounts, balance_bytes, balance_load, count_shards, cut, pack_all,
     partition,
 };
 
@@ -154,4 +154,52 @@ fn leaves_split_where_balanced_shards_do_not_fit() {
     assert!((9..=16).contains(&shards), "{shards} shards");
     assert!(split.cut.max_bytes() <= budget, "{} > {budget}", split.cut.max_bytes());
     assert_eq!(split.cut.partition.id_bits, 4);
+}
+
+/// A lattice whose cells near one corner carry all the load, as cells near a camera
+/// do: cut by load, the shards there hold fewer cells than the byte cut gave them,
+/// the others more, every cell is in one shard, no shard is over the budget, the
+/// counts are the packer's, and the cut does not depend on the threads.
+#[test]
+fn a_cut_by_load_shrinks_the_loaded_shards_within_the_budget() {
+    let s = bcc(Bcc { m: 14, jitter: 0.2, warp: false, shuffle: true });
+    let scene = s.as_ref();
+    let shards = 32u64;
+    let start = counted(&s, shards);
+    let mean = start.counts.iter().map(|c| c.bytes as f64).sum::<f64>() / shards as f64;
+    let budget = (1.6 * mean) as u64;
+    let load: Vec<f32> = s.positions.iter().map(|p| if p.iter().all(|&x| x < 4.0) { 50.0 } else { 0.0 }).collect();
+    let loaded = |c: &Counted, k: usize| c.partition.cells(k).iter().any(|&g| load[g as usize] > 0.0);
+    let cut = balance_load(&scene, &start, &load, (1.4 * mean, budget), 4).unwrap();
+    assert!(cut.max_bytes() <= budget, "{} over {budget}", cut.max_bytes());
+    let mut all = cut.partition.order.clone();
+    all.sort_unstable();
+    assert!(all.iter().copied().eq(0..s.len() as u32), "every cell once");
+    let cells = |c: &Counted, hot: bool| -> Vec<u32> {
+        (0..shards as usize).filter(|&k| loaded(c, k) == hot).map(|k| c.counts[k].local).collect()
+    };
+    let mean_of = |v: &[u32]| v.iter().map(|&x| x as f64).sum::<f64>() / v.len().max(1) as f64;
+    let (hot_before, hot_after) = (mean_of(&cells(&start, true)), mean_of(&cells(&cut, true)));
+    let (cold_before, cold_after) = (mean_of(&cells(&start, false)), mean_of(&cells(&cut, false)));
+    assert!(hot_after < 0.6 * hot_before, "loaded shards shrink: {hot_before:.0} → {hot_after:.0} cells");
+    assert!(cold_after > cold_before, "the others take the rest: {cold_before:.0} → {cold_after:.0} cells");
+    assert!(cells(&cut, true).len() > cells(&start, true).len(), "more shards share the load");
+    let packed = pack_all(&scene, &cut.partition, &|| {}).unwrap();
+    assert_eq!(cut.counts, packed.iter().map(|p| p.counts).collect::<Vec<_>>());
+    let again = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| {
+        balance_load(&scene, &start, &load, (1.4 * mean, budget), 4).unwrap()
+    });
+    assert_eq!(again.partition.order, cut.partition.order, "the same cut on one thread");
+}
+
+/// With no load, or no room beyond the bytes the shards have, the cut by load is a
+/// cut by bytes: nothing to balance, nowhere to put it.
+#[test]
+fn a_cut_by_load_without_load_balances_bytes() {
+    let s = bcc(Bcc { m: 10, jitter: 0.2, warp: true, shuffle: false });
+    let start = counted(&s, 16);
+    let mean = start.counts.iter().map(|c| c.bytes as f64).sum::<f64>() / 16.0;
+    let cut = balance_load(&s.as_ref(), &start, &vec![0.0; s.len()], (mean, u64::MAX), 2).unwrap();
+    let b = bytes(&cut.counts);
+    assert!(b.iter().all(|&x| x <= 1.3 * mean && x >= 0.7 * mean), "{b:?}");
 }

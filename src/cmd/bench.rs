@@ -94,6 +94,9 @@ pub struct Point {
     pub graph_s: f64,
     /// Shard copies planned on all tracers together.
     pub shard_copies: u64,
+    /// Where the plan cut the scene again by the camera's load, how full (percent
+    /// of a tile's room) the shards nobody looks at may grow; null: cut by bytes.
+    pub load_cut: Option<u32>,
     /// Direct lanes from the injectors to the routers under the root, and rays per
     /// buffer of each.
     pub direct_lanes: u64,
@@ -209,8 +212,8 @@ fn composite(out: &crate::reference::RenderOutput) -> Vec<f64> {
 
 /// The paper's configuration (§5, Tab. 3) on top of `base` (its layout, rc and limits):
 /// a quadtree of routers, primary rays in scan-order rows one per batch, one ray
-/// generator on the root, no direct lanes, side links, shard copies, replicas or
-/// result stores, and 256 rays per link buffer. The generator's lane to the root is
+/// generator on the root, no direct lanes, side links, shard copies, replicas,
+/// result stores or cut by load, and 256 rays per link buffer. The generator's lane to the root is
 /// its queue too, as one injector's was before the lanes were narrowed.
 pub fn paper_options(base: &DeviceOptions) -> DeviceOptions {
     DeviceOptions {
@@ -223,6 +226,7 @@ pub fn paper_options(base: &DeviceOptions) -> DeviceOptions {
         copies: 0,
         replicas: 0,
         results: 0,
+        load_cut: Some(0),
         link_capacity: vec![256],
         ..base.clone()
     }
@@ -285,6 +289,7 @@ impl Bench<'_> {
         let inject_capacity = plan.options.inject_lane_capacity(injectors);
         let injector_queue = plan.options.injector_queue(injectors);
         let shard_copies = plan.copies.iter().map(|c| c.len() as u64).sum();
+        let load_cut = plan.load_cut;
         let plan_times = plan.times;
         let per_ipu = crate::device::ipus::per_ipu(&plan)?;
         let mut renderer = self.build(plan, &what)?;
@@ -318,6 +323,7 @@ impl Bench<'_> {
             plan_times,
             graph_s: frame.stats.setup_s,
             shard_copies,
+            load_cut,
             direct_lanes,
             direct_capacity,
             injectors,

@@ -175,6 +175,14 @@ pub const KEYS: &[Key] = &[
         ..ONE_NUMBER
     },
     Key {
+        name: "load_cut",
+        max: 100,
+        planned: "95 where the camera regions march under 60 % of the sampled steps and the heaviest shard leaves a fifth of its tile's room, on one IPU; else none",
+        doc: "Percent of a tile's room for its shard that the scene's cells nobody looks at may fill when the plan cuts the scene again so that the cell steps of the camera's sampled rays balance over the tracers (shards where the rays gather get fewer cells; the injectors then keep all the free tiles). The cut by bytes stays where the new one does not fit (0: never).",
+        set: |o, v| o.load_cut = Some(count(v)),
+        ..ONE_NUMBER
+    },
+    Key {
         name: "results",
         fixed: Some(|o| o.results.to_string()),
         doc: "Finished rays a tracer keeps where they finish instead of sending them to their pixel's home tracer, split over its six workers; grown where the sampled rays end and the tile has room (0: all go home).",

@@ -159,6 +159,13 @@ pub struct DeviceOptions {
     /// sampled load is over this many times the mean tracer's, as far as the tiles
     /// go (see [`super::replicas`]); only planned for a camera. 0: none.
     pub replicas: u32,
+    /// Planned for a camera on one IPU, the k-d cut is made again so that the
+    /// cell steps its sampled rays take on each tracer balance as far as the tiles'
+    /// room allows: the shards nobody looks at grow to this many percent of a
+    /// tile's room for its shard, and the shards where the rays gather shrink (see
+    /// [`partition::balance_load`]). `None`: the plan does so at
+    /// [`LOAD_CUT_FILL`] where [`load_cut_fill`] says it pays; `Some(0)`: never.
+    pub load_cut: Option<u32>,
     /// Finished rays a tracer keeps in its result store instead of sending them
     /// to their pixel's home tracer (split evenly over its six workers).
     pub results: u32,
@@ -552,6 +559,7 @@ impl Default for DeviceOptions {
             size_links: false,
             copies: 3,
             replicas: 2,
+            load_cut: None,
             results: 1536,
             router_queue: None,
             spill: None,
@@ -620,6 +628,34 @@ pub fn planned_tracer_budget(injector_budget: u32, share: f64) -> u32 {
     (injector_budget as f64 * (1.0 + share.clamp(0.0, 1.0)) / 2.0).round() as u32
 }
 
+/// How full a cut by load lets the shards nobody looks at grow, in percent of a
+/// tile's room for its shard: a little short of full, as a shard's halo is only
+/// known once it is cut.
+pub const LOAD_CUT_FILL: u32 = 95;
+/// A cut by load is made where the sampled camera regions march less than this
+/// share of the cell steps: the tracers march the rest, and the hottest of them
+/// bind the frame (the 4.2 M bicycle scene: 22 to 32 %); where the injectors
+/// march most of it (the 1 M scene: 75 %, garden 100 %) they bind it, and smaller
+/// shards only make their regions' rays cross more shard boundaries.
+pub const LOAD_CUT_SHARE: f64 = 0.6;
+/// ... and where the heaviest shard of the cut by bytes leaves this share of its
+/// room free at least: with the tiles nearly full (bicycle at SH degree 2: 98.6 %)
+/// the cut has no cells to move.
+pub const LOAD_CUT_ROOM: f64 = 0.2;
+
+/// The fill (percent) of a cut by load for a plan whose camera regions march
+/// `share` of the sampled steps, whose heaviest shard cut by bytes is `heaviest`
+/// bytes of `room`: as `o.load_cut` says, or, left to the plan, [`LOAD_CUT_FILL`]
+/// on one IPU where [`LOAD_CUT_SHARE`] and [`LOAD_CUT_ROOM`] hold.
+pub fn load_cut_fill(o: &DeviceOptions, share: f64, heaviest: u64, room: u64) -> Option<u32> {
+    match o.load_cut {
+        Some(0) => None,
+        Some(fill) => Some(fill),
+        None => (o.ipus == 1 && share < LOAD_CUT_SHARE && (heaviest as f64) <= (1.0 - LOAD_CUT_ROOM) * room as f64)
+            .then_some(LOAD_CUT_FILL),
+    }
+}
+
 /// Fewer injectors than the `taken` ones of a plan of `nodes` tiles, if the sample
 /// gives the camera regions a `share` of the frame's cell steps under a proportional
 /// share of the free tiles (those the tree, the spill store and the injectors do
@@ -642,6 +678,24 @@ pub fn injectors_for_share(share: f64, taken: u32, nodes: u32, o: &DeviceOptions
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plan_cuts_by_load_where_the_tracers_march_most_and_tiles_have_room() {
+        let o = DeviceOptions::default();
+        let room = 480_504;
+        // The 4.2 M bicycle scene at SH degree 0 (regions 33 %, heaviest shard 324 kB)
+        // and a 2.1 M one (48 %): cut by load. At degree 2 (459 kB) no room; the 1 M
+        // scene (75 %) and garden (100 %): the injectors bind the frame.
+        assert_eq!(load_cut_fill(&o, 0.33, 324_184, room), Some(LOAD_CUT_FILL));
+        assert_eq!(load_cut_fill(&o, 0.485, 178_072, room), Some(LOAD_CUT_FILL));
+        assert_eq!(load_cut_fill(&o, 0.22, 471_416, room), None);
+        assert_eq!(load_cut_fill(&o, 0.75, 80_000, room), None);
+        assert_eq!(load_cut_fill(&o, 1.0, 10_000, room), None);
+        // Not on several IPUs unless asked; as asked, whatever the sample says.
+        assert_eq!(load_cut_fill(&DeviceOptions { ipus: 2, ..o.clone() }, 0.33, 324_184, room), None);
+        assert_eq!(load_cut_fill(&DeviceOptions { load_cut: Some(80), ..o.clone() }, 1.0, 471_416, room), Some(80));
+        assert_eq!(load_cut_fill(&DeviceOptions { load_cut: Some(0), ..o.clone() }, 0.33, 324_184, room), None);
+    }
 
     #[test]
     fn injectors_get_the_regions_share_of_the_free_tiles() {

@@ -23,6 +23,13 @@ use crate::scene::Scene;
 
 /// Largest image side: pixel coordinates travel in 11 bits of the payload (layout.h).
 pub const MAX_IMAGE_SIDE: u32 = foam_layout::FOAM_MAX_IMAGE_SIDE;
+/// A cut by load samples every this many pixels across and down.
+const LOAD_STRIDE: u32 = 4;
+/// Rounds a cut by load takes to bring its shards' bytes within the tile, at each
+/// of `LOAD_CUT_FILLS` fills, each `LOAD_CUT_LESS` of the last.
+const LOAD_CUT_ROUNDS: u32 = 4;
+const LOAD_CUT_FILLS: u32 = 3;
+const LOAD_CUT_LESS: f64 = 0.85;
 
 /// Bytes of a `#[repr(C)]` layout.h record, as the tile holds it.
 pub(crate) fn record_bytes<T: Copy>(v: &T) -> Vec<u8> {
@@ -72,6 +79,9 @@ pub struct DevicePlan {
     samples: Vec<CameraSample>,
     /// The SH degree the tracers carry, and why not the scene's.
     pub sh: ShChoice,
+    /// Where the plan cut the scene again by the camera's load: how full (percent
+    /// of a tile's room for its shard) it let the shards nobody looks at grow.
+    pub load_cut: Option<u32>,
 }
 
 impl DevicePlan {
@@ -142,19 +152,40 @@ impl DevicePlan {
             )));
         }
         check_options(options, cam.width, cam.height)?;
-        let (part, packed, sites, mut times, sh) = Self::cut(scene, shards, options, cam.width, cam.height, progress)?;
+        let (mut part, mut packed, sites, mut times, sh) = Self::cut(scene, shards, options, cam.width, cam.height, progress)?;
         let t0 = Instant::now();
         progress.step(if cams.len() == 1 { "planning tiles for the camera" } else { "planning tiles for the cameras" }, None);
-        let mut topology = Topology::new(&part, &packed, cam.width, cam.height, options)?;
-        let mut samples: Vec<CameraSample> = cams.iter().map(|c| CameraSample::take(scene, c, &topology.sampling(&part, &sites))).collect();
         // The free tiles go to injectors and to replicas of hot shards as the sample
-        // splits the marching between the camera regions and the tracers.
-        if let Some(fewer) = super::options::injectors_for_share(
-            regions_share(&samples),
-            topology.tree.injectors().len() as u32,
-            topology.tree.nodes.len() as u32,
-            options,
-        ) {
+        // splits the marching between the camera regions and the tracers; after a
+        // cut by load the tracers are even without replicas, and the injectors, which
+        // then march the dearest tiles' work, keep them all.
+        let lay_out = |part: &Partition, packed: &[partition::PackedShard]| -> Result<(Topology, Vec<CameraSample>), DeviceError> {
+            let topology = Topology::new(part, packed, cam.width, cam.height, options)?;
+            let samples = cams.iter().map(|c| CameraSample::take(scene, c, &topology.sampling(part, &sites))).collect();
+            Ok((topology, samples))
+        };
+        let (mut topology, mut samples) = lay_out(&part, &packed)?;
+        let footprint = tracer_footprint(options, cam.width, cam.height, shards);
+        let heaviest = topology.shard_bytes.iter().copied().max().unwrap_or(0) as u64;
+        let mut load_cut = None;
+        let share = regions_share(&samples);
+        if let Some(fill) = super::options::load_cut_fill(options, share, heaviest, footprint.shard_budget()) {
+            let t = Instant::now();
+            if let Some((p, k)) = Self::cut_by_load(scene, &part, &samples, options, sh.degree, &footprint, fill, progress)? {
+                (part, packed) = (p, k);
+                (topology, samples) = lay_out(&part, &packed)?;
+                load_cut = Some(fill);
+            }
+            times.partition_s += t.elapsed().as_secs_f64();
+        }
+        if load_cut.is_none()
+            && let Some(fewer) = super::options::injectors_for_share(
+                share,
+                topology.tree.injectors().len() as u32,
+                topology.tree.nodes.len() as u32,
+                options,
+            )
+        {
             topology = Topology::new(&part, &packed, cam.width, cam.height, &DeviceOptions { injectors: fewer, ..options.clone() })?;
             samples = cams.iter().map(|c| CameraSample::take(scene, c, &topology.sampling(&part, &sites))).collect();
         }
@@ -212,7 +243,44 @@ impl DevicePlan {
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
         plan.sh = sh;
+        plan.load_cut = load_cut;
         Ok(plan)
+    }
+
+    /// The cut made again so that the cell steps of every `LOAD_STRIDE`-th pixel's
+    /// ray of each sampled view balance over the shards as far as the tiles' room
+    /// allows ([`partition::balance_load`]: where nobody looks, a shard fills to
+    /// `fill` percent of the room), and packed; `None` where it does not fit.
+    #[allow(clippy::too_many_arguments)]
+    fn cut_by_load(
+        scene: &Scene,
+        part: &Partition,
+        samples: &[CameraSample],
+        options: &DeviceOptions,
+        degree: u8,
+        footprint: &partition::TracerFootprint,
+        fill: u32,
+        progress: &dyn Progress,
+    ) -> Result<Option<(Partition, Vec<partition::PackedShard>)>, DeviceError> {
+        progress.step("cutting the scene by the camera's load", None);
+        let mut load = vec![0f32; scene.len()];
+        for s in samples {
+            load.iter_mut().zip(s.cell_loads(scene, options.t_stop, LOAD_STRIDE)).for_each(|(a, b)| *a += b);
+        }
+        let sref = scene.partition_view_sh(degree, sh_f32(options));
+        let start = partition::Counted { partition: part.clone(), counts: partition::count_shards(&sref, part) };
+        let budget = footprint.shard_budget();
+        // A shard's halo is only known once it is cut, and thin shards where the
+        // rays gather can hold more of it than the rounds foresee: fill less.
+        for k in 0..LOAD_CUT_FILLS {
+            let fill = budget as f64 * fill as f64 / 100.0 * LOAD_CUT_LESS.powi(k as i32);
+            let cut = partition::balance_load(&sref, &start, &load, (fill, budget), LOAD_CUT_ROUNDS)?;
+            if check_fit(&cut.partition, &cut.counts, partition::Balance::Bytes, footprint, options.ipus).is_ok() {
+                let packed = partition::pack_all(&sref, &cut.partition, &|| {})?;
+                return Ok(Some((cut.partition, packed)));
+            }
+        }
+        Ok(None)
     }
 
     /// The scene cut into shards that fit their tracer tiles (see [`partition::cut`])
@@ -318,6 +386,7 @@ impl DevicePlan {
             shard_bytes,
             samples,
             sh: ShChoice::default(),
+            load_cut: None,
         })
     }
 

@@ -79,6 +79,40 @@ impl CameraSample {
         self.cam == *cam && self.region_bytes == s.region_bytes
     }
 
+    /// The cell steps the rays of every `stride`-th pixel across and down take in
+    /// each cell of `scene`, as the device's rays go (from the camera's cell until
+    /// they stop): what a cut by load ([`partition::balance_load`]) balances. The
+    /// injectors' steps count as the tracers' do: a camera region holds whole shards,
+    /// and small ones where its rays gather let it hold more of what they cross.
+    pub fn cell_loads(&self, scene: &Scene, t_stop: f32, stride: u32) -> Vec<f32> {
+        use rayon::prelude::*;
+        let cam = &self.cam;
+        let tracer = crate::reference::Tracer::new(scene);
+        let stride = stride.max(1) as usize;
+        let pixels: Vec<(u32, u32)> = (stride as u32 / 2..cam.height)
+            .step_by(stride)
+            .flat_map(|y| (stride as u32 / 2..cam.width).step_by(stride).map(move |x| (x, y)))
+            .collect();
+        let cells: Vec<Vec<u32>> = pixels
+            .par_iter()
+            .map(|&(x, y)| {
+                let (o, d) = cam.pixel_ray(x, y);
+                let (mut out, mut transmittance) = (Vec::new(), 1.0f32);
+                tracer.walk(self.start, o, d, 0.0, foam_layout::FOAM_MAX_CELL_STEPS, |cell, t0, t1| {
+                    out.push(cell);
+                    transmittance *= (-scene.density[cell as usize] * (t1 - t0)).exp();
+                    transmittance > t_stop
+                });
+                out
+            })
+            .collect();
+        let mut load = vec![0f32; scene.len()];
+        for &c in cells.iter().flatten() {
+            load[c as usize] += 1.0;
+        }
+        load
+    }
+
     /// The shards each sampled ray crosses after it leaves its injector's region
     /// (of `shards` shards), and the pixels each path stands for.
     pub fn paths_beyond_regions(&self, shards: usize) -> (Vec<Vec<u16>>, f64) {

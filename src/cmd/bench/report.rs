@@ -151,11 +151,24 @@ fn point(w: &mut String, p: &Point) {
         p.side_capacity,
         if p.links_sized_to_camera { " (tracer links sized to the camera's sampled load)" } else { "" }
     );
+    match p.load_cut {
+        Some(fill) => {
+            let _ = writeln!(w, "shards: cut again by the camera's sampled load (those nobody looks at up to {fill} % of a tile's room)");
+        }
+        None => {
+            let _ = writeln!(w, "shards: balanced by bytes");
+        }
+    }
     let _ = writeln!(w, "shard copies on tracers: {}", p.shard_copies);
     let _ = writeln!(
         w,
-        "injectors: {} (of at most {}: their regions march {:.0} % of the sampled cell steps, and get that share of the free tiles, as far as the tiles and the root's room go), each on a lane to the root of {} rays behind a queue of {}",
-        p.injectors, p.injectors_asked, 100.0 * p.injector_share, p.inject_capacity, p.injector_queue
+        "injectors: {} (of at most {}: their regions march {:.0} % of the sampled cell steps, and get {}, as far as the tiles and the root's room go), each on a lane to the root of {} rays behind a queue of {}",
+        p.injectors,
+        p.injectors_asked,
+        100.0 * p.injector_share,
+        if p.load_cut.is_some() { "the free tiles they can take (the cut by load evens the tracers)" } else { "that share of the free tiles" },
+        p.inject_capacity,
+        p.injector_queue
     );
     let _ = writeln!(w, "direct lanes from injectors past the root: {} of {} rays", p.direct_lanes, p.direct_capacity);
     let planned = if p.march_budget_planned { " (planned: the dearest injector's sampled steps over 160 iterations, 180 where its regions march all)" } else { "" };
