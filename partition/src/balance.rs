@@ -91,6 +91,59 @@ impl Counted {
     }
 }
 
+/// What a cell brings its shard whatever the cut: its record and its adjacency. No
+/// cell weighs less, so no shard can be handed more cells than its bytes allow.
+fn own_bytes(scene: &SceneRef) -> Vec<f32> {
+    (0..scene.len())
+        .into_par_iter()
+        .map(|g| (crate::pack::CELL_BYTES + scene.sh.cell_bytes() + 2 * scene.neighbours(g).len()) as f32)
+        .collect()
+}
+
+/// Each cell's `w` times its shard's factor (at least its own bytes).
+fn reweigh(w: &mut [f32], own: &[f32], part: &Partition, factor: &[f32]) {
+    w.par_iter_mut().enumerate().for_each(|(g, x)| *x = (*x * factor[part.owner(g as u32)]).max(own[g]));
+}
+
+/// The cut of `scene` by a k-d tree of `depth` levels whose nodes halve the weight
+/// `weigh` gives each cell, its leaves split as `shards_per_leaf` says, with ids
+/// `ids` of `id_bits`, and its shards counted; `None` where a leaf holds more cells
+/// than a shard can index. Each shard's cells in cut order (enough to count them).
+fn cut_by_weight(
+    scene: &SceneRef,
+    (depth, id_bits, ids): (u32, u32, &[u16]),
+    shards_per_leaf: &[u8],
+    weigh: &(dyn Fn(usize) -> f32 + Sync),
+) -> Option<Counted> {
+    let mut sites: Vec<WeightedSite> =
+        scene.positions.par_iter().enumerate().map(|(i, &p)| WeightedSite { p, id: i as u32, w: weigh(i) }).collect();
+    let sizes = kdtree::split_weighted(&mut sites, depth, shards_per_leaf);
+    let order: Vec<u32> = sites.par_iter().map(|s| s.id).collect();
+    drop(sites);
+    let partition = Partition::from_leaves(scene, (depth, id_bits), Method::Kdtree, order, &sizes, ids.to_vec(), false).ok()?;
+    let counts = count_shards(scene, &partition);
+    Some(Counted { partition, counts })
+}
+
+/// Per shard of `cut`, the bytes it came to per unit of the weight `w` predicted.
+fn bytes_per_weight(cut: &Counted, w: &[f32]) -> Vec<f32> {
+    (0..cut.partition.shards())
+        .into_par_iter()
+        .map(|s| {
+            let predicted: f64 = cut.partition.cells(s).iter().map(|&g| w[g as usize] as f64).sum();
+            (cut.counts[s].bytes as f64 / predicted.max(1.0)) as f32
+        })
+        .collect()
+}
+
+/// `cut` with each shard's cells in Morton order, as [`crate::partition`] gives them.
+fn in_morton_order(scene: &SceneRef, cut: Counted) -> Result<Counted, PartitionError> {
+    let Counted { partition: p, counts } = cut;
+    let sizes: Vec<usize> = p.shard_start.windows(2).map(|w| (w[1] - w[0]) as usize).collect();
+    let partition = Partition::from_leaves(scene, (p.depth, p.id_bits), p.method, p.order, &sizes, p.ids, true)?;
+    Ok(Counted { partition, counts })
+}
+
 /// Re-cuts `scene` with the k-d tree of `start`, each of its leaves into
 /// `shards_per_leaf[leaf]` shards (1, or 2 for a split leaf), so that the shards'
 /// bytes balance, in up to `rounds` rounds (see the module doc), calling `progress`
@@ -105,20 +158,11 @@ pub fn balance_bytes(
 ) -> Result<Counted, PartitionError> {
     let depth = start.partition.depth;
     let (ids, id_bits) = Partition::ids_for(depth, shards_per_leaf);
-    // What a cell brings its shard whatever the cut: its record and its adjacency. No
-    // cell weighs less, so no shard can be handed more cells than its bytes allow.
-    let own: Vec<f32> = (0..scene.len())
-        .into_par_iter()
-        .map(|g| (crate::pack::CELL_BYTES + scene.sh.cell_bytes() + 2 * scene.neighbours(g).len()) as f32)
-        .collect();
-    // Every cell takes `factor[its shard]` times its weight.
-    let reweigh = |w: &mut Vec<f32>, part: &Partition, factor: &[f32]| {
-        w.par_iter_mut().enumerate().for_each(|(g, x)| *x = (*x * factor[part.owner(g as u32)]).max(own[g]));
-    };
+    let own = own_bytes(scene);
     // To begin with, a cell weighs what its shard in `start` came to per cell.
     let mut w = vec![1f32; scene.len()];
     let per_cell: Vec<f32> = start.counts.iter().map(|c| c.bytes as f32 / c.local.max(1) as f32).collect();
-    reweigh(&mut w, &start.partition, &per_cell);
+    reweigh(&mut w, &own, &start.partition, &per_cell);
     // Until a round has cut the leaves as asked, `start` is only the cut to beat.
     let asked = start.partition.shards_per_leaf() == shards_per_leaf;
     let (mut best, mut recut) = (start, false);
@@ -126,28 +170,14 @@ pub fn balance_bytes(
         if (asked || recut) && best.max_bytes() as f64 <= (1.0 + BALANCE_TOLERANCE) * best.mean_bytes() {
             break;
         }
-        let mut sites: Vec<WeightedSite> =
-            scene.positions.par_iter().zip(&w).enumerate().map(|(i, (&p, &w))| WeightedSite { p, id: i as u32, w }).collect();
-        let sizes = kdtree::split_weighted(&mut sites, depth, shards_per_leaf);
-        let order: Vec<u32> = sites.par_iter().map(|s| s.id).collect();
-        drop(sites);
         // A leaf of more cells than a shard can index cannot be packed: keep the best so far.
-        let Ok(partition) = Partition::from_leaves(scene, (depth, id_bits), Method::Kdtree, order, &sizes, ids.clone(), false)
-        else {
+        let Some(cut) = cut_by_weight(scene, (depth, id_bits, &ids), shards_per_leaf, &|g| w[g]) else {
             break;
         };
-        let counts = count_shards(scene, &partition);
-        let cut = Counted { partition, counts };
         progress(round + 1);
         // Each cell takes its shard's bytes per unit of the weight the cut predicted.
-        let factor: Vec<f32> = (0..cut.partition.shards())
-            .into_par_iter()
-            .map(|s| {
-                let predicted: f64 = cut.partition.cells(s).iter().map(|&g| w[g as usize] as f64).sum();
-                (cut.counts[s].bytes as f64 / predicted.max(1.0)) as f32
-            })
-            .collect();
-        reweigh(&mut w, &cut.partition, &factor);
+        let factor = bytes_per_weight(&cut, &w);
+        reweigh(&mut w, &own, &cut.partition, &factor);
         if cut.max_bytes() < best.max_bytes() {
             (best, recut) = (cut, true);
         }
@@ -155,10 +185,7 @@ pub fn balance_bytes(
     if !recut {
         return Ok(best);
     }
-    let Counted { partition: p, counts } = best;
-    let sizes: Vec<usize> = p.shard_start.windows(2).map(|w| (w[1] - w[0]) as usize).collect();
-    let partition = Partition::from_leaves(scene, (depth, p.id_bits), p.method, p.order, &sizes, p.ids, true)?;
-    Ok(Counted { partition, counts })
+    in_morton_order(scene, best)
 }
 
 /// Re-cuts `scene` with the k-d tree of `start` (its leaves split as they are) so
@@ -182,10 +209,7 @@ pub fn balance_load(
     let part = &start.partition;
     let shards_per_leaf = part.shards_per_leaf();
     let (ids, id_bits) = Partition::ids_for(part.depth, &shards_per_leaf);
-    let own: Vec<f32> = (0..scene.len())
-        .into_par_iter()
-        .map(|g| (crate::pack::CELL_BYTES + scene.sh.cell_bytes() + 2 * scene.neighbours(g).len()) as f32)
-        .collect();
+    let own = own_bytes(scene);
     let per_cell: Vec<f32> = start.counts.iter().map(|c| c.bytes as f32 / c.local.max(1) as f32).collect();
     let mut bytes: Vec<f32> = (0..scene.len() as u32).into_par_iter().map(|g| per_cell[part.owner(g)]).collect();
     let want = fill * part.shards() as f64;
@@ -212,31 +236,12 @@ pub fn balance_load(
             let mid = 0.5 * (lo + hi);
             if total(mid) < want { lo = mid } else { hi = mid }
         }
-        let k = lo;
-        let mut sites: Vec<WeightedSite> = scene
-            .positions
-            .par_iter()
-            .enumerate()
-            .map(|(i, &p)| WeightedSite { p, id: i as u32, w: weigh(i, k) })
-            .collect();
-        let sizes = kdtree::split_weighted(&mut sites, part.depth, &shards_per_leaf);
-        let order: Vec<u32> = sites.par_iter().map(|s| s.id).collect();
-        drop(sites);
-        let Ok(partition) = Partition::from_leaves(scene, (part.depth, id_bits), Method::Kdtree, order, &sizes, ids.clone(), false)
-        else {
+        let Some(cut) = cut_by_weight(scene, (part.depth, id_bits, &ids), &shards_per_leaf, &|g| weigh(g, lo)) else {
             break;
         };
-        let counts = count_shards(scene, &partition);
-        let cut = Counted { partition, counts };
         let fits = cut.max_bytes() <= budget;
-        let factor: Vec<f32> = (0..cut.partition.shards())
-            .into_par_iter()
-            .map(|s| {
-                let predicted: f64 = cut.partition.cells(s).iter().map(|&g| bytes[g as usize] as f64).sum();
-                (cut.counts[s].bytes as f64 / predicted.max(1.0)) as f32
-            })
-            .collect();
-        bytes.par_iter_mut().enumerate().for_each(|(g, b)| *b = (*b * factor[cut.partition.owner(g as u32)]).max(own[g]));
+        let factor = bytes_per_weight(&cut, &bytes);
+        reweigh(&mut bytes, &own, &cut.partition, &factor);
         if best.as_ref().is_none_or(|b| cut.max_bytes() < b.max_bytes()) {
             best = Some(cut);
         }
@@ -244,10 +249,8 @@ pub fn balance_load(
             break;
         }
     }
-    let Some(Counted { partition: p, counts }) = best else {
-        return Ok(start.clone());
-    };
-    let sizes: Vec<usize> = p.shard_start.windows(2).map(|w| (w[1] - w[0]) as usize).collect();
-    let partition = Partition::from_leaves(scene, (p.depth, p.id_bits), p.method, p.order, &sizes, p.ids, true)?;
-    Ok(Counted { partition, counts })
+    match best {
+        Some(cut) => in_morton_order(scene, cut),
+        None => Ok(start.clone()),
+    }
 }
