@@ -223,7 +223,7 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "march_budget",
-        planned: "the dearest injector's sampled cell steps over 160 iterations of its six workers (180 where the camera regions march 99 % of the sampled steps or more)",
+        planned: "the dearest injector's sampled cell steps over 160 iterations of its six workers (180 where the camera regions march 99 % of the sampled steps or more, 220 where the shards were cut by load)",
         doc: "Cell steps an injector's worker marches per iteration before it leaves the rest of its rays for the next (0: no limit).",
         set: |o, v| o.march_budget = Some(count(v)),
         ..ONE_NUMBER

@@ -593,6 +593,14 @@ pub const BUDGET_ITERATIONS: u64 = 160;
 /// kept), so they keep 160.
 pub const BUDGET_ITERATIONS_INJECTORS_ALONE: u64 = 180;
 
+/// As [`BUDGET_ITERATIONS`] where the plan cut the scene by the camera's load
+/// ([`load_cut_fill`]): the tracers are even, all the injectors march, and the
+/// busiest of them bind the frame. The bicycle scene at SH degree 0
+/// (`march_budget`; modelled ms, iterations): 80 → 100.6, 260; 92 → 98.5, 240; 108
+/// → 100.9, 240; 114 → 102.4, 240; 128 (over 160) → 108.2, 240; 150 → 115.2, 220.
+/// A 2.1 M bicycle preset: 102 (over 220) → 112.8 ms, 140 (over 160) → 115.0.
+pub const BUDGET_ITERATIONS_LOAD_CUT: u64 = 220;
+
 /// The share of the sampled cell steps the injectors' regions march from which the
 /// plan takes the injectors for the whole frame.
 pub const INJECTORS_ALONE_SHARE: f64 = 0.99;
@@ -600,9 +608,16 @@ pub const INJECTORS_ALONE_SHARE: f64 = 0.99;
 /// Cell steps per InjectorMarch worker per step: the dearest injector's sampled
 /// steps (`dearest_steps`) over [`BUDGET_ITERATIONS`] steps of its six workers, or
 /// [`BUDGET_ITERATIONS_INJECTORS_ALONE`] where the regions' `share` of the sampled
-/// steps is [`INJECTORS_ALONE_SHARE`] or more; 0 (no limit) when nothing was sampled.
-pub fn planned_march_budget(dearest_steps: u64, share: f64) -> u32 {
-    let iterations = if share >= INJECTORS_ALONE_SHARE { BUDGET_ITERATIONS_INJECTORS_ALONE } else { BUDGET_ITERATIONS };
+/// steps is [`INJECTORS_ALONE_SHARE`] or more, or [`BUDGET_ITERATIONS_LOAD_CUT`]
+/// where the scene was cut `by_load`; 0 (no limit) when nothing was sampled.
+pub fn planned_march_budget(dearest_steps: u64, share: f64, by_load: bool) -> u32 {
+    let iterations = if share >= INJECTORS_ALONE_SHARE {
+        BUDGET_ITERATIONS_INJECTORS_ALONE
+    } else if by_load {
+        BUDGET_ITERATIONS_LOAD_CUT
+    } else {
+        BUDGET_ITERATIONS
+    };
     let per = iterations * foam_layout::FOAM_WORKERS as u64;
     dearest_steps.div_ceil(per).min(u32::MAX as u64) as u32
 }
@@ -718,9 +733,12 @@ mod tests {
         assert_eq!(planned_tracer_budget(0, 0.5), 0, "no injector budget, none for the tracers");
         assert_eq!(planned_tracer_budget(100, 7.0), 100, "a share is at most 1");
         // The injectors alone spread the dearest one's steps over more iterations.
-        assert_eq!(planned_march_budget(89_280, 0.754), 93, "the 1 M scene");
-        assert_eq!(planned_march_budget(44_000, 1.0), 41, "garden");
-        assert_eq!(planned_march_budget(0, 1.0), 0, "nothing sampled: no limit");
+        assert_eq!(planned_march_budget(89_280, 0.754, false), 93, "the 1 M scene");
+        assert_eq!(planned_march_budget(44_000, 1.0, false), 41, "garden");
+        assert_eq!(planned_march_budget(0, 1.0, false), 0, "nothing sampled: no limit");
+        assert_eq!(planned_march_budget(122_000, 0.58, true), 93, "bicycle at degree 0, cut by load");
+        assert_eq!(planned_march_budget(122_000, 0.58, false), 128);
+        assert_eq!(planned_march_budget(44_000, 1.0, true), 41, "injectors alone: 180 whatever the cut");
     }
 
     #[test]

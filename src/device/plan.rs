@@ -99,7 +99,7 @@ impl DevicePlan {
         let (part, packed, sites, mut times, sh) = Self::cut(scene, shards, options, width, height, progress)?;
         let t0 = Instant::now();
         let topology = Topology::new(&part, &packed, width, height, options)?;
-        let mut plan = Self::assemble(scene, (part, sites), &packed, topology, Neighbours::default(), Vec::new())?;
+        let mut plan = Self::assemble(scene, (part, sites), &packed, topology, Neighbours::default(), (Vec::new(), None))?;
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
         plan.sh = sh;
@@ -239,11 +239,10 @@ impl DevicePlan {
             None
         };
         let planned = Neighbours { sides, copies, results, crossings: traffic.crossings };
-        let mut plan = Self::assemble(scene, (part, sites), &packed, topology, planned, samples)?;
+        let mut plan = Self::assemble(scene, (part, sites), &packed, topology, planned, (samples, load_cut))?;
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
         plan.sh = sh;
-        plan.load_cut = load_cut;
         Ok(plan)
     }
 
@@ -306,14 +305,15 @@ impl DevicePlan {
     }
 
     /// The render spec for shards already cut and packed, laid out as `topology`,
-    /// with the tracers planned as `neighbours` (for the camera `sample` was taken of).
+    /// with the tracers planned as `neighbours` (for the cameras `samples` were taken
+    /// of; `load_cut`: the fill the shards were cut by load to, if they were).
     fn assemble(
         scene: &Scene,
         (part, sites): (Partition, SiteIndex),
         packed: &[partition::PackedShard],
         topology: Topology,
         neighbours: Neighbours,
-        samples: Vec<CameraSample>,
+        (samples, load_cut): (Vec<CameraSample>, Option<u32>),
     ) -> Result<DevicePlan, DeviceError> {
         let (tree, options) = (&topology.tree, &topology.options);
         let owner = |c: u32| part.owner(c);
@@ -351,7 +351,8 @@ impl DevicePlan {
         fill_stores(tree, &mut spec, options)?;
         let share = regions_share(&samples);
         let budget = options.march_budget.unwrap_or_else(|| {
-            super::options::planned_march_budget(samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0), share)
+            let dearest = samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0);
+            super::options::planned_march_budget(dearest, share, load_cut.is_some())
         });
         let tracer_budget = options.tracer_budget.unwrap_or_else(|| super::options::planned_tracer_budget(budget, share));
         for (i, n) in tree.nodes.iter().enumerate() {
@@ -386,7 +387,7 @@ impl DevicePlan {
             shard_bytes,
             samples,
             sh: ShChoice::default(),
-            load_cut: None,
+            load_cut,
         })
     }
 
