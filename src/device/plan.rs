@@ -159,21 +159,22 @@ impl DevicePlan {
         // splits the marching between the camera regions and the tracers; after a
         // cut by load the tracers are even without replicas, and the injectors, which
         // then march the dearest tiles' work, keep them all.
-        let lay_out = |part: &Partition, packed: &[partition::PackedShard]| -> Result<(Topology, Vec<CameraSample>), DeviceError> {
+        let lay_out = |part: &Partition, packed: &[partition::PackedShard], options: &DeviceOptions| {
             let topology = Topology::new(part, packed, cam.width, cam.height, options)?;
-            let samples = cams.iter().map(|c| CameraSample::take(scene, c, &topology.sampling(part, &sites))).collect();
-            Ok((topology, samples))
+            let samples: Vec<CameraSample> =
+                cams.iter().map(|c| CameraSample::take(scene, c, &topology.sampling(part, &sites))).collect();
+            Ok::<_, DeviceError>((topology, samples))
         };
-        let (mut topology, mut samples) = lay_out(&part, &packed)?;
+        let (mut topology, mut samples) = lay_out(&part, &packed, options)?;
         let footprint = tracer_footprint(options, cam.width, cam.height, shards);
         let heaviest = topology.shard_bytes.iter().copied().max().unwrap_or(0) as u64;
         let mut load_cut = None;
         let share = regions_share(&samples);
         if let Some(fill) = super::options::load_cut_fill(options, share, heaviest, footprint.shard_budget()) {
             let t = Instant::now();
-            if let Some((p, k)) = Self::cut_by_load(scene, &part, &samples, options, sh.degree, &footprint, fill, progress)? {
+            if let Some((p, k)) = Self::cut_by_load(scene, (&part, &packed), &samples, options, sh.degree, &footprint, fill, progress)? {
                 (part, packed) = (p, k);
-                (topology, samples) = lay_out(&part, &packed)?;
+                (topology, samples) = lay_out(&part, &packed, options)?;
                 load_cut = Some(fill);
             }
             times.partition_s += t.elapsed().as_secs_f64();
@@ -186,8 +187,7 @@ impl DevicePlan {
                 options,
             )
         {
-            topology = Topology::new(&part, &packed, cam.width, cam.height, &DeviceOptions { injectors: fewer, ..options.clone() })?;
-            samples = cams.iter().map(|c| CameraSample::take(scene, c, &topology.sampling(&part, &sites))).collect();
+            (topology, samples) = lay_out(&part, &packed, &DeviceOptions { injectors: fewer, ..options.clone() })?;
         }
         let per_view: Vec<(Vec<Vec<u16>>, f64)> = samples.iter().map(|s| s.paths_beyond_regions(packed.len())).collect();
         let paths: Vec<Vec<u16>> = per_view.iter().flat_map(|(p, _)| p.iter().cloned()).collect();
@@ -253,7 +253,7 @@ impl DevicePlan {
     #[allow(clippy::too_many_arguments)]
     fn cut_by_load(
         scene: &Scene,
-        part: &Partition,
+        (part, packed): (&Partition, &[partition::PackedShard]),
         samples: &[CameraSample],
         options: &DeviceOptions,
         degree: u8,
@@ -267,7 +267,8 @@ impl DevicePlan {
             load.iter_mut().zip(s.cell_loads(scene, options.t_stop, LOAD_STRIDE)).for_each(|(a, b)| *a += b);
         }
         let sref = scene.partition_view_sh(degree, sh_f32(options));
-        let start = partition::Counted { partition: part.clone(), counts: partition::count_shards(&sref, part) };
+        // The packer counted the shards of the cut by bytes already.
+        let start = partition::Counted { partition: part.clone(), counts: packed.iter().map(|p| p.counts).collect() };
         let budget = footprint.shard_budget();
         // A shard's halo is only known once it is cut, and thin shards where the
         // rays gather can hold more of it than the rounds foresee: fill less.

@@ -19,9 +19,23 @@ use rayon::prelude::*;
 use crate::camera::Camera;
 use crate::reference::Tracer;
 
+/// Walks pixel (`x`, `y`)'s ray of `cam` from the camera's cell `start` as the
+/// device's rays go, until it stops (`t_stop`, a hull cell, or the step limit),
+/// handing `visit` each cell it steps through.
+pub fn walk_pixel(tracer: &Tracer, cam: &Camera, start: u32, t_stop: f32, (x, y): (u32, u32), mut visit: impl FnMut(u32)) {
+    let (o, d) = cam.pixel_ray(x, y);
+    let density = &tracer.scene.density;
+    let mut transmittance = 1.0f32;
+    tracer.walk(start, o, d, 0.0, foam_layout::FOAM_MAX_CELL_STEPS, |cell, t0, t1| {
+        visit(cell);
+        transmittance *= (-density[cell as usize] * (t1 - t0)).exp();
+        transmittance > t_stop
+    });
+}
+
 /// The shards (deduplicated consecutive runs) that the rays of the `samples` pixels
-/// cross, in order, each path ending where the ray stops (`t_stop`, a hull cell, or
-/// the step limit), as the device's rays do, with the cell steps in each.
+/// cross, in order, each path ending where the ray stops ([`walk_pixel`]), with the
+/// cell steps in each.
 pub fn sample_paths(
     tracer: &Tracer,
     owner: &(dyn Fn(u32) -> usize + Sync),
@@ -30,30 +44,18 @@ pub fn sample_paths(
     t_stop: f32,
     samples: &[(u32, u32)],
 ) -> Vec<super::blocks::SampledRay> {
-    let scene = tracer.scene;
     samples
         .par_iter()
-        .map(|&(x, y)| {
-            let (o, d) = cam.pixel_ray(x, y);
+        .map(|&pixel| {
             let mut ray = super::blocks::SampledRay::default();
-            let mut transmittance = 1.0f32;
-            tracer.walk(
-                start,
-                o,
-                d,
-                0.0,
-                foam_layout::FOAM_MAX_CELL_STEPS,
-                |cell, t0, t1| {
-                    let s = owner(cell) as u16;
-                    if ray.shards.last() != Some(&s) {
-                        ray.shards.push(s);
-                        ray.steps.push(0);
-                    }
-                    *ray.steps.last_mut().expect("a run per shard") += 1;
-                    transmittance *= (-scene.density[cell as usize] * (t1 - t0)).exp();
-                    transmittance > t_stop
-                },
-            );
+            walk_pixel(tracer, cam, start, t_stop, pixel, |cell| {
+                let s = owner(cell) as u16;
+                if ray.shards.last() != Some(&s) {
+                    ray.shards.push(s);
+                    ray.steps.push(0);
+                }
+                *ray.steps.last_mut().expect("a run per shard") += 1;
+            });
             if ray.shards.is_empty() {
                 ray.shards.push(owner(start) as u16);
                 ray.steps.push(0);

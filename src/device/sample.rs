@@ -95,14 +95,9 @@ impl CameraSample {
             .collect();
         let cells: Vec<Vec<u32>> = pixels
             .par_iter()
-            .map(|&(x, y)| {
-                let (o, d) = cam.pixel_ray(x, y);
-                let (mut out, mut transmittance) = (Vec::new(), 1.0f32);
-                tracer.walk(self.start, o, d, 0.0, foam_layout::FOAM_MAX_CELL_STEPS, |cell, t0, t1| {
-                    out.push(cell);
-                    transmittance *= (-scene.density[cell as usize] * (t1 - t0)).exp();
-                    transmittance > t_stop
-                });
+            .map(|&pixel| {
+                let mut out = Vec::new();
+                super::region::walk_pixel(&tracer, cam, self.start, t_stop, pixel, |cell| out.push(cell));
                 out
             })
             .collect();
