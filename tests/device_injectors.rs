@@ -1,9 +1,11 @@
 //! The march budgets (foam_params `march_budget`, of the injectors and of the
 //! tracers): a worker leaves the rays it has no budget left for unmarched (in the
 //! injector's queue, or held at the front of the tracer's pending store), and they
-//! march the next step. Nothing but the speed may change — the image, depth
-//! included, is the same with any budget, in fp32 and half, and every ray finishes
-//! exactly once, with roomy buffers or shrunk ones.
+//! march the next step; the ray a worker's budget ends in pauses there, inside its
+//! shard, and its worker marches it on the next step from its fp32 state. Nothing
+//! but the speed may change — the image, depth included, is the same with any
+//! budget, in fp32 and half, and every ray finishes exactly once, with roomy
+//! buffers or shrunk ones.
 
 use foam_ipu::camera::Camera;
 use foam_ipu::device::{DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
@@ -37,7 +39,9 @@ fn options(layout: RayLayout, which: Budget, budget: Option<u32>) -> DeviceOptio
 }
 
 /// The frame `o` plans for `cam`, the budget the plan gave the role `which` names,
-/// and the cell steps that role's tiles marched.
+/// and the cell steps that role's tiles marched. With a budget, no tile of the role
+/// marches more than its six workers' budgets in a step (rc 1: the observer sees
+/// every step): a worker's budget ends inside a ray, after exactly its steps.
 fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (DeviceFrame, u32, u64) {
     let plan = DevicePlan::for_camera(scene, SHARDS, cam, o, &()).unwrap();
     let (budget, nodes): (u32, Vec<usize>) = match which {
@@ -45,12 +49,21 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
         Budget::Tracers => (plan.tracer_budget(), plan.tree.tracer_nodes().map(|(n, _)| n).collect()),
     };
     let mut steps = 0u64;
+    let mut before = vec![0u32; nodes.len()];
+    let mut most = 0u32;
     let mut per_call = |_: &foam_frame_status, tiles: &[foam_tile_stats], _: &[u32]| {
         steps = nodes.iter().map(|&n| tiles[n].cell_steps as u64).sum();
+        for (b, &n) in before.iter_mut().zip(&nodes) {
+            most = most.max(tiles[n].cell_steps - *b);
+            *b = tiles[n].cell_steps;
+        }
     };
     let mut r = DeviceRenderer::new(plan).unwrap();
     let f = r.render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
     assert_eq!(f.stats.rays_finished, (cam.width * cam.height) as u64, "every ray finishes once");
+    if budget > 0 {
+        assert!(most <= 6 * budget, "a tile marched {most} cell steps in one step, over six workers' budgets of {budget}");
+    }
     (f, budget, steps)
 }
 

@@ -150,7 +150,7 @@ public:
   Input<Bytes> camera;
   Input<Bytes> params;
   InOut<Bytes> queue;
-  InOut<Words> ctl;  // writes only work[workerId] and stopped[workerId]
+  InOut<Words> ctl;  // writes only work[workerId], stopped[workerId] and paused[workerId]
 
   bool compute(unsigned workerId) {
     const foam_params &p = cview<foam_params>(params);
@@ -165,30 +165,37 @@ public:
     // dearest part of the region.
     const uint32_t limit = p.march_budget ? work[FOAM_IW_STEPS] + p.march_budget : 0u;
     unsigned *stopped = &ctl[0] + offsetof(foam_injector_ctl, stopped) / 4 + workerId;
-    // A worker's budget runs out inside a ray at the next shard boundary, not at
-    // the ray's end (rays cross up to a few hundred of the region's cells): the
-    // ray it stops stays held, and it marches that one on first.
+    // A worker's budget runs out inside a ray, after exactly its steps, not at the
+    // ray's end (rays cross up to a few hundred of the region's cells) nor at the
+    // next shard boundary (the tile waits for its busiest worker, and a shard's
+    // rest of cells made it 1.3x the mean): the ray it pauses stays held, and it
+    // marches that one on first, from the fp32 state it kept.
     const uint32_t resume = *stopped;
     *stopped = 0;
-    auto march = [&](unsigned i) {
+    unsigned *pausedAt = &ctl[0] + (offsetof(foam_injector_ctl, paused) + workerId * sizeof(foam_paused_ray)) / 4;
+    foam_paused_ray paused;
+    memcpy(&paused, pausedAt, sizeof paused);
+    auto march = [&](unsigned i, bool resumed) {
       unsigned char *slot = slots + (size_t)i * p.ray_bytes;
       foam_ray ray;
       FOAM_PROBE(ray);
       foam_ray_load(slot, p.layout, p.hops, &ray);
+      if (resumed) foam_ray_resume(&paused, &ray);
       // One shard visit = one tracer hop, as on a tracer tile; no shard of its own.
       work[FOAM_IW_RAYS]++;
       if (foam_march_copies(&cam, p.layout, p.hops, slot, FOAM_INVALID_SHARD, nullptr, &rh, &region[0], &ray,
-                            &work[FOAM_IW_VISITS], limit))
+                            &work[FOAM_IW_VISITS], limit, &paused, resumed))
         *stopped = i + 1;
     };
-    if (resume) march(resume - 1);
+    if (resume) march(resume - 1, true);
     for (unsigned i = c.march_begin + workerId; i < c.march_end && !*stopped; i += workers) {
       if (limit && work[FOAM_IW_STEPS] >= limit) break;
       // Held rays between the unmarched ones were marched already (a stopped one
       // is its worker's to resume).
       if (c.unmarched && !foam_slot_unmarched(slots + (size_t)i * p.ray_bytes)) continue;
-      march(i);
+      march(i, false);
     }
+    if (*stopped) memcpy(pausedAt, &paused, sizeof paused);
     return true;
   }
 };

@@ -110,7 +110,7 @@ public:
   InOut<Bytes> pending;  // rays held unmarched (march_budget) march first, in place
   InOut<Bytes> pixels;
   InOut<Bytes> results;  // result store: worker w owns slots [w, w + 1) * result_slots
-  InOut<Words> ctl;  // foam_tracer_ctl; this vertex writes only work[workerId]
+  InOut<Words> ctl;  // foam_tracer_ctl; this vertex writes only work[workerId] and paused[workerId]
 
   bool compute(unsigned workerId) {
     const foam_params &p = cview<foam_params>(params);
@@ -128,7 +128,10 @@ public:
     }
     unsigned total = 0;
     for (unsigned b = 0; b < in.n; ++b) total += in.count[b];
-    if (workerId >= total) return true;  // most tracers idle most steps: touch nothing more
+    // The ray this worker paused inside a shard last step (TracerSend kept it among
+    // the held ones and says where): it marches that one on first.
+    const unsigned resume = held ? cview<foam_tracer_ctl>(ctl).stopped[workerId] : 0u;
+    if (workerId >= total && !resume) return true;  // most tracers idle most steps: touch nothing more
     const foam_camera &cam = cview<foam_camera>(camera);
     const foam_region_header &directory = cview<foam_region_header>(copies);
     const int shift = slotShift(cam);
@@ -141,46 +144,67 @@ public:
     // busiest worker 1.5x the mean, and a tile waits for its busiest worker.
     unsigned next = workerId;
     const uint32_t start = work[FOAM_TW_STEPS];
+    // The budget ends inside a ray, after exactly its steps: a tile waits for its
+    // busiest worker, and ending at a ray's end left it a ray's rest of cells over.
+    const uint32_t limit = p.march_budget ? start + p.march_budget : 0u;
+    unsigned *pausedAt = &ctl[0] + (offsetof(foam_tracer_ctl, paused) + workerId * sizeof(foam_paused_ray)) / 4;
+    foam_paused_ray paused;
+    if (resume) memcpy(&paused, pausedAt, sizeof paused);
+    // Marches the ray in `slot` (from its pause if `resumed`) and writes what it left.
+    auto visit = [&](unsigned char *slot, bool resumed) {
+      foam_ray ray;
+      FOAM_PROBE(ray);
+      work[FOAM_TW_LOADED]++;
+      foam_ray_load(slot, p.layout, p.hops, &ray);
+      if (resumed) {
+        foam_ray_resume(&paused, &ray);  // on a copy, perhaps: not checked against this shard
+      } else if (ray.shard != p.shard) {  // not ours: TracerSend returns it to the tree
+        work[FOAM_TW_MISROUTED]++;
+        return;
+      }
+      if (ray.cell != FOAM_FINISHED_CELL) {
+        // On through its own shard and its copies (foam_march_copies), each visit a tracer hop.
+        work[FOAM_TW_RAYS]++;
+        if (foam_march_copies(&cam, p.layout, p.hops, slot, (uint16_t)p.shard, &shard[0], &directory, &copies[0], &ray,
+                              &work[FOAM_TW_MARCHED], limit, &paused, resumed)) {
+          // Paused: it stays here, its slot naming this worker, its state in ctl.
+          foam_ray_dest mark;
+          mark.shard = FOAM_PAUSED_SHARD;
+          mark.cell = (uint16_t)workerId;
+          memcpy(slot, &mark, sizeof mark);
+          memcpy(pausedAt, &paused, sizeof paused);
+          return;
+        }
+        if (ray.cell != FOAM_FINISHED_CELL) return;  // TracerSend takes it on
+        // Finished here: keep it in this worker's part of the result store if
+        // there is room, instead of sending it home through the tree.
+        if (work[FOAM_TW_RESULTS] < p.result_slots) {
+          FOAM_PROBE(result);
+          const foam_result r = outcome(cam, p, ray);
+          memcpy(store + (size_t)work[FOAM_TW_RESULTS]++ * sizeof r, &r, sizeof r);
+          work[FOAM_TW_PIXELS]++;
+          foam_slot_invalidate(slot);
+          return;
+        }
+      }
+      // Finished, and home (arrived, or ended here): write the pixel and free the
+      // slot. A finished ray whose home is elsewhere is already in its slot.
+      if (ray.shard == p.shard) {
+        FOAM_PROBE(pixel);
+        if (writePixel(&pixels[0], slicePixels, shift, p, cam, ray))
+          work[FOAM_TW_PIXELS]++;
+        else
+          work[FOAM_TW_MISROUTED]++;
+        foam_slot_invalidate(slot);
+      }
+    };
+    if (resume) visit(&pending[0] + (size_t)(resume - 1) * p.ray_bytes, true);
     for (unsigned b = 0, base = 0; b < in.n; base += in.count[b++]) {
       for (; next < base + in.count[b]; next += workers) {
-        if (p.march_budget && work[FOAM_TW_STEPS] - start >= p.march_budget) break;
-        const unsigned i = next - base;
-        unsigned char *slot = in.slots[b] + (size_t)i * p.ray_bytes;
-        foam_ray ray;
-        FOAM_PROBE(ray);
-        work[FOAM_TW_LOADED]++;
-        foam_ray_load(slot, p.layout, p.hops, &ray);
-        if (ray.shard != p.shard) {  // not ours: TracerSend returns it to the tree
-          work[FOAM_TW_MISROUTED]++;
-          continue;
-        }
-        if (ray.cell != FOAM_FINISHED_CELL) {
-          // On through its own shard and its copies (foam_march_copies), each visit a tracer hop.
-          work[FOAM_TW_RAYS]++;
-          foam_march_copies(&cam, p.layout, p.hops, slot, (uint16_t)p.shard, &shard[0], &directory, &copies[0], &ray,
-                            &work[FOAM_TW_MARCHED], 0u);
-          if (ray.cell != FOAM_FINISHED_CELL) continue;  // TracerSend takes it on
-          // Finished here: keep it in this worker's part of the result store if
-          // there is room, instead of sending it home through the tree.
-          if (work[FOAM_TW_RESULTS] < p.result_slots) {
-            FOAM_PROBE(result);
-            const foam_result r = outcome(cam, p, ray);
-            memcpy(store + (size_t)work[FOAM_TW_RESULTS]++ * sizeof r, &r, sizeof r);
-            work[FOAM_TW_PIXELS]++;
-            foam_slot_invalidate(slot);
-            continue;
-          }
-        }
-        // Finished, and home (arrived, or ended here): write the pixel and free the
-        // slot. A finished ray whose home is elsewhere is already in its slot.
-        if (ray.shard == p.shard) {
-          FOAM_PROBE(pixel);
-          if (writePixel(&pixels[0], slicePixels, shift, p, cam, ray))
-            work[FOAM_TW_PIXELS]++;
-          else
-            work[FOAM_TW_MISROUTED]++;
-          foam_slot_invalidate(slot);
-        }
+        if (limit && work[FOAM_TW_STEPS] - start >= p.march_budget) break;
+        unsigned char *slot = in.slots[b] + (size_t)(next - base) * p.ray_bytes;
+        if (foam_slot_shard(slot) == FOAM_PAUSED_SHARD) continue;  // its worker's, above
+        visit(slot, false);
       }
     }
     return true;
@@ -240,6 +264,7 @@ public:
     // [held, kept): a held ray joins at `held`, and the waiting ray there moves to
     // the end. Every write lands at or below the slot being read.
     unsigned held = 0;
+    for (unsigned w = 0; w < FOAM_WORKERS; ++w) c.stopped[w] = 0;
     auto keep = [&](const unsigned char *src, bool unmarched) {
       if (!unmarched) {
         if (store + (size_t)kept * stride != src) foam_slot_copy(store + (size_t)kept * stride, src, stride);
@@ -273,12 +298,16 @@ public:
         // An empty inbox slot, or a held ray that finished here.
         const uint16_t dest = foam_slot_shard(src);
         if (dest == FOAM_INVALID_SHARD) continue;
-        // A ray still bound for this shard was left unmarched (march_budget): held here.
-        const bool unmarched = dest == p.shard;
+        // A ray still bound for this shard was left unmarched (march_budget), or
+        // paused inside one (its slot's cell names the worker): held here.
+        const bool paused = dest == FOAM_PAUSED_SHARD;
+        const bool unmarched = dest == p.shard || paused;
         if (!unmarched && send(src, dest)) continue;
-        if (kept < capacity)
+        if (kept < capacity) {
+          const unsigned w = foam_slot_cell(src);
+          if (paused && w < FOAM_WORKERS) c.stopped[w] = held + 1;
           keep(src, unmarched);
-        else
+        } else
           c.overflow++;  // credits make this impossible; counted so a bug cannot hide
       }
     }

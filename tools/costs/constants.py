@@ -23,10 +23,10 @@ import sys
 # worker, every call; "active": a worker with work).
 EVENTS = {
     "TracerMarch": ["fixed", "active", "ray", "held", "visit", "step", "neighbour", "result"],
-    "InjectorMarch": ["fixed", "held", "visit", "step", "neighbour"],
+    "InjectorMarch": ["fixed", "active", "held", "visit", "step", "neighbour"],
     "TracerSend": ["fixed", "active", "scan", "send"],
     "Injector": ["fixed", "active", "emit"],
-    "InjectorSend": ["fixed", "deal"],
+    "InjectorSend": ["fixed", "active", "deal"],
     "Generator": ["fixed", "active", "arrival"],
 }
 

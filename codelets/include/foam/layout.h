@@ -32,6 +32,10 @@
 /* Destination cell of a finished ray: the destination shard owns its pixel's
  * framebuffer slice and writes the pixel instead of marching. */
 #define FOAM_FINISHED_CELL 0xFFFFu
+/* The destination shard of a ray a tracer worker paused inside a shard (its budget
+ * ran out there; foam_paused_ray): it stays on the tile, and its slot's cell names
+ * the worker that marches it on. Never a shard's id (at most 32,768 shards). */
+#define FOAM_PAUSED_SHARD 0xFFFEu
 /* A ray stops after this many cells, as the original renderer does. */
 #define FOAM_MAX_CELL_STEPS 1024u
 /* "FOAM" read as a little-endian uint32. */
@@ -269,6 +273,16 @@ typedef struct foam_ray_hops {
 } foam_ray_hops;
 FOAM_STATIC_ASSERT(sizeof(foam_ray_hops) == 4, "hop counters are 4 bytes");
 
+/* A ray paused inside a shard (a worker's march budget ended there): what its
+ * payload rounds, in fp32, kept on the tile beside its slot (march.h). */
+typedef struct foam_paused_ray {
+  uint16_t shard, cell; /* where it goes on: a tracer's slot says FOAM_PAUSED_SHARD */
+  float t, T;
+  float r, g, b;
+  float depth;
+} foam_paused_ray;
+FOAM_STATIC_ASSERT(sizeof(foam_paused_ray) == 28, "a paused ray's state is 28 bytes");
+
 typedef enum foam_ray_layout {
   FOAM_LAYOUT_FP32 = 0,
   FOAM_LAYOUT_MIXED = 1,
@@ -493,8 +507,14 @@ typedef struct foam_tracer_ctl {
   uint32_t held;      /* of the pending rays, those left unmarched (march_budget) */
   uint32_t work[FOAM_WORKERS][FOAM_TW_COUNTERS];
   uint32_t side_granted[FOAM_MAX_SIDES]; /* credit given on each side link last step */
+  /* Per worker, 1 + the pending slot of the ray it paused inside a shard when its
+   * march_budget ran out (FOAM_PAUSED_SHARD; 0: none), written by TracerSend as it
+   * keeps the ray, and that ray's fp32 state, written by TracerMarch: the worker
+   * marches it on first next step. */
+  uint32_t stopped[FOAM_WORKERS];
+  foam_paused_ray paused[FOAM_WORKERS];
 } foam_tracer_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_tracer_ctl) == 272, "foam_tracer_ctl is 272 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_tracer_ctl) == 464, "foam_tracer_ctl is 464 bytes");
 
 typedef struct foam_spill_ctl {
   uint32_t spill;      /* rays in the spill store */
@@ -524,10 +544,14 @@ typedef struct foam_injector_ctl {
                           held ones from march_begin on, and march first */
   uint32_t work[FOAM_WORKERS][FOAM_IW_COUNTERS];
   /* Per worker, 1 + the queue slot of the ray it left inside the region when its
-   * march_budget ran out (at a shard boundary; 0: none): it stays with the held ones
-   * and that worker marches it on first next step. */
+   * march_budget ran out (0: none): it stays with the held ones and that worker
+   * marches it on first next step, from `paused`. */
   uint32_t stopped[FOAM_WORKERS];
+  /* Per worker, the fp32 state of that ray, paused inside a shard after exactly the
+   * budget's steps (march.h foam_march_copies): its slot's payload holds the rest,
+   * rounded as between tiles, and marched on from both it is the same ray. */
+  foam_paused_ray paused[FOAM_WORKERS];
 } foam_injector_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_injector_ctl) == 152, "foam_injector_ctl is 152 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_injector_ctl) == 320, "foam_injector_ctl is 320 bytes");
 
 #endif /* FOAM_LAYOUT_H */

@@ -247,20 +247,27 @@ static inline void foam_shard_site(const foam_shard_view *s, uint32_t n, foam_fl
 
 typedef enum foam_march_end {
   FOAM_MARCH_LEFT_SHARD = 0, /* ray->shard / ray->cell name the neighbour to enter */
-  FOAM_MARCH_FINISHED = 1    /* opaque enough, out of the scene, or out of steps */
+  FOAM_MARCH_FINISHED = 1,   /* opaque enough, out of the scene, or out of steps */
+  FOAM_MARCH_PAUSED = 2      /* `step_limit` cells marched: ray->cell is the local cell to go on from */
 } foam_march_end;
 
-/* Marches `ray` from its current local cell until it finishes or crosses into a
- * halo cell. Accumulates colour, transmittance, depth and the step count in `ray`.
+/* Marches `ray` from its current local cell until it finishes, crosses into a halo
+ * cell, or (step_limit > 0) has marched step_limit cells and would go on inside the
+ * shard. Accumulates colour, transmittance, depth and the step count in `ray`; the
+ * walk's whole state is then in `ray` in fp32, so a paused ray marched on from it
+ * takes exactly the steps it would have taken without the pause.
  * `basis` is foam_sh_basis of `d` for the shard's sh_rest (unread without SH).
  * `cells_marched` receives the number of cells visited on this tile, and
  * `neighbours_tested` the faces tested on the way (the cost model's unit). */
 static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, foam_vec3 d, const foam_float2 *basis,
-                                        float t_stop, foam_ray *ray, uint32_t *cells_marched,
+                                        float t_stop, uint32_t step_limit, foam_ray *ray, uint32_t *cells_marched,
                                         uint32_t *neighbours_tested) {
   uint32_t c = ray->cell;
   uint32_t steps = foam_px_steps(ray->px);
   uint32_t marched = 0, tested = 0;
+  /* Where the walk stops counting: the step cap, or sooner the pause. One compare a
+   * step, as without a limit: which of the two it was is asked only there. */
+  const uint32_t stop = step_limit && step_limit < FOAM_MAX_CELL_STEPS - steps ? steps + step_limit : FOAM_MAX_CELL_STEPS;
   float t0 = ray->t;
   float T = ray->T;
   foam_march_end end = FOAM_MARCH_FINISHED;
@@ -333,11 +340,17 @@ static inline foam_march_end foam_march(const foam_shard_view *s, foam_vec3 o, f
     }
     if (best_t > t0) t0 = best_t;
     steps++;
-    if (T <= t_stop || steps >= FOAM_MAX_CELL_STEPS) {
-      end = FOAM_MARCH_FINISHED;
-      break;
-    }
-    if (best < s->h.n_local) {
+    if (T <= t_stop || steps >= stop) {
+      if (T <= t_stop || steps >= FOAM_MAX_CELL_STEPS) {
+        end = FOAM_MARCH_FINISHED;
+        break;
+      }
+      if (best < s->h.n_local) { /* step_limit cells marched, and it goes on here */
+        ray->cell = (uint16_t)best;
+        end = FOAM_MARCH_PAUSED;
+        break;
+      }
+    } else if (best < s->h.n_local) {
       c = best;
       continue;
     }
@@ -370,24 +383,53 @@ static inline uint32_t foam_pixel_home(const foam_camera *cam, uint32_t pixel) {
 }
 
 /* One marching visit of a ray with origin `o` and direction `d` (foam_camera_ray
- * of its pixel) on a tile holding `s`: march it, and address a finished ray to the
- * tracer that owns its pixel's framebuffer slice. Returns the cells marched and
- * adds the neighbours tested to *neighbours. */
-static inline uint32_t foam_visit_ray(const foam_shard_view *s, const foam_camera *cam, foam_vec3 o, foam_vec3 d,
-                                      foam_ray *ray, uint32_t *neighbours) {
-  uint32_t cells = 0, tested = 0;
+ * of its pixel) on a tile holding `s`: march it (at most `step_limit` cells, 0: no
+ * limit), and address a finished ray to the tracer that owns its pixel's
+ * framebuffer slice. A visit that goes on from a pause (`resumed`) is the same
+ * tracer hop. Adds the cells marched to *cells and the neighbours tested to
+ * *neighbours. */
+static inline foam_march_end foam_visit_ray(const foam_shard_view *s, const foam_camera *cam, foam_vec3 o, foam_vec3 d,
+                                            uint32_t step_limit, int resumed, foam_ray *ray, uint32_t *cells,
+                                            uint32_t *neighbours) {
+  uint32_t marched = 0, tested = 0;
   foam_float2 basis[FOAM_SH_MAX_REST];
   foam_sh_basis(d, s->h.sh_rest, basis);
   FOAM_PROBE_ADD(sh_visit, s->h.sh_rest != 0);
   FOAM_PROBE_ADD(sh_basis, s->h.sh_rest);
-  ray->tracer_hops++;
-  const foam_march_end end = foam_march(s, o, d, basis, cam->t_stop, ray, &cells, &tested);
+  if (!resumed) ray->tracer_hops++;
+  const foam_march_end end = foam_march(s, o, d, basis, cam->t_stop, step_limit, ray, &marched, &tested);
+  *cells += marched;
   *neighbours += tested;
   if (end == FOAM_MARCH_FINISHED) {
     ray->shard = (uint16_t)foam_pixel_home(cam, foam_pixel_index(cam, ray->px));
     ray->cell = FOAM_FINISHED_CELL;
   }
-  return cells;
+  return end;
+}
+
+/* A ray paused inside a shard keeps its payload in its slot, where t, T, colour and
+ * depth are rounded to the layout's precision, and these in fp32 beside it
+ * (foam_paused_ray): marched on from both, it is the ray that was paused. */
+static inline void foam_ray_pause(const foam_ray *ray, foam_paused_ray *p) {
+  p->shard = ray->shard;
+  p->cell = ray->cell;
+  p->t = ray->t;
+  p->T = ray->T;
+  p->r = ray->r;
+  p->g = ray->g;
+  p->b = ray->b;
+  p->depth = ray->depth;
+}
+
+static inline void foam_ray_resume(const foam_paused_ray *p, foam_ray *ray) {
+  ray->shard = p->shard;
+  ray->cell = p->cell;
+  ray->t = p->t;
+  ray->T = p->T;
+  ray->r = p->r;
+  ray->g = p->g;
+  ray->b = p->b;
+  ray->depth = p->depth;
 }
 
 /* Index of `shard` among a region's copies (layout.h foam_region_header, listed by
@@ -410,34 +452,50 @@ static inline int foam_region_find(const foam_region_header *h, uint16_t shard) 
  * finished ray stops, even when its pixel's home is a shard copied here. Adds the
  * shard visits (tracer hops), the cells marched and the neighbours tested to
  * work[0], work[1] and work[2] (layout.h: FOAM_TW_MARCHED.. and FOAM_IW_VISITS..
- * are in that order). Always inlined: called, its stack-passed arguments give the
- * vertex a dynamic frame, which the build's stack measure (codelet_costs.rs) cannot
- * bound. */
+ * are in that order).
+ *
+ * Once work[1] reaches `steps_limit` (0: none) the ray stops and 1 is returned:
+ * without `pause`, at the next shard boundary, where its payload holds all of it,
+ * as between tiles; with it, inside the shard, after exactly the steps left, its
+ * fp32 state in *pause (foam_ray_pause; a worker's budget then ends where it
+ * should, not a shard's rest of cells later). A ray loaded from such a pause goes
+ * on with `resumed` set, after foam_ray_resume.
+ *
+ * Always inlined: called, its stack-passed arguments give the vertex a dynamic
+ * frame, which the build's stack measure (codelet_costs.rs) cannot bound. */
 static inline __attribute__((always_inline)) int foam_march_copies(const foam_camera *cam, uint32_t layout, uint32_t hops,
                                                                     unsigned char *slot, uint16_t own_shard,
                                                                     const unsigned char *own,
                                                                     const foam_region_header *directory,
                                                                     const unsigned char *region, foam_ray *ray,
-                                                                    uint32_t *work, uint32_t steps_limit) {
+                                                                    uint32_t *work, uint32_t steps_limit,
+                                                                    foam_paused_ray *pause, int resumed) {
   foam_vec3 o, d; /* the pixel's ray, the same on every shard it crosses here */
   FOAM_PROBE(held);
   foam_camera_ray(cam, foam_px_x(ray->px), foam_px_y(ray->px), &o, &d);
   for (uint32_t visits = 0; ray->cell != FOAM_FINISHED_CELL; ++visits) {
-    /* Once work[1] reaches steps_limit (0: none) the ray stops at the next shard
-     * boundary, where its payload holds all of it, as between tiles. */
-    if (steps_limit && visits && work[1] >= steps_limit) return 1;
     const unsigned char *blob = own && ray->shard == own_shard ? own : (const unsigned char *)0;
     if (!blob) {
       FOAM_PROBE(region_find);
       const int k = foam_region_find(directory, ray->shard);
-      if (k < 0) break;
+      if (k < 0) break; /* it leaves the tile: its payload is in its slot */
       blob = region + directory->offset[k];
+    }
+    if (steps_limit && visits && work[1] >= steps_limit) {
+      if (pause) foam_ray_pause(ray, pause); /* what its payload holds: resumed, the same */
+      return 1;
     }
     foam_shard_view view;
     foam_shard_open(blob, &view);
-    work[1] += foam_visit_ray(&view, cam, o, d, ray, &work[2]);
+    /* At least one step, so that a worker past its limit still moves its ray on. */
+    const uint32_t left = pause && steps_limit ? (steps_limit > work[1] ? steps_limit - work[1] : 1u) : 0u;
+    const foam_march_end end = foam_visit_ray(&view, cam, o, d, left, resumed && visits == 0, ray, &work[1], &work[2]);
     work[0] += 1;
     foam_ray_store(slot, layout, hops, ray);
+    if (end == FOAM_MARCH_PAUSED) {
+      foam_ray_pause(ray, pause);
+      return 1;
+    }
     foam_ray_load(slot, layout, hops, ray);
   }
   return 0;

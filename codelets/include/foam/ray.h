@@ -32,6 +32,12 @@ static inline uint16_t foam_slot_shard(const unsigned char *slot) {
   memcpy(&s, slot, 2);
   return s;
 }
+/* Local cell of the slot's destination (a paused ray's: its worker). */
+static inline uint16_t foam_slot_cell(const unsigned char *slot) {
+  uint16_t c;
+  memcpy(&c, slot + 2, 2);
+  return c;
+}
 /* The pixel word of the slot (every payload has it at offset 4), steps included. */
 static inline uint32_t foam_slot_px(const unsigned char *slot) {
   uint32_t px;

@@ -8,15 +8,15 @@
 #ifndef FOAM_STACKS_H
 #define FOAM_STACKS_H
 
-#define FOAM_STACK_TracerMarch 1024
+#define FOAM_STACK_TracerMarch 1216
 #define FOAM_STACK_TracerSend 704
 #define FOAM_STACK_RouterCount 320
 #define FOAM_STACK_RouterPlan 384
 #define FOAM_STACK_RouterForward 576
 #define FOAM_STACK_SpillStore 576
-#define FOAM_STACK_Injector 640
-#define FOAM_STACK_InjectorMarch 832
-#define FOAM_STACK_InjectorSend 768
+#define FOAM_STACK_Injector 704
+#define FOAM_STACK_InjectorMarch 896
+#define FOAM_STACK_InjectorSend 960
 #define FOAM_STACK_ZeroBytes 128
 #define FOAM_STACK_ZeroWords 128
 

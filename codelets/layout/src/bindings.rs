@@ -7,6 +7,7 @@ pub const FOAM_MAX_SHARD_ENTRIES: u32 = 65535;
 pub const FOAM_MAX_SIDES: u32 = 16;
 pub const FOAM_INVALID_SHARD: u32 = 65535;
 pub const FOAM_FINISHED_CELL: u32 = 65535;
+pub const FOAM_PAUSED_SHARD: u32 = 65534;
 pub const FOAM_MAX_CELL_STEPS: u32 = 1024;
 pub const FOAM_SHARD_MAGIC: u32 = 1296125766;
 pub const FOAM_SH_MAX_REST: u32 = 15;
@@ -527,6 +528,49 @@ const _: () = {
         "Offset of field: foam_ray_hops::tracer",
     ][::core::mem::offset_of!(foam_ray_hops, tracer) - 2usize];
 };
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_paused_ray {
+    pub shard: u16,
+    pub cell: u16,
+    pub t: f32,
+    pub T: f32,
+    pub r: f32,
+    pub g: f32,
+    pub b: f32,
+    pub depth: f32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of foam_paused_ray"][::core::mem::size_of::<foam_paused_ray>() - 28usize];
+    [
+        "Alignment of foam_paused_ray",
+    ][::core::mem::align_of::<foam_paused_ray>() - 4usize];
+    [
+        "Offset of field: foam_paused_ray::shard",
+    ][::core::mem::offset_of!(foam_paused_ray, shard) - 0usize];
+    [
+        "Offset of field: foam_paused_ray::cell",
+    ][::core::mem::offset_of!(foam_paused_ray, cell) - 2usize];
+    [
+        "Offset of field: foam_paused_ray::t",
+    ][::core::mem::offset_of!(foam_paused_ray, t) - 4usize];
+    [
+        "Offset of field: foam_paused_ray::T",
+    ][::core::mem::offset_of!(foam_paused_ray, T) - 8usize];
+    [
+        "Offset of field: foam_paused_ray::r",
+    ][::core::mem::offset_of!(foam_paused_ray, r) - 12usize];
+    [
+        "Offset of field: foam_paused_ray::g",
+    ][::core::mem::offset_of!(foam_paused_ray, g) - 16usize];
+    [
+        "Offset of field: foam_paused_ray::b",
+    ][::core::mem::offset_of!(foam_paused_ray, b) - 20usize];
+    [
+        "Offset of field: foam_paused_ray::depth",
+    ][::core::mem::offset_of!(foam_paused_ray, depth) - 24usize];
+};
 pub const foam_ray_layout_FOAM_LAYOUT_FP32: foam_ray_layout = 0;
 pub const foam_ray_layout_FOAM_LAYOUT_MIXED: foam_ray_layout = 1;
 pub const foam_ray_layout_FOAM_LAYOUT_HALF: foam_ray_layout = 2;
@@ -930,10 +974,12 @@ pub struct foam_tracer_ctl {
     pub held: u32,
     pub work: [[u32; 8usize]; 6usize],
     pub side_granted: [u32; 16usize],
+    pub stopped: [u32; 6usize],
+    pub paused: [foam_paused_ray; 6usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_tracer_ctl"][::core::mem::size_of::<foam_tracer_ctl>() - 272usize];
+    ["Size of foam_tracer_ctl"][::core::mem::size_of::<foam_tracer_ctl>() - 464usize];
     [
         "Alignment of foam_tracer_ctl",
     ][::core::mem::align_of::<foam_tracer_ctl>() - 4usize];
@@ -955,6 +1001,12 @@ const _: () = {
     [
         "Offset of field: foam_tracer_ctl::side_granted",
     ][::core::mem::offset_of!(foam_tracer_ctl, side_granted) - 208usize];
+    [
+        "Offset of field: foam_tracer_ctl::stopped",
+    ][::core::mem::offset_of!(foam_tracer_ctl, stopped) - 272usize];
+    [
+        "Offset of field: foam_tracer_ctl::paused",
+    ][::core::mem::offset_of!(foam_tracer_ctl, paused) - 296usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
@@ -990,12 +1042,13 @@ pub struct foam_injector_ctl {
     pub unmarched: u32,
     pub work: [[u32; 4usize]; 6usize],
     pub stopped: [u32; 6usize],
+    pub paused: [foam_paused_ray; 6usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
         "Size of foam_injector_ctl",
-    ][::core::mem::size_of::<foam_injector_ctl>() - 152usize];
+    ][::core::mem::size_of::<foam_injector_ctl>() - 320usize];
     [
         "Alignment of foam_injector_ctl",
     ][::core::mem::align_of::<foam_injector_ctl>() - 4usize];
@@ -1029,4 +1082,7 @@ const _: () = {
     [
         "Offset of field: foam_injector_ctl::stopped",
     ][::core::mem::offset_of!(foam_injector_ctl, stopped) - 128usize];
+    [
+        "Offset of field: foam_injector_ctl::paused",
+    ][::core::mem::offset_of!(foam_injector_ctl, paused) - 152usize];
 };

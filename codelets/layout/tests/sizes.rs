@@ -31,6 +31,7 @@ fn rust_size(name: &str) -> Option<usize> {
         "foam_spill_ctl" => size_of::<foam_spill_ctl>(),
         "foam_injector_ctl" => size_of::<foam_injector_ctl>(),
         "foam_block" => size_of::<foam_block>(),
+        "foam_paused_ray" => size_of::<foam_paused_ray>(),
         _ => return None,
     })
 }
@@ -48,7 +49,7 @@ fn static_asserted_sizes_match() {
         assert_eq!(got, n, "{name}: Rust {got} B, layout.h {n} B");
         checked.push(name.to_string());
     }
-    assert_eq!(checked.len(), 24, "every struct of layout.h is asserted: {checked:?}");
+    assert_eq!(checked.len(), 25, "every struct of layout.h is asserted: {checked:?}");
 }
 
 #[test]
@@ -68,11 +69,13 @@ fn structs_have_no_padding() {
     let (workers, sums) = (FOAM_WORKERS as usize, FOAM_LS_COUNT as usize);
     assert_eq!(size_of::<foam_router_ctl>(), (5 + (f + 1) + 1 + 2 * workers * cats + 3 * cats + 2 * f + 1 + workers * sums + 6 + workers) * 4);
     assert_eq!(size_of::<foam_spill_ctl>(), 4 * 4);
-    assert_eq!(size_of::<foam_injector_ctl>(), (8 + FOAM_IW_COUNTERS as usize * 6 + 6) * 4);
+    assert_eq!(size_of::<foam_paused_ray>(), 2 * 2 + 6 * 4);
+    let paused = workers * size_of::<foam_paused_ray>();
+    assert_eq!(size_of::<foam_injector_ctl>(), (8 + FOAM_IW_COUNTERS as usize * 6 + 6) * 4 + paused);
     assert_eq!(size_of::<foam_block>(), 2 * 2);
     let shards = FOAM_REGION_MAX_SHARDS as usize;
     assert_eq!(size_of::<foam_region_header>(), 2 * 4 + shards * (2 + 4));
-    assert_eq!(size_of::<foam_tracer_ctl>(), (4 + 6 * FOAM_TW_COUNTERS as usize + sides) * 4);
+    assert_eq!(size_of::<foam_tracer_ctl>(), (4 + 6 * FOAM_TW_COUNTERS as usize + sides + workers) * 4 + paused);
 }
 
 #[test]
