@@ -10,7 +10,7 @@
 use foam_ipu::camera::Camera;
 use foam_ipu::device::{DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
 use foam_ipu::scene::Scene;
-use foam_layout::{foam_frame_status, foam_tile_stats};
+use foam_layout::{FOAM_WORKERS, foam_frame_status, foam_tile_stats};
 use partition::RayLayout;
 
 mod common;
@@ -62,7 +62,7 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
     let f = r.render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
     assert_eq!(f.stats.rays_finished, (cam.width * cam.height) as u64, "every ray finishes once");
     if budget > 0 {
-        assert!(most <= 6 * budget, "a tile marched {most} cell steps in one step, over six workers' budgets of {budget}");
+        assert!(most <= FOAM_WORKERS * budget, "a tile marched {most} cell steps in one step, over six workers' budgets of {budget}");
     }
     (f, budget, steps)
 }
