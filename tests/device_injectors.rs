@@ -10,7 +10,7 @@
 use foam_ipu::camera::Camera;
 use foam_ipu::device::{DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
 use foam_ipu::scene::Scene;
-use foam_layout::{FOAM_WORKERS, foam_frame_status, foam_tile_stats};
+use foam_layout::{FOAM_BUDGET_VISIT_Q8, FOAM_WORKERS, foam_frame_status, foam_tile_stats};
 use partition::RayLayout;
 
 mod common;
@@ -41,7 +41,10 @@ fn options(layout: RayLayout, which: Budget, budget: Option<u32>) -> DeviceOptio
 /// The frame `o` plans for `cam`, the budget the plan gave the role `which` names,
 /// and the cell steps that role's tiles marched. With a budget, no tile of the role
 /// marches more than its six workers' budgets in a step (rc 1: the observer sees
-/// every step): a worker's budget ends inside a ray, after exactly its steps.
+/// every step): a worker's budget ends inside a ray, after exactly its steps. Nor
+/// does it spend more, its shard visits counted (FOAM_BUDGET_VISIT_Q8 / 256 of a step
+/// each), than six budgets and a visit's and a rounding's worth each: a worker starts
+/// a ray or a visit only under its budget.
 fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (DeviceFrame, u32, u64) {
     let plan = DevicePlan::for_camera(scene, SHARDS, cam, o, &()).unwrap();
     let (budget, nodes): (u32, Vec<usize>) = match which {
@@ -50,12 +53,16 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
     };
     let mut steps = 0u64;
     let mut before = vec![0u32; nodes.len()];
-    let mut most = 0u32;
+    let mut visits_before = vec![0u32; nodes.len()];
+    let (mut most, mut most_spent) = (0u32, 0u64);
     let mut per_call = |_: &foam_frame_status, tiles: &[foam_tile_stats], _: &[u32]| {
         steps = nodes.iter().map(|&n| tiles[n].cell_steps as u64).sum();
-        for (b, &n) in before.iter_mut().zip(&nodes) {
-            most = most.max(tiles[n].cell_steps - *b);
-            *b = tiles[n].cell_steps;
+        for ((b, v), &n) in before.iter_mut().zip(visits_before.iter_mut()).zip(&nodes) {
+            let (s, visits) = (tiles[n].cell_steps - *b, tiles[n].rays_in - *v);
+            most = most.max(s);
+            // In 1/256 of a step.
+            most_spent = most_spent.max(s as u64 * 256 + visits as u64 * FOAM_BUDGET_VISIT_Q8 as u64);
+            (*b, *v) = (tiles[n].cell_steps, tiles[n].rays_in);
         }
     };
     let mut r = DeviceRenderer::new(plan).unwrap();
@@ -63,6 +70,8 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
     assert_eq!(f.stats.rays_finished, (cam.width * cam.height) as u64, "every ray finishes once");
     if budget > 0 {
         assert!(most <= FOAM_WORKERS * budget, "a tile marched {most} cell steps in one step, over six workers' budgets of {budget}");
+        let bound = FOAM_WORKERS as u64 * (budget as u64 + 2) * 256;
+        assert!(most_spent <= bound, "a tile spent {most_spent}/256 steps of budget in one step, visits counted, over {bound}/256");
     }
     (f, budget, steps)
 }

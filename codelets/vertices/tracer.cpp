@@ -143,7 +143,7 @@ public:
     // (one source, one part of the view) cost alike, so contiguous ranges left the
     // busiest worker 1.5x the mean, and a tile waits for its busiest worker.
     unsigned next = workerId;
-    const uint32_t start = work[FOAM_TW_STEPS];
+    const uint32_t start = foam_budget_used(&work[FOAM_TW_MARCHED]);
     // The budget ends inside a ray, after exactly its steps: a tile waits for its
     // busiest worker, and ending at a ray's end left it a ray's rest of cells over.
     const uint32_t limit = p.march_budget ? start + p.march_budget : 0u;
@@ -201,7 +201,7 @@ public:
     if (resume) visit(&pending[0] + (size_t)(resume - 1) * p.ray_bytes, true);
     for (unsigned b = 0, base = 0; b < in.n; base += in.count[b++]) {
       for (; next < base + in.count[b]; next += workers) {
-        if (limit && work[FOAM_TW_STEPS] - start >= p.march_budget) break;
+        if (limit && foam_budget_used(&work[FOAM_TW_MARCHED]) - start >= p.march_budget) break;
         unsigned char *slot = in.slots[b] + (size_t)(next - base) * p.ray_bytes;
         if (foam_slot_shard(slot) == FOAM_PAUSED_SHARD) continue;  // its worker's, above
         visit(slot, false);

@@ -223,15 +223,15 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "march_budget",
-        planned: "the dearest injector's sampled cell steps over 160 iterations of its six workers (180 where the camera regions march 99 % of the sampled steps or more, 220 where the shards were cut by load)",
-        doc: "Cell steps an injector's worker marches per iteration before it leaves the rest of its rays for the next (0: no limit).",
+        planned: "the dearest injector's sampled cell steps over 160 iterations of its six workers (150 where the camera regions march 99 % of the sampled steps or more, 220 where the shards were cut by load)",
+        doc: "Cell steps an injector's worker marches per iteration, each shard visit counting 0.58 of a step, before it leaves the rest of its rays for the next (0: no limit).",
         set: |o, v| o.march_budget = Some(count(v)),
         ..ONE_NUMBER
     },
     Key {
         name: "tracer_budget",
         planned: "the injectors' budget times (1 + the camera regions' share of the sampled cell steps) / 2",
-        doc: "Cell steps a tracer's worker marches per iteration before it holds the rest of its rays for the next (0: no limit).",
+        doc: "Cell steps a tracer's worker marches per iteration, each shard visit counting 0.58 of a step, before it holds the rest of its rays for the next (0: no limit).",
         set: |o, v| o.tracer_budget = Some(count(v)),
         ..ONE_NUMBER
     },

@@ -190,6 +190,12 @@ typedef struct foam_block {
 } foam_block;
 FOAM_STATIC_ASSERT(sizeof(foam_block) == 4, "foam_block is 4 bytes");
 
+/* A shard visit's share of a worker's march budget, in 1/256 of a cell step: what
+ * a visit costs beyond its steps (opening the shard, finding it among the tile's
+ * copies, the SH basis: about 340 IPU instructions in the measured cost table)
+ * against a cell step with its ~15 neighbours tested (about 580). */
+#define FOAM_BUDGET_VISIT_Q8 148
+
 /* ---- framebuffer slice ---------------------------------------------------- */
 
 /* One pixel of a tracer's framebuffer slice. `writes` counts how many finished
@@ -381,10 +387,11 @@ typedef struct foam_params {
   uint32_t drain_iters;    /* idle iterations after each block */
   uint32_t block_slots;    /* entries its block list has room for */
   /* Cell steps a worker of InjectorMarch (injector) or TracerMarch (tracer) marches
-   * in one step before it leaves its remaining rays, unmarched, for the next step (0:
-   * no limit); a tracer holds them at the front of its pending store
-   * (foam_tracer_ctl.held). A ray is never cut: a worker starts one more only while
-   * under the budget. */
+   * in one step, each shard visit counted as FOAM_BUDGET_VISIT_Q8 / 256 of a step
+   * (march.h foam_budget_used), before it leaves its remaining rays, unmarched, for
+   * the next step (0: no limit); a tracer holds them at the front of its pending
+   * store (foam_tracer_ctl.held). The ray its budget ends in pauses after exactly
+   * the steps left (foam_paused_ray). */
   uint32_t march_budget;
   /* [lanes] direct lanes, one to each router under the root (lane k to the root's
    * child k, k = (id >> level_shift) & (direct_lanes-1)), which carry primary rays

@@ -25,6 +25,7 @@ pub const FOAM_SH_C3_4: f64 = -0.4570457994644658;
 pub const FOAM_SH_C3_5: f64 = 1.445305721320277;
 pub const FOAM_SH_C3_6: f64 = -0.5900435899266435;
 pub const FOAM_REGION_MAX_SHARDS: u32 = 256;
+pub const FOAM_BUDGET_VISIT_Q8: u32 = 148;
 pub const FOAM_PX_BITS: u32 = 11;
 pub const FOAM_MAX_IMAGE_SIDE: u32 = 2048;
 pub const FOAM_PX_MASK: u32 = 2047;
