@@ -54,9 +54,10 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
     let mut steps = 0u64;
     let mut before = vec![0u32; nodes.len()];
     let mut visits_before = vec![0u32; nodes.len()];
-    let (mut most, mut most_spent) = (0u32, 0u64);
+    let (mut most, mut most_spent, mut misrouted) = (0u32, 0u64, 0u64);
     let mut per_call = |_: &foam_frame_status, tiles: &[foam_tile_stats], _: &[u32]| {
         steps = nodes.iter().map(|&n| tiles[n].cell_steps as u64).sum();
+        misrouted = tiles.iter().map(|t| t.misrouted as u64).sum();
         for ((b, v), &n) in before.iter_mut().zip(visits_before.iter_mut()).zip(&nodes) {
             let (s, visits) = (tiles[n].cell_steps - *b, tiles[n].rays_in - *v);
             most = most.max(s);
@@ -68,6 +69,11 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
     let mut r = DeviceRenderer::new(plan).unwrap();
     let f = r.render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
     assert_eq!(f.stats.rays_finished, (cam.width * cam.height) as u64, "every ray finishes once");
+    // A paused ray's slot is its worker's alone: when TracerSend kept it among the
+    // held rays the workers share out, another worker's stride could reach it while
+    // its own worker marched it on (counted here when the ray had moved on; marched
+    // twice when it read it half-way).
+    assert_eq!(misrouted, 0, "a tracer worker read a slot that was not its own");
     if budget > 0 {
         assert!(most <= FOAM_WORKERS * budget, "a tile marched {most} cell steps in one step, over six workers' budgets of {budget}");
         let bound = FOAM_WORKERS as u64 * (budget as u64 + 2) * 256;

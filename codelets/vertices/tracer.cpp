@@ -128,9 +128,12 @@ public:
     }
     unsigned total = 0;
     for (unsigned b = 0; b < in.n; ++b) total += in.count[b];
-    // The ray this worker paused inside a shard last step (TracerSend kept it among
-    // the held ones and says where): it marches that one on first.
-    const unsigned resume = held ? cview<foam_tracer_ctl>(ctl).stopped[workerId] : 0u;
+    // The ray this worker paused inside a shard last step: TracerSend keeps it with
+    // the rays waiting for credit, past the held ones the workers share out, so that
+    // no other worker reads its slot while this one marches it on (with the paused
+    // slots among the held ones, a worker whose stride reached one after its own
+    // worker had stored the ray's next shard there marched it a second time).
+    const unsigned resume = cview<foam_tracer_ctl>(ctl).stopped[workerId];
     if (workerId >= total && !resume) return true;  // most tracers idle most steps: touch nothing more
     const foam_camera &cam = cview<foam_camera>(camera);
     const foam_region_header &directory = cview<foam_region_header>(copies);
@@ -203,7 +206,6 @@ public:
       for (; next < base + in.count[b]; next += workers) {
         if (limit && foam_budget_used(&work[FOAM_TW_MARCHED]) - start >= p.march_budget) break;
         unsigned char *slot = in.slots[b] + (size_t)(next - base) * p.ray_bytes;
-        if (foam_slot_shard(slot) == FOAM_PAUSED_SHARD) continue;  // its worker's, above
         visit(slot, false);
       }
     }
@@ -282,6 +284,11 @@ public:
         memcpy(ray, src, stride);
         memcpy(store + (size_t)kept * stride, at, stride);
         memcpy(at, ray, stride);
+        // The waiting ray moved may be a paused one: its worker finds it there.
+        if (foam_slot_shard(store + (size_t)kept * stride) == FOAM_PAUSED_SHARD) {
+          const unsigned w = foam_slot_cell(store + (size_t)kept * stride);
+          if (w < FOAM_WORKERS) c.stopped[w] = kept + 1;
+        }
       }
       held++;
       kept++;
@@ -298,14 +305,15 @@ public:
         // An empty inbox slot, or a held ray that finished here.
         const uint16_t dest = foam_slot_shard(src);
         if (dest == FOAM_INVALID_SHARD) continue;
-        // A ray still bound for this shard was left unmarched (march_budget), or
-        // paused inside one (its slot's cell names the worker): held here.
+        // A ray still bound for this shard was left unmarched (march_budget): held
+        // here. One paused inside a shard (its slot's cell names the worker) waits
+        // with the rays waiting for credit, where only its worker reads it.
         const bool paused = dest == FOAM_PAUSED_SHARD;
-        const bool unmarched = dest == p.shard || paused;
-        if (!unmarched && send(src, dest)) continue;
+        const bool unmarched = dest == p.shard;
+        if (!unmarched && !paused && send(src, dest)) continue;
         if (kept < capacity) {
           const unsigned w = foam_slot_cell(src);
-          if (paused && w < FOAM_WORKERS) c.stopped[w] = held + 1;
+          if (paused && w < FOAM_WORKERS) c.stopped[w] = kept + 1;
           keep(src, unmarched);
         } else
           c.overflow++;  // credits make this impossible; counted so a bug cannot hide

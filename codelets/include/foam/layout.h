@@ -516,8 +516,9 @@ typedef struct foam_tracer_ctl {
   uint32_t side_granted[FOAM_MAX_SIDES]; /* credit given on each side link last step */
   /* Per worker, 1 + the pending slot of the ray it paused inside a shard when its
    * march_budget ran out (FOAM_PAUSED_SHARD; 0: none), written by TracerSend as it
-   * keeps the ray, and that ray's fp32 state, written by TracerMarch: the worker
-   * marches it on first next step. */
+   * keeps the ray among those waiting for credit, past the `held` ones the workers
+   * share out, and that ray's fp32 state, written by TracerMarch: the worker
+   * marches it on first next step, and no other worker reads its slot. */
   uint32_t stopped[FOAM_WORKERS];
   foam_paused_ray paused[FOAM_WORKERS];
 } foam_tracer_ctl;
