@@ -464,12 +464,11 @@ static inline int foam_region_find(const foam_region_header *h, uint16_t shard) 
  * work[0], work[1] and work[2] (layout.h: FOAM_TW_MARCHED.. and FOAM_IW_VISITS..
  * are in that order).
  *
- * Once work[1] reaches `steps_limit` (0: none) the ray stops and 1 is returned:
- * without `pause`, at the next shard boundary, where its payload holds all of it,
- * as between tiles; with it, inside the shard, after exactly the steps left, its
- * fp32 state in *pause (foam_ray_pause; a worker's budget then ends where it
- * should, not a shard's rest of cells later). A ray loaded from such a pause goes
- * on with `resumed` set, after foam_ray_resume.
+ * Once the budget spent (foam_budget_used(work)) reaches `steps_limit` (0: none)
+ * the ray stops and 1 is returned: inside the shard, after exactly the steps left,
+ * or at the shard boundary it reached, its fp32 state in *pause (foam_ray_pause; a
+ * worker's budget then ends where it should, not a shard's rest of cells later). A
+ * ray loaded from such a pause goes on with `resumed` set, after foam_ray_resume.
  *
  * Always inlined: called, its stack-passed arguments give the vertex a dynamic
  * frame, which the build's stack measure (codelet_costs.rs) cannot bound. */
@@ -491,15 +490,15 @@ static inline __attribute__((always_inline)) int foam_march_copies(const foam_ca
       if (k < 0) break; /* it leaves the tile: its payload is in its slot */
       blob = region + directory->offset[k];
     }
-    if (steps_limit && visits && foam_budget_used(work) >= steps_limit) {
-      if (pause) foam_ray_pause(ray, pause); /* what its payload holds: resumed, the same */
+    const uint32_t used = foam_budget_used(work);
+    if (steps_limit && visits && used >= steps_limit) {
+      foam_ray_pause(ray, pause); /* what its payload holds: resumed, the same */
       return 1;
     }
     foam_shard_view view;
     foam_shard_open(blob, &view);
     /* At least one step, so that a worker past its limit still moves its ray on. */
-    const uint32_t used = foam_budget_used(work);
-    const uint32_t left = pause && steps_limit ? (steps_limit > used ? steps_limit - used : 1u) : 0u;
+    const uint32_t left = steps_limit ? (steps_limit > used ? steps_limit - used : 1u) : 0u;
     const foam_march_end end = foam_visit_ray(&view, cam, o, d, left, resumed && visits == 0, ray, &work[1], &work[2]);
     work[0] += 1;
     foam_ray_store(slot, layout, hops, ray);
