@@ -13,7 +13,7 @@ use poplar_bridge::Session;
 use super::options::Backend;
 use super::plan::DevicePlan;
 use super::stats::FrameStats;
-use super::tree::Role;
+use super::tree::{Node, Role};
 use super::DeviceError;
 use crate::camera::Camera;
 use crate::reference::RenderOutput;
@@ -156,7 +156,7 @@ impl DeviceRenderer {
         let mut stats_bytes = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
         self.session.read_tensor(poplar_bridge::STATS_HANDLE, &mut stats_bytes)?;
         let tiles: Vec<foam_tile_stats> = read_records(&stats_bytes);
-        self.check_overflow(&tiles)?;
+        check_counters(&self.plan.tree.nodes, &tiles)?;
         let (output, router_hops, tracer_hops) = frame_output(&pixels, cam, self.plan.options.hops);
         let counters = self.session.counters()?;
         let mut stats = self.frame_stats(cam, &tiles, status.iterations as u64);
@@ -230,7 +230,7 @@ impl DeviceRenderer {
                 // A ray a tile found no room for never finishes: say so rather
                 // than only that the frame stopped.
                 self.session.read_tensor(poplar_bridge::STATS_HANDLE, &mut call_stats)?;
-                self.check_overflow(&read_records(&call_stats))?;
+                check_counters(&self.plan.tree.nodes, &read_records(&call_stats))?;
                 return Err(DeviceError::Incomplete(format!(
                     "no progress in {} iterations: {} of {total} pixels finished, {} rays injected, {} spilled",
                     stalled as u64 * self.plan.options.rc as u64,
@@ -332,7 +332,7 @@ impl DeviceRenderer {
             setup_s: self.setup_s,
             rays: total,
             rays_finished: sum(Role::Tracer, &|s| s.pixels as u64),
-            // A frame that dropped a ray is an error (check_overflow), never a result.
+            // A frame that dropped a ray is an error (check_counters), never a result.
             rays_dropped: 0,
             router_hops_mean: router_hops_total as f64 / total as f64,
             tracer_hops_mean: tracer_hops_total as f64 / total as f64,
@@ -350,18 +350,34 @@ impl DeviceRenderer {
         }
     }
 
-    fn check_overflow(&self, tiles: &[foam_tile_stats]) -> Result<(), DeviceError> {
-        let dropped: u64 = tiles.iter().map(|s| s.overflow as u64).sum();
-        let Some((node, s)) = self.plan.tree.nodes.iter().zip(tiles).find(|(_, s)| s.overflow > 0) else {
-            return Ok(());
-        };
-        Err(DeviceError::Incomplete(format!(
+}
+
+/// Fails on the counters every tile keeps that must stay 0: rays that found no
+/// room (a credit violation, so a ray was dropped) and rays that reached a tile
+/// not holding their shard (a routing fault: the tracer sends such a ray on,
+/// so the image may still be whole, but a ray marched twice by two workers
+/// once showed only here).
+fn check_counters(nodes: &[Node], tiles: &[foam_tile_stats]) -> Result<(), DeviceError> {
+    let role = |node: &Node| format!("{:?}", node.role).to_lowercase();
+    let dropped: u64 = tiles.iter().map(|s| s.overflow as u64).sum();
+    if let Some((node, s)) = nodes.iter().zip(tiles).find(|(_, s)| s.overflow > 0) {
+        return Err(DeviceError::Incomplete(format!(
             "{dropped} rays found no room (a credit violation), {} of them on tile {} ({})",
             s.overflow,
             node.tile,
-            format!("{:?}", node.role).to_lowercase()
-        )))
+            role(node)
+        )));
     }
+    let misrouted: u64 = tiles.iter().map(|s| s.misrouted as u64).sum();
+    if let Some((node, s)) = nodes.iter().zip(tiles).find(|(_, s)| s.misrouted > 0) {
+        return Err(DeviceError::Incomplete(format!(
+            "{misrouted} rays reached a tile that does not hold their shard (a routing fault), {} of them on tile {} ({})",
+            s.misrouted,
+            node.tile,
+            role(node)
+        )));
+    }
+    Ok(())
 }
 
 /// The image of the frame's first `cam.width × cam.height` pixels, and their router
@@ -407,4 +423,44 @@ fn tile_memory(session: &Session, plan: &DevicePlan) -> Result<(u64, u64), Devic
         .max()
         .unwrap_or(0);
     Ok((report.bytes_per_tile, max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(role: Role, tile: u32) -> Node {
+        Node {
+            role,
+            tile,
+            parent: None,
+            lane: 0,
+            fanout: 0,
+            inject_lanes: 0,
+            subtree_shift: 0,
+            prefix: 0,
+            level_shift: 0,
+            level: 0,
+            edge_level: 0,
+            replicas: false,
+        }
+    }
+
+    #[test]
+    fn counters_that_must_stay_zero_fail_the_frame_and_name_the_tile() {
+        let nodes = [node(Role::Tracer, 0), node(Role::Tracer, 1), node(Role::Router, 1024)];
+        let mut tiles = vec![foam_tile_stats::default(); 3];
+        tiles[0].rays_in = 50;
+        assert!(check_counters(&nodes, &tiles).is_ok());
+
+        tiles[1].misrouted = 2;
+        let err = check_counters(&nodes, &tiles).unwrap_err().to_string();
+        assert!(err.contains("2 rays reached a tile that does not hold their shard"), "{err}");
+        assert!(err.contains("tile 1 (tracer)"), "{err}");
+
+        // A dropped ray is named first: it is the worse fault.
+        tiles[2].overflow = 3;
+        let err = check_counters(&nodes, &tiles).unwrap_err().to_string();
+        assert!(err.contains("3 rays found no room") && err.contains("tile 1024 (router)"), "{err}");
+    }
 }
