@@ -612,20 +612,20 @@ fn hop_counters_travel_only_when_asked() {
 }
 
 /// Left to the plan, injectors beyond 32 share the lanes and queues 32 had (tune.rs:
-/// inject_capacity, direct_capacity, injector_queue): a 1024-shard device takes all
-/// 256 (the routers' lanes, layout.h FOAM_MAX_INJECTORS) on lanes of 16 rays to the
-/// root and to each router under it, behind queues of 48; the root and those
-/// routers keep the queues 32
-/// injectors left them; the frame is the one 32 injectors and a single one
+/// inject_capacity, direct_capacity, injector_queue): a 1024-shard device takes 256
+/// on lanes of 16 rays to the root and to each router under it, behind queues of
+/// 48; the root and those routers keep the queues 32 injectors left them; a
+/// 512-shard one all 512 (the routers' lanes, layout.h FOAM_MAX_INJECTORS) on lanes
+/// of 8 behind queues of 32; the frame is the one 32 injectors and a single one
 /// render, every ray once; and where the tiles run out the plan takes fewer.
 #[test]
 fn injectors_beyond_32_share_the_lanes_of_32() {
     use foam_ipu::device::edges::EdgeKind;
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(64, 48).unwrap();
-    let frame = |injectors: u32| {
+    let frame_on = |shards: u64, injectors: u32| {
         let o = DeviceOptions { injectors, ..opts(RayLayout::Half) };
-        let plan = DevicePlan::for_camera(scene, 1024, &cam, &o, &()).unwrap();
+        let plan = DevicePlan::for_camera(scene, shards, &cam, &o, &()).unwrap();
         assert_eq!(plan.tree.injectors().len() as u32, injectors, "{injectors} asked");
         let capacities = |kind: EdgeKind| {
             let mut c: Vec<u32> = plan.spec.edges.iter().filter(|e| EdgeKind::of(e) == kind).map(|e| e.capacity).collect();
@@ -636,7 +636,7 @@ fn injectors_beyond_32_share_the_lanes_of_32() {
         let queue = |i: usize| bytemuck::pod_read_unaligned::<foam_layout::foam_params>(&plan.spec.nodes[i].params).queue_capacity;
         let root = plan.tree.root();
         let under = plan.tree.direct_targets();
-        assert_eq!(under.len(), 8);
+        assert_eq!(under.len() as u64, shards / 128, "routers under the root of 16- and 8-wide routers");
         let queues = (queue(root), under.iter().map(|&r| queue(r)).min().unwrap());
         let held: Vec<u32> = plan.tree.injectors().map(queue).collect();
         assert!(held.iter().all(|&q| q == held[0]), "{injectors} injectors: queues {held:?}");
@@ -645,6 +645,9 @@ fn injectors_beyond_32_share_the_lanes_of_32() {
         assert_complete(&f);
         (lanes, queues, f)
     };
+    let frame = |injectors: u32| frame_on(1024, injectors);
+    let (lanes, _, most) = frame_on(512, 512);
+    assert_eq!(lanes, (vec![8], vec![8], 32));
     let (lanes, queues, many) = frame(256);
     assert_eq!(lanes, (vec![16], vec![16], 48));
     let (lanes, queues32, some) = frame(32);
@@ -655,6 +658,10 @@ fn injectors_beyond_32_share_the_lanes_of_32() {
     let (_, _, one) = frame(1);
     assert_eq!(many.output, some.output, "the image must not depend on the injector count");
     assert_eq!(many.output, one.output, "the image must not depend on the injector count");
+    // The half payload rounds a ray where it leaves a shard, so 512 shards give
+    // their own image: the same with 512 injectors as with one.
+    let (_, _, one_of_512) = frame_on(512, 1);
+    assert_eq!(most.output, one_of_512.output, "the image must not depend on the injector count");
     // Under the paper's quadtree (341 routers) the tiles have room for fewer: the
     // plan takes what is left beside the tree and the spill store.
     let o = DeviceOptions { fanout: vec![4], ..opts(RayLayout::Half) };

@@ -451,7 +451,14 @@ pub fn run(args: Args) -> Result<()> {
     }
     if args.compare_paper {
         let base = bench.options(args.device.rc, args.device.batch);
-        report.paper = Some(bench.measure_options(&paper_options(&base))?);
+        // The paper's 1024 shards an IPU, unless --shards says otherwise.
+        let shards = bench.shards;
+        if args.device.shards.0.is_none() {
+            bench.shards = crate::device::plan::SHARDS * base.ipus as u64;
+        }
+        let paper = bench.measure_options(&paper_options(&base));
+        bench.shards = shards;
+        report.paper = Some(paper?);
     }
     for s in &args.sweep {
         let points = match s {

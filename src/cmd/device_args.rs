@@ -12,9 +12,11 @@ use partition::RayLayout;
 #[derive(clap::Args, Debug, Clone)]
 #[command(next_help_heading = "Device")]
 pub struct DeviceArgs {
-    /// Scene shards = tracer tiles per IPU (a power of two; 1024 is the paper's).
-    #[arg(long, default_value_t = 1024, value_name = "N")]
-    pub shards: u64,
+    /// Scene shards = tracer tiles per IPU (a power of two; 1024 is the paper's), or
+    /// auto: 512 on one IPU where the scene's mean shard then takes at most 40 % of a
+    /// tile's room (the tiles it frees go to injectors and replicas), else 1024.
+    #[arg(long, default_value = "auto", value_parser = parse_shards, value_name = "N|auto")]
+    pub shards: ShardsArg,
     /// IPUs the graph spans (1, 2, 4, 8 or 16; --shards on each), or auto: the fewest
     /// that hold the scene (at --sh-degree D if one is given).
     #[arg(long, default_value = "1", value_parser = parse_ipus, value_name = "N|auto")]
@@ -54,6 +56,17 @@ pub fn parse_sh_degree(s: &str) -> Result<ShDegreeArg, String> {
         "auto" => Ok(ShDegreeArg(None)),
         "0" | "1" | "2" | "3" => Ok(ShDegreeArg(s.parse().ok())),
         _ => Err(format!("unknown SH degree '{s}' (auto, 0, 1, 2 or 3)")),
+    }
+}
+
+/// `--shards`: `None` for auto.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShardsArg(pub Option<u64>);
+
+pub fn parse_shards(s: &str) -> Result<ShardsArg, String> {
+    match s {
+        "auto" => Ok(ShardsArg(None)),
+        _ => s.parse::<u64>().map(|n| ShardsArg(Some(n))).map_err(|_| format!("unknown shard count '{s}' (a power of two, or auto)")),
     }
 }
 
@@ -111,14 +124,16 @@ impl DeviceArgs {
     /// all IPUs (`--shards` on each) and that degree.
     pub fn resolve_ipus(&self, scene: &Scene, options: &mut DeviceOptions, width: u32, height: u32) -> Result<(u64, ShChoice)> {
         let fit = |o: &DeviceOptions| {
-            let shards = self.shards.saturating_mul(o.ipus as u64);
+            let shards = self.shards_for(scene, o, width, height);
             let steps = crate::cmd::progress::Steps::new();
             let sh = crate::device::resolve_sh_degree(scene, shards, o, width, height, &steps);
             steps.finish();
             sh.map(|sh| (shards, sh))
         };
         if self.ipus.0.is_some() {
-            return Ok(fit(options)?);
+            let (shards, sh) = fit(options)?;
+            self.few_shards_injectors(options, shards);
+            return Ok((shards, sh));
         }
         let mut last = None;
         for n in ipu_counts() {
@@ -127,21 +142,56 @@ impl DeviceArgs {
                 Ok((shards, sh)) => {
                     eprintln!("--ipus auto: the scene fits on {n} IPU{} ({shards} shards, SH degree {})", if n == 1 { "" } else { "s" }, sh.degree);
                     options.ipus = n;
+                    self.few_shards_injectors(options, shards);
                     return Ok((shards, sh));
                 }
                 Err(e) => last = Some(e),
             }
         }
         let e = last.expect("at least one IPU count is tried");
-        anyhow::bail!("--ipus auto: the scene does not fit {MAX_IPUS} IPUs of {} shards each: {e}", self.shards)
+        let each = self.shards.0.unwrap_or(crate::device::plan::SHARDS);
+        anyhow::bail!("--ipus auto: the scene does not fit {MAX_IPUS} IPUs of {each} shards each: {e}")
     }
 
     /// The shards of all IPUs for a plan to cut (which chooses the SH degree itself):
     /// [`resolve_ipus`](Self::resolve_ipus) only when the IPU count is auto.
     pub fn shards_on_ipus(&self, scene: &Scene, options: &mut DeviceOptions, width: u32, height: u32) -> Result<u64> {
         match self.ipus.0 {
-            Some(n) => Ok(self.shards.saturating_mul(n as u64)),
+            Some(_) => {
+                let shards = self.shards_for(scene, options, width, height);
+                self.few_shards_injectors(options, shards);
+                Ok(shards)
+            }
             None => Ok(self.resolve_ipus(scene, options, width, height)?.0),
         }
+    }
+
+    /// Where `--shards auto` took [`FEW_SHARDS`](crate::device::plan::FEW_SHARDS), the
+    /// injectors may take every lane the routers have (unless `--tune injectors` says
+    /// otherwise): half the tracers leave the tiles for them, and the injectors bind
+    /// such a scene's frame. On 1024 shards the default stays 256: more took the
+    /// 4.2 M bicycle scene at SH degree 0 (cut by load, all 374 free tiles to
+    /// injectors) from 89.0 to 114.0 ms, its tracers then binding the frame, though
+    /// the 2.1 M bicycle preset went from 103.3 to 77.3 ms.
+    fn few_shards_injectors(&self, options: &mut DeviceOptions, shards: u64) {
+        let tuned = self.tune.iter().any(|t| t.split('=').next().map(str::trim) == Some("injectors"));
+        if self.shards.0.is_none() && shards == crate::device::plan::FEW_SHARDS && !tuned {
+            options.injectors = foam_layout::FOAM_MAX_INJECTORS;
+        }
+    }
+
+    /// The shards of all `options.ipus` IPUs: `--shards` on each, or left to the plan
+    /// ([`crate::device::auto_shards`], said on stderr when it takes fewer than 1024).
+    pub fn shards_for(&self, scene: &Scene, options: &DeviceOptions, width: u32, height: u32) -> u64 {
+        if let Some(n) = self.shards.0 {
+            return n.saturating_mul(options.ipus as u64);
+        }
+        let steps = crate::cmd::progress::Steps::new();
+        let shards = crate::device::auto_shards(scene, options, width, height, &steps);
+        steps.finish();
+        if shards < crate::device::plan::SHARDS * options.ipus as u64 {
+            eprintln!("--shards auto: {shards} shards (the scene takes a small part of their tiles; the tiles it leaves go to injectors and replicas)");
+        }
+        shards
     }
 }

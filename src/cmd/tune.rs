@@ -106,15 +106,15 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: foam_layout::FOAM_MAX_INJECTORS,
         fixed: Some(|o| o.injectors.to_string()),
-        doc: "Injector tiles emitting primary rays, each on a lane of the root of its own; at most: on one IPU the injectors get the share of the free tiles that the camera's sample says their regions march (the rest goes to replicas of hot shards), as far as the target has tiles and the root room for their lanes; bench prints how many. Leaves split to fit a scene keep the tiles of 32 first.",
+        doc: "Injector tiles emitting primary rays, each on a lane of the root of its own; at most: on one IPU the injectors get the share of the free tiles that the camera's sample says their regions march (the rest goes to replicas of hot shards), as far as the target has tiles and the root room for their lanes; bench prints how many. Left to the plan, 256, or 512 where --shards auto takes 512 shards. Leaves split to fit a scene keep the tiles of 32 first.",
         set: |o, v| o.injectors = count(v),
         ..ONE_NUMBER
     },
     Key {
         name: "inject_capacity",
         min: 1,
-        planned: "4096 / injectors, at most 128 (16 with 256)",
-        doc: "Rays per injector-lane buffer to the root. The exchange copies every lane whole each iteration and the root takes them all in, so they are narrow; the queue behind paces emission (injector_queue). Left to the plan, more than 32 injectors share the 32 lanes' rays (in multiples of 16), so that the root keeps its room for queues.",
+        planned: "4096 / injectors, at most 128 (16 with 256, 8 with 512)",
+        doc: "Rays per injector-lane buffer to the root. The exchange copies every lane whole each iteration and the root takes them all in, so they are narrow; the queue behind paces emission (injector_queue). Left to the plan, more than 32 injectors share the 32 lanes' rays (in multiples of 16, or 8 beyond 256 injectors), so that the root keeps its room for queues.",
         set: |o, v| o.inject_capacity = Some(count(v)),
         ..ONE_NUMBER
     },
@@ -122,15 +122,15 @@ pub const KEYS: &[Key] = &[
         name: "injector_queue",
         min: 1,
         max: 65535,
-        planned: "inject_capacity if given, else 12288 / injectors, at most 384 (48 with 256)",
+        planned: "inject_capacity if given, else 12288 / injectors, at most 384, at least 32 (48 with 256)",
         doc: "Rays each injector holds emitted and not yet dealt out to its lanes: what the root lets it emit per iteration, at most.",
         set: |o, v| o.injector_queue = Some(count(v)),
         ..ONE_NUMBER
     },
     Key {
         name: "direct_capacity",
-        planned: "4096 / injectors, at most 128 (16 with 256)",
-        doc: "Rays per buffer of each injector's direct lane to each router under the root, which carries primary rays past the root (0: no direct lanes). Left to the plan, more than 32 injectors share the 32 lanes' rays into each router (in multiples of 16).",
+        planned: "4096 / injectors, at most 128 (16 with 256, 8 with 512)",
+        doc: "Rays per buffer of each injector's direct lane to each router under the root, which carries primary rays past the root (0: no direct lanes). Left to the plan, more than 32 injectors share the 32 lanes' rays into each router (in multiples of 16, or 8 beyond 256 injectors).",
         set: |o, v| o.direct_capacity = Some(count(v)),
         ..ONE_NUMBER
     },

@@ -22,7 +22,7 @@ pub mod tree;
 
 pub use frame::{DeviceFrame, DeviceRenderer};
 pub use options::{Backend, Batch, DeviceOptions, Schedule};
-pub use plan::{DevicePlan, ShChoice, resolve_sh_degree};
+pub use plan::{DevicePlan, ShChoice, auto_shards, resolve_sh_degree};
 pub use progress::{PlanTimes, Progress};
 pub use stats::FrameStats;
 

@@ -659,6 +659,41 @@ pub fn cut_at_degree(
     Ok(cut)
 }
 
+/// Shards per IPU when `--shards` is left to the plan: the paper's 1024, whose tiles
+/// a multi-million-cell scene fills.
+pub const SHARDS: u64 = 1024;
+/// Shards when a scene is small enough for them ([`auto_shards`]).
+pub const FEW_SHARDS: u64 = 512;
+/// The most of a tracer tile's room for its shard that the mean shard may take at
+/// [`FEW_SHARDS`] for the plan to cut that few. Half the tracers leave 512 tiles to
+/// injectors and replicas, and the injectors bind such a scene's frame: the 1 M
+/// synth (29 % at 512) 69.3 → 58.7 ms, garden (3 %) 46.2 → 38.4 ms. Where the tiles
+/// fill, the tracers bind and have no room for copies or a cut by load: the 2.1 M
+/// bicycle preset at SH degree 0 (55 %) 103.3 → 137.8 ms.
+pub const FEW_SHARDS_FILL: f64 = 0.4;
+
+/// The shards of all IPUs when `--shards` is left to the plan: [`FEW_SHARDS`] on one
+/// IPU where the scene cut by bytes at the SH degree asked for (or the scene's) fits
+/// them without split leaves and its mean shard takes at most [`FEW_SHARDS_FILL`]
+/// of a tile's room; [`SHARDS`] on each IPU otherwise. One cut of the scene.
+pub fn auto_shards(scene: &Scene, options: &DeviceOptions, width: u32, height: u32, progress: &dyn Progress) -> u64 {
+    let many = SHARDS * options.ipus as u64;
+    if options.ipus != 1 || scene.len() == 0 {
+        return many;
+    }
+    let degree = options.sh_degree.unwrap_or(scene.sh_degree).min(scene.sh_degree);
+    let footprint = tracer_footprint(options, width, height, FEW_SHARDS);
+    let budget = footprint.shard_budget();
+    let sref = scene.partition_view_sh(degree, sh_f32(options));
+    let Ok(cut) = partition::cut(&sref, FEW_SHARDS, None, budget, 0, &|what| progress.step(what, None)) else {
+        return many;
+    };
+    let counts = &cut.cut.counts;
+    let fits = check_fit(&cut.cut.partition, counts, cut.balance, &footprint, 1).is_ok();
+    let mean = counts.iter().map(|c| c.bytes as f64).sum::<f64>() / counts.len().max(1) as f64;
+    if fits && mean <= FEW_SHARDS_FILL * budget as f64 { FEW_SHARDS } else { many }
+}
+
 /// The SH degree a plan for `options` would carry (see [`choose_sh_degree`]): plan
 /// with it fixed to cut the scene once more, not once per degree.
 pub fn resolve_sh_degree(

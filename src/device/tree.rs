@@ -509,9 +509,9 @@ mod tests {
         assert!(Tree::new(0, 1472, &[4], 1).is_err());
         // Shard 0xFFFF would read as an empty slot.
         assert!(Tree::new(16, u32::MAX, &[4], 1).unwrap_err().to_string().contains("32,768"));
-        // At least one injector, at most 256, beside any root.
-        let e = Tree::new(10, 1472, &[16, 8], 257).unwrap_err();
-        assert!(e.to_string().contains("1 to 256 injector lanes"), "{e}");
+        // At least one injector, at most 512, beside any root.
+        let e = Tree::new(9, 1472, &[16, 8], 513).unwrap_err();
+        assert!(e.to_string().contains("1 to 512 injector lanes"), "{e}");
         assert!(Tree::new(10, 1472, &[16, 8], 0).is_err());
         let t = Tree::new(10, 1472, &[16, 8], 8).unwrap();
         assert_eq!(t.nodes.len(), 1024 + 73 + 1 + 8);

@@ -445,7 +445,7 @@ FOAM_STATIC_ASSERT(sizeof(foam_frame_status) == 32, "foam_frame_status is 32 byt
 /* Injector tiles hang off the root on lanes after its children. Each marches its
  * share of the primary rays through a copy of the camera region, the frame's
  * busiest shards: the more of them, the less each marches. */
-#define FOAM_MAX_INJECTORS 256
+#define FOAM_MAX_INJECTORS 512
 /* Router ray categories: DOWN to child c, TURN to child c, UP. */
 #define FOAM_CAT_DOWN 0
 #define FOAM_CAT_TURN FOAM_MAX_FANOUT
