@@ -689,3 +689,18 @@ fn the_plan_takes_the_most_injectors_the_root_has_room_for() {
         assert_complete(&DeviceRenderer::new(plan).unwrap().render(scene, &cam, &mut |_, _| {}).unwrap());
     }
 }
+
+/// `--shards auto` (device::auto_shards): garden takes 3 % of a tile's room in 512
+/// shards, so one IPU cuts it into 512 and frees the rest for injectors; several IPUs
+/// keep 1024 each; and where the tiles' fixed part (here a framebuffer slice of a
+/// 5120×2880 image) leaves its shards too little room, 1024.
+#[test]
+fn auto_shards_takes_512_where_the_scene_takes_little_of_the_tiles() {
+    use foam_ipu::device::auto_shards;
+    use foam_ipu::device::plan::{FEW_SHARDS, SHARDS};
+    let (scene, _) = garden();
+    let o = opts(RayLayout::Half);
+    assert_eq!(auto_shards(scene, &o, 640, 480, &()), FEW_SHARDS);
+    assert_eq!(auto_shards(scene, &DeviceOptions { ipus: 2, ..o.clone() }, 640, 480, &()), 2 * SHARDS);
+    assert_eq!(auto_shards(scene, &o, 5120, 2880, &()), SHARDS);
+}
