@@ -435,7 +435,7 @@ fn bad_tree_options_are_one_line_errors() {
         (DeviceOptions { link_capacity: vec![384, 0], ..opts(RayLayout::Half) }, "at least 1 ray"),
         (DeviceOptions { link_capacity: vec![4096], ..opts(RayLayout::Half) }, "no room for queues"),
         (DeviceOptions { region_bytes: Some(620 * 1024), ..opts(RayLayout::Half) }, "an injector tile needs"),
-        (DeviceOptions { injectors: 257, ..opts(RayLayout::Half) }, "257 injectors: the root takes 1 to 256 injector lanes"),
+        (DeviceOptions { injectors: 513, ..opts(RayLayout::Half) }, "513 injectors: the root takes 1 to 512 injector lanes"),
         (DeviceOptions { inject_capacity: Some(0), ..opts(RayLayout::Half) }, "--tune inject_capacity must be at least 1 ray"),
         (DeviceOptions { spill: Some(100), ..opts(RayLayout::Half) }, "the spill store (100) must hold at least one link buffer"),
         (DeviceOptions { side_links: 17, ..opts(RayLayout::Half) }, "--tune side_links=17: a tracer has at most 16 side links"),

@@ -127,7 +127,7 @@ fn bad_input_is_a_one_line_error() {
     check(&["--width", "2049", "--height", "12"], "outside 1..=2048");
     check(&["--backend", "ipu"], "--features poplar");
     check(&["--batch", "diagonal:3"], "rows:N, cols:N or blocks:N");
-    check(&["--tune", "injectors=0"], "--tune injectors=0: 0 is out of range (injectors takes 1 to 256)");
+    check(&["--tune", "injectors=0"], "--tune injectors=0: 0 is out of range (injectors takes 1 to 512)");
     check(&["--tune", "tiles=100"], "the target has 100");
     check(&["--tune", "direct_capacity=100000"], "--tune direct_capacity=100000: 100000 is out of range (direct_capacity takes 0 to 65536)");
     // --tune: each way a key=value can be wrong names the key (and the value).
@@ -165,9 +165,9 @@ fn help_lists_every_tune_key_for_render_and_bench() {
             "tiles=N  [default: 1472]",
             "fanout=F,..  [default: 16,8]",
             "injectors=N  [default: 256]",
-            "inject_capacity=N  [default: 4096 / injectors, at most 128 (16 with 256)]",
-            "injector_queue=N  [default: inject_capacity if given, else 12288 / injectors, at most 384 (48 with 256)]",
-            "direct_capacity=N  [default: 4096 / injectors, at most 128 (16 with 256)]",
+            "inject_capacity=N  [default: 4096 / injectors, at most 128 (16 with 256, 8 with 512)]",
+            "injector_queue=N  [default: inject_capacity if given, else 12288 / injectors, at most 384, at least 32 (48 with 256)]",
+            "direct_capacity=N  [default: 4096 / injectors, at most 128 (16 with 256, 8 with 512)]",
             "link_capacity=N,..  [default: 256,384,384",
             "side_links=N  [default: 16]",
             "side_capacity=N  [default: 32, sized to the camera",

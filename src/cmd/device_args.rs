@@ -181,7 +181,7 @@ impl DeviceArgs {
     }
 
     /// The shards of all `options.ipus` IPUs: `--shards` on each, or left to the plan
-    /// ([`crate::device::auto_shards`], said on stderr when it takes fewer than 1024).
+    /// ([`crate::device::auto_shards`]; bench and the stats say how many).
     pub fn shards_for(&self, scene: &Scene, options: &DeviceOptions, width: u32, height: u32) -> u64 {
         if let Some(n) = self.shards.0 {
             return n.saturating_mul(options.ipus as u64);
@@ -189,9 +189,6 @@ impl DeviceArgs {
         let steps = crate::cmd::progress::Steps::new();
         let shards = crate::device::auto_shards(scene, options, width, height, &steps);
         steps.finish();
-        if shards < crate::device::plan::SHARDS * options.ipus as u64 {
-            eprintln!("--shards auto: {shards} shards (the scene takes a small part of their tiles; the tiles it leaves go to injectors and replicas)");
-        }
         shards
     }
 }

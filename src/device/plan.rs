@@ -678,7 +678,7 @@ pub const FEW_SHARDS_FILL: f64 = 0.4;
 /// of a tile's room; [`SHARDS`] on each IPU otherwise. One cut of the scene.
 pub fn auto_shards(scene: &Scene, options: &DeviceOptions, width: u32, height: u32, progress: &dyn Progress) -> u64 {
     let many = SHARDS * options.ipus as u64;
-    if options.ipus != 1 || scene.len() == 0 {
+    if options.ipus != 1 || scene.is_empty() {
         return many;
     }
     let degree = options.sh_degree.unwrap_or(scene.sh_degree).min(scene.sh_degree);
