@@ -123,7 +123,7 @@ impl DeviceArgs {
     /// on stderr) and the SH degree the scene is cut at there; returns the shards of
     /// all IPUs (`--shards` on each) and that degree.
     pub fn resolve_ipus(&self, scene: &Scene, options: &mut DeviceOptions, width: u32, height: u32) -> Result<(u64, ShChoice)> {
-        let fit = |o: &DeviceOptions| {
+        let fit = |o: &mut DeviceOptions| {
             let shards = self.shards_for(scene, o, width, height);
             let steps = crate::cmd::progress::Steps::new();
             let sh = crate::device::resolve_sh_degree(scene, shards, o, width, height, &steps);
@@ -131,18 +131,15 @@ impl DeviceArgs {
             sh.map(|sh| (shards, sh))
         };
         if self.ipus.0.is_some() {
-            let (shards, sh) = fit(options)?;
-            self.few_shards_injectors(options, shards);
-            return Ok((shards, sh));
+            return Ok(fit(options)?);
         }
         let mut last = None;
         for n in ipu_counts() {
-            let o = DeviceOptions { ipus: n, ..options.clone() };
-            match fit(&o) {
+            let mut o = DeviceOptions { ipus: n, ..options.clone() };
+            match fit(&mut o) {
                 Ok((shards, sh)) => {
                     eprintln!("--ipus auto: the scene fits on {n} IPU{} ({shards} shards, SH degree {})", if n == 1 { "" } else { "s" }, sh.degree);
-                    options.ipus = n;
-                    self.few_shards_injectors(options, shards);
+                    *options = o;
                     return Ok((shards, sh));
                 }
                 Err(e) => last = Some(e),
@@ -157,38 +154,31 @@ impl DeviceArgs {
     /// [`resolve_ipus`](Self::resolve_ipus) only when the IPU count is auto.
     pub fn shards_on_ipus(&self, scene: &Scene, options: &mut DeviceOptions, width: u32, height: u32) -> Result<u64> {
         match self.ipus.0 {
-            Some(_) => {
-                let shards = self.shards_for(scene, options, width, height);
-                self.few_shards_injectors(options, shards);
-                Ok(shards)
-            }
+            Some(_) => Ok(self.shards_for(scene, options, width, height)),
             None => Ok(self.resolve_ipus(scene, options, width, height)?.0),
-        }
-    }
-
-    /// Where `--shards auto` took [`FEW_SHARDS`](crate::device::plan::FEW_SHARDS), the
-    /// injectors may take every lane the routers have (unless `--tune injectors` says
-    /// otherwise): half the tracers leave the tiles for them, and the injectors bind
-    /// such a scene's frame. On 1024 shards the default stays 256: more took the
-    /// 4.2 M bicycle scene at SH degree 0 (cut by load, all 374 free tiles to
-    /// injectors) from 89.0 to 114.0 ms, its tracers then binding the frame, though
-    /// the 2.1 M bicycle preset went from 103.3 to 77.3 ms.
-    fn few_shards_injectors(&self, options: &mut DeviceOptions, shards: u64) {
-        let tuned = self.tune.iter().any(|t| t.split('=').next().map(str::trim) == Some("injectors"));
-        if self.shards.0.is_none() && shards == crate::device::plan::FEW_SHARDS && !tuned {
-            options.injectors = foam_layout::FOAM_MAX_INJECTORS;
         }
     }
 
     /// The shards of all `options.ipus` IPUs: `--shards` on each, or left to the plan
     /// ([`crate::device::auto_shards`]; bench and the stats say how many).
-    pub fn shards_for(&self, scene: &Scene, options: &DeviceOptions, width: u32, height: u32) -> u64 {
+    ///
+    /// Where auto takes [`FEW_SHARDS`](crate::device::plan::FEW_SHARDS), the injectors
+    /// may take every lane the routers have (unless `--tune injectors` says
+    /// otherwise): half the tracers leave the tiles for them, and the injectors bind
+    /// such a scene's frame. On 1024 shards the default stays 256: more took the
+    /// 4.2 M bicycle scene at SH degree 0 (cut by load, all 374 free tiles to
+    /// injectors) from 89.0 to 114.0 ms, its tracers then binding the frame, though
+    /// the 2.1 M bicycle preset went from 103.3 to 77.3 ms.
+    pub fn shards_for(&self, scene: &Scene, options: &mut DeviceOptions, width: u32, height: u32) -> u64 {
         if let Some(n) = self.shards.0 {
             return n.saturating_mul(options.ipus as u64);
         }
         let steps = crate::cmd::progress::Steps::new();
         let shards = crate::device::auto_shards(scene, options, width, height, &steps);
         steps.finish();
+        if shards == crate::device::plan::FEW_SHARDS && !super::tune::tuned(&self.tune, "injectors") {
+            options.injectors = foam_layout::FOAM_MAX_INJECTORS;
+        }
         shards
     }
 }

@@ -287,6 +287,11 @@ pub fn parse(text: &str) -> Result<Setting> {
     Ok(Setting { key, values })
 }
 
+/// Whether `texts` (`--tune` values) set the key `name`, as [`parse`] reads a key.
+pub fn tuned(texts: &[String], name: &str) -> bool {
+    texts.iter().any(|t| t.split_once('=').is_some_and(|(n, _)| n == name))
+}
+
 /// `base` with every `--tune` value applied (each key at most once), and the
 /// tracer links sized to the camera unless a link size is tuned.
 pub fn apply(base: DeviceOptions, texts: &[String]) -> Result<DeviceOptions> {

@@ -358,23 +358,22 @@ impl DeviceRenderer {
 /// so the image may still be whole, but a ray marched twice by two workers
 /// once showed only here).
 fn check_counters(nodes: &[Node], tiles: &[foam_tile_stats]) -> Result<(), DeviceError> {
-    let role = |node: &Node| format!("{:?}", node.role).to_lowercase();
-    let dropped: u64 = tiles.iter().map(|s| s.overflow as u64).sum();
-    if let Some((node, s)) = nodes.iter().zip(tiles).find(|(_, s)| s.overflow > 0) {
+    type Count = fn(&foam_tile_stats) -> u32;
+    // The worse fault first: a dropped ray.
+    let counters: [(Count, &str); 2] = [
+        (|s| s.overflow, "found no room (a credit violation)"),
+        (|s| s.misrouted, "reached a tile that does not hold their shard (a routing fault)"),
+    ];
+    for (count, what) in counters {
+        let Some((node, s)) = nodes.iter().zip(tiles).find(|(_, s)| count(s) > 0) else {
+            continue;
+        };
+        let total: u64 = tiles.iter().map(|s| count(s) as u64).sum();
         return Err(DeviceError::Incomplete(format!(
-            "{dropped} rays found no room (a credit violation), {} of them on tile {} ({})",
-            s.overflow,
+            "{total} rays {what}, {} of them on tile {} ({})",
+            count(s),
             node.tile,
-            role(node)
-        )));
-    }
-    let misrouted: u64 = tiles.iter().map(|s| s.misrouted as u64).sum();
-    if let Some((node, s)) = nodes.iter().zip(tiles).find(|(_, s)| s.misrouted > 0) {
-        return Err(DeviceError::Incomplete(format!(
-            "{misrouted} rays reached a tile that does not hold their shard (a routing fault), {} of them on tile {} ({})",
-            s.misrouted,
-            node.tile,
-            role(node)
+            format!("{:?}", node.role).to_lowercase()
         )));
     }
     Ok(())
