@@ -140,6 +140,15 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
             c.counts[upto(rng, FOAM_WORKERS - 1) as usize][k] += 1;
         }
     }
+    // What no phase writes for a child the router does not have stays as the frame's
+    // reset left it, 0: the categories no ray can take and their escapes.
+    for ch in f..FOAM_MAX_FANOUT as usize {
+        for k in [FOAM_CAT_DOWN as usize + ch, FOAM_CAT_TURN as usize + ch] {
+            c.base.iter_mut().for_each(|w| w[k] = 0);
+            (c.send[k], c.lane_off[k], c.stay_off[k]) = (0, 0, 0);
+        }
+        (c.escape[ch], c.esc_off[ch]) = (0, 0);
+    }
     c.injected = upto(rng, 20_000);
     // The allowance RouterForward's workers gave last step, one of them all of it.
     c.allowed_by = [0; FOAM_WORKERS as usize];
@@ -242,10 +251,17 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
         format!("{} sent up of {} wanting on a credit of {up_credit}", o.out[pl].count, t(FOAM_CAT_UP) + blocked_turns),
     );
     let mut at = n.send[FOAM_CAT_UP as usize];
-    for ch in 0..FOAM_MAX_FANOUT as usize {
+    for ch in 0..f {
         check(n.esc_off[ch] == at, format!("escapes of child {ch} at slot {} not {at}", n.esc_off[ch]));
         at += n.escape[ch];
     }
+    // Nothing of a child the router does not have is written (RouterPlan walks only
+    // the categories a ray can take here).
+    let untouched = (f..FOAM_MAX_FANOUT as usize).all(|ch| {
+        let cats = [FOAM_CAT_DOWN as usize + ch, FOAM_CAT_TURN as usize + ch];
+        n.esc_off[ch] == 0 && cats.iter().all(|&k| n.send[k] == 0 && n.lane_off[k] == 0 && n.stay_off[k] == 0 && n.base.iter().all(|w| w[k] == 0))
+    });
+    check(untouched, "fields of children the router does not have were written".into());
     // What stays: nothing lost, nothing made, the queues within capacity, and each
     // category's share of them where the one before ends.
     let total: u32 = s.total.iter().sum();

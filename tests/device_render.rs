@@ -647,7 +647,7 @@ fn injectors_beyond_32_share_the_lanes_of_32() {
     };
     let frame = |injectors: u32| frame_on(1024, injectors);
     let (lanes, _, most) = frame_on(512, 512);
-    assert_eq!(lanes, (vec![8], vec![8], 32));
+    assert_eq!(lanes, (vec![8], vec![4], 32));
     let (lanes, queues, many) = frame(256);
     assert_eq!(lanes, (vec![16], vec![16], 48));
     let (lanes, queues32, some) = frame(32);

@@ -167,7 +167,7 @@ fn help_lists_every_tune_key_for_render_and_bench() {
             "injectors=N  [default: 256]",
             "inject_capacity=N  [default: 4096 / injectors, at most 128 (16 with 256, 8 with 512)]",
             "injector_queue=N  [default: inject_capacity if given, else 12288 / injectors, at most 384, at least 32 (48 with 256)]",
-            "direct_capacity=N  [default: 4096 / injectors, at most 128 (16 with 256, 8 with 512)]",
+            "direct_capacity=N  [default: 4096 / injectors, at most 128 (16 with 256, 4 with 512)]",
             "link_capacity=N,..  [default: 256,384,384",
             "side_links=N  [default: 16]",
             "side_capacity=N  [default: 32, sized to the camera",

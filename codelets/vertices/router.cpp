@@ -60,6 +60,18 @@ inline int classify(const Route &r, const unsigned char *slot, bool fromParent) 
 
 inline uint32_t minu(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
+// The categories a router of `fanout` children can put a ray in (classify): down
+// and turn to each child, and up. The others stay 0 from the frame's reset, and no
+// phase walks them: RouterPlan, one worker, walked all FOAM_CATS of each worker's
+// counts every step, 33 where a 4-wide root uses 9.
+template <typename F> inline void forEachCat(unsigned fanout, F f) {
+  for (unsigned ch = 0; ch < fanout; ++ch) {
+    f(FOAM_CAT_DOWN + ch);
+    f(FOAM_CAT_TURN + ch);
+  }
+  f(FOAM_CAT_UP);
+}
+
 // The sources of a step in a fixed order, shared by RouterCount and RouterForward
 // so that both see every ray with the same rank: the down queue and the parent
 // inbox (rays travelling down), then the up queue and the inbox of every lane but
@@ -85,12 +97,15 @@ inline const unsigned char *injectorIn(const foam_params &p, const unsigned char
 // takes rays [count * w / workers, count * (w + 1) / workers) of each fixed source
 // and child lane, and its own injector lanes whole (foam_inject_chunk): a root, or
 // a router under it, has a lane per injector, and if every worker took a slice of
-// each, every worker would read every lane's count.
+// each, every worker would read every lane's count. Without `injectorLanes` it
+// stops after the child lanes (RouterCount walks its own lanes once, for their
+// rays and their sums together).
 class Slices {
 public:
-  Slices(const Sources &s, unsigned workerId, unsigned workers)
+  Slices(const Sources &s, unsigned workerId, unsigned workers, bool injectorLanes = true)
       : s_(s), w_(workerId), workers_(workers), child_(foam_child_stride(&s.p)), inject_(foam_inject_stride(&s.p, 0)) {
     foam_inject_chunk(&s.p, workerId, workers, &j_, &hi_);
+    if (!injectorLanes) hi_ = j_;
     in_ = s.inboxes;
     injIn_ = injectorIn(s.p, s.inboxes, j_);
   }
@@ -217,6 +232,16 @@ inline uint32_t answerInjectors(const foam_params &p, const unsigned char *inbox
   return allowed;
 }
 
+// Adds the categories of `n` rays from `at` to `counts`.
+inline void countRays(const Route &route, const unsigned char *at, unsigned n, unsigned stride, bool fromParent,
+                      uint32_t counts[FOAM_CATS]) {
+  for (unsigned i = 0; i < n; ++i, at += stride) {
+    FOAM_PROBE(ray);
+    int cat = classify(route, at, fromParent);
+    if (cat >= 0) counts[cat]++;
+  }
+}
+
 }  // namespace
 
 // Phase 1: each worker counts, per category, the rays of its slice of every source,
@@ -237,31 +262,30 @@ public:
     uint32_t counts[FOAM_CATS] = {};
     Source src;
     unsigned begin, end;
-    for (Slices w(s, workerId, workers); w.next(src, begin, end);) {
-      for (unsigned i = begin; i < end; ++i) {
-        FOAM_PROBE(ray);
-        int cat = classify(route, src.ptr + (size_t)i * p.ray_bytes, src.fromParent);
-        if (cat >= 0) counts[cat]++;
-      }
-    }
-    memcpy(&ctl[0] + offsetof(foam_router_ctl, counts) / 4 + workerId * FOAM_CATS, counts, sizeof counts);
+    for (Slices w(s, workerId, workers, false); w.next(src, begin, end);)
+      countRays(route, src.ptr + (size_t)begin * p.ray_bytes, end - begin, p.ray_bytes, src.fromParent, counts);
 
-    // This worker's injector lanes, summed for RouterPlan.
+    // This worker's injector lanes in one walk: their rays (in any order: a
+    // worker's counts are totals, and RouterForward's Slices give it the same
+    // rays), and their sums for RouterPlan.
     uint32_t sums[FOAM_LS_COUNT] = {};
     unsigned lo, hi;
     foam_inject_chunk(&p, workerId, workers, &lo, &hi);
     const uint32_t cap = p.inject_capacity;
+    const bool root = p.max_in_flight != 0;
     const size_t stride = foam_inject_stride(&p, 0);
     const unsigned char *lane = injectorIn(p, &inboxes[0], lo);
     for (unsigned k = lo; k < hi; ++k, lane += stride) {
       const foam_inject_up &in = *reinterpret_cast<const foam_inject_up *>(lane);
+      countRays(route, lane + sizeof(foam_link_header), in.count, p.ray_bytes, false, counts);
       sums[FOAM_LS_DEMAND] += minu(in.pending, cap);
-      if (p.max_in_flight) {  // the root
+      if (root) {
         sums[FOAM_LS_ASKED] += in.next;  // as answerInjectors asks
         sums[FOAM_LS_WEIGHT] += weightOf(in, cap);
         sums[FOAM_LS_EMITTED] += in.emitted;
       }
     }
+    memcpy(&ctl[0] + offsetof(foam_router_ctl, counts) / 4 + workerId * FOAM_CATS, counts, sizeof counts);
     memcpy(&ctl[0] + offsetof(foam_router_ctl, lane_sums) / 4 + workerId * FOAM_LS_COUNT, sums, sizeof sums);
     return true;
   }
@@ -287,18 +311,20 @@ struct PlanInputs {
   }
 };
 
-// Each worker's rank base per category, and each category's total.
-inline void sumCounts(foam_router_ctl &c, uint32_t total[FOAM_CATS]) {
-  for (unsigned k = 0; k < FOAM_CATS; ++k) {
-    total[k] = 0;
+// Each worker's rank base per category, and each category's total, over the
+// categories a ray can take here (the others' totals are never read).
+inline void sumCounts(foam_router_ctl &c, unsigned fanout, uint32_t total[FOAM_CATS]) {
+  forEachCat(fanout, [&](unsigned k) {
+    uint32_t sum = 0;
     for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
-      c.base[w][k] = total[k];
-      total[k] += c.counts[w][k];
+      c.base[w][k] = sum;
+      sum += c.counts[w][k];
     }
+    total[k] = sum;
     c.send[k] = 0;
     c.lane_off[k] = 0;
     c.stay_off[k] = 0;
-  }
+  });
 }
 
 // What leaves within the receivers' credits: down and turning rays to each child,
@@ -320,8 +346,8 @@ inline void planSends(const PlanInputs &r, foam_router_ctl &c, const uint32_t to
   c.send[FOAM_CAT_UP] = minu(total[FOAM_CAT_UP], up);
   up -= c.send[FOAM_CAT_UP];
   uint32_t off = c.send[FOAM_CAT_UP];
-  for (unsigned ch = 0; ch < FOAM_MAX_FANOUT; ++ch) {
-    uint32_t blocked = ch < f ? total[FOAM_CAT_TURN + ch] - c.send[FOAM_CAT_TURN + ch] : 0;
+  for (unsigned ch = 0; ch < f; ++ch) {  // escape[ch] of no child stays 0
+    uint32_t blocked = total[FOAM_CAT_TURN + ch] - c.send[FOAM_CAT_TURN + ch];
     c.escape[ch] = minu(blocked, up);
     up -= c.escape[ch];
     c.esc_off[ch] = off;
@@ -427,7 +453,7 @@ public:
     const PlanInputs r{p, &inboxes[0], f, foam_parent_lane(&p)};
 
     uint32_t total[FOAM_CATS];
-    sumCounts(c, total);
+    sumCounts(c, f, total);
     LaneHeaders h;
     planSends(r, c, total, h.laneCount);
     planQueues(f, c, total, &h.upq, &h.down);
@@ -465,8 +491,8 @@ public:
     c.granted[FOAM_MAX_FANOUT] = minu(reservedDown < q ? q - reservedDown : 0, p.parent_capacity);
     writeHeaders(r, &outboxes[0], c, h);
 
-    uint32_t moved = 0;
-    for (unsigned l = 0; l <= FOAM_MAX_FANOUT; ++l) moved += h.laneCount[l];
+    uint32_t moved = h.laneCount[FOAM_MAX_FANOUT];  // the parent's lane, then the children's
+    for (unsigned l = 0; l < f; ++l) moved += h.laneCount[l];
     st.rays_in += moved;
     if (h.upq + h.down > st.peak_queue) st.peak_queue = h.upq + h.down;
     st.iterations++;
@@ -508,7 +534,7 @@ public:
       return slot < q ? half + (size_t)slot * stride : nullptr;
     };
     uint32_t rank[FOAM_CATS];
-    for (unsigned k = 0; k < FOAM_CATS; ++k) rank[k] = c.base[workerId][k];
+    forEachCat(p.fanout, [&](unsigned k) { rank[k] = c.base[workerId][k]; });
     const unsigned workers = numWorkers();
 
     Source from;

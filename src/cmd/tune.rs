@@ -129,8 +129,8 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "direct_capacity",
-        planned: "4096 / injectors, at most 128 (16 with 256, 8 with 512)",
-        doc: "Rays per buffer of each injector's direct lane to each router under the root, which carries primary rays past the root (0: no direct lanes). Left to the plan, more than 32 injectors share the 32 lanes' rays into each router (in multiples of 16, or 8 beyond 256 injectors).",
+        planned: "4096 / injectors, at most 128 (16 with 256, 4 with 512)",
+        doc: "Rays per buffer of each injector's direct lane to each router under the root, which carries primary rays past the root (0: no direct lanes). Left to the plan, more than 32 injectors share the 32 lanes' rays into each router (in multiples of 16, or 4 beyond 256 injectors: each direct lane carries a part of an injector's rays).",
         set: |o, v| o.direct_capacity = Some(count(v)),
         ..ONE_NUMBER
     },

@@ -302,14 +302,26 @@ pub const INJECT_CAPACITY: u32 = 384;
 pub const DIRECT_CAPACITY: u32 = 128;
 
 /// `total` rays shared by `lanes` lanes: at most `most` each, in whole multiples of
-/// 16, or 8 where the share is less than 16 (more than 256 injectors: with 512, lanes
-/// of 16, the floor before, made every router under the root take in 512 × 16 rays
-/// each step, 241 kB, and the exchange waited for it; the 1 M scene 66.1 → 60.5 ms
-/// with direct lanes of 8).
-fn shared_lane(total: u32, lanes: u32, most: u32) -> u32 {
+/// 16, or `narrow` where the share is less than 16 (more than 256 injectors: with
+/// 512, lanes of 16, the floor before, made every router under the root take in
+/// 512 × 16 rays each step, 241 kB, and the exchange waited for it; the 1 M scene
+/// 66.1 → 60.5 ms with direct lanes of 8).
+fn shared_lane(total: u32, lanes: u32, most: u32, narrow: u32) -> u32 {
     let share = total / lanes.max(1);
-    (if share < 16 { 8 } else { share / 16 * 16 }).min(most)
+    (if share < 16 { narrow } else { share / 16 * 16 }).min(most)
 }
+
+/// Rays per lane to the root and per injector queue where more than 256 injectors
+/// share [`ROOT_LANES_RAYS`] and [`INJECT_LANES_RAYS`].
+const NARROW_LANE: u32 = 8;
+/// Rays per direct lane where more than 256 injectors share [`DIRECT_LANES_RAYS`]:
+/// an injector deals its rays over all the routers under the root (four at 512
+/// shards), so each direct lane carries a part of what its lane to the root could,
+/// and every router under the root takes in all 512 whole each step. Lanes of 4
+/// instead of 8: the 1 M scene 58.7 → 55.9 ms, garden 38.4 → 35.5 ms, the same
+/// iterations (the busiest tile's exchange 159 → 129 kB); lanes of 2 cost the 1 M
+/// scene 20 iterations (59.8 ms).
+const NARROW_DIRECT_LANE: u32 = 4;
 
 /// Default rays per link buffer by level for the 20-byte half payload: narrow
 /// tracer edges (most of the bytes exchanged), and router edges no wider than the
@@ -499,7 +511,7 @@ impl DeviceOptions {
     /// Rays per buffer of each injector's lane to the root with `injectors` injectors:
     /// as given, or their share of [`ROOT_LANES_RAYS`].
     pub fn inject_lane_capacity(&self, injectors: u32) -> u32 {
-        self.inject_capacity.unwrap_or_else(|| shared_lane(ROOT_LANES_RAYS, injectors, ROOT_LANE_CAPACITY))
+        self.inject_capacity.unwrap_or_else(|| shared_lane(ROOT_LANES_RAYS, injectors, ROOT_LANE_CAPACITY, NARROW_LANE))
     }
 
     /// Rays each injector's queue holds with `injectors` injectors: as given, as
@@ -508,13 +520,13 @@ impl DeviceOptions {
     pub fn injector_queue(&self, injectors: u32) -> u32 {
         self.injector_queue
             .or(self.inject_capacity)
-            .unwrap_or_else(|| shared_lane(INJECT_LANES_RAYS, injectors, INJECT_CAPACITY).max(INJECTOR_QUEUE_MIN))
+            .unwrap_or_else(|| shared_lane(INJECT_LANES_RAYS, injectors, INJECT_CAPACITY, NARROW_LANE).max(INJECTOR_QUEUE_MIN))
     }
 
     /// Rays per buffer of each direct lane with `injectors` injectors: as given (0:
     /// no direct lanes), or their share of [`DIRECT_LANES_RAYS`].
     pub fn direct_lane_capacity(&self, injectors: u32) -> u32 {
-        self.direct_capacity.unwrap_or_else(|| shared_lane(DIRECT_LANES_RAYS, injectors, DIRECT_CAPACITY))
+        self.direct_capacity.unwrap_or_else(|| shared_lane(DIRECT_LANES_RAYS, injectors, DIRECT_CAPACITY, NARROW_DIRECT_LANE))
     }
 
     /// Whether a root router of `fanout` children, with `injectors` injector lanes
@@ -849,11 +861,12 @@ mod tests {
         }
         assert_eq!((o.edge_capacity(0), o.edge_capacity(1), o.edge_capacity(7)), (256, 384, 384));
         // Up to 32 injectors keep whole lanes and queues; more share 32's, in
-        // multiples of 16, and beyond 256 lanes of 8 behind queues of at least 32.
+        // multiples of 16, and beyond 256 lanes of 8 to the root and 4 direct,
+        // behind queues of at least 32.
         let lanes = |n: u32| (o.inject_lane_capacity(n), o.direct_lane_capacity(n), o.injector_queue(n));
         assert_eq!(
             (lanes(1), lanes(32), lanes(64), lanes(100), lanes(256), lanes(400), lanes(512)),
-            ((128, 128, 384), (128, 128, 384), (64, 64, 192), (32, 32, 112), (16, 16, 48), (8, 8, 32), (8, 8, 32))
+            ((128, 128, 384), (128, 128, 384), (64, 64, 192), (32, 32, 112), (16, 16, 48), (8, 4, 32), (8, 4, 32))
         );
         // Leaves split onto free tiles never make room for more than 32 injectors:
         // 1472 - 1024 tracers - 73 routers - the spill store - 32, two tiles a split.
