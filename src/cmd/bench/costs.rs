@@ -212,7 +212,9 @@ mod tests {
         let plan = |n: u32, l: u32, root| c.RouterPlan.per_call(n, l, root);
         let close = |a: f64, b: f64| assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} != {b}");
         close(plan(8, 256, true) - plan(8, 0, true), 256.0 * (at("RouterPlan", "lane") + at("RouterPlan", "root_lane")));
-        assert!(plan(8, 256, true) > plan(8, 256, false));
+        // RouterPlan reads none of the injector lanes (RouterCount sums them): what a
+        // lane adds to it, at the root or not, is within the fit's noise.
+        assert!((plan(8, 256, true) - plan(8, 0, false)).abs() < 2.0 * 256.0, "RouterPlan per lane");
         let count = |l: u32, root| c.RouterCount.per_worker(8, l, root, 0);
         close(count(43, true) - count(0, true), 43.0 * (at("RouterCount", "lane") + at("RouterCount", "root_lane")));
         assert!(count(43, true) > count(43, false) && count(43, false) > count(0, false));
