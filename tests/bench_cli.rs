@@ -298,6 +298,7 @@ fn bad_input_is_a_one_line_error() {
         (&["--frames", "0"][..], "--frames 0"),
         (&["--batch", "rows:0"][..], "at least 1"),
         (&["--shards", "48"][..], "48"),
+        (&["--shards", "many"][..], "unknown shard count 'many' (a power of two, or auto)"),
         (&["--tune", "spil=1"][..], "--tune spil=1: unknown key 'spil'"),
         (&["--tune", "spill=0"][..], "--tune spill=0: 0 is out of range (spill takes 1 to 65536)"),
         (&["--backend", "ipu"][..], "--features poplar"),

@@ -127,6 +127,7 @@ fn bad_input_is_a_one_line_error() {
     check(&["--width", "2049", "--height", "12"], "outside 1..=2048");
     check(&["--backend", "ipu"], "--features poplar");
     check(&["--batch", "diagonal:3"], "rows:N, cols:N or blocks:N");
+    check(&["--shards", "auto512"], "unknown shard count 'auto512' (a power of two, or auto)");
     check(&["--tune", "injectors=0"], "--tune injectors=0: 0 is out of range (injectors takes 1 to 512)");
     check(&["--tune", "tiles=100"], "the target has 100");
     check(&["--tune", "direct_capacity=100000"], "--tune direct_capacity=100000: 100000 is out of range (direct_capacity takes 0 to 65536)");

@@ -61,8 +61,9 @@ inline int classify(const Route &r, const unsigned char *slot, bool fromParent) 
 inline uint32_t minu(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 // The categories a router of `fanout` children can put a ray in (classify): down
-// and turn to each child, and up. The others stay 0 from the frame's reset, and no
-// phase walks them: RouterPlan, one worker, walked all FOAM_CATS of each worker's
+// and turn to each child, and up. The others stay 0 from the frame's reset (their
+// counts RouterCount copies as 0 with its row), and RouterPlan and RouterForward
+// walk only these: RouterPlan, one worker, walked all FOAM_CATS of each worker's
 // counts every step, 33 where a 4-wide root uses 9.
 template <typename F> inline void forEachCat(unsigned fanout, F f) {
   for (unsigned ch = 0; ch < fanout; ++ch) {

@@ -172,8 +172,8 @@ pub struct Report {
     pub reference_s: f64,
     pub reference_frames_s: Vec<f64>,
     pub run: Option<Point>,
-    /// The paper's configuration (`--compare-paper`), same scene, camera, shards,
-    /// layout, rc and frames.
+    /// The paper's configuration (`--compare-paper`), same scene, camera, layout, rc
+    /// and frames; the same shards where `--shards` is given, else 1024 an IPU.
     pub paper: Option<Point>,
     pub sweeps: Vec<SweepReport>,
 }
@@ -237,9 +237,9 @@ impl Bench<'_> {
         DeviceOptions { rc, batch, ..self.options.clone() }
     }
 
-    fn plan(&self, o: &DeviceOptions) -> Result<DevicePlan> {
+    fn plan(&self, shards: u64, o: &DeviceOptions) -> Result<DevicePlan> {
         let steps = progress::Steps::new();
-        let plan = DevicePlan::for_camera(self.scene, self.shards, &self.cam, o, &steps)
+        let plan = DevicePlan::for_camera(self.scene, shards, &self.cam, o, &steps)
             .with_context(|| format!("planning {} for the device", self.args.scene.display()));
         steps.finish();
         plan
@@ -252,14 +252,14 @@ impl Bench<'_> {
         renderer
     }
 
-    fn profile(&mut self, o: &DeviceOptions) -> Result<&Profile> {
+    fn profile(&mut self, shards: u64, o: &DeviceOptions) -> Result<&Profile> {
         let o = DeviceOptions { rc: 1, ..o.clone() };
-        let key = format!("{o:?}");
+        let key = format!("{shards} {o:?}");
         if let Some(i) = self.profiles.iter().position(|(k, _)| *k == key) {
             return Ok(&self.profiles[i].1);
         }
         let batch = o.batch;
-        let plan = self.plan(&o)?;
+        let plan = self.plan(shards, &o)?;
         let spinner = progress::spinner(format!("instrumented rc-1 run with batch {batch} for the IPU estimate"));
         let p = profile::profile(plan, self.scene, &self.cam)
             .with_context(|| format!("instrumented rc-1 run with batch {batch}"));
@@ -270,14 +270,14 @@ impl Bench<'_> {
     }
 
     fn measure(&mut self, rc: u32, batch: Batch) -> Result<Point> {
-        self.measure_options(&self.options(rc, batch))
+        self.measure_options(self.shards, &self.options(rc, batch))
     }
 
-    fn measure_options(&mut self, o: &DeviceOptions) -> Result<Point> {
+    fn measure_options(&mut self, shards: u64, o: &DeviceOptions) -> Result<Point> {
         let (rc, batch) = (o.rc, o.batch);
         let what = format!("rc {rc}, batch {batch}");
         let links_sized_to_camera = o.sizes_links_to_camera();
-        let plan = self.plan(o)?;
+        let plan = self.plan(shards, o)?;
         let (link_capacity, side_capacity) = (plan.options.link_capacity.clone(), plan.options.side_capacity);
         let side_links = plan.side_links();
         let direct_lanes = (plan.tree.injectors().len() * plan.tree.direct_targets().len()) as u64;
@@ -311,7 +311,7 @@ impl Bench<'_> {
         let estimate = if self.args.no_estimate {
             None
         } else {
-            Some(cycles::estimate(self.profile(o)?, rc))
+            Some(cycles::estimate(self.profile(shards, o)?, rc))
         };
         Ok(Point {
             rc,
@@ -452,13 +452,8 @@ pub fn run(args: Args) -> Result<()> {
     if args.compare_paper {
         let base = bench.options(args.device.rc, args.device.batch);
         // The paper's 1024 shards an IPU, unless --shards says otherwise.
-        let shards = bench.shards;
-        if args.device.shards.0.is_none() {
-            bench.shards = crate::device::plan::SHARDS * base.ipus as u64;
-        }
-        let paper = bench.measure_options(&paper_options(&base));
-        bench.shards = shards;
-        report.paper = Some(paper?);
+        let shards = if args.device.shards.0.is_none() { crate::device::plan::SHARDS * base.ipus as u64 } else { bench.shards };
+        report.paper = Some(bench.measure_options(shards, &paper_options(&base))?);
     }
     for s in &args.sweep {
         let points = match s {
