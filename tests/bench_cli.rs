@@ -317,3 +317,23 @@ fn bad_input_is_a_one_line_error() {
     ]);
     assert!(e.contains("no/such/scene.ply"), "{e}");
 }
+
+/// Where `--shards auto` gives the view to 512 injectors the default batch is
+/// blocks:4 (cmd/device_args.rs FINE_BATCH); a batch given is kept, and a shard
+/// count given keeps blocks:8.
+#[test]
+fn the_default_batch_is_finer_where_512_injectors_share_the_view() {
+    let g = garden();
+    let batch = |extra: &[&str]| {
+        let mut args = vec!["bench", g.as_str(), "--width", "64", "--height", "48", "--frames", "1", "--no-estimate"];
+        args.extend_from_slice(extra);
+        let r = run(&args);
+        assert!(r.status.success(), "{:?}: {}", args, String::from_utf8_lossy(&r.stderr));
+        let out = String::from_utf8(r.stdout).unwrap();
+        let line = out.lines().find(|l| l.starts_with("configuration:")).unwrap_or_else(|| panic!("no configuration in:\n{out}"));
+        line.split("batch ").nth(1).unwrap().to_string()
+    };
+    assert_eq!(batch(&[]), "blocks:4");
+    assert_eq!(batch(&["--batch", "blocks:8"]), "blocks:8");
+    assert_eq!(batch(&["--shards", "64"]), "blocks:8");
+}

@@ -433,7 +433,7 @@ pub fn run(args: Args) -> Result<()> {
         layout: args.device.layout.name().into(),
         sh_degree: sh.degree,
         rc: args.device.rc,
-        batch: args.device.batch.to_string(),
+        batch: bench.options.batch.to_string(),
         drain: bench.options.drain_iters,
         frames: args.frames,
         threads: rayon::current_num_threads(),
@@ -447,10 +447,10 @@ pub fn run(args: Args) -> Result<()> {
         sweeps: Vec::new(),
     };
     if args.sweep.is_empty() {
-        report.run = Some(bench.measure(args.device.rc, args.device.batch)?);
+        report.run = Some(bench.measure(args.device.rc, bench.options.batch)?);
     }
     if args.compare_paper {
-        let base = bench.options(args.device.rc, args.device.batch);
+        let base = bench.options(args.device.rc, bench.options.batch);
         // The paper's 1024 shards an IPU, unless --shards says otherwise.
         let shards = if args.device.shards.0.is_none() { crate::device::plan::SHARDS * base.ipus as u64 } else { bench.shards };
         report.paper = Some(bench.measure_options(shards, &paper_options(&base))?);
@@ -459,7 +459,7 @@ pub fn run(args: Args) -> Result<()> {
         let points = match s {
             Sweep::Rc(values) => values
                 .iter()
-                .map(|&rc| bench.measure(rc, args.device.batch))
+                .map(|&rc| bench.measure(rc, bench.options.batch))
                 .collect::<Result<Vec<_>>>()?,
             Sweep::Batch(values) => values
                 .iter()

@@ -223,7 +223,7 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "march_budget",
-        planned: "the dearest injector's sampled cell steps over 160 iterations of its six workers (150 where the camera regions march 99 % of the sampled steps or more, 220 where the shards were cut by load)",
+        planned: "the dearest injector's sampled cell steps over 160 iterations of its six workers (150 where the camera regions march 99 % of the sampled steps or more, 220 where the shards were cut by load; 80 and 190 where the view is cut in blocks of 4 or less)",
         doc: "Cell steps an injector's worker marches per iteration, each shard visit counting 0.58 of a step, before it leaves the rest of its rays for the next (0: no limit).",
         set: |o, v| o.march_budget = Some(count(v)),
         ..ONE_NUMBER

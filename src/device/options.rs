@@ -629,18 +629,30 @@ pub const BUDGET_ITERATIONS_LOAD_CUT: u64 = 220;
 /// plan takes the injectors for the whole frame.
 pub const INJECTORS_ALONE_SHARE: f64 = 0.99;
 
+/// As [`BUDGET_ITERATIONS_INJECTORS_ALONE`] and [`BUDGET_ITERATIONS_LOAD_CUT`] where
+/// the view is cut in blocks of 4 or less (`--batch`; the default with 512
+/// injectors): the cut is even enough that the dearest injector marches little more
+/// than the mean, so its marching can end sooner without the others idling long
+/// before it. Measured with blocks of 4 (`march_budget`; modelled ms, iterations):
+/// garden 23 (over 150) → 29.4, 180; 35 → 27.4, 140; 43 → 26.5, 120; 50 → 28.0, 120;
+/// 60 → 30.6, 120; the 1 M scene 39 (over 220) → 51.2, 260; 41 → 49.4, 240; 44 →
+/// 48.6, 220; 47 → 49.0, 220. So 80 and 190.
+pub const BUDGET_ITERATIONS_FINE_ALONE: u64 = 80;
+pub const BUDGET_ITERATIONS_FINE_LOAD_CUT: u64 = 190;
+
 /// Cell steps per InjectorMarch worker per step: the dearest injector's sampled
 /// steps (`dearest_steps`) over [`BUDGET_ITERATIONS`] steps of its six workers, or
 /// [`BUDGET_ITERATIONS_INJECTORS_ALONE`] where the regions' `share` of the sampled
 /// steps is [`INJECTORS_ALONE_SHARE`] or more, or [`BUDGET_ITERATIONS_LOAD_CUT`]
-/// where the scene was cut `by_load`; 0 (no limit) when nothing was sampled.
-pub fn planned_march_budget(dearest_steps: u64, share: f64, by_load: bool) -> u32 {
-    let iterations = if share >= INJECTORS_ALONE_SHARE {
-        BUDGET_ITERATIONS_INJECTORS_ALONE
-    } else if by_load {
-        BUDGET_ITERATIONS_LOAD_CUT
-    } else {
-        BUDGET_ITERATIONS
+/// where the scene was cut `by_load` (their `FINE` versions where the view's blocks
+/// are `fine`, 4 pixels or less); 0 (no limit) when nothing was sampled.
+pub fn planned_march_budget(dearest_steps: u64, share: f64, by_load: bool, fine: bool) -> u32 {
+    let iterations = match (share >= INJECTORS_ALONE_SHARE, by_load, fine) {
+        (true, _, false) => BUDGET_ITERATIONS_INJECTORS_ALONE,
+        (true, _, true) => BUDGET_ITERATIONS_FINE_ALONE,
+        (false, true, false) => BUDGET_ITERATIONS_LOAD_CUT,
+        (false, true, true) => BUDGET_ITERATIONS_FINE_LOAD_CUT,
+        (false, false, _) => BUDGET_ITERATIONS,
     };
     let per = iterations * foam_layout::FOAM_WORKERS as u64;
     dearest_steps.div_ceil(per).min(u32::MAX as u64) as u32
@@ -757,12 +769,16 @@ mod tests {
         assert_eq!(planned_tracer_budget(0, 0.5), 0, "no injector budget, none for the tracers");
         assert_eq!(planned_tracer_budget(100, 7.0), 100, "a share is at most 1");
         // The injectors alone spread the dearest one's steps over more iterations.
-        assert_eq!(planned_march_budget(89_280, 0.754, false), 93, "the 1 M scene");
-        assert_eq!(planned_march_budget(44_000, 1.0, false), 49, "garden");
-        assert_eq!(planned_march_budget(0, 1.0, false), 0, "nothing sampled: no limit");
-        assert_eq!(planned_march_budget(122_000, 0.58, true), 93, "bicycle at degree 0, cut by load");
-        assert_eq!(planned_march_budget(122_000, 0.58, false), 128);
-        assert_eq!(planned_march_budget(44_000, 1.0, true), 49, "injectors alone: 150 whatever the cut");
+        assert_eq!(planned_march_budget(89_280, 0.754, false, false), 93, "the 1 M scene");
+        assert_eq!(planned_march_budget(44_000, 1.0, false, false), 49, "garden");
+        assert_eq!(planned_march_budget(0, 1.0, false, false), 0, "nothing sampled: no limit");
+        assert_eq!(planned_march_budget(122_000, 0.58, true, false), 93, "bicycle at degree 0, cut by load");
+        assert_eq!(planned_march_budget(122_000, 0.58, false, false), 128);
+        assert_eq!(planned_march_budget(44_000, 1.0, true, false), 49, "injectors alone: 150 whatever the cut");
+        // A view cut in blocks of 4: 80 and 190 iterations; the shared rule is unchanged.
+        assert_eq!(planned_march_budget(20_640, 1.0, false, true), 43, "garden in blocks of 4");
+        assert_eq!(planned_march_budget(50_415, 0.79, true, true), 45, "the 1 M scene in blocks of 4");
+        assert_eq!(planned_march_budget(89_280, 0.754, false, true), 93);
     }
 
     #[test]

@@ -353,7 +353,8 @@ impl DevicePlan {
         let share = regions_share(&samples);
         let budget = options.march_budget.unwrap_or_else(|| {
             let dearest = samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0);
-            super::options::planned_march_budget(dearest, share, load_cut.is_some())
+            let fine = matches!(options.batch, super::Batch::Blocks(n) if n <= 4);
+            super::options::planned_march_budget(dearest, share, load_cut.is_some(), fine)
         });
         let tracer_budget = options.tracer_budget.unwrap_or_else(|| super::options::planned_tracer_budget(budget, share));
         for (i, n) in tree.nodes.iter().enumerate() {
