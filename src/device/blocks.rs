@@ -196,6 +196,7 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
                 }
             }
             let (dearest, members) = best;
+            let members = deal_over_workers(members, foam_layout::FOAM_WORKERS as usize);
             let steps = members.iter().map(|g| g.iter().flat_map(|&i| rays[i].iter().map(|r| r.steps.clone())).collect()).collect();
             let (blocks, paths) = members
                 .iter()
@@ -314,6 +315,29 @@ impl Cutter<'_> {
         self.cut(along, g1, out);
         self.cut(right, g2, out);
     }
+}
+
+/// The cut's groups (neighbours in the view next to each other) dealt out to the
+/// injectors so that each of a router's workers gets groups from all over the view:
+/// a router gives worker w the injector lanes [n·w/6, n·(w+1)/6) whole
+/// (lanes.h foam_inject_chunk), and neighbouring parts of the view send their rays
+/// to the same routers, so with the groups in cut order one worker of a router
+/// under the root classified up to twice the rays of the mean (the 1 M scene).
+fn deal_over_workers(members: Vec<Vec<usize>>, workers: usize) -> Vec<Vec<usize>> {
+    let n = members.len();
+    let chunk = |w: usize| n * w / workers..n * (w + 1) / workers;
+    let mut next: Vec<usize> = (0..workers).map(|w| chunk(w).start).collect();
+    let mut out = vec![Vec::new(); n];
+    let mut w = 0;
+    for g in members {
+        while next[w] == chunk(w).end {
+            w = (w + 1) % workers;
+        }
+        out[next[w]] = g;
+        next[w] += 1;
+        w = (w + 1) % workers;
+    }
+    out
 }
 
 /// A side's cost over its injectors, compared exactly.
@@ -511,6 +535,29 @@ mod tests {
         let even = 20 * 64 * 111 / 10;
         assert!(order.blocks.iter().all(|b| b.len() <= slots as usize));
         assert!(order.dearest_steps < even * 2 / 3, "dearest {} of the even cut's {even}", order.dearest_steps);
+    }
+
+    #[test]
+    fn neighbouring_groups_go_to_different_router_workers() {
+        // 512 groups in cut order over six workers' chunks of 85 or 86 lanes.
+        let n = 512;
+        let dealt = deal_over_workers((0..n).map(|g| vec![g]).collect(), 6);
+        let mut seen: Vec<usize> = dealt.iter().flatten().copied().collect();
+        seen.sort();
+        assert_eq!(seen, (0..n).collect::<Vec<_>>(), "every group to one injector");
+        let worker = |lane: usize| (0..6).find(|&w| lane < n * (w + 1) / 6).unwrap();
+        let mut lane_of = vec![0; n];
+        for (lane, g) in dealt.iter().enumerate() {
+            lane_of[g[0]] = lane;
+        }
+        // Six neighbours in cut order go to six workers, up to where a chunk is full.
+        for g in (0..480).step_by(6) {
+            let mut ws: Vec<usize> = (g..g + 6).map(|g| worker(lane_of[g])).collect();
+            ws.sort();
+            assert_eq!(ws, (0..6).collect::<Vec<_>>(), "groups {g}..{}", g + 6);
+        }
+        // Fewer groups than workers: each its own lane.
+        assert_eq!(deal_over_workers(vec![vec![1], vec![2]], 6), vec![vec![1], vec![2]]);
     }
 
     #[test]
