@@ -662,6 +662,15 @@ fn injectors_beyond_32_share_the_lanes_of_32() {
     // their own image: the same with 512 injectors as with one.
     let (_, _, one_of_512) = frame_on(512, 1);
     assert_eq!(most.output, one_of_512.output, "the image must not depend on the injector count");
+    // Nor on the batch 512 injectors take by default (`--shards auto`: blocks of 4,
+    // the cut's groups dealt over the routers' workers), every ray once.
+    let o = DeviceOptions { injectors: 512, batch: foam_ipu::device::Batch::Blocks(4), ..opts(RayLayout::Half) };
+    let fine = DeviceRenderer::new(DevicePlan::for_camera(scene, 512, &cam, &o, &()).unwrap())
+        .unwrap()
+        .render(scene, &cam, &mut |_, _| {})
+        .unwrap();
+    assert_complete(&fine);
+    assert_eq!(fine.output, one_of_512.output, "the image must not depend on the batch");
     // Under the paper's quadtree (341 routers) the tiles have room for fewer: the
     // plan takes what is left beside the tree and the spill store.
     let o = DeviceOptions { fanout: vec![4], ..opts(RayLayout::Half) };
