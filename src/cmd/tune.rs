@@ -230,7 +230,7 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "tracer_budget",
-        planned: "the injectors' budget times (1 + the camera regions' share of the sampled cell steps) / 2",
+        planned: "the injectors' budget times (1 + the camera regions' share of the sampled cell steps) / 2; the injectors' own where the shards were cut by load and the view is in blocks of more than 4",
         doc: "Cell steps a tracer's worker marches per iteration, each shard visit counting 0.58 of a step, before it holds the rest of its rays for the next (0: no limit).",
         set: |o, v| o.tracer_budget = Some(count(v)),
         ..ONE_NUMBER

@@ -351,12 +351,13 @@ impl DevicePlan {
         };
         fill_stores(tree, &mut spec, options)?;
         let share = regions_share(&samples);
+        let fine = matches!(options.batch, super::Batch::Blocks(n) if n <= 4);
         let budget = options.march_budget.unwrap_or_else(|| {
             let dearest = samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0);
-            let fine = matches!(options.batch, super::Batch::Blocks(n) if n <= 4);
             super::options::planned_march_budget(dearest, share, load_cut.is_some(), fine)
         });
-        let tracer_budget = options.tracer_budget.unwrap_or_else(|| super::options::planned_tracer_budget(budget, share));
+        let even = load_cut.is_some() && !fine;
+        let tracer_budget = options.tracer_budget.unwrap_or_else(|| super::options::planned_tracer_budget(budget, share, even));
         for (i, n) in tree.nodes.iter().enumerate() {
             let b = match n.role {
                 Role::Injector => budget,
