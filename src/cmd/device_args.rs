@@ -124,7 +124,7 @@ impl DeviceArgs {
 /// nine, and cuts along whole lines of blocks (see `blocks::balance`) miss an even
 /// share of the sampled cost by up to a block a side; blocks of 4 give each about 37
 /// (the 1 M scene's dearest injector sampled at 1.30 times the median instead of
-/// 1.40; modelled 52.4 → 48.6 ms with its budget, garden 34.7 → 27.9 ms).
+/// 1.40; modelled 52.4 → 48.6 ms with its budget, garden 34.7 → 26.5 ms).
 pub const FINE_BATCH: Batch = Batch::Blocks(4);
 
 impl DeviceArgs {

@@ -278,7 +278,7 @@ impl Cutter<'_> {
         // first g1 groups, g1 in proportion to their cost: a cut on whole lines then
         // need not land on the middle, which at a few blocks an injector it rarely
         // could (halving g at every level, the 1 M scene's dearest injector was
-        // sampled at 1.63x the median). Best: (partway along a line unless
+        // sampled at 1.56x the median). Best: (partway along a line unless
         // staircases are as good as lines, the dearer side's cost an injector,
         // axis order, left, g1).
         let along = |axis: usize| {
@@ -387,8 +387,7 @@ const SLOTS_PER_SHARE: usize = 3;
 /// Pixels between a block's sampled rays, at most. A pixel's cell steps vary widely
 /// (grazing rays, sky), so a block's cost wants several: with 4 (one ray in 16
 /// pixels, one in a block of 4) the 1 M scene modelled 58.8 ms where 2 gave 53.2,
-/// with the cut of `balance` the same. The host samples four times the rays (the
-/// 1 M scene's plan about 0.5 s longer).
+/// with the cut of `balance` the same. The host samples four times the rays.
 const SAMPLE_SPACING: u32 = 2;
 
 /// The bytes of a block list with room for `slots` blocks (layout.h foam_block).
