@@ -319,7 +319,7 @@ fn bad_input_is_a_one_line_error() {
 }
 
 /// Where `--shards auto` gives the view to 512 injectors the default batch is
-/// blocks:4 (cmd/device_args.rs FINE_BATCH); a batch given is kept, and a shard
+/// blocks:4 (`Batch::FINE`); a batch given is kept, and a shard
 /// count given keeps blocks:8.
 #[test]
 fn the_default_batch_is_finer_where_512_injectors_share_the_view() {

@@ -120,13 +120,6 @@ impl DeviceArgs {
     }
 }
 
-/// The batch where 512 injectors share the view: with blocks of 8 each gets about
-/// nine, and cuts along whole lines of blocks (see `blocks::balance`) miss an even
-/// share of the sampled cost by up to a block a side; blocks of 4 give each about 37
-/// (the 1 M scene's dearest injector sampled at 1.30 times the median instead of
-/// 1.40; modelled 52.4 → 48.6 ms with its budget, garden 34.7 → 26.5 ms).
-pub const FINE_BATCH: Batch = Batch::Blocks(4);
-
 impl DeviceArgs {
     /// Fixes `options.ipus` (for `--ipus auto` the fewest IPUs whose shards fit, said
     /// on stderr) and the SH degree the scene is cut at there; returns the shards of
@@ -188,7 +181,7 @@ impl DeviceArgs {
         if shards == crate::device::plan::FEW_SHARDS && !super::tune::tuned(&self.tune, "injectors") {
             options.injectors = foam_layout::FOAM_MAX_INJECTORS;
             if self.batch.is_none() {
-                options.batch = FINE_BATCH;
+                options.batch = Batch::FINE;
             }
         }
         shards

@@ -351,7 +351,7 @@ impl DevicePlan {
         };
         fill_stores(tree, &mut spec, options)?;
         let share = regions_share(&samples);
-        let fine = matches!(options.batch, super::Batch::Blocks(n) if n <= 4);
+        let fine = options.batch.is_fine();
         let budget = options.march_budget.unwrap_or_else(|| {
             let dearest = samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0);
             super::options::planned_march_budget(dearest, share, load_cut.is_some(), fine)
