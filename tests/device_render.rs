@@ -713,3 +713,30 @@ fn auto_shards_takes_512_where_the_scene_takes_little_of_the_tiles() {
     assert_eq!(auto_shards(scene, &DeviceOptions { ipus: 2, ..o.clone() }, 640, 480, &()), 2 * SHARDS);
     assert_eq!(auto_shards(scene, &o, 5120, 2880, &()), SHARDS);
 }
+
+/// The steps loop ends on the device once the frame's last pixel is counted at the top
+/// of the router tree: whatever the repeat count, a frame takes the iterations the
+/// host sees it need when it looks after every one (rc 1), in as few calls as the
+/// count allows, and the same image. The paper's Repeat(rc) runs to the next multiple.
+#[test]
+fn the_frame_ends_on_the_device_when_its_last_pixel_is_counted() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    let base = opts(RayLayout::Half);
+    let watched = render(scene, &cam, 64, &DeviceOptions { rc: 1, ..base.clone() });
+    assert_complete(&watched);
+    let needed = watched.stats.iterations;
+    assert!(needed > 7, "a frame of several calls at rc 7: {needed}");
+    let mut calls = Vec::new();
+    for rc in [7, 1000] {
+        let f = render(scene, &cam, 64, &DeviceOptions { rc, ..base.clone() });
+        assert_eq!(f.output, watched.output, "rc {rc}: the image must not depend on where the loop ends");
+        assert_eq!(f.stats.iterations, needed, "rc {rc}: the loop ends with the frame");
+        calls.push(f.stats.host_calls);
+    }
+    // Each call of the loop is a run and a read of the frame's status.
+    assert_eq!(calls[0] - calls[1], 2 * (needed.div_ceil(7) - 1), "calls of at most rc iterations: {calls:?}");
+    let repeat = render(scene, &cam, 64, &DeviceOptions { rc: 7, ends_on_device: false, ..base.clone() });
+    assert_eq!(repeat.output, watched.output, "Repeat(rc) renders the same image");
+    assert_eq!(repeat.stats.iterations, needed.div_ceil(7) * 7, "Repeat(rc) runs whole calls");
+}

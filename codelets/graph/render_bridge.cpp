@@ -26,6 +26,7 @@ foam::RenderSpec toSpec(const RenderSpec &spec, bool shards) {
   s.slicePixels = spec.slice_pixels;
   s.regionBytes = spec.region_bytes;
   s.rc = spec.rc;
+  s.endsOnDevice = spec.ends_on_device;
   s.schedule = toSchedule(spec.schedule);
   s.nodes.reserve(spec.nodes.size());
   for (const RenderNode &n : spec.nodes) {

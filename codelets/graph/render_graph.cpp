@@ -1,5 +1,6 @@
 #include "render_graph.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -27,6 +28,7 @@ struct NodeTensors {
   Tensor params, stats, ctl, camera, status;
   Tensor inbox, outbox, sideIn, sideOut, directIn, directOut, store;
   Tensor pixels, results, shard, copies, region, blocks;
+  Tensor repeatCount;  // spill store: the steps loop's iterations per host call
 };
 
 // Where an edge's rays arrive at one end, and the buffer that end sends from.
@@ -187,6 +189,8 @@ private:
     case Role::Spill:
       x.store = bytes(n.tile, b.store, name + "/spill");
       x.status = bytes(n.tile, b.status, name + "/status");
+      x.repeatCount = g_.addConstant<unsigned>(UNSIGNED_INT, {1}, spec_.rc, name + "/repeat-count");
+      g_.setTileMapping(x.repeatCount, n.tile);
       break;
     case Role::Injector:
       x.status = bytes(n.tile, b.status, name + "/status");
@@ -359,7 +363,10 @@ private:
   }
 
   // Frame start: the camera broadcast from the spill store's copy to every tile that
-  // marches, and the reset; steps: Repeat(rc){the schedule's compute sets; one exchange}.
+  // marches, and the reset; steps: Repeat(rc){the schedule's compute sets; one exchange},
+  // or where the frame ends on the device, the spill store's steps_left set to rc and
+  // RepeatWhileTrue(steps_left){the same}: SpillStore counts it down, to 0 once the
+  // frame is finished.
   std::vector<program::Program> programs(const ComputeSets &cs) const {
     const Tensor cam = t_[topo_.spill].camera;
     const std::vector<Tensor> cameras = of(&NodeTensors::camera, {Role::Tracer, Role::Injector});
@@ -371,7 +378,15 @@ private:
     body.add(program::Copy(poplar::concat(exSrc_), poplar::concat(exDst_)));
     std::vector<program::Program> progs(kNumPrograms);
     progs[kFrameStart] = frameStart;
-    progs[kSteps] = program::Repeat(spec_.rc, body);
+    if (spec_.endsOnDevice) {
+      const NodeTensors &spill = t_[topo_.spill];
+      const std::size_t at = offsetof(foam_spill_ctl, steps_left) / sizeof(uint32_t);
+      const Tensor left = spill.ctl.slice(at, at + 1);
+      progs[kSteps] = program::Sequence({program::Copy(spill.repeatCount, left),
+                                         program::RepeatWhileTrue(program::Sequence(), left, body)});
+    } else {
+      progs[kSteps] = program::Repeat(spec_.rc, body);
+    }
     return progs;
   }
 

@@ -67,6 +67,10 @@ struct RenderSpec {
   unsigned slicePixels = 0;
   std::size_t regionBytes = 0;  // each injector's camera region (foam_region_header + blobs)
   unsigned rc = 20;
+  // The steps program: RepeatWhileTrue on the spill store's foam_spill_ctl.steps_left,
+  // which ends a host call after rc iterations or as soon as the frame is finished;
+  // false: Repeat(rc), every call runs rc iterations (the paper's loop).
+  bool endsOnDevice = true;
   Schedule schedule = Schedule::ForwardBesideMarch;
   std::vector<std::string> codeletFiles;
   std::string codeletFlags;

@@ -51,6 +51,7 @@ TileBytes routerBytes(const foam_params &p) {
 
 TileBytes spillBytes(const foam_params &p) {
   TileBytes b = records(sizeof(foam_spill_ctl));
+  b.params += sizeof(uint32_t);  // and the steps loop's repeat count, also a constant
   b.camera = sizeof(foam_camera);
   b.status = sizeof(foam_frame_status);
   b.inbox = b.outbox = foam_link_bytes(&p, p.link_capacity);

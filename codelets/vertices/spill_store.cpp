@@ -72,6 +72,9 @@ public:
     fs.spilled = c.spill;
     fs.iterations++;
     fs.total = cam.width * cam.height;
+    // The steps loop's predicate: this call goes on while it has iterations left
+    // and the frame has pixels left.
+    c.steps_left = fs.finished < fs.total && c.steps_left > 1 ? c.steps_left - 1 : 0;
     fs.overflow = st.overflow;
     if (c.spill > st.peak_queue) st.peak_queue = c.spill;
     st.rays_in += sent;

@@ -164,6 +164,9 @@ mod ffi {
         /// Bytes of each injector's camera region (foam_region_header + shard blobs).
         region_bytes: usize,
         rc: u32,
+        /// Whether a host call's loop ends once the frame is finished
+        /// (codelets/graph/spec.h `endsOnDevice`) or runs all `rc` iterations.
+        ends_on_device: bool,
         /// Which compute set runs each vertex (codelets/graph/spec.h, Schedule): 0
         /// apart, 1 injectors' march merged with the tracers', 2 and the routers'
         /// forward beside it, in four sets.

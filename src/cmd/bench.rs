@@ -213,7 +213,8 @@ fn composite(out: &crate::reference::RenderOutput) -> Vec<f64> {
 /// The paper's configuration (§5, Tab. 3) on top of `base` (its layout, rc and limits):
 /// a quadtree of routers, primary rays in scan-order rows one per batch, one ray
 /// generator on the root, no direct lanes, side links, shard copies, replicas,
-/// result stores or cut by load, and 256 rays per link buffer. The generator's lane to the root is
+/// result stores or cut by load, 256 rays per link buffer, and rc iterations every
+/// host call (the loop does not end with the frame). The generator's lane to the root is
 /// its queue too, as one injector's was before the lanes were narrowed.
 pub fn paper_options(base: &DeviceOptions) -> DeviceOptions {
     DeviceOptions {
@@ -228,6 +229,7 @@ pub fn paper_options(base: &DeviceOptions) -> DeviceOptions {
         results: 0,
         load_cut: Some(0),
         link_capacity: vec![256],
+        ends_on_device: false,
         ..base.clone()
     }
 }

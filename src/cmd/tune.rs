@@ -244,6 +244,14 @@ pub const KEYS: &[Key] = &[
         ..ONE_NUMBER
     },
     Key {
+        name: "ends_on_device",
+        max: 1,
+        fixed: Some(|o| (o.ends_on_device as u32).to_string()),
+        doc: "1: a host call's loop ends as soon as the frame's last pixel is counted at the top of the router tree (RepeatWhileTrue on the spill store's count), so the frame takes the iterations it needs; 0: every call runs --rc iterations (the paper's Repeat), and the frame ends at a multiple of --rc. The image is the same.",
+        set: |o, v| o.ends_on_device = count(v) == 1,
+        ..ONE_NUMBER
+    },
+    Key {
         name: "schedule",
         max: 2,
         fixed: Some(|o| (o.schedule as u32).to_string()),

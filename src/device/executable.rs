@@ -44,7 +44,14 @@ pub fn key(spec: &RenderSpec, tiles: u32, codelets: &[u8]) -> u64 {
         }
     }
     h.field(&spec.shards);
-    for v in [spec.ray_bytes as u64, spec.slice_pixels as u64, spec.region_bytes as u64, spec.rc as u64, spec.schedule as u64] {
+    for v in [
+        spec.ray_bytes as u64,
+        spec.slice_pixels as u64,
+        spec.region_bytes as u64,
+        spec.rc as u64,
+        spec.ends_on_device as u64,
+        spec.schedule as u64,
+    ] {
         h.num(v);
     }
     h.0
@@ -71,6 +78,7 @@ mod tests {
             slice_pixels: 4,
             region_bytes: 0,
             rc: 20,
+            ends_on_device: true,
             schedule: 2,
         };
         let k = key(&spec, 1472, b"gp");
@@ -80,6 +88,9 @@ mod tests {
         let mut other = spec.clone();
         other.rc = 10;
         assert_ne!(k, key(&other, 1472, b"gp"));
+        let mut other = spec.clone();
+        other.ends_on_device = false;
+        assert_ne!(k, key(&other, 1472, b"gp"), "Repeat and RepeatWhileTrue are other programs");
         let mut other = spec.clone();
         other.schedule = 1;
         assert_ne!(k, key(&other, 1472, b"gp"), "the injectors' schedule is another graph");

@@ -123,8 +123,13 @@ pub struct DeviceOptions {
     pub layout: RayLayout,
     /// Carry per-ray hop counters (+4 B per payload) for hop maps.
     pub hops: bool,
-    /// Compute/exchange iterations per host call.
+    /// Compute/exchange iterations per host call, at most.
     pub rc: u32,
+    /// A host call's loop ends as soon as the frame's last pixel is summed up the
+    /// router tree (the steps program's `RepeatWhileTrue` on the spill store's
+    /// count), so a frame takes the iterations it needs rather than the next
+    /// multiple of `rc`; `false`: every call runs `rc` (the paper's `Repeat`).
+    pub ends_on_device: bool,
     pub batch: Batch,
     /// Idle iterations between batches.
     pub drain_iters: u32,
@@ -581,6 +586,7 @@ impl Default for DeviceOptions {
             layout: RayLayout::Half,
             hops: false,
             rc: 20,
+            ends_on_device: true,
             batch: Batch::default(),
             drain_iters: 0,
             march_budget: None,

@@ -347,6 +347,7 @@ impl DevicePlan {
             slice_pixels: topology.slice_pixels,
             region_bytes: topology.region_bytes as usize,
             rc: options.rc,
+            ends_on_device: options.ends_on_device,
             schedule: options.schedule as u8,
         };
         fill_stores(tree, &mut spec, options)?;

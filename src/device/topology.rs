@@ -189,6 +189,7 @@ impl Topology {
             slice_pixels: self.slice_pixels,
             region_bytes: 0,
             rc: self.options.rc,
+            ends_on_device: self.options.ends_on_device,
             schedule: self.options.schedule as u8,
         };
         let bytes = poplar_bridge::spec_tile_bytes(&spec)?;

@@ -527,7 +527,13 @@ FOAM_STATIC_ASSERT(sizeof(foam_tracer_ctl) == 464, "foam_tracer_ctl is 464 bytes
 typedef struct foam_spill_ctl {
   uint32_t spill;      /* rays in the spill store */
   uint32_t granted;    /* credit given to the root last step */
-  uint32_t reserved[2];
+  /* Iterations this host call may still run, the steps loop's predicate where the
+   * frame ends on the device (spec.h RenderSpec::endsOnDevice): each call starts it
+   * at the repeat count, and SpillStore counts it down, to 0 once the frame's last
+   * pixel is summed up the tree, so that the call ends with the frame instead of at
+   * the next multiple of the repeat count. */
+  uint32_t steps_left;
+  uint32_t reserved;
 } foam_spill_ctl;
 FOAM_STATIC_ASSERT(sizeof(foam_spill_ctl) == 16, "foam_spill_ctl is 16 bytes");
 

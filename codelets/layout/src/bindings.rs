@@ -1014,7 +1014,8 @@ const _: () = {
 pub struct foam_spill_ctl {
     pub spill: u32,
     pub granted: u32,
-    pub reserved: [u32; 2usize],
+    pub steps_left: u32,
+    pub reserved: u32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
@@ -1027,8 +1028,11 @@ const _: () = {
         "Offset of field: foam_spill_ctl::granted",
     ][::core::mem::offset_of!(foam_spill_ctl, granted) - 4usize];
     [
+        "Offset of field: foam_spill_ctl::steps_left",
+    ][::core::mem::offset_of!(foam_spill_ctl, steps_left) - 8usize];
+    [
         "Offset of field: foam_spill_ctl::reserved",
-    ][::core::mem::offset_of!(foam_spill_ctl, reserved) - 8usize];
+    ][::core::mem::offset_of!(foam_spill_ctl, reserved) - 12usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]

@@ -13,7 +13,9 @@
 //! ```text
 //! iteration = Σ_phase (max_tile cycles(phase) + VERTEX_CYCLES + SYNC_CYCLES)
 //!           + EXCHANGE_SETUP_CYCLES + max_tile bytes / EXCHANGE_BYTES_PER_CYCLE + SYNC_CYCLES
-//! frame     = Σ iterations (incl. the idle tail up to a multiple of rc) / CLOCK_HZ
+//!           + LOOP_TEST_CYCLES where the loop ends with the frame
+//! frame     = Σ iterations (where the loop runs rc a call, incl. the idle tail up to
+//!             a multiple of rc) / CLOCK_HZ
 //!           + host round trips · HOST_ROUND_TRIP_S + framebuffer bytes / HOST_LINK_BYTES_PER_S
 //! ```
 //!
@@ -60,6 +62,14 @@ pub const IPU_LINK_BYTES_PER_CYCLE: f64 = 160e9 / CLOCK_HZ;
 /// across the chips (over the Sync-Links), assumed 5 × the on-chip one (the
 /// IPU-Link latencies measured on Mk1 were 4 to 8 × the on-chip exchange's).
 pub const MULTI_IPU_SYNC_CYCLES: f64 = 5.0 * SYNC_CYCLES;
+
+/// Testing the steps loop's predicate where the frame ends on the device
+/// (`RepeatWhileTrue`, [`crate::device::DeviceOptions::ends_on_device`]): the word on
+/// the spill tile must reach every tile's control program before the next
+/// iteration starts, assumed one exchange phase's start-up and one sync after each
+/// iteration (not measured; the IPU's syncs carry a consensus bit for data-dependent
+/// control flow, which would make it cheaper).
+pub const LOOP_TEST_CYCLES: f64 = EXCHANGE_SETUP_CYCLES + SYNC_CYCLES;
 
 /// One host round trip on real hardware: `Engine::run` of the fused loop plus the read
 /// of the 32-byte frame status (order of magnitude for an IPU-M2000 host link).
@@ -259,8 +269,10 @@ pub struct Estimate {
     pub clock_hz: f64,
     /// Iterations the instrumented (rc 1) run needed.
     pub iterations_needed: u64,
-    /// Iterations at this rc: the frame completes at the next multiple of rc.
+    /// Iterations at this rc: those needed where the loop ends with the frame
+    /// (`ends_on_device`), else the next multiple of rc.
     pub iterations: u64,
+    pub ends_on_device: bool,
     pub host_round_trips: u64,
     /// Busiest tracer's cells marched in one iteration: mean over busy iterations, max.
     pub busiest_cell_steps_mean: f64,
@@ -298,7 +310,9 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
     let needed = p.iterations.len() as u64;
     let rc = rc.max(1) as u64;
     let calls = needed.div_ceil(rc).max(1);
-    let iterations = calls * rc;
+    // A loop that ends with the frame runs what it needs and tests after each
+    // iteration; Repeat(rc) runs to the next multiple of rc.
+    let (iterations, test) = if p.ends_on_device { (needed, LOOP_TEST_CYCLES) } else { (calls * rc, 0.0) };
     let idle = (iterations - needed) as f64;
     // Chip and IPU-Links exchange at once: the phase waits for the slower of the
     // busiest tile's port and the busiest IPU's links.
@@ -315,7 +329,7 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
         .map(|i| i.step_cycles.iter().sum::<f64>())
         .sum::<f64>()
         + idle * p.idle_cycles.iter().sum::<f64>();
-    let fixed = fixed_iteration_cycles_on(p.ipus, p.sets) * iterations as f64;
+    let fixed = (fixed_iteration_cycles_on(p.ipus, p.sets) + test) * iterations as f64;
     let exchange = full_exchange * iterations as f64;
     let occupied: f64 = p
         .iterations
@@ -341,6 +355,7 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
         clock_hz: CLOCK_HZ,
         iterations_needed: needed,
         iterations,
+        ends_on_device: p.ends_on_device,
         host_round_trips: calls,
         busiest_cell_steps_mean: mean(&|i| i.busiest_cell_steps),
         busiest_cell_steps_max: p.iterations.iter().map(|i| i.busiest_cell_steps).max().unwrap_or(0),
@@ -471,7 +486,7 @@ mod tests {
     }
 
     #[test]
-    fn frame_pays_for_the_idle_tail_up_to_a_multiple_of_rc() {
+    fn frame_pays_for_the_idle_tail_up_to_a_multiple_of_rc_unless_it_ends_on_the_device() {
         use super::super::profile::{IterationLoad, Profile};
         let busy = IterationLoad {
             step_cycles: [1000.0, 10.0, 90.0, 0.0],
@@ -495,6 +510,7 @@ mod tests {
             cross_ipu_bytes: 0,
             busiest_ipu_link_bytes: 0,
             frame: Default::default(),
+            ends_on_device: false,
         };
         let e = estimate(&p, 2);
         assert_eq!((e.iterations_needed, e.iterations, e.host_round_trips), (3, 4, 2));
@@ -508,6 +524,11 @@ mod tests {
         // rc 1: no idle tail, more round trips.
         let e1 = estimate(&p, 1);
         assert_eq!((e1.iterations, e1.host_round_trips), (3, 3));
+        // A loop that ends with the frame: no idle tail at rc 2, a test each iteration.
+        let ends = estimate(&Profile { ends_on_device: true, ..p.clone() }, 2);
+        assert_eq!((ends.iterations_needed, ends.iterations, ends.host_round_trips), (3, 3, 2));
+        let cycles = 3.0 * 1100.0 + 3.0 * (fixed_iteration_cycles(3) + LOOP_TEST_CYCLES + 2000.0 / EXCHANGE_BYTES_PER_CYCLE);
+        assert!((ends.frame_s - (cycles / CLOCK_HZ + 2.0 * HOST_ROUND_TRIP_S)).abs() < 1e-12);
         // Balance: busiest 3000 against 330 per chip tile and 1100 per tile used.
         let b = &e.balance;
         assert_eq!((b.tiles_chip, b.tiles_used, b.busiest_tile, b.busiest_role.as_str()), (10, 3, 0, "Tracer"));

@@ -76,6 +76,8 @@ pub struct Profile {
     pub busiest_ipu_link_bytes: u64,
     /// The instrumented frame's own statistics.
     pub frame: crate::device::FrameStats,
+    /// The plan's steps loop ends with the frame (`DeviceOptions::ends_on_device`).
+    pub ends_on_device: bool,
 }
 
 /// Per-worker deltas of cumulative counters (`now` − `before`, rows of `counters`).
@@ -171,6 +173,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         )));
     }
     let sh_rest = crate::scene::sh_rest_len(plan.sh.degree) / 3;
+    let ends_on_device = plan.options.ends_on_device;
     let tree = plan.tree.clone();
     let ray_bytes = plan.ray_bytes as u64;
     let (sent, received, links) = exchange_per_node(&plan);
@@ -305,5 +308,6 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         cross_ipu_bytes,
         busiest_ipu_link_bytes,
         frame,
+        ends_on_device,
     })
 }

@@ -244,11 +244,19 @@ fn point(w: &mut String, p: &Point) {
             w,
             "  per-iteration data: an instrumented rc-1 run reading all tile statistics and per-worker work after each iteration"
         );
-        let _ = writeln!(
-            w,
-            "  iterations: {} needed, {} at rc {} in {} host round trips",
-            e.iterations_needed, e.iterations, p.rc, e.host_round_trips
-        );
+        if e.ends_on_device {
+            let _ = writeln!(
+                w,
+                "  iterations: {} (the loop ends with the frame) in {} host round trips of at most rc {}",
+                e.iterations, e.host_round_trips, p.rc
+            );
+        } else {
+            let _ = writeln!(
+                w,
+                "  iterations: {} needed, {} at rc {} in {} host round trips",
+                e.iterations_needed, e.iterations, p.rc, e.host_round_trips
+            );
+        }
         if e.iterations != st.iterations {
             // The schedule is meant not to depend on rc; say so when it did.
             let _ = writeln!(
