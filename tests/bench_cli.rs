@@ -156,7 +156,7 @@ fn json_has_the_keys_and_consistent_numbers() {
     let level1 = 16 * lb(caps[0]) + lb(caps[1]);
     let injectors = p["injectors"].as_u64().unwrap();
     assert_eq!((injectors, p["injectors_asked"].as_u64().unwrap()), (256, 256), "a root of 4 children has room for all");
-    assert_eq!(p["inject_capacity"].as_u64(), Some(16), "256 injectors share the lanes of 32 of 128 rays");
+    assert_eq!(p["inject_capacity"].as_u64(), Some(8), "256 injectors share the lanes of 16 of 128 rays");
     assert_eq!(p["injector_queue"].as_u64(), Some(48), "and queues of 12,288 rays, apart from their lanes");
     assert!(p["load_cut"].is_null(), "garden's regions march all its steps: its shards stay balanced by bytes");
     let root = 4 * lb(caps[1]) + lb(caps[2]) + injectors * lb(0);

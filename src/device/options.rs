@@ -310,11 +310,20 @@ pub const INJECT_LANES_RAYS: u32 = 32 * INJECT_CAPACITY;
 /// Rays the root's injector lanes hold together when left to the plan: the exchange
 /// copies each lane whole every step, and the root takes them all in, so they are
 /// narrower than the queues behind them ([`INJECT_LANES_RAYS`] shared), which pace
-/// what the injectors emit (16 rays a lane with 256 injectors, 128 with 32).
-pub const ROOT_LANES_RAYS: u32 = 32 * ROOT_LANE_CAPACITY;
+/// what the injectors emit (8 rays a lane with 256 injectors, 16 with 81, 64 with
+/// 32). The direct lanes share [`DIRECT_LANES_RAYS`] alike, and every router under
+/// the root takes one from each injector. An injector emits a few rays a step (the
+/// bicycle scene's 81 about 14, its 256 at degree 0 about 6), so 16 injectors'
+/// worth of lanes, not the 32 of before: the busiest tile's exchange 148 → 96 kB a
+/// step at 81 injectors, 155 → 114 kB at 256, and the bicycle scene at SH degree 2
+/// 171.4 → 166.1 ms, at degree 0 82.6 → 81.9 ms (257 → 247 iterations), the 2.1 M
+/// bicycle preset at degree 0 92.2 → 82.7 ms (346 → 260). Lanes of 32 to the root
+/// at 81 injectors: 168.8 ms; direct lanes of 8 there 166.4 ms, and of 4 at 256
+/// injectors 100.1 ms at degree 0 (316 iterations): the injectors then wait.
+pub const ROOT_LANES_RAYS: u32 = 16 * ROOT_LANE_CAPACITY;
 /// Rays per injector lane to the root, at most, when left to the plan.
 pub const ROOT_LANE_CAPACITY: u32 = 128;
-pub const DIRECT_LANES_RAYS: u32 = 32 * DIRECT_CAPACITY;
+pub const DIRECT_LANES_RAYS: u32 = 16 * DIRECT_CAPACITY;
 /// Rays an injector's queue holds at least when left to the plan (more than 384
 /// injectors would share [`INJECT_LANES_RAYS`] into less): with 512 injectors, queues
 /// of 24 left the 1 M scene's injectors short of rays, 58.7 → 61.3 ms (260 iterations
@@ -325,13 +334,18 @@ pub const INJECT_CAPACITY: u32 = 384;
 pub const DIRECT_CAPACITY: u32 = 128;
 
 /// `total` rays shared by `lanes` lanes: at most `most` each, in whole multiples of
-/// 16, or `narrow` where the share is less than 16 (more than 256 injectors: with
-/// 512, lanes of 16, the floor before, made every router under the root take in
-/// 512 × 16 rays each step, 241 kB, and the exchange waited for it; the 1 M scene
-/// 66.1 → 60.5 ms with direct lanes of 8).
+/// 16, 8 where the share is 8 to 15, or `narrow` where it is less (more than 256
+/// injectors: with 512, lanes of 16, the floor before, made every router under the
+/// root take in 512 × 16 rays each step, 241 kB, and the exchange waited for it; the
+/// 1 M scene 66.1 → 60.5 ms with direct lanes of 8).
 fn shared_lane(total: u32, lanes: u32, most: u32, narrow: u32) -> u32 {
     let share = total / lanes.max(1);
-    (if share < 16 { narrow } else { share / 16 * 16 }).min(most)
+    (match share {
+        0..8 => narrow,
+        8..16 => 8,
+        _ => share / 16 * 16,
+    })
+    .min(most)
 }
 
 /// Rays per lane to the root and per injector queue where more than 256 injectors
@@ -913,13 +927,13 @@ mod tests {
             assert!(o.root_has_room(rb, 8, 3, 3, o.injectors), "ray {rb} B: a 1024-shard root takes every injector");
         }
         assert_eq!((o.edge_capacity(0), o.edge_capacity(1), o.edge_capacity(7)), (256, 384, 384));
-        // Up to 32 injectors keep whole lanes and queues; more share 32's, in
-        // multiples of 16, and beyond 256 lanes of 8 to the root and 4 direct,
-        // behind queues of at least 32.
+        // Up to 16 injectors keep whole lanes, up to 32 whole queues; more share
+        // those, in multiples of 16, then 8, and beyond 256 lanes of 8 to the
+        // root and 4 direct, behind queues of at least 32.
         let lanes = |n: u32| (o.inject_lane_capacity(n), o.direct_lane_capacity(n), o.injector_queue(n));
         assert_eq!(
-            (lanes(1), lanes(32), lanes(64), lanes(100), lanes(256), lanes(400), lanes(512)),
-            ((128, 128, 384), (128, 128, 384), (64, 64, 192), (32, 32, 112), (16, 16, 48), (8, 4, 32), (8, 4, 32))
+            (lanes(1), lanes(16), lanes(32), lanes(64), lanes(81), lanes(256), lanes(400), lanes(512)),
+            ((128, 128, 384), (128, 128, 384), (64, 64, 384), (32, 32, 192), (16, 16, 144), (8, 8, 48), (8, 4, 32), (8, 4, 32))
         );
         // Leaves split onto free tiles never make room for more than 32 injectors:
         // 1472 - 1024 tracers - 73 routers - the spill store - 32, two tiles a split.
