@@ -64,12 +64,18 @@ pub const IPU_LINK_BYTES_PER_CYCLE: f64 = 160e9 / CLOCK_HZ;
 pub const MULTI_IPU_SYNC_CYCLES: f64 = 5.0 * SYNC_CYCLES;
 
 /// Testing the steps loop's predicate where the frame ends on the device
-/// (`RepeatWhileTrue`, [`crate::device::DeviceOptions::ends_on_device`]): the word on
-/// the spill tile must reach every tile's control program before the next
-/// iteration starts, assumed one exchange phase's start-up and one sync after each
-/// iteration (not measured; the IPU's syncs carry a consensus bit for data-dependent
-/// control flow, which would make it cheaper).
+/// (`RepeatWhileTrue`, [`crate::device::DeviceOptions::ends_on_device`]) on one IPU:
+/// the word on the spill tile must reach every tile's control program before the
+/// next iteration starts, assumed one exchange phase's start-up and one sync after
+/// each iteration (not measured; the IPU's syncs carry a consensus bit for
+/// data-dependent control flow, which would make it cheaper). On several IPUs
+/// the sync is theirs ([`loop_test_cycles`]).
 pub const LOOP_TEST_CYCLES: f64 = EXCHANGE_SETUP_CYCLES + SYNC_CYCLES;
+
+/// [`LOOP_TEST_CYCLES`] for a graph on `ipus` IPUs.
+pub fn loop_test_cycles(ipus: u32) -> f64 {
+    EXCHANGE_SETUP_CYCLES + sync_cycles(ipus)
+}
 
 /// One host round trip on real hardware: `Engine::run` of the fused loop plus the read
 /// of the 32-byte frame status (order of magnitude for an IPU-M2000 host link).
@@ -312,7 +318,7 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
     let calls = needed.div_ceil(rc).max(1);
     // A loop that ends with the frame runs what it needs and tests after each
     // iteration; Repeat(rc) runs to the next multiple of rc.
-    let (iterations, test) = if p.ends_on_device { (needed, LOOP_TEST_CYCLES) } else { (calls * rc, 0.0) };
+    let (iterations, test) = if p.ends_on_device { (needed, loop_test_cycles(p.ipus)) } else { (calls * rc, 0.0) };
     let idle = (iterations - needed) as f64;
     // Chip and IPU-Links exchange at once: the phase waits for the slower of the
     // busiest tile's port and the busiest IPU's links.
@@ -368,7 +374,8 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
         ipu_link_cycles_per_iteration: ipu_links,
         compute_cycles: compute,
         exchange_cycles: exchange,
-        sync_cycles: (p.sets + 1) as f64 * sync_cycles(p.ipus) * iterations as f64,
+        // A sync after each set and the exchange, and the loop's test's.
+        sync_cycles: (p.sets + 1 + p.ends_on_device as usize) as f64 * sync_cycles(p.ipus) * iterations as f64,
         cycles_per_iteration_mean: (compute + fixed + exchange) / iterations as f64,
         sh_s: p.iterations.iter().map(|i| i.sh_cycles).sum::<f64>() / CLOCK_HZ,
         host_s,
