@@ -67,9 +67,9 @@ pub const MULTI_IPU_SYNC_CYCLES: f64 = 5.0 * SYNC_CYCLES;
 /// (`RepeatWhileTrue`, [`crate::device::DeviceOptions::ends_on_device`]) on one IPU:
 /// the word on the spill tile must reach every tile's control program before the
 /// next iteration starts, assumed one exchange phase's start-up and one sync after
-/// each iteration (not measured; the IPU's syncs carry a consensus bit for
-/// data-dependent control flow, which would make it cheaper). On several IPUs
-/// the sync is theirs ([`loop_test_cycles`]).
+/// each iteration (assumed, not measured: how Poplar brings a predicate to every
+/// tile was not checked on hardware). On several IPUs the sync is theirs
+/// ([`loop_test_cycles`]).
 pub const LOOP_TEST_CYCLES: f64 = EXCHANGE_SETUP_CYCLES + SYNC_CYCLES;
 
 /// [`LOOP_TEST_CYCLES`] for a graph on `ipus` IPUs.
