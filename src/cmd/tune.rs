@@ -114,7 +114,7 @@ pub const KEYS: &[Key] = &[
         name: "inject_capacity",
         min: 1,
         planned: "2048 / injectors in multiples of 16 (8 from 129 injectors on), at most 128 (16 with 81, 8 with 256 and 512)",
-        doc: "Rays per injector-lane buffer to the root. The exchange copies every lane whole each iteration and the root takes them all in, so they are narrow; the queue behind paces emission (injector_queue). Left to the plan, more than 32 injectors share the 32 lanes' rays (in multiples of 16, or 8 beyond 256 injectors), so that the root keeps its room for queues.",
+        doc: "Rays per injector-lane buffer to the root. The exchange copies every lane whole each iteration and the root takes them all in, so they are narrow; the queue behind paces emission (injector_queue). Left to the plan, more than 16 injectors share the 16 lanes' rays (in multiples of 16, or 8 where the share is less), so that the root keeps its room for queues and the exchange stays narrow: an injector emits a few rays an iteration.",
         set: |o, v| o.inject_capacity = Some(count(v)),
         ..ONE_NUMBER
     },
@@ -130,7 +130,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "direct_capacity",
         planned: "2048 / injectors in multiples of 16 (8 with 129 to 256 injectors, 4 beyond), at most 128 (16 with 81, 8 with 256, 4 with 512)",
-        doc: "Rays per buffer of each injector's direct lane to each router under the root, which carries primary rays past the root (0: no direct lanes). Left to the plan, more than 32 injectors share the 32 lanes' rays into each router (in multiples of 16, or 4 beyond 256 injectors: each direct lane carries a part of an injector's rays).",
+        doc: "Rays per buffer of each injector's direct lane to each router under the root, which carries primary rays past the root (0: no direct lanes). Left to the plan, more than 16 injectors share the 16 lanes' rays into each router (in multiples of 16, 8 where the share is 8 to 15, or 4 beyond 256 injectors: each direct lane carries a part of an injector's rays).",
         set: |o, v| o.direct_capacity = Some(count(v)),
         ..ONE_NUMBER
     },

@@ -219,7 +219,7 @@ pub struct DeviceOptions {
     /// Host calls without any progress before the frame is declared stuck.
     pub stall_calls: u32,
     /// Iterations a frame may take before it is given up (`rc` may not exceed it:
-    /// one host call runs `rc` iterations whatever happens in them).
+    /// one host call may run `rc` iterations whatever happens in them).
     pub max_iterations: u32,
     /// SH degree the tracers carry beyond DC (at most the scene's; binary16
     /// coefficients, f32 with the fp32 payload); `None`: the highest that fits
