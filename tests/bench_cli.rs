@@ -303,6 +303,7 @@ fn bad_input_is_a_one_line_error() {
         (&["--shards", "many"][..], "unknown shard count 'many' (a power of two, or auto)"),
         (&["--tune", "spil=1"][..], "--tune spil=1: unknown key 'spil'"),
         (&["--tune", "spill=0"][..], "--tune spill=0: 0 is out of range (spill takes 1 to 65536)"),
+        (&["--tune", "ends_on_device=2"][..], "--tune ends_on_device=2: 2 is out of range (ends_on_device takes 0 to 1)"),
         (&["--backend", "ipu"][..], "--features poplar"),
         (&["--compare-paper", "--sweep", "rc=1"][..], "--compare-paper"),
     ] {
