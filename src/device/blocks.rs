@@ -293,9 +293,9 @@ impl Cutter<'_> {
             for left in 1..along.len() {
                 left_cost += cost[along[left - 1]];
                 let partway = !self.staircases && coord(along[left - 1], axis) == coord(along[left], axis);
+                // The injectors the cost gives the left side, rounded down and up.
                 let even = (left_cost as u128 * g as u128 / total.max(1) as u128) as usize;
-                for g1 in [even, even + 1] {
-                    let g1 = g1.clamp(1, g - 1);
+                for g1 in even.clamp(1, g - 1)..=(even + 1).clamp(1, g - 1) {
                     let g2 = g - g1;
                     if left > g1 * slots || along.len() - left > g2 * slots {
                         continue;
@@ -325,7 +325,7 @@ impl Cutter<'_> {
 /// under the root classified up to twice the rays of the mean (the 1 M scene).
 fn deal_over_workers(members: Vec<Vec<usize>>, workers: usize) -> Vec<Vec<usize>> {
     let n = members.len();
-    let chunk = |w: usize| n * w / workers..n * (w + 1) / workers;
+    let chunk = |w: usize| super::tree::worker_lanes(n, w, workers);
     let mut next: Vec<usize> = (0..workers).map(|w| chunk(w).start).collect();
     let mut out = vec![Vec::new(); n];
     let mut w = 0;

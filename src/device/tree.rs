@@ -113,6 +113,12 @@ pub fn ipu_of_id(id: u64, id_bits: u32, ipus: u32) -> u32 {
     (id >> (id_bits - ipus.trailing_zeros())) as u32
 }
 
+/// The injector (or direct) lanes, of a router's `lanes`, that its worker `w` of
+/// `workers` walks whole: the host's copy of lanes.h `foam_inject_chunk`.
+pub fn worker_lanes(lanes: usize, w: usize, workers: usize) -> std::ops::Range<usize> {
+    lanes * w / workers..lanes * (w + 1) / workers
+}
+
 impl Tree {
     /// The tree for `2^depth` shards with router `fanouts` per level (see
     /// [`check_fanouts`]) and `injectors` injector tiles on root lanes; tracer `s` is

@@ -221,8 +221,7 @@ pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, sh_rest: us
 /// lanes, and at the `root` also sums and answers its injectors' allowance on them.
 pub fn router_cycles(scanned: &[u64; WORKERS], children: u32, lanes: u32, root: bool) -> [f64; 3] {
     let c = &*COSTS;
-    // foam_inject_chunk: worker w's lanes.
-    let own = |w: usize| (lanes as usize * (w + 1) / WORKERS - lanes as usize * w / WORKERS) as u32;
+    let own = |w: usize| crate::device::tree::worker_lanes(lanes as usize, w, WORKERS).len() as u32;
     let walk = |cost: &Walk| multi_worker_cycles(scanned.iter().enumerate().map(|(w, &n)| cost.per_worker(children, own(w), root, n)));
     [walk(&c.RouterCount), single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)), walk(&c.RouterForward)]
 }
