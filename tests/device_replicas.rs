@@ -1,9 +1,14 @@
 //! Replicas of hot shards (src/device/replicas.rs): a replicated shard's rays are
 //! marched on several tiles, and nothing but the speed may change — the image,
 //! depth included, is the same with them on and off, in fp32 and half, and every
-//! ray finishes exactly once, with roomy buffers or shrunk ones.
+//! ray finishes exactly once, with roomy buffers or shrunk ones. Tracers beside a
+//! replicated shard hold side links to several of its tiles and pick one by the
+//! ray's pixel; with shrunk buffers a full pick falls to the others.
+
+use std::collections::HashMap;
 
 use foam_ipu::camera::Camera;
+use foam_ipu::device::edges::EdgeKind;
 use foam_ipu::device::tree::Role;
 use foam_ipu::device::{DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
 use foam_ipu::scene::Scene;
@@ -23,6 +28,15 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions) -> (DeviceFrame, Vec<u
     let plan = DevicePlan::for_camera(scene, SHARDS, cam, o, &()).unwrap();
     let replicas: Vec<usize> = plan.tree.replicas().iter().map(|&(n, _)| n).collect();
     assert_eq!(replicas.is_empty(), o.replicas == 0, "replicas {}: {} planned", o.replicas, replicas.len());
+    // Tracers with several side links to one replicated shard's tiles, which pick
+    // among them by the ray's pixel (replicas::with_replica_sides).
+    let shard_of = |n: u32| plan.tree.replicas().iter().find(|&&(r, _)| r == n as usize).map_or(n as usize, |&(_, s)| s);
+    let mut links: HashMap<(u32, usize), u32> = HashMap::new();
+    for e in plan.spec.edges.iter().filter(|e| EdgeKind::of(e) == EdgeKind::Side) {
+        *links.entry((e.from, shard_of(e.to))).or_default() += 1;
+    }
+    let spread = links.values().filter(|&&n| n > 1).count();
+    assert_eq!(spread > 0, o.replicas > 0 && o.side_links > 0, "{spread} tracers with several links to one shard");
     for &(n, s) in plan.tree.replicas() {
         let (node, tracer) = (&plan.tree.nodes[n], &plan.tree.nodes[s]);
         assert_eq!((node.role, node.prefix), (Role::Tracer, tracer.prefix), "a replica holds its shard's id");

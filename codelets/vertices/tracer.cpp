@@ -247,14 +247,24 @@ public:
       sideSent[k] = 0;
     }
     // Sends the ray in `src`, bound for shard `dest`, on if some link has credit for it.
+    // Links to one shard's replicas are neighbours in lane order; the ray's pixel
+    // picks one (foam_side_pick), as a router picks the replica, so what this tile
+    // hands a hot shard spreads over its tiles; a full pick tries the others.
     auto send = [&](const unsigned char *src, uint16_t dest) {
       FOAM_PROBE(send);
       for (unsigned k = 0; k < p.side_links; ++k) {
         if (p.side_shard[k] != dest) continue;
-        if (sideSent[k] == sideLimit[k]) break;
-        unsigned char *slots = &sideOut[0] + foam_side_offset(&p, k) + sizeof(foam_link_header);
-        foam_slot_copy(slots + (size_t)sideSent[k]++ * stride, src, stride);
-        return true;
+        unsigned group = 1;
+        while (k + group < p.side_links && p.side_shard[k + group] == dest) ++group;
+        const unsigned first = group > 1 ? foam_side_pick(foam_slot_px(src), group) : 0;
+        for (unsigned i = 0; i < group; ++i) {
+          const unsigned j = k + (first + i < group ? first + i : first + i - group);
+          if (sideSent[j] == sideLimit[j]) continue;
+          unsigned char *slots = &sideOut[0] + foam_side_offset(&p, j) + sizeof(foam_link_header);
+          foam_slot_copy(slots + (size_t)sideSent[j]++ * stride, src, stride);
+          return true;
+        }
+        break;
       }
       if (sent == limit) return false;
       foam_slot_copy(out + (size_t)sent++ * stride, src, stride);

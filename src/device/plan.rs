@@ -326,7 +326,7 @@ impl DevicePlan {
         let sides = sides.unwrap_or_else(|| {
             super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, tree, options.side_links)
         });
-        let sides = super::replicas::with_replica_sides(&sides, tree, &crossings);
+        let sides = super::replicas::with_replica_sides(&sides, tree, &crossings, options.side_links);
 
         let mut blobs = Vec::with_capacity(packed.iter().map(|p| p.blob.len()).sum());
         let mut offsets = Vec::with_capacity(packed.len());

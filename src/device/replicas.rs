@@ -50,21 +50,25 @@ pub fn choose(load: &[f64], free: usize, ratio: u32, most: u32) -> Vec<(usize, u
 /// Side links of every tracer node of `tree` (by node), from the shards' `sides`
 /// (each tracer's side-link neighbours by shard, symmetric, in lane order) and the
 /// sampled rays that cross between each pair of tracers (`crossings`, `(a, b,
-/// rays)` as [`super::copies::Traffic`] has them; none given: 1 each).
+/// rays)` as [`super::copies::Traffic`] has them; none given: 1 each), at most
+/// `most` links a node.
 ///
-/// Two side-linked shards of `m` and `n` tiles (`m <= n`; a shard without
-/// replicas has one) get `m` links, one on each of the smaller shard's tiles, to
-/// `m` consecutive tiles of the larger one: pairs in falling order of crossings,
-/// each on the larger shard's run whose busiest tile the links so far carry
-/// least. So what a hot shard's side neighbours hand it spreads over its
-/// replicas as the routers spread the rest by pixel, instead of all landing on its
-/// tracer (which, holding every side link, marched 3 to 30 times what each of its
-/// replicas did on the bicycle scene). Any replica may march a ray (they hold the
-/// same shard), so the link need not lead to the replica its pixel picks. No tile
-/// gets more than one link per side neighbour, so none has more lanes than its
-/// shard has side neighbours. Symmetric, each node's links in its shard's lane
-/// order.
-pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, crossings: &[(u32, u32, f64)]) -> Vec<Vec<u32>> {
+/// Two side-linked shards of `m` and `n` tiles (`m <= n`, powers of two; a shard
+/// without replicas has one) get `m·k` links: `k` on each of the smaller shard's
+/// tiles, to `m·k` consecutive tiles of the larger one, one each. `k` is `n / m`
+/// where every small tile has room for it beside one link for each of its shard's
+/// pairs still to come, else the largest power of two below that has. Pairs go in
+/// falling order of crossings, each on the larger shard's run whose busiest tile the
+/// links so far carry least. A tracer picks among its links to one shard by the
+/// ray's pixel (layout: neighbours in lane order; the codelet's foam_side_pick), so
+/// what a hot shard's side neighbours hand it spreads over its replicas as the
+/// routers spread the rest by pixel. With one link a neighbour (as before) the
+/// hottest replica marched up to 30 times what the coolest of its shard did on the
+/// bicycle scene at SH degree 2, the heavy pairs' rays all landing on one tile. Any
+/// replica may march a ray (they hold the same shard), so the link need not lead to
+/// the replica a router would pick. Symmetric, each node's links in its shard's
+/// lane order (a shard's several links in run order).
+pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, crossings: &[(u32, u32, f64)], most: u32) -> Vec<Vec<u32>> {
     let shards = sides.len().min(tree.tracers());
     // Each shard's tiles, its tracer (child 0 of the replicas' router) first.
     let mut tiles: Vec<Vec<usize>> = (0..shards).map(|s| vec![s]).collect();
@@ -81,23 +85,41 @@ pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, crossings: &[(u32, u3
         .collect();
     pairs.sort_by(|x, y| y.2.total_cmp(&x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
     let mut load = vec![0.0f64; tree.nodes.len()];
+    // Links each node has, and each shard's pairs still to place (one link each at
+    // least, on any of its tiles).
+    let mut used = vec![0usize; tree.nodes.len()];
+    let mut to_come: Vec<usize> = vec![0; shards];
+    for &(a, b, _) in &pairs {
+        to_come[a] += 1;
+        to_come[b] += 1;
+    }
     // partner[node] holds (neighbour shard, neighbour node).
     let mut partner: Vec<Vec<(usize, usize)>> = vec![Vec::new(); tree.nodes.len()];
     for (a, b, w) in pairs {
+        to_come[a] -= 1;
+        to_come[b] -= 1;
         let (small, big) = if tiles[a].len() <= tiles[b].len() { (a, b) } else { (b, a) };
         let (m, n) = (tiles[small].len(), tiles[big].len());
-        // The larger shard's run of m tiles whose busiest is least loaded, then
+        let room = |k: usize| tiles[small].iter().all(|&t| used[t] + to_come[small] + k <= most as usize);
+        let mut k = n / m;
+        while k > 1 && !room(k) {
+            k /= 2;
+        }
+        let run = m * k;
+        // The larger shard's run of m·k tiles whose busiest is least loaded, then
         // whose sum is least, then the first.
         let ring = &tiles[big];
         let score = |o: usize| {
-            let run = (0..m).map(|i| load[ring[(o + i) % n]]);
+            let run = (0..run).map(|i| load[ring[(o + i) % n]]);
             (run.clone().fold(0.0, f64::max), run.sum::<f64>())
         };
         let o = (0..n).min_by(|&x, &y| score(x).partial_cmp(&score(y)).unwrap().then(x.cmp(&y))).unwrap_or(0);
-        for i in 0..m {
-            let (p, q) = (tiles[small][i], tiles[big][(o + i) % n]);
-            load[p] += w / m as f64;
-            load[q] += w / m as f64;
+        for i in 0..run {
+            let (p, q) = (tiles[small][i / k], tiles[big][(o + i) % n]);
+            load[p] += w / run as f64;
+            load[q] += w / run as f64;
+            used[p] += 1;
+            used[q] += 1;
             partner[p].push((big, q));
             partner[q].push((small, p));
         }
@@ -107,6 +129,7 @@ pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, crossings: &[(u32, u3
     for (s, nodes) in tiles.iter().enumerate() {
         for &node in nodes {
             let lane = |shard: usize| sides[s].iter().position(|&b| b as usize == shard).unwrap_or(usize::MAX);
+            // Stable: a shard's several links stay in run order.
             let mut links = std::mem::take(&mut partner[node]);
             links.sort_by_key(|&(shard, _)| lane(shard));
             out[node] = links.into_iter().map(|(_, n)| n as u32).collect();
@@ -157,12 +180,13 @@ mod tests {
         };
         // Without replicas the links are the shards' own.
         let plain = Tree::new(4, 1472, &[4], 1).unwrap();
-        assert_eq!(&with_replica_sides(&sides, &plain, &[])[..4], &sides[..4]);
-        // Pairs by falling crossings: 1-2 (100: shard 2's two tiles to shard 1's
+        assert_eq!(&with_replica_sides(&sides, &plain, &[], 16)[..4], &sides[..4]);
+        // With at most one link a node (no room to spread), one link on each of the
+        // smaller shard's tiles. Pairs by falling crossings: 1-2 (100: shard 2's two tiles to shard 1's
         // first two, 50 each), 1-3 (60: shard 1's first idle tile, 2), 0-1 (40: its
         // tile 3, idle), 0-2 (10: shard 2's tiles carry 50 each, so its first).
         let crossings = [(1, 2, 100.0), (1, 3, 60.0), (0, 1, 40.0), (0, 2, 10.0)];
-        let all = with_replica_sides(&sides, &tree, &crossings);
+        let all = with_replica_sides(&sides, &tree, &crossings, 1);
         symmetric(&all);
         let u = |v: &[usize]| v.iter().map(|&n| n as u32).collect::<Vec<u32>>();
         assert_eq!(all[of(1, 0)], u(&[of(2, 0)]));
@@ -174,5 +198,42 @@ mod tests {
         assert_eq!(all[of(2, 0)], u(&[0, of(1, 0)]));
         assert_eq!(all[of(2, 1)], u(&[of(1, 1)]));
         assert_eq!(all[3], u(&[of(1, 2)]));
+    }
+
+    #[test]
+    fn a_neighbour_links_to_every_tile_of_a_hot_shard_where_it_has_room() {
+        let mut tree = Tree::new(4, 1472, &[4], 1).unwrap();
+        tree.replicate(1, 4, 1472).unwrap();
+        tree.replicate(2, 2, 1472).unwrap();
+        let mut sides = vec![vec![1, 2], vec![0, 2, 3], vec![0, 1], vec![1]];
+        sides.resize(16, Vec::new());
+        let of = |s: usize, k: u32| {
+            if k == 0 { s } else { tree.replicas().iter().find(|&&(n, r)| r == s && tree.nodes[n].lane == k).unwrap().0 }
+        };
+        let u = |v: &[usize]| v.iter().map(|&n| n as u32).collect::<Vec<u32>>();
+        let crossings = [(1, 2, 100.0), (1, 3, 60.0), (0, 1, 40.0), (0, 2, 10.0)];
+        let all = with_replica_sides(&sides, &tree, &crossings, 16);
+        for (a, lanes) in all.iter().enumerate() {
+            assert!(lanes.len() <= 16);
+            for &b in lanes {
+                assert_eq!(all[b as usize].iter().filter(|&&x| x == a as u32).count(), 1, "one link a pair of nodes, both ways");
+            }
+        }
+        // 1-2: shard 2's two tiles take two links each, to all four of shard 1's;
+        // 1-3 and 0-1: the lone tracers link to every tile of shard 1 (they carry
+        // the same, so each run starts at the first); 0-2: both of shard 2's tiles.
+        assert_eq!(all[of(2, 0)], u(&[0, of(1, 0), of(1, 1)]));
+        assert_eq!(all[of(2, 1)], u(&[0, of(1, 2), of(1, 3)]));
+        assert_eq!(all[3], u(&[of(1, 0), of(1, 1), of(1, 2), of(1, 3)]));
+        assert_eq!(all[0], u(&[of(1, 0), of(1, 1), of(1, 2), of(1, 3), of(2, 0), of(2, 1)]));
+        assert_eq!(all[of(1, 0)], u(&[0, of(2, 0), 3]));
+        // At most three links a node: shard 3 takes two of shard 1's tiles (four do
+        // not fit), shard 0 two more (one left for its pair to come, 0-2), which go to
+        // the two its other links carry least; then 0-2 has room for one.
+        let three = with_replica_sides(&sides, &tree, &crossings, 3);
+        assert_eq!(three[3], u(&[of(1, 0), of(1, 1)]));
+        assert_eq!(three[0], u(&[of(1, 2), of(1, 3), of(2, 0)]));
+        assert_eq!(three[of(2, 1)], u(&[of(1, 2), of(1, 3)]));
+        assert!(three.iter().all(|l| l.len() <= 3));
     }
 }

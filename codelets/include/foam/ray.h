@@ -54,6 +54,15 @@ static inline uint32_t foam_replica_child(uint32_t px, uint32_t bits) {
   const uint32_t pixel = px & ((1u << FOAM_STEPS_SHIFT) - 1u);
   return (pixel * 0x9E3779B1u) >> (32u - bits);
 }
+/* Which of `links` side links to one shard's tiles (1 < links <= FOAM_MAX_SIDES)
+ * carries the ray of pixel word `px`: by its pixel alone, spread as
+ * foam_replica_child spreads it (a power of two of links takes exactly its bits). */
+static inline uint32_t foam_side_pick(uint32_t px, uint32_t links) {
+  uint32_t bits = 1;
+  while ((1u << bits) < links) ++bits;
+  const uint32_t j = foam_replica_child(px, bits);
+  return j < links ? j : j - links;
+}
 static inline void foam_slot_invalidate(unsigned char *slot) {
   uint16_t s = FOAM_INVALID_SHARD;
   memcpy(slot, &s, 2);
