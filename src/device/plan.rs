@@ -353,12 +353,25 @@ impl DevicePlan {
         fill_stores(tree, &mut spec, options)?;
         let share = regions_share(&samples);
         let fine = options.batch.is_fine();
-        let budget = options.march_budget.unwrap_or_else(|| {
-            let dearest = samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0);
-            super::options::planned_march_budget(dearest, share, load_cut.is_some(), fine)
-        });
+        let dearest = samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0);
+        let planned = options.march_budget.unwrap_or_else(|| super::options::planned_march_budget(dearest, share, load_cut.is_some(), fine));
         let even = load_cut.is_some() && !fine;
-        let tracer_budget = options.tracer_budget.unwrap_or_else(|| super::options::planned_tracer_budget(budget, share, even));
+        let tracer_budget = options.tracer_budget.unwrap_or_else(|| super::options::planned_tracer_budget(planned, share, even));
+        let budget = match options.march_budget {
+            Some(b) => b,
+            None => {
+                // The hottest tracer tile's sampled steps: its shard's over its tiles.
+                let mut tiles = vec![1.0f64; packed.len()];
+                for &(_, s) in tree.replicas() {
+                    tiles[s] += 1.0;
+                }
+                let hottest = samples
+                    .iter()
+                    .flat_map(|v| v.tracer_steps(packed.len()).into_iter().zip(&tiles).map(|(n, t)| n / t))
+                    .fold(0.0, f64::max);
+                super::options::paced_march_budget(planned, dearest, hottest, tracer_budget)
+            }
+        };
         for (i, n) in tree.nodes.iter().enumerate() {
             let b = match n.role {
                 Role::Injector => budget,

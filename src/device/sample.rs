@@ -108,6 +108,24 @@ impl CameraSample {
         load
     }
 
+    /// The cell steps each of `shards` shards' tracers march for this view, as
+    /// sampled: every sampled ray's steps after it leaves its injector's region,
+    /// times the pixels it stands for (as [`paths_beyond_regions`](Self::paths_beyond_regions)).
+    pub fn tracer_steps(&self, shards: usize) -> Vec<f64> {
+        let samples: usize = self.order.paths.iter().map(Vec::len).sum();
+        let weight = self.cam.width as f64 * self.cam.height as f64 / samples.max(1) as f64;
+        let mut out = vec![0.0; shards];
+        for ((paths, steps), region) in self.order.paths.iter().zip(&self.order.steps).zip(&self.regions) {
+            for (path, steps) in paths.iter().zip(steps) {
+                let inside = path.iter().take_while(|&&s| region.contains(&(s as usize))).count();
+                for (&s, &n) in path.iter().zip(steps).skip(inside) {
+                    out[s as usize] += n as f64 * weight;
+                }
+            }
+        }
+        out
+    }
+
     /// The shards each sampled ray crosses after it leaves its injector's region
     /// (of `shards` shards), and the pixels each path stands for.
     pub fn paths_beyond_regions(&self, shards: usize) -> (Vec<Vec<u16>>, f64) {
