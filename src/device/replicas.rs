@@ -51,7 +51,9 @@ pub fn choose(load: &[f64], free: usize, ratio: u32, most: u32) -> Vec<(usize, u
 /// (each tracer's side-link neighbours by shard, symmetric, in lane order) and the
 /// sampled rays that cross between each pair of tracers (`crossings`, `(a, b,
 /// rays)` as [`super::copies::Traffic`] has them; none given: 1 each), at most
-/// `most` links a node.
+/// `most` links a node where no shard has more than `most` side neighbours (the
+/// plan's have at most `side_links`): every pair keeps one link on each of the
+/// smaller shard's tiles, and only the room left spreads them.
 ///
 /// Two side-linked shards of `m` and `n` tiles (`m <= n`, powers of two; a shard
 /// without replicas has one) get `m·k` links: `k` on each of the smaller shard's
@@ -181,10 +183,11 @@ mod tests {
         // Without replicas the links are the shards' own.
         let plain = Tree::new(4, 1472, &[4], 1).unwrap();
         assert_eq!(&with_replica_sides(&sides, &plain, &[], 16)[..4], &sides[..4]);
-        // With at most one link a node (no room to spread), one link on each of the
-        // smaller shard's tiles. Pairs by falling crossings: 1-2 (100: shard 2's two tiles to shard 1's
-        // first two, 50 each), 1-3 (60: shard 1's first idle tile, 2), 0-1 (40: its
-        // tile 3, idle), 0-2 (10: shard 2's tiles carry 50 each, so its first).
+        // `most` 1 leaves no tile room for a second link to one shard (a pair's one
+        // link each is always placed): one link on each of the smaller shard's
+        // tiles. Pairs by falling crossings: 1-2 (100: shard 2's two tiles to shard
+        // 1's first two, 50 each), 1-3 (60: shard 1's first idle tile, 2), 0-1 (40:
+        // its tile 3, idle), 0-2 (10: shard 2's tiles carry 50 each, so its first).
         let crossings = [(1, 2, 100.0), (1, 3, 60.0), (0, 1, 40.0), (0, 2, 10.0)];
         let all = with_replica_sides(&sides, &tree, &crossings, 1);
         symmetric(&all);
