@@ -108,12 +108,17 @@ impl CameraSample {
         load
     }
 
+    /// The pixels each sampled path stands for.
+    fn pixels_per_path(&self) -> f64 {
+        let samples: usize = self.order.paths.iter().map(Vec::len).sum();
+        self.cam.width as f64 * self.cam.height as f64 / samples.max(1) as f64
+    }
+
     /// The cell steps each of `shards` shards' tracers march for this view, as
     /// sampled: every sampled ray's steps after it leaves its injector's region,
     /// times the pixels it stands for (as [`paths_beyond_regions`](Self::paths_beyond_regions)).
     pub fn tracer_steps(&self, shards: usize) -> Vec<f64> {
-        let samples: usize = self.order.paths.iter().map(Vec::len).sum();
-        let weight = self.cam.width as f64 * self.cam.height as f64 / samples.max(1) as f64;
+        let weight = self.pixels_per_path();
         let mut out = vec![0.0; shards];
         for ((paths, steps), region) in self.order.paths.iter().zip(&self.order.steps).zip(&self.regions) {
             for (path, steps) in paths.iter().zip(steps) {
@@ -130,7 +135,7 @@ impl CameraSample {
     /// (of `shards` shards), and the pixels each path stands for.
     pub fn paths_beyond_regions(&self, shards: usize) -> (Vec<Vec<u16>>, f64) {
         let samples: usize = self.order.paths.iter().map(Vec::len).sum();
-        let weight = self.cam.width as f64 * self.cam.height as f64 / samples.max(1) as f64;
+        let weight = self.pixels_per_path();
         let mut out = Vec::with_capacity(samples);
         for (paths, region) in self.order.paths.iter().zip(&self.regions) {
             let mut inside = vec![false; shards];
