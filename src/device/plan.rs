@@ -189,7 +189,7 @@ impl DevicePlan {
         {
             (topology, samples) = lay_out(&part, &packed, &DeviceOptions { injectors: fewer, ..options.clone() })?;
         }
-        let per_view: Vec<(Vec<Vec<u16>>, f64)> = samples.iter().map(|s| s.paths_beyond_regions(packed.len())).collect();
+        let per_view: Vec<(Vec<Vec<u16>>, f64)> = samples.iter().map(|s| s.paths_beyond_regions()).collect();
         let paths: Vec<Vec<u16>> = per_view.iter().flat_map(|(p, _)| p.iter().cloned()).collect();
         let (ray_bytes, slice_pixels) = (topology.ray_bytes, topology.slice_pixels);
         let sizes = &topology.shard_bytes;
@@ -531,8 +531,8 @@ impl DevicePlan {
     /// region, and the pixels each path stands for.
     fn sampled_paths(&self, scene: &Scene, cam: &Camera) -> (Vec<Vec<u16>>, f64) {
         match self.sample_of(cam) {
-            Some(s) => s.paths_beyond_regions(self.shards()),
-            None => CameraSample::take(scene, cam, &self.sampling()).paths_beyond_regions(self.shards()),
+            Some(s) => s.paths_beyond_regions(),
+            None => CameraSample::take(scene, cam, &self.sampling()).paths_beyond_regions(),
         }
     }
 

@@ -165,16 +165,33 @@ mod tests {
         assert!(choose(&[5.0; 4], 100, 1, 16).is_empty());
     }
 
-    #[test]
-    fn side_links_spread_over_the_replicas_busiest_pairs_first() {
+    /// The sampled crossings of [`four_shards`]' side-linked pairs.
+    const CROSSINGS: [(u32, u32, f64); 4] = [(1, 2, 100.0), (1, 3, 60.0), (0, 1, 40.0), (0, 2, 10.0)];
+
+    /// Shards 0 to 3 of a tree of 16, shard 1 on four tiles and shard 2 on two,
+    /// side-linked 0-1, 0-2, 1-2 and 1-3.
+    fn four_shards() -> (Tree, Vec<Vec<u32>>) {
         let mut tree = Tree::new(4, 1472, &[4], 1).unwrap();
         tree.replicate(1, 4, 1472).unwrap();
         tree.replicate(2, 2, 1472).unwrap();
         let mut sides = vec![vec![1, 2], vec![0, 2, 3], vec![0, 1], vec![1]];
         sides.resize(16, Vec::new());
-        let of = |s: usize, k: u32| {
-            if k == 0 { s } else { tree.replicas().iter().find(|&&(n, r)| r == s && tree.nodes[n].lane == k).unwrap().0 }
-        };
+        (tree, sides)
+    }
+
+    /// The node of shard `s`'s tile `k` (0: its tracer).
+    fn tile(tree: &Tree, s: usize, k: u32) -> usize {
+        if k == 0 { s } else { tree.replicas().iter().find(|&&(n, r)| r == s && tree.nodes[n].lane == k).unwrap().0 }
+    }
+
+    fn nodes(v: &[usize]) -> Vec<u32> {
+        v.iter().map(|&n| n as u32).collect()
+    }
+
+    #[test]
+    fn side_links_spread_over_the_replicas_busiest_pairs_first() {
+        let (tree, sides) = four_shards();
+        let of = |s: usize, k: u32| tile(&tree, s, k);
         let symmetric = |all: &[Vec<u32>]| {
             for (a, lanes) in all.iter().enumerate() {
                 assert!(lanes.iter().all(|&b| all[b as usize].contains(&(a as u32))), "{a}: {lanes:?}");
@@ -188,34 +205,24 @@ mod tests {
         // tiles. Pairs by falling crossings: 1-2 (100: shard 2's two tiles to shard
         // 1's first two, 50 each), 1-3 (60: shard 1's first idle tile, 2), 0-1 (40:
         // its tile 3, idle), 0-2 (10: shard 2's tiles carry 50 each, so its first).
-        let crossings = [(1, 2, 100.0), (1, 3, 60.0), (0, 1, 40.0), (0, 2, 10.0)];
-        let all = with_replica_sides(&sides, &tree, &crossings, 1);
+        let all = with_replica_sides(&sides, &tree, &CROSSINGS, 1);
         symmetric(&all);
-        let u = |v: &[usize]| v.iter().map(|&n| n as u32).collect::<Vec<u32>>();
-        assert_eq!(all[of(1, 0)], u(&[of(2, 0)]));
-        assert_eq!(all[of(1, 1)], u(&[of(2, 1)]));
-        assert_eq!(all[of(1, 2)], u(&[of(3, 0)]));
-        assert_eq!(all[of(1, 3)], u(&[of(0, 0)]));
+        assert_eq!(all[of(1, 0)], nodes(&[of(2, 0)]));
+        assert_eq!(all[of(1, 1)], nodes(&[of(2, 1)]));
+        assert_eq!(all[of(1, 2)], nodes(&[of(3, 0)]));
+        assert_eq!(all[of(1, 3)], nodes(&[of(0, 0)]));
         // Each node's links in its shard's lane order: shard 0's are 1 then 2.
-        assert_eq!(all[0], u(&[of(1, 3), of(2, 0)]));
-        assert_eq!(all[of(2, 0)], u(&[0, of(1, 0)]));
-        assert_eq!(all[of(2, 1)], u(&[of(1, 1)]));
-        assert_eq!(all[3], u(&[of(1, 2)]));
+        assert_eq!(all[0], nodes(&[of(1, 3), of(2, 0)]));
+        assert_eq!(all[of(2, 0)], nodes(&[0, of(1, 0)]));
+        assert_eq!(all[of(2, 1)], nodes(&[of(1, 1)]));
+        assert_eq!(all[3], nodes(&[of(1, 2)]));
     }
 
     #[test]
     fn a_neighbour_links_to_every_tile_of_a_hot_shard_where_it_has_room() {
-        let mut tree = Tree::new(4, 1472, &[4], 1).unwrap();
-        tree.replicate(1, 4, 1472).unwrap();
-        tree.replicate(2, 2, 1472).unwrap();
-        let mut sides = vec![vec![1, 2], vec![0, 2, 3], vec![0, 1], vec![1]];
-        sides.resize(16, Vec::new());
-        let of = |s: usize, k: u32| {
-            if k == 0 { s } else { tree.replicas().iter().find(|&&(n, r)| r == s && tree.nodes[n].lane == k).unwrap().0 }
-        };
-        let u = |v: &[usize]| v.iter().map(|&n| n as u32).collect::<Vec<u32>>();
-        let crossings = [(1, 2, 100.0), (1, 3, 60.0), (0, 1, 40.0), (0, 2, 10.0)];
-        let all = with_replica_sides(&sides, &tree, &crossings, 16);
+        let (tree, sides) = four_shards();
+        let of = |s: usize, k: u32| tile(&tree, s, k);
+        let all = with_replica_sides(&sides, &tree, &CROSSINGS, 16);
         for (a, lanes) in all.iter().enumerate() {
             assert!(lanes.len() <= 16);
             for &b in lanes {
@@ -225,18 +232,18 @@ mod tests {
         // 1-2: shard 2's two tiles take two links each, to all four of shard 1's;
         // 1-3 and 0-1: the lone tracers link to every tile of shard 1 (they carry
         // the same, so each run starts at the first); 0-2: both of shard 2's tiles.
-        assert_eq!(all[of(2, 0)], u(&[0, of(1, 0), of(1, 1)]));
-        assert_eq!(all[of(2, 1)], u(&[0, of(1, 2), of(1, 3)]));
-        assert_eq!(all[3], u(&[of(1, 0), of(1, 1), of(1, 2), of(1, 3)]));
-        assert_eq!(all[0], u(&[of(1, 0), of(1, 1), of(1, 2), of(1, 3), of(2, 0), of(2, 1)]));
-        assert_eq!(all[of(1, 0)], u(&[0, of(2, 0), 3]));
+        assert_eq!(all[of(2, 0)], nodes(&[0, of(1, 0), of(1, 1)]));
+        assert_eq!(all[of(2, 1)], nodes(&[0, of(1, 2), of(1, 3)]));
+        assert_eq!(all[3], nodes(&[of(1, 0), of(1, 1), of(1, 2), of(1, 3)]));
+        assert_eq!(all[0], nodes(&[of(1, 0), of(1, 1), of(1, 2), of(1, 3), of(2, 0), of(2, 1)]));
+        assert_eq!(all[of(1, 0)], nodes(&[0, of(2, 0), 3]));
         // At most three links a node: shard 3 takes two of shard 1's tiles (four do
         // not fit), shard 0 two more (one left for its pair to come, 0-2), which go to
         // the two its other links carry least; then 0-2 has room for one.
-        let three = with_replica_sides(&sides, &tree, &crossings, 3);
-        assert_eq!(three[3], u(&[of(1, 0), of(1, 1)]));
-        assert_eq!(three[0], u(&[of(1, 2), of(1, 3), of(2, 0)]));
-        assert_eq!(three[of(2, 1)], u(&[of(1, 2), of(1, 3)]));
+        let three = with_replica_sides(&sides, &tree, &CROSSINGS, 3);
+        assert_eq!(three[3], nodes(&[of(1, 0), of(1, 1)]));
+        assert_eq!(three[0], nodes(&[of(1, 2), of(1, 3), of(2, 0)]));
+        assert_eq!(three[of(2, 1)], nodes(&[of(1, 2), of(1, 3)]));
         assert!(three.iter().all(|l| l.len() <= 3));
     }
 }

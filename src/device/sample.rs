@@ -65,13 +65,28 @@ impl CameraSample {
     /// their camera regions (the rest is the tracers').
     pub fn injector_share(&self) -> f64 {
         let (mut inside, mut all) = (0u64, 0u64);
-        for ((paths, steps), region) in self.order.paths.iter().zip(&self.order.steps).zip(&self.regions) {
-            for (path, steps) in paths.iter().zip(steps) {
-                all += steps.iter().map(|&n| n as u64).sum::<u64>();
-                inside += path.iter().zip(steps).take_while(|(s, _)| region.contains(&(**s as usize))).map(|(_, &n)| n as u64).sum::<u64>();
-            }
+        for (_, steps, first) in self.split_paths() {
+            all += steps.iter().map(|&n| n as u64).sum::<u64>();
+            inside += steps[..first].iter().map(|&n| n as u64).sum::<u64>();
         }
         if all == 0 { 1.0 } else { inside as f64 / all as f64 }
+    }
+
+    /// Every sampled path, its shards' cell steps, and how many of its first shards
+    /// lie in its injector's camera region: the injector marches those, the tracers
+    /// the rest (a ray that leaves the region does not come back to it).
+    fn split_paths(&self) -> impl Iterator<Item = (&[u16], &[u32], usize)> + '_ {
+        let groups = self.order.paths.iter().zip(&self.order.steps).zip(&self.regions);
+        groups.flat_map(|((paths, steps), region)| {
+            let mut inside = vec![false; region.iter().max().map_or(0, |&s| s + 1)];
+            for &s in region {
+                inside[s] = true;
+            }
+            paths.iter().zip(steps).map(move |(path, steps)| {
+                let first = path.iter().take_while(|&&s| inside.get(s as usize).copied().unwrap_or(false)).count();
+                (path.as_slice(), steps.as_slice(), first)
+            })
+        })
     }
 
     /// Whether this is the sample [`take`](Self::take) would make of `cam` through `s`.
@@ -120,35 +135,18 @@ impl CameraSample {
     pub fn tracer_steps(&self, shards: usize) -> Vec<f64> {
         let weight = self.pixels_per_path();
         let mut out = vec![0.0; shards];
-        for ((paths, steps), region) in self.order.paths.iter().zip(&self.order.steps).zip(&self.regions) {
-            for (path, steps) in paths.iter().zip(steps) {
-                let inside = path.iter().take_while(|&&s| region.contains(&(s as usize))).count();
-                for (&s, &n) in path.iter().zip(steps).skip(inside) {
-                    out[s as usize] += n as f64 * weight;
-                }
+        for (path, steps, first) in self.split_paths() {
+            for (&s, &n) in path[first..].iter().zip(&steps[first..]) {
+                out[s as usize] += n as f64 * weight;
             }
         }
         out
     }
 
     /// The shards each sampled ray crosses after it leaves its injector's region
-    /// (of `shards` shards), and the pixels each path stands for.
-    pub fn paths_beyond_regions(&self, shards: usize) -> (Vec<Vec<u16>>, f64) {
-        let samples: usize = self.order.paths.iter().map(Vec::len).sum();
-        let weight = self.pixels_per_path();
-        let mut out = Vec::with_capacity(samples);
-        for (paths, region) in self.order.paths.iter().zip(&self.regions) {
-            let mut inside = vec![false; shards];
-            for &s in region {
-                inside[s] = true;
-            }
-            for path in paths {
-                let rest: Vec<u16> = path.iter().copied().skip_while(|&s| inside[s as usize]).collect();
-                if !rest.is_empty() {
-                    out.push(rest);
-                }
-            }
-        }
-        (out, weight)
+    /// and the pixels each path stands for.
+    pub fn paths_beyond_regions(&self) -> (Vec<Vec<u16>>, f64) {
+        let out = self.split_paths().map(|(path, _, first)| path[first..].to_vec()).filter(|rest| !rest.is_empty()).collect();
+        (out, self.pixels_per_path())
     }
 }
