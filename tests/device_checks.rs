@@ -141,7 +141,8 @@ fn modelled_bytes(plan: &DevicePlan, bytes: &[poplar_bridge::TileBytes], i: usiz
         }
         Role::Spill => {
             assert_eq!(b.store as u32, p.queue_capacity * rb);
-            assert_eq!(p.queue_capacity, o.spill_capacity(rb, tile, b.links() as u32));
+            assert_eq!(b.finishes, 4 * plan.tree.tracer_nodes().count(), "a word of finished pixels a tracer");
+            assert_eq!(p.queue_capacity, o.spill_capacity(rb, tile, (b.links() + b.finishes) as u32));
             fills(p.queue_capacity);
         }
         Role::Injector => {
@@ -241,6 +242,23 @@ fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
     let camera = size_of::<foam_layout::foam_camera>() as u64 * (tracers + injectors);
     assert_eq!(f.bytes_exchanged, f.iterations * p.link_bytes_total + camera, "bytes exchanged");
     assert!(p.busiest_link_bytes * 8 > p.link_bytes_total / tracers && p.busiest_link_bytes < p.link_bytes_total);
+}
+
+/// Every tracer's count of finished pixels reaches the spill store in each step's
+/// exchange, so the steps loop ends one iteration after the frame's last pixel is
+/// finished, not after that count climbed the router tree, a step per level (garden:
+/// 120 → 117 iterations).
+#[test]
+fn the_frame_ends_one_step_after_its_last_pixel() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    let o = DeviceOptions { rc: 1, ..DeviceOptions::default() };
+    let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
+    assert!(plan.tree.nodes.iter().any(|n| n.level >= 3), "a tree of three router levels or more");
+    let p = foam_ipu::cmd::bench::profile::profile(plan, scene, &cam).unwrap();
+    assert_eq!(p.iterations.iter().map(|i| i.pixels).sum::<u64>(), 96 * 72, "every pixel finished once");
+    let last = p.iterations.iter().rposition(|i| i.pixels > 0).expect("a frame with pixels");
+    assert_eq!(p.iterations.len(), last + 2, "the frame's iterations: its last pixel's, and one to count it");
 }
 
 /// A tile's lanes come from the spec's edges alone, so the graph builder refuses,

@@ -70,7 +70,12 @@ fn two_ipus_render_the_image_of_one_bit_for_bit() {
         .filter(|e| tree.nodes[e.from as usize].tile / TILES != tree.nodes[e.to as usize].tile / TILES)
         .map(|e| edge_bytes(e, two_plan.ray_bytes).iter().sum::<u64>())
         .sum();
-    assert_eq!(edges_across, per_iteration);
+    // ...and every tracer on the second IPU sends its word of finished pixels to the
+    // spill store on the first.
+    let words_across = foam_ipu::device::ipus::finish_senders(&two_plan).filter(|&t| tree.nodes[t].tile >= TILES).count() as u64
+        * foam_ipu::device::ipus::FINISH_WORD_BYTES;
+    assert!(words_across > 0);
+    assert_eq!(edges_across + words_across, per_iteration);
     let two = render(scene, &cam, two_plan);
     assert_eq!(two.stats.rays_dropped, 0);
     assert_eq!((one.stats.ipus, two.stats.ipus), (1, 2));

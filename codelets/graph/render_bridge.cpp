@@ -47,7 +47,8 @@ foam::RenderSpec toSpec(const RenderSpec &spec, bool shards) {
 
 TileBytes toRust(const foam::TileBytes &b) {
   return TileBytes{b.params, b.stats,    b.ctl,       b.camera, b.status, b.inbox,   b.outbox, b.sideIn, b.sideOut,
-                   b.directIn, b.directOut, b.store, b.pixels, b.results, b.shard, b.copies, b.region, b.blocks};
+                   b.directIn, b.directOut, b.store, b.pixels, b.results, b.shard, b.copies, b.region, b.blocks,
+                   b.finishes};
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "render_graph.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -29,6 +30,7 @@ struct NodeTensors {
   Tensor inbox, outbox, sideIn, sideOut, directIn, directOut, store;
   Tensor pixels, results, shard, copies, region, blocks;
   Tensor repeatCount;  // spill store: the steps loop's iterations per host call
+  Tensor finishes;     // spill store: every tracer's finished pixels (tile_bytes.h)
 };
 
 // Where an edge's rays arrive at one end, and the buffer that end sends from.
@@ -109,7 +111,9 @@ TileBytes nodeBytes(const RenderSpec &spec, const Topology &topo, const std::vec
     *directory = copyDirectory(spec, n, nodeName(n, i), tracerOf);
     copies = directory->total_bytes;
   }
-  return tileBytes(n.role, topo.params[i], {spec.slicePixels, n.shardBytes, copies, spec.regionBytes});
+  const std::size_t tracers =
+      (std::size_t)std::count_if(spec.nodes.begin(), spec.nodes.end(), [](const NodeSpec &m) { return m.role == Role::Tracer; });
+  return tileBytes(n.role, topo.params[i], {spec.slicePixels, n.shardBytes, copies, spec.regionBytes, tracers});
 }
 
 class Builder {
@@ -123,6 +127,7 @@ public:
     const ComputeSets cs = computeSets(g_, spec_.schedule);
     for (std::size_t i = 0; i < spec_.nodes.size(); ++i) addVertices(cs, i);
     for (const EdgeSpec &e : spec_.edges) exchange(e);
+    finishesToSpill();
     addHostStreams();
     return programs(cs);
   }
@@ -189,6 +194,7 @@ private:
     case Role::Spill:
       x.store = bytes(n.tile, b.store, name + "/spill");
       x.status = bytes(n.tile, b.status, name + "/status");
+      x.finishes = bytes(n.tile, b.finishes, name + "/finishes");
       x.repeatCount = g_.addConstant<unsigned>(UNSIGNED_INT, {1}, spec_.rc, name + "/repeat-count");
       g_.setTileMapping(x.repeatCount, n.tile);
       break;
@@ -260,8 +266,9 @@ private:
     case Role::Spill:
       addLocalVertex(cs[cs.at.spill], "SpillStore", tile,
                      {{"params", x.params}, {"camera", x.camera}, {"inbox", x.inbox}, {"outbox", x.outbox},
-                      {"spill", x.store}, {"ctl", x.ctl}, {"status", x.status}, {"stats", x.stats}});
-      zero(cs, tile, {&x.inbox, &x.outbox, &x.status, &x.stats}, x.ctl);
+                      {"spill", x.store}, {"ctl", x.ctl}, {"status", x.status}, {"stats", x.stats},
+                      {"finishes", x.finishes}});
+      zero(cs, tile, {&x.inbox, &x.outbox, &x.status, &x.stats, &x.finishes}, x.ctl);
       break;
     case Role::Injector: {
       // Emit, march, deal (injector.cpp) in the sets the schedule gives them; merged,
@@ -325,6 +332,22 @@ private:
     exDst_.push_back(b.in);
     exSrc_.push_back(b.out);
     exDst_.push_back(a.in);
+  }
+
+  // Every tracer's count of finished pixels, the `finished` word of the header on its
+  // edge up (TracerSend writes it), to its word of the spill store's `finishes` in
+  // the same exchange: the spill store then sees the frame's last pixel one step
+  // after it is written, where summed up the router tree it took a step per level.
+  void finishesToSpill() {
+    const Tensor &to = t_[topo_.spill].finishes;
+    const std::size_t at = offsetof(foam_link_header, finished);
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < spec_.nodes.size(); ++i) {
+      if (spec_.nodes[i].role != Role::Tracer) continue;
+      exSrc_.push_back(t_[i].outbox.slice(at, at + sizeof(uint32_t)));
+      exDst_.push_back(to.slice(k, k + sizeof(uint32_t)));
+      k += sizeof(uint32_t);
+    }
   }
 
   // ---- programs and host streams ----

@@ -22,7 +22,7 @@ std::size_t rays(unsigned n, const foam_params &p) { return (std::size_t)n * p.r
 
 std::size_t TileBytes::total() const {
   return params + stats + ctl + camera + status + inbox + outbox + sideIn + sideOut + directIn + directOut + store +
-         pixels + results + shard + copies + region + blocks;
+         pixels + results + shard + copies + region + blocks + finishes;
 }
 
 TileBytes tracerBytes(const foam_params &p, const TileContents &c) {
@@ -49,13 +49,14 @@ TileBytes routerBytes(const foam_params &p) {
   return b;
 }
 
-TileBytes spillBytes(const foam_params &p) {
+TileBytes spillBytes(const foam_params &p, const TileContents &c) {
   TileBytes b = records(sizeof(foam_spill_ctl));
   b.params += sizeof(uint32_t);  // and the steps loop's repeat count, also a constant
   b.camera = sizeof(foam_camera);
   b.status = sizeof(foam_frame_status);
   b.inbox = b.outbox = foam_link_bytes(&p, p.link_capacity);
   b.store = rays(p.queue_capacity, p);
+  b.finishes = c.tracers * sizeof(uint32_t);
   return b;
 }
 
@@ -79,7 +80,7 @@ TileBytes tileBytes(Role role, const foam_params &p, const TileContents &c) {
   switch (role) {
   case Role::Tracer: return tracerBytes(p, c);
   case Role::Router: return routerBytes(p);
-  case Role::Spill: return spillBytes(p);
+  case Role::Spill: return spillBytes(p, c);
   case Role::Injector: return injectorBytes(p, c);
   }
   return TileBytes{};

@@ -25,6 +25,10 @@ struct TileBytes {
   std::size_t pixels, results;  // tracer: framebuffer slice and result store
   std::size_t shard, copies;    // tracer: its shard blob, its shard copies with their directory
   std::size_t region, blocks;   // injector: camera region, block list
+  // Spill store: each tracer's count of finished pixels, copied from the header of
+  // its edge up every step, so the frame's end is known one exchange after its last
+  // pixel rather than once that count has climbed the router tree.
+  std::size_t finishes;
 
   std::size_t total() const;
 };
@@ -35,11 +39,12 @@ struct TileContents {
   std::size_t shardBytes = 0;    // tracer
   std::size_t copiesBytes = 0;   // tracer: directory and blobs of its shard copies
   std::size_t regionBytes = 0;   // injector
+  std::size_t tracers = 0;       // spill store: the tracer tiles whose finishes it sums
 };
 
 TileBytes tracerBytes(const foam_params &p, const TileContents &c);
 TileBytes routerBytes(const foam_params &p);
-TileBytes spillBytes(const foam_params &p);
+TileBytes spillBytes(const foam_params &p, const TileContents &c);
 TileBytes injectorBytes(const foam_params &p, const TileContents &c);
 TileBytes tileBytes(Role role, const foam_params &p, const TileContents &c);
 

@@ -27,6 +27,7 @@ public:
   InOut<Words> ctl;
   InOut<Bytes> status;
   InOut<Bytes> stats;
+  Input<Bytes> finishes;  // each tracer's finished pixels, one word each
 
   bool compute() {
     const foam_params p = load<foam_params>(params);
@@ -60,6 +61,25 @@ public:
     uint32_t reserved = c.spill + c.granted;
     uint32_t grant = (reserved < p.queue_capacity ? p.queue_capacity - reserved : 0) + p.extra_credit;
     if (grant > cap) grant = cap;
+
+    // The frame's finished pixels straight from the tracers, a word each copied here
+    // every step, not the root's sum (in.finished), which is a step behind for every
+    // router level. Four sums side by side: with one, each word's loop trip paid a
+    // compare and a branch.
+    const unsigned tracers = finishes.size() / sizeof(uint32_t);
+    const uint32_t *word = reinterpret_cast<const uint32_t *>(&finishes[0]);
+    const uint32_t *const fours = word + (tracers & ~3u), *const end = word + tracers;
+    uint32_t sum[4] = {0, 0, 0, 0};
+    for (; word != fours; word += 4) {
+      sum[0] += word[0];
+      sum[1] += word[1];
+      sum[2] += word[2];
+      sum[3] += word[3];
+    }
+    for (; word != end; ++word) sum[0] += *word;
+    FOAM_PROBE_ADD(finish_word, tracers);
+    const uint32_t finished = sum[0] + sum[1] + sum[2] + sum[3];
+
     foam_link_header h;
     h.count = sent;
     h.credit = grant;
@@ -68,7 +88,7 @@ public:
     memcpy(&outbox[0], &h, sizeof h);
     c.granted = grant;
 
-    fs.finished = in.finished;
+    fs.finished = finished;
     fs.spilled = c.spill;
     fs.iterations++;
     fs.total = cam.width * cam.height;
@@ -89,5 +109,5 @@ public:
 FOAM_STACK(SpillStore);
 
 #ifndef __POPC__
-FOAM_HOST_VERTEX(SpillStore, params, camera, inbox, outbox, spill, ctl, status, stats)
+FOAM_HOST_VERTEX(SpillStore, params, camera, inbox, outbox, spill, ctl, status, stats, finishes)
 #endif

@@ -140,6 +140,8 @@ mod ffi {
         copies: usize,
         region: usize,
         blocks: usize,
+        /// The spill store's word of finished pixels from every tracer.
+        finishes: usize,
     }
 
     /// What sizes a tile beyond its foam_params (codelets/graph/tile_bytes.h).
@@ -270,9 +272,10 @@ impl TileBytes {
             copies,
             region,
             blocks,
+            finishes,
         } = *self;
         params + stats + ctl + camera + status + inbox + outbox + side_in + side_out + direct_in + direct_out + store + pixels
-            + results + shard + copies + region + blocks
+            + results + shard + copies + region + blocks + finishes
     }
 
     /// The bytes of its link buffers: every lane's, both ways.

@@ -247,7 +247,7 @@ pub const KEYS: &[Key] = &[
         name: "ends_on_device",
         max: 1,
         fixed: Some(|o| (o.ends_on_device as u32).to_string()),
-        doc: "1: a host call's loop ends as soon as the frame's last pixel is counted at the top of the router tree (RepeatWhileTrue on the spill store's count), so the frame takes the iterations it needs; 0: every call runs --rc iterations (the paper's Repeat), and the frame ends at a multiple of --rc. The image is the same.",
+        doc: "1: a host call's loop ends as soon as the frame's last pixel is counted (every tracer's count of finished pixels goes to the spill store each step, and RepeatWhileTrue tests the store's steps left), so the frame takes the iterations it needs; 0: every call runs --rc iterations (the paper's Repeat), and the frame ends at a multiple of --rc. The image is the same.",
         set: |o, v| o.ends_on_device = count(v) == 1,
         ..ONE_NUMBER
     },

@@ -1,5 +1,5 @@
 //! The frame loop: broadcast the camera, repeat the fused compute/exchange program
-//! until the device's own finished-pixel count (summed up the router tree) reaches
+//! until the device's own finished-pixel count (every tracer's, summed on the spill tile) reaches
 //! the frame, then read the framebuffer slices and put the image together.
 
 use std::mem::size_of;

@@ -22,6 +22,16 @@ pub fn edge_bytes(e: &RenderEdge, ray_bytes: u32) -> [u64; 2] {
     [full, if injected { LINK_HEADER_BYTES } else { full }]
 }
 
+/// Bytes each tracer's count of finished pixels takes to the spill store every
+/// exchange (codelets/graph/render_graph.cpp, finishesToSpill).
+pub const FINISH_WORD_BYTES: u64 = size_of::<u32>() as u64;
+
+/// The tracer nodes of `plan`, each of which sends the spill store
+/// [`FINISH_WORD_BYTES`] every exchange.
+pub fn finish_senders(plan: &DevicePlan) -> impl Iterator<Item = usize> + '_ {
+    plan.tree.nodes.iter().enumerate().filter(|(_, n)| n.role == super::tree::Role::Tracer).map(|(i, _)| i)
+}
+
 /// One IPU of a plan.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct IpuLoad {
@@ -60,6 +70,11 @@ pub fn per_ipu(plan: &DevicePlan) -> Result<Vec<IpuLoad>, DeviceError> {
             loads[b as usize].bytes_out_per_iteration += back;
             loads[a as usize].bytes_in_per_iteration += back;
         }
+    }
+    let spill = ipu_of(plan.tree.spill());
+    for t in finish_senders(plan).filter(|&t| ipu_of(t) != spill) {
+        loads[ipu_of(t) as usize].bytes_out_per_iteration += FINISH_WORD_BYTES;
+        loads[spill as usize].bytes_in_per_iteration += FINISH_WORD_BYTES;
     }
     Ok(loads)
 }

@@ -125,9 +125,9 @@ pub struct DeviceOptions {
     pub hops: bool,
     /// Compute/exchange iterations per host call, at most.
     pub rc: u32,
-    /// A host call's loop ends as soon as the frame's last pixel is summed up the
-    /// router tree (the steps program's `RepeatWhileTrue` on the spill store's
-    /// count), so a frame takes the iterations it needs rather than the next
+    /// A host call's loop ends as soon as the spill store's sum of every tracer's
+    /// finished pixels, copied to it each step, reaches the frame (the steps
+    /// program's `RepeatWhileTrue` on its count), so a frame takes the iterations it needs rather than the next
     /// multiple of `rc`; `false`: every call runs `rc` (the paper's `Repeat`).
     pub ends_on_device: bool,
     pub batch: Batch,
@@ -537,10 +537,11 @@ impl DeviceOptions {
     }
 
     /// The spill capacity: as given, or as many rays as fit the spill tile beside
-    /// its `links` bytes of link buffers, in whole multiples of 256.
-    pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32, links: u32) -> u32 {
+    /// its `beside` bytes (its link buffers and the tracers' words of finished
+    /// pixels), in whole multiples of 256.
+    pub fn spill_capacity(&self, ray_bytes: u32, tile_bytes: u32, beside: u32) -> u32 {
         self.spill.unwrap_or_else(|| {
-            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + links);
+            let free = tile_bytes.saturating_sub(TILE_RESERVE_BYTES + beside);
             (free / ray_bytes) / 256 * 256
         })
     }

@@ -848,7 +848,8 @@ fn fill_stores(tree: &Tree, spec: &mut RenderSpec, o: &DeviceOptions) -> Result<
     let tile = partition::MK2_TILE_BYTES as u32;
     let ray_bytes = spec.ray_bytes;
     let bytes = poplar_bridge::spec_tile_bytes(spec)?;
-    let spill = o.spill_capacity(ray_bytes, tile, bytes[tree.spill()].links() as u32);
+    let at_spill = &bytes[tree.spill()];
+    let spill = o.spill_capacity(ray_bytes, tile, (at_spill.links() + at_spill.finishes) as u32);
     for (i, n) in tree.nodes.iter().enumerate() {
         let mut p: foam_params = bytemuck::pod_read_unaligned(&spec.nodes[i].params);
         match n.role {

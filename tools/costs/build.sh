@@ -6,6 +6,8 @@
 #   replay-probe   -O2 with FOAM_PROBE counting events (features for the fit)
 #   replay-nosh    -O2 with FOAM_COST_NO_SH: every shard opened without its SH colour,
 #                  so on SH recordings the colour's instructions are replay-o2's minus these
+#   replay-novec   -O2 without the vectorizer, for loops the tile runs scalar (it has no
+#                  32-bit integer vector add): the spill store's sum of the tracers' words
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -20,4 +22,5 @@ g++ $common -O2 $f16c $srcs -o "$out/replay-o2"
 g++ $common -O3 $srcs -o "$out/replay-o3"
 g++ $common -O2 $f16c -DFOAM_PROBE_BUILD -include "$here/probe_counts.h" $srcs -o "$out/replay-probe"
 g++ $common -O2 $f16c -DFOAM_COST_NO_SH $srcs -o "$out/replay-nosh"
-echo "built $out/replay-o2 $out/replay-o3 $out/replay-probe $out/replay-nosh"
+g++ $common -O2 -fno-tree-vectorize $f16c $srcs -o "$out/replay-novec"
+echo "built $out/replay-o2 $out/replay-o3 $out/replay-probe $out/replay-nosh $out/replay-novec"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The cost table the Rust model reads (src/device/costs.rs): IPU instructions per event.
 
-  constants.py FIT.json RATIO.json LANES.json SH.json > constants.json
+  constants.py FIT.json RATIO.json LANES.json SH.json SPILL.json > constants.json
 
 FIT.json: `costs.py fit` over every measured scene (x86-64 instructions per event, the
 reduced model). RATIO.json: IPU thread instructions per x86-64 instruction for each
@@ -11,7 +11,10 @@ pooled fit cannot see (it had one cost per call, from routers of at most 16 chil
 and 32 injector lanes), and per ray. SH.json: `costs.py shfit` of one scene rendered at SH degrees 1 to 3, the
 SH colour's own instructions (replay-o2 minus replay-nosh on the same records) fitted
 on its events, whose SH terms (sh_*: per visit and per cell step, fixed and per
-coefficient) the marching types take; the rest comes from FIT.json. Every IPU cost is its x86 cost (rounded to 0.01) times
+coefficient) the marching types take; the rest comes from FIT.json. SPILL.json: `costs.py fit`
+of recordings with the spill store summing every tracer's finished pixels, its SpillStore
+entry: the spill store's (measured as `Generator`) call and word summed (SPILL_EVENTS);
+its rays, which those recordings never send up, keep FIT.json's Generator fit. Every IPU cost is its x86 cost (rounded to 0.01) times
 its type's ratio, but the routers': LANES.json fits their IPU instructions directly
 (each executed x86 instruction weighed as ipu_mix.py weighs it), and their "ratio"
 is the measured IPU/x86 over all their worker runs, for reference.
@@ -31,6 +34,9 @@ EVENTS = {
 }
 
 
+# The spill store's terms from SPILL.json (its other terms: FIT.json's Generator).
+SPILL_EVENTS = ["fixed", "finish_word"]
+
 # The SH terms, from SH.json, of the types that march.
 SH_EVENTS = ["sh_visit", "sh_basis", "sh_step", "sh_stepcoeff"]
 
@@ -41,10 +47,11 @@ def reduced(fit, t):
 
 
 def main(argv):
-    if len(argv) != 4:
+    if len(argv) != 5:
         sys.exit(__doc__)
-    fit, ratio, lanes, sh = (json.load(open(p)) for p in argv)
+    fit, ratio, lanes, sh, spill = (json.load(open(p)) for p in argv)
     x86 = {t: {k: round(reduced(fit, t).get(k, 0.0), 2) for k in ev} for t, ev in EVENTS.items()}
+    x86["Generator"].update({k: round(reduced(spill, "SpillStore").get(k, 0.0), 2) for k in SPILL_EVENTS})
     for t in ("TracerMarch", "InjectorMarch"):
         x86[t].update({k: round(reduced(sh, t).get(k, 0.0), 2) for k in SH_EVENTS})
     routers = ("RouterCount", "RouterForward", "RouterPlan")

@@ -38,7 +38,13 @@ MODELS = {
     "Injector": ["emit"],
     "InjectorSend": ["deal"],
     "Generator": ["arrival"],
+    # The spill store as it is now: a ray from the root, and every tracer's word of
+    # finished pixels summed on every call.
+    "SpillStore": ["arrival", "finish_word"],
 }
+# Where "active" (a worker with work) is not any of the model's events: the spill store
+# sums the tracers' words on every call, and only rays make it busy.
+ACTIVE_EVENTS = {"SpillStore": ["arrival"]}
 # The reduced model the cost table states: per ray loaded, per ray marched on (held),
 # per shard visit, per cell step, per neighbour tested, per finished ray written; with
 # SH, per visit and per cell step (sh_step: the colour folded into the step, as the
@@ -73,7 +79,7 @@ def select(args):
     for r in rows:
         if r["type"] not in MODELS:
             continue
-        events = MODELS[r["type"]] or ["ray"]
+        events = ACTIVE_EVENTS.get(r["type"], MODELS[r["type"]] or ["ray"])
         (busy if any(r[e] for e in events) else idle)[r["type"]].add(r["record"])
     rng = random.Random(1)
     chosen = set()
@@ -161,7 +167,9 @@ def fit(args):
                 continue
             rec, w = label[1:].split("w")
             r = rows.get((int(rec), int(w)))
-            if r is None or r["type"] not in MODELS:
+            # A dump of no instructions measured nothing (every compute() runs some):
+            # the spill store's recordings each had one, its first.
+            if r is None or r["type"] not in MODELS or ir == 0:
                 continue
             samples[r["type"]].append((r, ir))
             for fn, c in fns[label].items():
@@ -179,7 +187,8 @@ def fit(args):
             if name == "reduced" and ev == events:
                 continue
             # "active": a worker that has any work sets up (camera, shard, counters) once.
-            x = np.array([[1.0, float(any(r[e] for e in events))] + [r[e] for e in ev] for r, _ in s])
+            busy = ACTIVE_EVENTS.get(t, events)
+            x = np.array([[1.0, float(any(r[e] for e in busy))] + [r[e] for e in ev] for r, _ in s])
             coef, stats = lstsq(x, y)
             entry[name] = {"fixed": float(coef[0]), "active": float(coef[1]),
                            **{e: float(c) for e, c in zip(ev, coef[2:])}, **stats}

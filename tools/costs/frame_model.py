@@ -146,6 +146,8 @@ def main(argv):
     busiest = []
     total_steps = 0
     plan_cycles = {}
+    # The spill store sums every tracer's word of finished pixels on every call.
+    words = sum(1 for tl in tiles if tl["role"] == "Tracer") * c["Generator"].get("finish_word", 0)
     for tix, tl in enumerate(tiles):
         if tl["role"] == "Router":
             plan_cycles[tix] = 6 * c["RouterPlan"]["fixed"] * R("RouterPlan") * whatif.get("plan", 1.0)
@@ -162,7 +164,7 @@ def main(argv):
             idle[tix] = (6 * c["Injector"]["fixed"] * R("Injector"), 6 * c["InjectorMarch"]["fixed"] * R("InjectorMarch"),
                          6 * c["InjectorSend"]["fixed"] * R("InjectorSend"))
         else:
-            idle[tix] = (6 * c["Generator"]["fixed"] * R("Generator"), 0.0, 0.0)
+            idle[tix] = (6 * (c["Generator"]["fixed"] + words) * R("Generator"), 0.0, 0.0)
     idle_arr = np.array([idle[t] for t in range(ntiles)])
     # What-ifs (idealised: iterations and traffic unchanged, work split evenly):
     #   spare=N        N free tiles given greedily to the tracers and injectors with the
@@ -283,7 +285,7 @@ def main(argv):
                                   c["InjectorSend"].get("deal", 0) * px) * R("InjectorSend")
                 steps_it += steps
             else:
-                cs[tix, 0] = 6 * (c["Generator"]["fixed"] + c["Generator"].get("active", 0) * (rays > 0) +
+                cs[tix, 0] = 6 * (c["Generator"]["fixed"] + words + c["Generator"].get("active", 0) * (rays > 0) +
                                   c["Generator"].get("arrival", 0) * rays) * R("Generator")
         total_steps += steps_it
         tile_cycles += cs.sum(axis=1) * share  # a replicated tile's work, on all its replicas

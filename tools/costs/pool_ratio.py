@@ -5,8 +5,9 @@ vertex type: the sum of the IPU estimates over the sum of the x86 instructions.
   pool_ratio.py OLD_RATIO.json OUT.json DIR
 
 DIR holds ipu_mix.py's output for each recording and type, DIR/ipu_mix-<rec>-<Type>.txt
-(rec: garden, 1m, 1m-paper); a type no recording ran (the Generator) keeps its ratio
-from OLD_RATIO.json."""
+(rec: garden, 1m, 1m-paper); a type those recordings do not hold keeps its ratio from
+OLD_RATIO.json: the Generator (the spill store), measured on its own recordings of
+2026-11-27 with the vectorizer off (README, the cost table)."""
 import glob, json, re, sys
 from collections import defaultdict
 old_path, out, d = sys.argv[1:4]

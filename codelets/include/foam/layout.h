@@ -429,7 +429,7 @@ FOAM_STATIC_ASSERT(sizeof(foam_tile_stats) == 32, "foam_tile_stats is 32 bytes")
  * iterations, overflow) and on every injector (injected, iterations, total). */
 typedef struct foam_frame_status {
   uint32_t injected;  /* primary rays emitted */
-  uint32_t finished;  /* pixels finished, as summed up the router tree */
+  uint32_t finished;  /* pixels finished, summed from every tracer's count (the spill store's finishes) */
   uint32_t spilled;   /* rays held in the spill store now */
   uint32_t iterations;
   uint32_t total;     /* pixels in the frame */
@@ -531,9 +531,9 @@ typedef struct foam_spill_ctl {
   uint32_t granted;    /* credit given to the root last step */
   /* Iterations this host call may still run, the steps loop's predicate where the
    * frame ends on the device (spec.h RenderSpec::endsOnDevice): each call starts it
-   * at the repeat count, and SpillStore counts it down, to 0 once the frame's last
-   * pixel is summed up the tree, so that the call ends with the frame instead of at
-   * the next multiple of the repeat count. */
+   * at the repeat count, and SpillStore counts it down, to 0 once every tracer's
+   * count of finished pixels (copied to it each step) sums to the frame's, so that
+   * the call ends with the frame instead of at the next multiple of the repeat count. */
   uint32_t steps_left;
   uint32_t reserved;
 } foam_spill_ctl;

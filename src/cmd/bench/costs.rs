@@ -64,6 +64,18 @@ pub struct PerItem {
     pub item: f64,
 }
 
+/// The spill store (one worker): a call, a call with rays from the root, a ray, and
+/// a tracer's word of finished pixels summed (`finish_word`, every call).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spill {
+    pub fixed: f64,
+    #[serde(default)]
+    pub active: f64,
+    pub arrival: f64,
+    pub finish_word: f64,
+}
+
 /// RouterCount and RouterForward, per worker and call: `fixed`, per child lane (every
 /// worker takes a slice of each), per injector (or direct) lane of its own share
 /// (whole lanes: foam_inject_chunk), the same again at the root, which also sums and
@@ -124,7 +136,7 @@ pub struct Ipu {
     pub InjectorSend: PerItem,
     /// Measured as `Generator`, the spill store's vertex before it was renamed.
     #[serde(rename = "Generator")]
-    pub SpillStore: PerItem,
+    pub SpillStore: Spill,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -157,6 +169,9 @@ mod tests {
         let (fit, ratio) = (read("tools/costs/data/fit-pooled-o2.json"), read("tools/costs/data/ratio.json"));
         let lanes = read("tools/costs/data/fit-router-lanes.json");
         let sh = read("tools/costs/data/fit-sh-o2.json");
+        // The spill store's call and word summed, from its own recordings
+        // (constants.py SPILL_EVENTS); its rays from the pooled fit.
+        let spill = read("tools/costs/data/fit-spill-o2.json");
         let mut checked = 0;
         for (t, events) in table["ipu"].as_object().unwrap() {
             if t.starts_with("Router") {
@@ -180,6 +195,8 @@ mod tests {
                 };
                 let fitted = if k.starts_with("sh_") {
                     model(&sh)[k].clone()
+                } else if t == "Generator" && (k == "fixed" || k == "finish_word") {
+                    spill["SpillStore"]["full"][k].clone()
                 } else {
                     model(&fit)[k].clone()
                 };
@@ -206,7 +223,8 @@ mod tests {
         assert_eq!(c.InjectorMarch.marched_on, at("InjectorMarch", "held"));
         assert_eq!(c.RouterForward.item, at("RouterForward", "ray"));
         assert_eq!(c.InjectorSend.item, at("InjectorSend", "deal"));
-        assert_eq!(c.SpillStore.item, at("Generator", "arrival"));
+        assert_eq!(c.SpillStore.arrival, at("Generator", "arrival"));
+        assert_eq!(c.SpillStore.finish_word, at("Generator", "finish_word"));
         assert_eq!(c.RouterCount.lane, at("RouterCount", "lane"));
         assert_eq!(c.RouterPlan.per_call(0, 0, false), at("RouterPlan", "fixed"));
         let plan = |n: u32, l: u32, root| c.RouterPlan.per_call(n, l, root);

@@ -226,9 +226,12 @@ pub fn router_cycles(scanned: &[u64; WORKERS], children: u32, lanes: u32, root: 
     [walk(&c.RouterCount), single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)), walk(&c.RouterForward)]
 }
 
-/// The spill store's cycles: rays taken from the root or sent back (one worker).
-pub fn spill_cycles(rays: u64) -> f64 {
-    single_worker_cycles(item_instr(&COSTS.SpillStore, rays))
+/// The spill store's cycles: rays taken from the root or sent back, and the
+/// finished pixels of `tracers` tracer tiles summed (one worker).
+pub fn spill_cycles(rays: u64, tracers: u64) -> f64 {
+    let c = &COSTS.SpillStore;
+    let busy = if rays > 0 { c.active + c.arrival * rays as f64 } else { 0.0 };
+    single_worker_cycles(c.fixed + busy + c.finish_word * tracers as f64)
 }
 
 /// Fixed cycles of every iteration, busy or idle: vertex launches and syncs of the

@@ -37,6 +37,8 @@ pub struct IterationLoad {
     pub sh_cycles: f64,
     pub busiest_cell_steps: u64,
     pub busiest_router_rays: u64,
+    /// Pixels the tracers finished (each tracer's count the spill store sums).
+    pub pixels: u64,
     /// Cells marched and rays forwarded on all tiles (the frame's counters are their sums).
     pub cell_steps: u64,
     pub router_rays: u64,
@@ -90,7 +92,9 @@ fn worker_deltas(now: &[u32], before: &[u32], counters: usize, f: impl Fn(&dyn F
 
 /// A tile's cycles in the compute sets of `schedule` from its counters before and
 /// after an iteration (`work`: its slice of the `WORK_HANDLE` stream; `sh_rest`: SH
-/// coefficients per colour channel beyond DC; `root`: the tree's root).
+/// coefficients per colour channel beyond DC; `root`: the tree's root; `tracers`:
+/// the tracer tiles whose finished pixels the spill store sums).
+#[allow(clippy::too_many_arguments)]
 fn tile_cycles(
     n: &crate::device::tree::Node,
     (s, p): (&foam_tile_stats, &foam_tile_stats),
@@ -99,6 +103,7 @@ fn tile_cycles(
     schedule: Schedule,
     sh_rest: usize,
     root: bool,
+    tracers: u64,
 ) -> SetCycles {
     match n.role {
         Role::Tracer => {
@@ -136,7 +141,7 @@ fn tile_cycles(
             );
             place(schedule, &[(Part::Count, count), (Part::Plan, plan), (Part::Forward, forward)])
         }
-        Role::Spill => place(schedule, &[(Part::Spill, spill_cycles((s.rays_in - p.rays_in) as u64))]),
+        Role::Spill => place(schedule, &[(Part::Spill, spill_cycles((s.rays_in - p.rays_in) as u64, tracers))]),
     }
 }
 
@@ -144,7 +149,8 @@ fn tile_cycles(
 /// every buffer whole: the buffers of its edges going away from it, and those coming
 /// to it (an injector's lanes carry only a header down). With them, per node, the
 /// links it counts as its own (tree edges and side links at either end; an
-/// injector's lanes at the injector) and every edge at it.
+/// injector's lanes at the injector) and every edge at it. Every tracer also sends
+/// the spill store its word of finished pixels.
 fn exchange_per_node(plan: &DevicePlan) -> (Vec<u64>, Vec<u64>, Vec<(u64, u64)>) {
     let n = plan.tree.nodes.len();
     let (mut sent, mut received, mut links) = (vec![0u64; n], vec![0u64; n], vec![(0u64, 0u64); n]);
@@ -160,6 +166,11 @@ fn exchange_per_node(plan: &DevicePlan) -> (Vec<u64>, Vec<u64>, Vec<(u64, u64)>)
         links[to].0 += !injected as u64;
         links[from].1 += 1;
         links[to].1 += 1;
+    }
+    let spill = plan.tree.spill();
+    for t in crate::device::ipus::finish_senders(plan) {
+        sent[t] += crate::device::ipus::FINISH_WORD_BYTES;
+        received[spill] += crate::device::ipus::FINISH_WORD_BYTES;
     }
     (sent, received, links)
 }
@@ -190,6 +201,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let busiest_ipu_link_bytes = per_ipu.iter().map(|l| l.bytes_out_per_iteration.max(l.bytes_in_per_iteration)).max().unwrap_or(0);
     let schedule = plan.options.schedule;
     let sets = sets_of(schedule);
+    let tracers = tree.nodes.iter().filter(|n| n.role == Role::Tracer).count() as u64;
     let offsets: Vec<usize> = tree
         .nodes
         .iter()
@@ -206,7 +218,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let mut idle_cycles = [0.0f64; MAX_SETS];
     for (i, (n, &o)) in tree.nodes.iter().zip(&offsets).enumerate() {
         let w = &zero[o..o + work_words(n.role)];
-        let c = tile_cycles(n, (&none, &none), w, w, schedule, sh_rest, i == tree.root());
+        let c = tile_cycles(n, (&none, &none), w, w, schedule, sh_rest, i == tree.root(), tracers);
         for (idle, c) in idle_cycles.iter_mut().zip(c) {
             *idle = idle.max(c);
         }
@@ -244,7 +256,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         for (ti, (((n, s), p), &(_, links))) in tree.nodes.iter().zip(tiles).zip(&prev).zip(&links).enumerate() {
             let rays = (s.rays_in - p.rays_in) as u64;
             let span = offsets[ti]..offsets[ti] + work_words(n.role);
-            let c = tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span.clone()], schedule, sh_rest, ti == tree.root());
+            let c = tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span.clone()], schedule, sh_rest, ti == tree.root(), tracers);
             if let Some(f) = dump.as_mut() {
                 use std::io::Write;
                 let (steps, px) = (s.cell_steps - p.cell_steps, s.pixels - p.pixels);
@@ -259,7 +271,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             for (slowest, c) in it.step_cycles.iter_mut().zip(c) {
                 *slowest = slowest.max(c);
             }
-            let plain = if sh_rest > 0 { tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span], schedule, 0, ti == tree.root()) } else { c };
+            let plain = if sh_rest > 0 { tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span.clone()], schedule, 0, ti == tree.root(), tracers) } else { c };
             for (k, v) in plain.into_iter().enumerate() {
                 without_sh[k] = without_sh[k].max(v);
             }
@@ -269,6 +281,10 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
                 Role::Tracer | Role::Injector => {
                     it.busiest_cell_steps = it.busiest_cell_steps.max(steps);
                     it.cell_steps += steps;
+                    if n.role == Role::Tracer {
+                        let finished = |w: &[u32]| (0..WORKERS).map(|k| w[span.start + k * FOAM_TW_COUNTERS as usize + FOAM_TW_PIXELS as usize] as u64).sum::<u64>();
+                        it.pixels += finished(work) - finished(&prev_work);
+                    }
                 }
                 Role::Router => {
                     it.busiest_router_rays = it.busiest_router_rays.max(rays);
