@@ -291,4 +291,26 @@ fn the_builder_refuses_edges_that_are_not_a_device() {
     let injector = plan.spec.edges.iter().position(|e| EdgeKind::of(e) == EdgeKind::Injector).unwrap();
     let e = refusal(&|p| p.spec.edges[injector].to = 0);
     assert!(e.starts_with("injector lane injector") && e.ends_with("joins roles that edges of its kind do not"), "{e}");
+    // TracerSend finds a ray's side links by bisection: a tracer's first two side
+    // links swapped are out of its shards' order.
+    let sides_at = |p: &DevicePlan, t: u32| -> Vec<(usize, bool)> {
+        let mut at: Vec<(u32, usize, bool)> = (p.spec.edges.iter().enumerate())
+            .filter(|(_, e)| EdgeKind::of(e) == EdgeKind::Side && (e.from == t || e.to == t))
+            .map(|(k, e)| if e.from == t { (e.from_lane, k, true) } else { (e.to_lane, k, false) })
+            .collect();
+        at.sort();
+        at.into_iter().map(|(_, k, from)| (k, from)).collect()
+    };
+    let t = (0..plan.tree.nodes.len() as u32).find(|&t| sides_at(&plan, t).len() >= 2).expect("a tracer with two side links");
+    let e = refusal(&|p| {
+        let s = sides_at(p, t);
+        fn lane(p: &mut DevicePlan, (k, from): (usize, bool)) -> &mut u32 {
+            let e = &mut p.spec.edges[k];
+            if from { &mut e.from_lane } else { &mut e.to_lane }
+        }
+        let (x, y) = (*lane(p, s[0]), *lane(p, s[1]));
+        *lane(p, s[0]) = y;
+        *lane(p, s[1]) = x;
+    });
+    assert!(e.contains("side links go in ascending order of their shard"), "{e}");
 }

@@ -376,7 +376,7 @@ private:
       const Tensor &c = t_[i].ctl;
       auto words = [&](std::size_t offset, std::size_t bytes) { work.push_back(c.slice(offset / 4, (offset + bytes) / 4)); };
       switch (spec_.nodes[i].role) {
-      case Role::Tracer: words(offsetof(foam_tracer_ctl, work), sizeof(foam_tracer_ctl::work)); break;
+      case Role::Tracer: words(0, offsetof(foam_tracer_ctl, work) + sizeof(foam_tracer_ctl::work)); break;
       case Role::Injector: words(offsetof(foam_injector_ctl, work), sizeof(foam_injector_ctl::work)); break;
       case Role::Router: words(offsetof(foam_router_ctl, counts), sizeof(foam_router_ctl::counts)); break;
       case Role::Spill: break;

@@ -133,6 +133,11 @@ foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &la
     for (std::size_t k = 0; k < lanes.sides.size(); ++k) {
       const EdgeSpec &e = *lanes.sides[k];
       p.side_shard[k] = (uint16_t)ownParams(spec.nodes[e.from == i ? e.to : e.from]).shard;
+      // TracerSend finds a ray's links by bisection.
+      if (k > 0 && p.side_shard[k] < p.side_shard[k - 1])
+        refuse(name + ": side link " + std::to_string(k) + " leads to shard " + std::to_string(p.side_shard[k]) +
+               ", below link " + std::to_string(k - 1) + "'s " + std::to_string(p.side_shard[k - 1]) +
+               " (side links go in ascending order of their shard)");
     }
     break;
   case Role::Router:

@@ -203,9 +203,13 @@ public:
     };
     if (resume) visit(&pending[0] + (size_t)(resume - 1) * p.ray_bytes, true);
     for (unsigned b = 0, base = 0; b < in.n; base += in.count[b++]) {
+      // The held rays from the last one down: those no worker reaches stay a prefix
+      // of the store that TracerSend passes over in place.
+      const bool down = b == 0 && held;
       for (; next < base + in.count[b]; next += workers) {
         if (limit && foam_budget_used(&work[FOAM_TW_MARCHED]) - start >= p.march_budget) break;
-        unsigned char *slot = in.slots[b] + (size_t)(next - base) * p.ray_bytes;
+        const unsigned k = down ? held - 1 - (next - base) : next - base;
+        unsigned char *slot = in.slots[b] + (size_t)k * p.ray_bytes;
         visit(slot, false);
       }
     }
@@ -241,19 +245,32 @@ public:
     unsigned char *store = &pending[0];
     unsigned sent = 0, kept = 0;
     unsigned sideLimit[FOAM_MAX_SIDES], sideSent[FOAM_MAX_SIDES];
+    // The cost model's events: its side links, and the rays its pending store holds,
+    // unmarched (held) or waiting for credit, which this call walks again.
+    FOAM_PROBE_ADD(link, p.side_links);
+    FOAM_PROBE_ADD(held_walk, c.held);
+    FOAM_PROBE_ADD(wait_walk, c.pending - c.held);
     for (unsigned k = 0; k < p.side_links; ++k) {
       const unsigned credit = load<foam_link_header>(sideIn, foam_side_offset(&p, k)).credit;
       sideLimit[k] = credit < p.side_capacity ? credit : p.side_capacity;
       sideSent[k] = 0;
     }
     // Sends the ray in `src`, bound for shard `dest`, on if some link has credit for it.
-    // Links to one shard's replicas are neighbours in lane order; the ray's pixel
-    // picks one (foam_side_pick), as a router picks the replica, so what this tile
-    // hands a hot shard spreads over its tiles; a full pick tries the others.
+    // Side links are in ascending order of their shard (topology.cpp refuses others),
+    // so the ray's first link is found by bisection: walking up to sixteen links cost
+    // every ray sent up the tree all of them. Links to one shard's replicas are
+    // neighbours in lane order; the ray's pixel picks one (foam_side_pick), as a router
+    // picks the replica, so what this tile hands a hot shard spreads over its tiles; a
+    // full pick tries the others.
     auto send = [&](const unsigned char *src, uint16_t dest) {
       FOAM_PROBE(send);
-      for (unsigned k = 0; k < p.side_links; ++k) {
-        if (p.side_shard[k] != dest) continue;
+      unsigned k = 0, hi = p.side_links;
+      while (k < hi) {
+        const unsigned mid = (k + hi) >> 1;
+        if (p.side_shard[mid] < dest) k = mid + 1;
+        else hi = mid;
+      }
+      if (k < p.side_links && p.side_shard[k] == dest) {
         unsigned group = 1;
         while (k + group < p.side_links && p.side_shard[k + group] == dest) ++group;
         const unsigned first = group > 1 ? foam_side_pick(foam_slot_px(src), group) : 0;
@@ -264,7 +281,6 @@ public:
           foam_slot_copy(slots + (size_t)sideSent[j]++ * stride, src, stride);
           return true;
         }
-        break;
       }
       if (sent == limit) return false;
       foam_slot_copy(out + (size_t)sent++ * stride, src, stride);
@@ -273,43 +289,58 @@ public:
 
     // The store keeps the rays held unmarched (march_budget) first, [0, held), so
     // that TracerMarch finds them without scanning the rays waiting for credit,
-    // [held, kept): a held ray joins at `held`, and the waiting ray there moves to
-    // the end. Every write lands at or below the slot being read.
-    unsigned held = 0;
-    for (unsigned w = 0; w < FOAM_WORKERS; ++w) c.stopped[w] = 0;
-    auto keep = [&](const unsigned char *src, bool unmarched) {
-      if (!unmarched) {
-        if (store + (size_t)kept * stride != src) foam_slot_copy(store + (size_t)kept * stride, src, stride);
-        kept++;
-        return;
-      }
-      unsigned char *at = store + (size_t)held * stride;
-      if (held == kept) {
-        if (at != src) foam_slot_copy(at, src, stride);
-      } else {
-        static_assert(sizeof(foam_ray_fp32) + sizeof(foam_ray_hops) <= 32, "the widest payload fits");
-        // src may be the slot `kept`, which the waiting ray takes. Rare (a held ray
-        // behind waiting ones): plain copies, which keep the code small.
-        uint32_t ray[8];
-        memcpy(ray, src, stride);
-        memcpy(store + (size_t)kept * stride, at, stride);
-        memcpy(at, ray, stride);
-        // The waiting ray moved may be a paused one: its worker finds it there.
-        if (foam_slot_shard(store + (size_t)kept * stride) == FOAM_PAUSED_SHARD) {
-          const unsigned w = foam_slot_cell(store + (size_t)kept * stride);
-          if (w < FOAM_WORKERS) c.stopped[w] = kept + 1;
-        }
-      }
-      held++;
-      kept++;
-    };
-    // The pending store first, oldest first, then this step's inboxes: one loop,
-    // so that `send` and `keep` are each compiled once.
+    // [held, kept). Every held ray moves down to `held`, at or below the slot being
+    // read. A ray that waits goes to the back of the store, [capacity - waiting,
+    // capacity), and the few that wait join the held ones at the end: kept in place
+    // behind them, every held ray after the first one to wait (a ray a worker
+    // paused, early in the store) swapped three slots, hundreds a step on a tracer
+    // holding rays back. The back is used where it cannot reach the store's rays not
+    // yet read (every ray not held might wait: a first look counts them); else the
+    // swaps.
     const Inboxes<const unsigned char> from = inboxes(p, &inbox[0], &sideIn[0]);
+    // The held rays no worker reached lead the store (TracerMarch takes them from the
+    // last one down): they stay where they are, each looked at once.
+    unsigned held = 0;
+    while (held < c.held && foam_slot_shard(store + (size_t)held * stride) == p.shard) held++;
+    unsigned mayWait = 0;
     for (unsigned b = 0; b <= from.n; ++b) {
       const unsigned char *slots = b == 0 ? store : from.slots[b - 1];
       const unsigned count = b == 0 ? c.pending : from.count[b - 1];
-      for (unsigned i = 0; i < count; ++i) {
+      for (unsigned i = b == 0 ? held : 0; i < count; ++i) {
+        const uint16_t dest = foam_slot_shard(slots + (size_t)i * stride);
+        mayWait += dest != FOAM_INVALID_SHARD && dest != p.shard;
+      }
+    }
+    const bool back = capacity - c.pending >= mayWait;
+    unsigned waiting = 0;
+    kept = held;
+    for (unsigned w = 0; w < FOAM_WORKERS; ++w) c.stopped[w] = 0;
+    auto keep = [&](const unsigned char *src, bool unmarched) {
+      kept++;
+      unsigned char *to;
+      if (unmarched) {
+        to = store + (size_t)held++ * stride;
+        if (!back && held != kept) {
+          static_assert(sizeof(foam_ray_fp32) + sizeof(foam_ray_hops) <= 32, "the widest payload fits");
+          // Behind waiting rays, where the back would reach rays not yet read (rare):
+          // src may be the slot `kept - 1`, which the waiting ray at `to` takes.
+          uint32_t ray[8];
+          memcpy(ray, src, stride);
+          memcpy(store + (size_t)(kept - 1) * stride, to, stride);
+          memcpy(to, ray, stride);
+          return;
+        }
+      } else {
+        to = store + (size_t)(back ? capacity - ++waiting : kept - 1) * stride;
+      }
+      if (to != src) foam_slot_copy(to, src, stride);
+    };
+    // The pending store first, oldest first, then this step's inboxes: one loop,
+    // so that `send` and `keep` are each compiled once.
+    for (unsigned b = 0; b <= from.n; ++b) {
+      const unsigned char *slots = b == 0 ? store : from.slots[b - 1];
+      const unsigned count = b == 0 ? c.pending : from.count[b - 1];
+      for (unsigned i = b == 0 ? kept : 0; i < count; ++i) {
         const unsigned char *src = slots + (size_t)i * stride;
         if (b > 0) FOAM_PROBE(scan);
         // An empty inbox slot, or a held ray that finished here.
@@ -321,13 +352,27 @@ public:
         const bool paused = dest == FOAM_PAUSED_SHARD;
         const bool unmarched = dest == p.shard;
         if (!unmarched && !paused && send(src, dest)) continue;
-        if (kept < capacity) {
-          const unsigned w = foam_slot_cell(src);
-          if (paused && w < FOAM_WORKERS) c.stopped[w] = kept + 1;
+        if (kept < capacity)
           keep(src, unmarched);
-        } else
+        else
           c.overflow++;  // credits make this impossible; counted so a bug cannot hide
       }
+    }
+    // The waiting rays from the back to [held, kept): those not already there, into
+    // the slots there they do not hold, oldest first where the two do not meet.
+    if (back && waiting) {
+      const bool apart = kept <= capacity - waiting;
+      const unsigned n = apart ? waiting : capacity - kept;
+      const unsigned char *src = store + (size_t)(apart ? capacity - 1 : kept) * stride;
+      const ptrdiff_t step = apart ? -(ptrdiff_t)stride : (ptrdiff_t)stride;
+      for (unsigned j = 0; j < n; ++j, src += step) memcpy(store + (size_t)(held + j) * stride, src, stride);
+    }
+    // A worker finds the ray it paused where it now waits.
+    for (unsigned k = held; k < kept; ++k) {
+      const unsigned char *slot = store + (size_t)k * stride;
+      if (foam_slot_shard(slot) != FOAM_PAUSED_SHARD) continue;
+      const unsigned w = foam_slot_cell(slot);
+      if (w < FOAM_WORKERS) c.stopped[w] = k + 1;
     }
     if (sent < p.link_capacity) foam_slot_invalidate(out + (size_t)sent * stride);
 

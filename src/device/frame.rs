@@ -36,10 +36,18 @@ pub struct DeviceFrame {
 /// tiles' cumulative statistics (node order).
 pub type PerCall<'a> = dyn FnMut(&foam_frame_status, &[foam_tile_stats], &[u32]) + 'a;
 
+/// Words of a tracer's `foam_tracer_ctl` before its work counters, which the
+/// `WORK_HANDLE` stream carries too: `pending` (the rays its pending store holds
+/// after TracerSend) and `held` (of them, those left unmarched) are what TracerSend
+/// walks again the next step.
+pub const TRACER_HEAD_WORDS: usize = std::mem::offset_of!(foam_layout::foam_tracer_ctl, work) / 4;
+
 /// Words of a node's per-worker work counters in the `WORK_HANDLE` stream (what
-/// [`PerCall`] gets as its third argument, in node order).
+/// [`PerCall`] gets as its third argument, in node order); a tracer's follow its
+/// [`TRACER_HEAD_WORDS`].
 pub fn work_words(role: Role) -> usize {
-    FOAM_WORKERS as usize
+    let head = if role == Role::Tracer { TRACER_HEAD_WORDS } else { 0 };
+    head + FOAM_WORKERS as usize
         * match role {
             Role::Tracer => FOAM_TW_COUNTERS,
             Role::Injector => FOAM_IW_COUNTERS,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The cost table the Rust model reads (src/device/costs.rs): IPU instructions per event.
 
-  constants.py FIT.json RATIO.json LANES.json SH.json SPILL.json > constants.json
+  constants.py FIT.json RATIO.json LANES.json SH.json SPILL.json SEND.json > constants.json
 
 FIT.json: `costs.py fit` over every measured scene (x86-64 instructions per event, the
 reduced model). RATIO.json: IPU thread instructions per x86-64 instruction for each
@@ -14,7 +14,10 @@ on its events, whose SH terms (sh_*: per visit and per cell step, fixed and per
 coefficient) the marching types take; the rest comes from FIT.json. SPILL.json: `costs.py fit`
 of recordings with the spill store summing every tracer's finished pixels, its SpillStore
 entry: the spill store's (measured as `Generator`) call and word summed (SPILL_EVENTS);
-its rays, which those recordings never send up, keep FIT.json's Generator fit. Every IPU cost is its x86 cost (rounded to 0.01) times
+its rays, which those recordings never send up, keep FIT.json's Generator fit. SEND.json:
+`costs.py fit` of recordings made when TracerSend found a ray's side links by
+bisection, its TracerSend entry: every term of TracerSend (SEND_EVENTS), whose model
+now has its side links and the pending store it walks again. Every IPU cost is its x86 cost (rounded to 0.01) times
 its type's ratio, but the routers': LANES.json fits their IPU instructions directly
 (each executed x86 instruction weighed as ipu_mix.py weighs it), and their "ratio"
 is the measured IPU/x86 over all their worker runs, for reference.
@@ -27,7 +30,7 @@ import sys
 EVENTS = {
     "TracerMarch": ["fixed", "active", "ray", "held", "visit", "step", "neighbour", "result"],
     "InjectorMarch": ["fixed", "active", "held", "visit", "step", "neighbour"],
-    "TracerSend": ["fixed", "active", "scan", "send"],
+    "TracerSend": ["fixed", "active", "scan", "send", "link", "held_walk", "wait_walk"],
     "Injector": ["fixed", "active", "emit"],
     "InjectorSend": ["fixed", "active", "deal"],
     "Generator": ["fixed", "active", "arrival"],
@@ -47,10 +50,11 @@ def reduced(fit, t):
 
 
 def main(argv):
-    if len(argv) != 5:
+    if len(argv) != 6:
         sys.exit(__doc__)
-    fit, ratio, lanes, sh, spill = (json.load(open(p)) for p in argv)
-    x86 = {t: {k: round(reduced(fit, t).get(k, 0.0), 2) for k in ev} for t, ev in EVENTS.items()}
+    fit, ratio, lanes, sh, spill, send = (json.load(open(p)) for p in argv)
+    x86 = {t: {k: round(reduced(send if t == "TracerSend" else fit, t).get(k, 0.0), 2) for k in ev}
+           for t, ev in EVENTS.items()}
     x86["Generator"].update({k: round(reduced(spill, "SpillStore").get(k, 0.0), 2) for k in SPILL_EVENTS})
     for t in ("TracerMarch", "InjectorMarch"):
         x86[t].update({k: round(reduced(sh, t).get(k, 0.0), 2) for k in SH_EVENTS})

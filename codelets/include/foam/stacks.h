@@ -9,7 +9,7 @@
 #define FOAM_STACKS_H
 
 #define FOAM_STACK_TracerMarch 1216
-#define FOAM_STACK_TracerSend 768
+#define FOAM_STACK_TracerSend 832
 #define FOAM_STACK_RouterCount 320
 #define FOAM_STACK_RouterPlan 576
 #define FOAM_STACK_RouterForward 576

@@ -43,7 +43,10 @@ pub struct March {
     pub sh_stepcoeff: f64,
 }
 
-/// TracerSend (one worker): per call, once with any ray, per ray scanned, per ray sent.
+/// TracerSend (one worker): per call, once with any ray, per ray scanned, per ray
+/// sent; per side link (every call reads and answers each link's header), and per
+/// ray its pending store held, unmarched (`held_walk`) or waiting for credit
+/// (`wait_walk`), which every call walks again.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Send {
@@ -51,6 +54,9 @@ pub struct Send {
     pub active: f64,
     pub scan: f64,
     pub send: f64,
+    pub link: f64,
+    pub held_walk: f64,
+    pub wait_walk: f64,
 }
 
 /// A vertex whose cost is a call, a worker (or call) with work, and an item.
@@ -172,6 +178,8 @@ mod tests {
         // The spill store's call and word summed, from its own recordings
         // (constants.py SPILL_EVENTS); its rays from the pooled fit.
         let spill = read("tools/costs/data/fit-spill-o2.json");
+        // TracerSend, with its side links and the pending store it walks, from its own.
+        let send = read("tools/costs/data/fit-send-o2.json");
         let mut checked = 0;
         for (t, events) in table["ipu"].as_object().unwrap() {
             if t.starts_with("Router") {
@@ -197,6 +205,8 @@ mod tests {
                     model(&sh)[k].clone()
                 } else if t == "Generator" && (k == "fixed" || k == "finish_word") {
                     spill["SpillStore"]["full"][k].clone()
+                } else if t == "TracerSend" {
+                    send["TracerSend"]["full"][k].clone()
                 } else {
                     model(&fit)[k].clone()
                 };

@@ -192,14 +192,29 @@ fn item_instr(c: &super::costs::PerItem, items: u64) -> f64 {
     c.fixed + if items > 0 { c.active + c.item * items as f64 } else { 0.0 }
 }
 
+/// What a tracer's TracerSend walks besides the rays it scans: its side links, and
+/// the rays its pending store held from the step before, unmarched or waiting.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SendWalk {
+    pub side_links: u32,
+    pub held: u64,
+    pub waiting: u64,
+}
+
 /// A tracer's cycles: TracerMarch (six workers), TracerSend (one: it scans every ray
-/// loaded and sends on those not finished here).
-pub fn tracer_cycles(workers: &[MarchWork; WORKERS], finished: u64, sh_rest: usize) -> [f64; 2] {
+/// loaded and sends on those not finished here, answers every side link, and walks
+/// its pending store again).
+pub fn tracer_cycles(workers: &[MarchWork; WORKERS], finished: u64, sh_rest: usize, walk: SendWalk) -> [f64; 2] {
     let c = &*COSTS;
     let loaded: u64 = workers.iter().map(|w| w.loaded).sum();
     let sent = loaded.saturating_sub(finished);
     let s = &c.TracerSend;
-    let send = s.fixed + if loaded > 0 { s.active + s.scan * loaded as f64 + s.send * sent as f64 } else { 0.0 };
+    let busy = loaded + walk.held + walk.waiting > 0;
+    let send = s.fixed
+        + s.link * walk.side_links as f64
+        + s.held_walk * walk.held as f64
+        + s.wait_walk * walk.waiting as f64
+        + if busy { s.active + s.scan * loaded as f64 + s.send * sent as f64 } else { 0.0 };
     let march = workers.iter().map(|w| march_instr(&c.TracerMarch, w) + sh_instr(&c.TracerMarch, sh_rest, w));
     [multi_worker_cycles(march), single_worker_cycles(send)]
 }
@@ -429,19 +444,27 @@ mod tests {
         let busy = MarchWork { loaded: 6, marched_on: 6, visits: 6, steps: 600, neighbours: 10_200, results: 0 };
         let mut workers = [MarchWork::default(); WORKERS];
         workers[2] = busy;
-        let one = tracer_cycles(&workers, 0, 0);
+        let one = tracer_cycles(&workers, 0, 0, SendWalk::default());
         let want = c.fixed + c.active + 6.0 * (c.ray + c.marched_on + c.visit) + 600.0 * c.step + 10_200.0 * c.neighbour;
         assert!((one[0] - 6.0 * want).abs() < 1e-6, "{} != 6 x {want}", one[0]);
         // The same rays over all six workers: the busiest worker does a sixth.
         let share = MarchWork { loaded: 1, marched_on: 1, visits: 1, steps: 100, neighbours: 1700, results: 0 };
-        let even = tracer_cycles(&[share; WORKERS], 0, 0);
+        let even = tracer_cycles(&[share; WORKERS], 0, 0, SendWalk::default());
         let want = c.fixed + c.active + c.ray + c.marched_on + c.visit + 100.0 * c.step + 1700.0 * c.neighbour;
         assert!((even[0] - 6.0 * want).abs() < 1e-6 && even[0] < one[0] / 5.0);
         assert_eq!(even[1], one[1], "TracerSend is one worker: the same rays cost the same");
-        let idle = tracer_cycles(&[MarchWork::default(); WORKERS], 0, 0);
+        let idle = tracer_cycles(&[MarchWork::default(); WORKERS], 0, 0, SendWalk::default());
         assert!((idle[0] - 6.0 * c.fixed).abs() < 1e-9 && idle[1] > 0.0, "idle vertices still pay their calls");
         // Rays finished here are not sent on.
-        assert!(tracer_cycles(&workers, 6, 0)[1] < one[1]);
+        assert!(tracer_cycles(&workers, 6, 0, SendWalk::default())[1] < one[1]);
+        // Every side link, and every ray the pending store held, costs TracerSend
+        // on every call, busy or idle.
+        let s = &COSTS.TracerSend;
+        let walk = SendWalk { side_links: 16, held: 100, waiting: 10 };
+        let walked = tracer_cycles(&[MarchWork::default(); WORKERS], 0, 0, walk)[1];
+        let want = s.fixed + s.active + 16.0 * s.link + 100.0 * s.held_walk + 10.0 * s.wait_walk;
+        assert!((walked - 6.0 * want).abs() < 1e-6, "{walked} != 6 x {want}");
+        assert!(s.link > 0.0 && s.held_walk > 0.0, "the table charges links and held rays");
     }
 
     #[test]
@@ -449,8 +472,8 @@ mod tests {
         let busy = MarchWork { loaded: 6, marched_on: 6, visits: 6, steps: 600, neighbours: 10_200, results: 0 };
         let mut workers = [MarchWork::default(); WORKERS];
         workers[2] = busy;
-        let dc = tracer_cycles(&workers, 0, 0);
-        let sh = tracer_cycles(&workers, 0, 15);
+        let dc = tracer_cycles(&workers, 0, 0, SendWalk::default());
+        let sh = tracer_cycles(&workers, 0, 15, SendWalk::default());
         let want = |c: &super::super::costs::March| {
             6.0 * (6.0 * (c.sh_visit + 15.0 * c.sh_basis) + 600.0 * (c.sh_step + 15.0 * c.sh_stepcoeff))
         };

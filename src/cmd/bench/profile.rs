@@ -15,12 +15,12 @@ use foam_layout::{
 use serde::Serialize;
 
 use super::cycles::{
-    MAX_SETS, MarchWork, Part, SetCycles, WORKERS, injector_cycles, place, router_cycles, sets_of, spill_cycles, tracer_cycles,
+    MAX_SETS, MarchWork, Part, SendWalk, SetCycles, WORKERS, injector_cycles, place, router_cycles, sets_of, spill_cycles, tracer_cycles,
 };
 use crate::device::Schedule;
 use crate::camera::Camera;
 use crate::device::edges::EdgeKind;
-use crate::device::frame::work_words;
+use crate::device::frame::{TRACER_HEAD_WORDS, work_words};
 use crate::device::tree::Role;
 use crate::device::{DeviceError, DevicePlan, DeviceRenderer};
 
@@ -82,6 +82,18 @@ pub struct Profile {
     pub ends_on_device: bool,
 }
 
+/// Where a tile sits: the tree's root or not, the tracer tiles whose finished
+/// pixels the spill store sums, and a tracer's side links.
+struct TileAt {
+    root: bool,
+    tracers: u64,
+    side_links: u32,
+}
+
+/// Words of `foam_tracer_ctl.pending` and `.held` in a tracer's `WORK_HANDLE` words.
+const PENDING: usize = std::mem::offset_of!(foam_layout::foam_tracer_ctl, pending) / 4;
+const HELD: usize = std::mem::offset_of!(foam_layout::foam_tracer_ctl, held) / 4;
+
 /// Per-worker deltas of cumulative counters (`now` − `before`, rows of `counters`).
 fn worker_deltas(now: &[u32], before: &[u32], counters: usize, f: impl Fn(&dyn Fn(u32) -> u64) -> MarchWork) -> [MarchWork; WORKERS] {
     std::array::from_fn(|w| {
@@ -92,9 +104,7 @@ fn worker_deltas(now: &[u32], before: &[u32], counters: usize, f: impl Fn(&dyn F
 
 /// A tile's cycles in the compute sets of `schedule` from its counters before and
 /// after an iteration (`work`: its slice of the `WORK_HANDLE` stream; `sh_rest`: SH
-/// coefficients per colour channel beyond DC; `root`: the tree's root; `tracers`:
-/// the tracer tiles whose finished pixels the spill store sums).
-#[allow(clippy::too_many_arguments)]
+/// coefficients per colour channel beyond DC; `at`: where the tile sits).
 fn tile_cycles(
     n: &crate::device::tree::Node,
     (s, p): (&foam_tile_stats, &foam_tile_stats),
@@ -102,11 +112,14 @@ fn tile_cycles(
     prev: &[u32],
     schedule: Schedule,
     sh_rest: usize,
-    root: bool,
-    tracers: u64,
+    at: &TileAt,
 ) -> SetCycles {
+    let (root, tracers) = (at.root, at.tracers);
     match n.role {
         Role::Tracer => {
+            // The store as the step before left it is what TracerSend walks again.
+            let walk = SendWalk { side_links: at.side_links, held: prev[HELD] as u64, waiting: prev[PENDING].saturating_sub(prev[HELD]) as u64 };
+            let (work, prev) = (&work[TRACER_HEAD_WORDS..], &prev[TRACER_HEAD_WORDS..]);
             let w = worker_deltas(work, prev, FOAM_TW_COUNTERS as usize, |d| MarchWork {
                 loaded: d(FOAM_TW_LOADED),
                 marched_on: d(FOAM_TW_RAYS),
@@ -117,7 +130,7 @@ fn tile_cycles(
             });
             let finished: u64 = (0..WORKERS).map(|k| (work[k * FOAM_TW_COUNTERS as usize + FOAM_TW_PIXELS as usize]
                 .wrapping_sub(prev[k * FOAM_TW_COUNTERS as usize + FOAM_TW_PIXELS as usize])) as u64).sum();
-            let [march, send] = tracer_cycles(&w, finished, sh_rest);
+            let [march, send] = tracer_cycles(&w, finished, sh_rest, walk);
             place(schedule, &[(Part::TracerMarch, march), (Part::TracerSend, send)])
         }
         Role::Injector => {
@@ -202,6 +215,8 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let schedule = plan.options.schedule;
     let sets = sets_of(schedule);
     let tracers = tree.nodes.iter().filter(|n| n.role == Role::Tracer).count() as u64;
+    let side_links: Vec<u32> = (0..tree.nodes.len()).map(|i| plan.sides.get(i).map_or(0, |s| s.len() as u32)).collect();
+    let at = |i: usize| TileAt { root: i == tree.root(), tracers, side_links: side_links[i] };
     let offsets: Vec<usize> = tree
         .nodes
         .iter()
@@ -218,7 +233,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let mut idle_cycles = [0.0f64; MAX_SETS];
     for (i, (n, &o)) in tree.nodes.iter().zip(&offsets).enumerate() {
         let w = &zero[o..o + work_words(n.role)];
-        let c = tile_cycles(n, (&none, &none), w, w, schedule, sh_rest, i == tree.root(), tracers);
+        let c = tile_cycles(n, (&none, &none), w, w, schedule, sh_rest, &at(i));
         for (idle, c) in idle_cycles.iter_mut().zip(c) {
             *idle = idle.max(c);
         }
@@ -256,7 +271,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         for (ti, (((n, s), p), &(_, links))) in tree.nodes.iter().zip(tiles).zip(&prev).zip(&links).enumerate() {
             let rays = (s.rays_in - p.rays_in) as u64;
             let span = offsets[ti]..offsets[ti] + work_words(n.role);
-            let c = tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span.clone()], schedule, sh_rest, ti == tree.root(), tracers);
+            let c = tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span.clone()], schedule, sh_rest, &at(ti));
             if let Some(f) = dump.as_mut() {
                 use std::io::Write;
                 let (steps, px) = (s.cell_steps - p.cell_steps, s.pixels - p.pixels);
@@ -271,7 +286,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             for (slowest, c) in it.step_cycles.iter_mut().zip(c) {
                 *slowest = slowest.max(c);
             }
-            let plain = if sh_rest > 0 { tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span.clone()], schedule, 0, ti == tree.root(), tracers) } else { c };
+            let plain = if sh_rest > 0 { tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span.clone()], schedule, 0, &at(ti)) } else { c };
             for (k, v) in plain.into_iter().enumerate() {
                 without_sh[k] = without_sh[k].max(v);
             }
@@ -282,7 +297,8 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
                     it.busiest_cell_steps = it.busiest_cell_steps.max(steps);
                     it.cell_steps += steps;
                     if n.role == Role::Tracer {
-                        let finished = |w: &[u32]| (0..WORKERS).map(|k| w[span.start + k * FOAM_TW_COUNTERS as usize + FOAM_TW_PIXELS as usize] as u64).sum::<u64>();
+                        let row = span.start + TRACER_HEAD_WORDS + FOAM_TW_PIXELS as usize;
+                        let finished = |w: &[u32]| (0..WORKERS).map(|k| w[row + k * FOAM_TW_COUNTERS as usize] as u64).sum::<u64>();
                         it.pixels += finished(work) - finished(&prev_work);
                     }
                 }
