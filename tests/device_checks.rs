@@ -211,12 +211,19 @@ fn every_tile_holds_what_the_plan_modelled() {
     check_tile_model(r.plan(), &r.session().memory_report().unwrap(), "fp32 with hops, planned for the camera");
 }
 
-#[test]
-fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
+/// Garden's view at `width` × `height` planned for it in 256 shards, one iteration
+/// per host call, as `profile` needs it.
+fn garden_plan_to_profile(width: u32, height: u32) -> (&'static foam_ipu::scene::Scene, foam_ipu::camera::Camera, DevicePlan) {
     let (scene, garden_cam) = garden();
-    let cam = garden_cam.resized(160, 120).unwrap();
+    let cam = garden_cam.resized(width, height).unwrap();
     let o = DeviceOptions { rc: 1, ..DeviceOptions::default() };
     let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
+    (scene, cam, plan)
+}
+
+#[test]
+fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
+    let (scene, cam, plan) = garden_plan_to_profile(160, 120);
     // Tracer tiles: one per shard and the replicas (each gets the camera block too).
     let (tracers, injectors) = (plan.tree.tracer_nodes().count() as u64, plan.tree.injectors().len() as u64);
     let p = foam_ipu::cmd::bench::profile::profile(plan, scene, &cam).unwrap();
@@ -250,10 +257,7 @@ fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
 /// 120 → 117 iterations).
 #[test]
 fn the_frame_ends_one_step_after_its_last_pixel() {
-    let (scene, garden_cam) = garden();
-    let cam = garden_cam.resized(96, 72).unwrap();
-    let o = DeviceOptions { rc: 1, ..DeviceOptions::default() };
-    let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
+    let (scene, cam, plan) = garden_plan_to_profile(96, 72);
     assert!(plan.tree.nodes.iter().any(|n| n.level >= 3), "a tree of three router levels or more");
     let p = foam_ipu::cmd::bench::profile::profile(plan, scene, &cam).unwrap();
     assert_eq!(p.iterations.iter().map(|i| i.pixels).sum::<u64>(), 96 * 72, "every pixel finished once");

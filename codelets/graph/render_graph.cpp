@@ -1,6 +1,5 @@
 #include "render_graph.h"
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -111,9 +110,7 @@ TileBytes nodeBytes(const RenderSpec &spec, const Topology &topo, const std::vec
     *directory = copyDirectory(spec, n, nodeName(n, i), tracerOf);
     copies = directory->total_bytes;
   }
-  const std::size_t tracers =
-      (std::size_t)std::count_if(spec.nodes.begin(), spec.nodes.end(), [](const NodeSpec &m) { return m.role == Role::Tracer; });
-  return tileBytes(n.role, topo.params[i], {spec.slicePixels, n.shardBytes, copies, spec.regionBytes, tracers});
+  return tileBytes(n.role, topo.params[i], {spec.slicePixels, n.shardBytes, copies, spec.regionBytes, topo.tracers});
 }
 
 class Builder {

@@ -222,7 +222,7 @@ Topology topology(const RenderSpec &spec) {
       break;
     case Role::Injector: t.injectors.push_back(i); break;
     case Role::Router: checkCreditProducts(spec.nodes[i], i, t.params[i]); break;
-    case Role::Tracer: break;
+    case Role::Tracer: t.tracers++; break;
     }
   }
   if (!spill) refuse("the plan has no spill store");

@@ -38,6 +38,7 @@ struct Topology {
   std::size_t spill = 0;               // the spill store
   std::size_t root = 0;                // the router under it
   std::vector<std::size_t> injectors;  // in node order
+  std::size_t tracers = 0;             // tracer tiles (the spill store sums a word of each)
 };
 
 // Throws std::invalid_argument naming the node or edge that is not a device.

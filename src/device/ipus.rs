@@ -29,7 +29,7 @@ pub const FINISH_WORD_BYTES: u64 = size_of::<u32>() as u64;
 /// The tracer nodes of `plan`, each of which sends the spill store
 /// [`FINISH_WORD_BYTES`] every exchange.
 pub fn finish_senders(plan: &DevicePlan) -> impl Iterator<Item = usize> + '_ {
-    plan.tree.nodes.iter().enumerate().filter(|(_, n)| n.role == super::tree::Role::Tracer).map(|(i, _)| i)
+    plan.tree.tracer_nodes().map(|(node, _)| node)
 }
 
 /// One IPU of a plan.

@@ -94,6 +94,13 @@ struct TileAt {
 const PENDING: usize = std::mem::offset_of!(foam_layout::foam_tracer_ctl, pending) / 4;
 const HELD: usize = std::mem::offset_of!(foam_layout::foam_tracer_ctl, held) / 4;
 
+/// Pixels a tracer finished between two readings of its work counters (its
+/// `WORK_HANDLE` words past [`TRACER_HEAD_WORDS`]), over its workers.
+fn finished_pixels(work: &[u32], prev: &[u32]) -> u64 {
+    let at = |w: &[u32], k: usize| w[k * FOAM_TW_COUNTERS as usize + FOAM_TW_PIXELS as usize];
+    (0..WORKERS).map(|k| at(work, k).wrapping_sub(at(prev, k)) as u64).sum()
+}
+
 /// Per-worker deltas of cumulative counters (`now` − `before`, rows of `counters`).
 fn worker_deltas(now: &[u32], before: &[u32], counters: usize, f: impl Fn(&dyn Fn(u32) -> u64) -> MarchWork) -> [MarchWork; WORKERS] {
     std::array::from_fn(|w| {
@@ -128,9 +135,7 @@ fn tile_cycles(
                 neighbours: d(FOAM_TW_NEIGHBOURS),
                 results: d(FOAM_TW_RESULTS),
             });
-            let finished: u64 = (0..WORKERS).map(|k| (work[k * FOAM_TW_COUNTERS as usize + FOAM_TW_PIXELS as usize]
-                .wrapping_sub(prev[k * FOAM_TW_COUNTERS as usize + FOAM_TW_PIXELS as usize])) as u64).sum();
-            let [march, send] = tracer_cycles(&w, finished, sh_rest, walk);
+            let [march, send] = tracer_cycles(&w, finished_pixels(work, prev), sh_rest, walk);
             place(schedule, &[(Part::TracerMarch, march), (Part::TracerSend, send)])
         }
         Role::Injector => {
@@ -214,7 +219,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let busiest_ipu_link_bytes = per_ipu.iter().map(|l| l.bytes_out_per_iteration.max(l.bytes_in_per_iteration)).max().unwrap_or(0);
     let schedule = plan.options.schedule;
     let sets = sets_of(schedule);
-    let tracers = tree.nodes.iter().filter(|n| n.role == Role::Tracer).count() as u64;
+    let tracers = crate::device::ipus::finish_senders(&plan).count() as u64;
     let side_links: Vec<u32> = (0..tree.nodes.len()).map(|i| plan.sides.get(i).map_or(0, |s| s.len() as u32)).collect();
     let at = |i: usize| TileAt { root: i == tree.root(), tracers, side_links: side_links[i] };
     let offsets: Vec<usize> = tree
@@ -297,9 +302,8 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
                     it.busiest_cell_steps = it.busiest_cell_steps.max(steps);
                     it.cell_steps += steps;
                     if n.role == Role::Tracer {
-                        let row = span.start + TRACER_HEAD_WORDS + FOAM_TW_PIXELS as usize;
-                        let finished = |w: &[u32]| (0..WORKERS).map(|k| w[row + k * FOAM_TW_COUNTERS as usize] as u64).sum::<u64>();
-                        it.pixels += finished(work) - finished(&prev_work);
+                        let rows = span.start + TRACER_HEAD_WORDS..span.end;
+                        it.pixels += finished_pixels(&work[rows.clone()], &prev_work[rows]);
                     }
                 }
                 Role::Router => {
