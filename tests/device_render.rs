@@ -294,6 +294,9 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
         // ...or direct lanes of one ray beside a root lane of two, so that most rays
         // wait in the injectors' held stores.
         DeviceOptions { direct_capacity: Some(1), inject_capacity: Some(2), ..opts(RayLayout::Half) },
+        // Five side links: TracerSend's table of sixteen holds a shard above every
+        // shard past them, or its halvings would find none of the five.
+        DeviceOptions { side_links: 5, ..opts(RayLayout::Half) },
     ];
     let (mut hops, mut sides, mut watched) = (Vec::new(), Vec::new(), Vec::new());
     for o in &variants {
@@ -338,6 +341,7 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
     assert!(hops[9] > b, "crossings the side links could not take: {} router hops per tracer hop vs {b}", hops[9]);
     // Direct lanes take the primary rays past the root.
     assert!(hops[10] > b, "without direct lanes: {} router hops per tracer hop vs {b}", hops[10]);
+    assert!(sides[12] > 0.0, "five side links carry crossings: {sides:?}");
 }
 
 /// A frame rendered one iteration per host call, with the most rays ever in flight

@@ -139,6 +139,9 @@ foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &la
                ", below link " + std::to_string(k - 1) + "'s " + std::to_string(p.side_shard[k - 1]) +
                " (side links go in ascending order of their shard)");
     }
+    // Past the links, a shard above every shard: TracerSend's bisection takes the
+    // same four steps whatever the links.
+    for (std::size_t k = lanes.sides.size(); k < FOAM_MAX_SIDES; ++k) p.side_shard[k] = FOAM_INVALID_SHARD;
     break;
   case Role::Router:
     if (!up || lanes.up->kind != EdgeKind::Tree)

@@ -71,9 +71,8 @@ bool writePixel(unsigned char *pixels, unsigned slicePixels, int shift, const fo
   return true;
 }
 
-// The buffers a tracer takes rays from each step: its parent's inbox, then one
-// per side link, in lane order (TracerMarch rewrites the rays in place,
-// TracerSend only reads them).
+// The buffers TracerMarch takes rays from each step: its parent's inbox, then one
+// per side link, in lane order (it rewrites the rays in place).
 template <typename Byte> struct Inboxes {
   Byte *slots[2 + FOAM_MAX_SIDES];  // room for TracerMarch's held rays ahead
   unsigned count[2 + FOAM_MAX_SIDES];
@@ -110,7 +109,7 @@ public:
   InOut<Bytes> pending;  // rays held unmarched (march_budget) march first, in place
   InOut<Bytes> pixels;
   InOut<Bytes> results;  // result store: worker w owns slots [w, w + 1) * result_slots
-  InOut<Words> ctl;  // foam_tracer_ctl; this vertex writes only work[workerId] and paused[workerId]
+  InOut<Words> ctl;  // foam_tracer_ctl; this vertex writes only work, handoff and paused [workerId]
 
   bool compute(unsigned workerId) {
     const foam_params &p = cview<foam_params>(params);
@@ -133,7 +132,9 @@ public:
     // no other worker reads its slot while this one marches it on (with the paused
     // slots among the held ones, a worker whose stride reached one after its own
     // worker had stored the ray's next shard there marched it a second time).
-    const unsigned resume = cview<foam_tracer_ctl>(ctl).stopped[workerId];
+    const unsigned handoff = offsetof(foam_tracer_ctl, handoff) / 4 + workerId;
+    const unsigned resume = ctl[handoff];
+    ctl[handoff] = held;  // now the lowest held slot this worker marches
     if (workerId >= total && !resume) return true;  // most tracers idle most steps: touch nothing more
     const foam_camera &cam = cview<foam_camera>(camera);
     const foam_region_header &directory = cview<foam_region_header>(copies);
@@ -212,6 +213,9 @@ public:
         unsigned char *slot = in.slots[b] + (size_t)k * p.ray_bytes;
         visit(slot, false);
       }
+      // The last held ray this worker marched is the one before `next` (the budget
+      // stopped it there, or the held rays ended): the lowest slot it marched.
+      if (down && next >= workerId + workers) ctl[handoff] = held + workers - 1 - next;
     }
     return true;
   }
@@ -245,15 +249,33 @@ public:
     unsigned char *store = &pending[0];
     unsigned sent = 0, kept = 0;
     unsigned sideLimit[FOAM_MAX_SIDES], sideSent[FOAM_MAX_SIDES];
-    // The cost model's events: its side links, and the rays its pending store holds,
-    // unmarched (held) or waiting for credit, which this call walks again.
+    // The cost model's events: its side links, and the rays waiting for credit in its
+    // pending store, which this call walks again.
     FOAM_PROBE_ADD(link, p.side_links);
-    FOAM_PROBE_ADD(held_walk, c.held);
     FOAM_PROBE_ADD(wait_walk, c.pending - c.held);
-    for (unsigned k = 0; k < p.side_links; ++k) {
-      const unsigned credit = load<foam_link_header>(sideIn, foam_side_offset(&p, k)).credit;
-      sideLimit[k] = credit < p.side_capacity ? credit : p.side_capacity;
+    // Where this call takes rays from: the pending store (from `first`), then the
+    // parent's inbox and the side links' in lane order, those with rays only.
+    struct Source {
+      const unsigned char *slots;
+      unsigned first, count;
+    };
+    Source from[2 + FOAM_MAX_SIDES];
+    unsigned sources = 0;
+    from[sources++] = {store, 0, c.pending};
+    if (in.count) from[sources++] = {&inbox[0] + sizeof(foam_link_header), 0, in.count};
+    // One pass over the side links (most carry nothing most steps, and a tracer may
+    // have sixteen): the rays each brought, the credit its far end gave, and the
+    // credit this tile gave it last step, still to be reserved.
+    const size_t linkBytes = foam_link_bytes(&p, p.side_capacity);
+    unsigned sideGranted = 0;
+    const unsigned char *side = &sideIn[0];
+    for (unsigned k = 0; k < p.side_links; ++k, side += linkBytes) {
+      foam_link_header h;
+      memcpy(&h, side, sizeof h);
+      if (h.count) from[sources++] = {side + sizeof h, 0, h.count};
+      sideLimit[k] = h.credit < p.side_capacity ? h.credit : p.side_capacity;
       sideSent[k] = 0;
+      sideGranted += c.side_granted[k];
     }
     // Sends the ray in `src`, bound for shard `dest`, on if some link has credit for it.
     // Side links are in ascending order of their shard (topology.cpp refuses others),
@@ -262,13 +284,18 @@ public:
     // neighbours in lane order; the ray's pixel picks one (foam_side_pick), as a router
     // picks the replica, so what this tile hands a hot shard spreads over its tiles; a
     // full pick tries the others.
-    auto send = [&](const unsigned char *src, uint16_t dest) {
+    auto send = [&](const unsigned char *src, uint16_t dest) __attribute__((always_inline)) {
       FOAM_PROBE(send);
-      unsigned k = 0, hi = p.side_links;
-      while (k < hi) {
-        const unsigned mid = (k + hi) >> 1;
-        if (p.side_shard[mid] < dest) k = mid + 1;
-        else hi = mid;
+      // The links to shards below `dest`, in four halvings of the sixteen entries
+      // (those past the links hold FOAM_INVALID_SHARD, above every shard): fixed
+      // steps, no loop to test, half the instructions of a bisection of the links.
+      static_assert(FOAM_MAX_SIDES == 16, "four halvings");
+      unsigned k = 0;
+      if (p.side_links) {
+        k += (p.side_shard[k + 7] < dest) << 3;
+        k += (p.side_shard[k + 3] < dest) << 2;
+        k += (p.side_shard[k + 1] < dest) << 1;
+        k += p.side_shard[k] < dest;
       }
       if (k < p.side_links && p.side_shard[k] == dest) {
         unsigned group = 1;
@@ -297,24 +324,24 @@ public:
     // holding rays back. The back is used where it cannot reach the store's rays not
     // yet read (every ray not held might wait: a first look counts them); else the
     // swaps.
-    const Inboxes<const unsigned char> from = inboxes(p, &inbox[0], &sideIn[0]);
     // The held rays no worker reached lead the store (TracerMarch takes them from the
-    // last one down): they stay where they are, each looked at once.
-    unsigned held = 0;
-    while (held < c.held && foam_slot_shard(store + (size_t)held * stride) == p.shard) held++;
+    // last one down, each worker noting the lowest it marched): they stay where they
+    // are, unread. A tracer holding hundreds back read each of them every step.
+    unsigned held = c.held;
+    for (unsigned w = 0; w < FOAM_WORKERS; ++w) held = c.handoff[w] < held ? c.handoff[w] : held;
+    from[0].first = held;
     unsigned mayWait = 0;
-    for (unsigned b = 0; b <= from.n; ++b) {
-      const unsigned char *slots = b == 0 ? store : from.slots[b - 1];
-      const unsigned count = b == 0 ? c.pending : from.count[b - 1];
-      for (unsigned i = b == 0 ? held : 0; i < count; ++i) {
-        const uint16_t dest = foam_slot_shard(slots + (size_t)i * stride);
+    for (unsigned b = 0; b < sources; ++b) {
+      const Source f = from[b];
+      for (unsigned i = f.first; i < f.count; ++i) {
+        const uint16_t dest = foam_slot_shard(f.slots + (size_t)i * stride);
         mayWait += dest != FOAM_INVALID_SHARD && dest != p.shard;
       }
     }
     const bool back = capacity - c.pending >= mayWait;
     unsigned waiting = 0;
     kept = held;
-    for (unsigned w = 0; w < FOAM_WORKERS; ++w) c.stopped[w] = 0;
+    for (unsigned w = 0; w < FOAM_WORKERS; ++w) c.handoff[w] = 0;
     auto keep = [&](const unsigned char *src, bool unmarched) {
       kept++;
       unsigned char *to;
@@ -337,11 +364,10 @@ public:
     };
     // The pending store first, oldest first, then this step's inboxes: one loop,
     // so that `send` and `keep` are each compiled once.
-    for (unsigned b = 0; b <= from.n; ++b) {
-      const unsigned char *slots = b == 0 ? store : from.slots[b - 1];
-      const unsigned count = b == 0 ? c.pending : from.count[b - 1];
-      for (unsigned i = b == 0 ? kept : 0; i < count; ++i) {
-        const unsigned char *src = slots + (size_t)i * stride;
+    for (unsigned b = 0; b < sources; ++b) {
+      const Source f = from[b];
+      for (unsigned i = f.first; i < f.count; ++i) {
+        const unsigned char *src = f.slots + (size_t)i * stride;
         if (b > 0) FOAM_PROBE(scan);
         // An empty inbox slot, or a held ray that finished here.
         const uint16_t dest = foam_slot_shard(src);
@@ -372,13 +398,12 @@ public:
       const unsigned char *slot = store + (size_t)k * stride;
       if (foam_slot_shard(slot) != FOAM_PAUSED_SHARD) continue;
       const unsigned w = foam_slot_cell(slot);
-      if (w < FOAM_WORKERS) c.stopped[w] = k + 1;
+      if (w < FOAM_WORKERS) c.handoff[w] = k + 1;
     }
     if (sent < p.link_capacity) foam_slot_invalidate(out + (size_t)sent * stride);
 
     // Arrivals under the grants given last step are still to come: reserve for them.
-    unsigned reserved = kept + c.granted;
-    for (unsigned k = 0; k < p.side_links; ++k) reserved += c.side_granted[k];
+    const unsigned reserved = kept + c.granted + sideGranted;
     unsigned avail = (reserved < capacity ? capacity - reserved : 0) + p.extra_credit;
     const unsigned grant = avail < p.link_capacity ? avail : p.link_capacity;
     avail -= grant;
@@ -393,20 +418,20 @@ public:
     h.finished = totals[FOAM_TW_PIXELS];
     h.pending = kept;
     memcpy(&outbox[0], &h, sizeof h);
-    for (unsigned k = 0; k < p.side_links; ++k) {
+    unsigned char *to = &sideOut[0];
+    for (unsigned k = 0; k < p.side_links; ++k, to += linkBytes) {
       const unsigned g = avail < p.side_capacity ? avail : p.side_capacity;
       avail -= g;
       c.side_granted[k] = g;
       st.side_sent += sideSent[k];
-      unsigned char *side = &sideOut[0] + foam_side_offset(&p, k);
       if (sideSent[k] < p.side_capacity)
-        foam_slot_invalidate(side + sizeof(foam_link_header) + (size_t)sideSent[k] * stride);
+        foam_slot_invalidate(to + sizeof(foam_link_header) + (size_t)sideSent[k] * stride);
       foam_link_header sh;
       sh.count = sideSent[k];
       sh.credit = g;
       sh.finished = 0;
       sh.pending = kept;
-      memcpy(side, &sh, sizeof sh);
+      memcpy(to, &sh, sizeof sh);
     }
 
     c.pending = kept;

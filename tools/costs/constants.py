@@ -30,7 +30,7 @@ import sys
 EVENTS = {
     "TracerMarch": ["fixed", "active", "ray", "held", "visit", "step", "neighbour", "result"],
     "InjectorMarch": ["fixed", "active", "held", "visit", "step", "neighbour"],
-    "TracerSend": ["fixed", "active", "scan", "send", "link", "held_walk", "wait_walk"],
+    "TracerSend": ["fixed", "active", "scan", "send", "link", "wait_walk"],
     "Injector": ["fixed", "active", "emit"],
     "InjectorSend": ["fixed", "active", "deal"],
     "Generator": ["fixed", "active", "arrival"],

@@ -516,12 +516,17 @@ typedef struct foam_tracer_ctl {
   uint32_t held;      /* of the pending rays, those left unmarched (march_budget) */
   uint32_t work[FOAM_WORKERS][FOAM_TW_COUNTERS];
   uint32_t side_granted[FOAM_MAX_SIDES]; /* credit given on each side link last step */
-  /* Per worker, 1 + the pending slot of the ray it paused inside a shard when its
-   * march_budget ran out (FOAM_PAUSED_SHARD; 0: none), written by TracerSend as it
-   * keeps the ray among those waiting for credit, past the `held` ones the workers
-   * share out, and that ray's fp32 state, written by TracerMarch: the worker
-   * marches it on first next step, and no other worker reads its slot. */
-  uint32_t stopped[FOAM_WORKERS];
+  /* Per worker, a word the two vertices hand each other (the tile has no room to
+   * spare for two). TracerSend to TracerMarch: 1 + the pending slot of the ray the
+   * worker paused inside a shard when its march_budget ran out (FOAM_PAUSED_SHARD;
+   * 0: none), where TracerSend keeps it among the rays waiting for credit, past the
+   * `held` ones the workers share out; the worker marches it on first next step
+   * (from its fp32 state in `paused`, which TracerMarch writes), and no other worker
+   * reads its slot. TracerMarch to TracerSend: the lowest of the held slots the
+   * worker marched (`held` if none). The workers take the held rays from the last
+   * one down, so the slots below every worker's are the held rays no worker
+   * reached, which stay where they are: TracerSend counts them without reading them. */
+  uint32_t handoff[FOAM_WORKERS];
   foam_paused_ray paused[FOAM_WORKERS];
 } foam_tracer_ctl;
 FOAM_STATIC_ASSERT(sizeof(foam_tracer_ctl) == 464, "foam_tracer_ctl is 464 bytes");

@@ -975,7 +975,7 @@ pub struct foam_tracer_ctl {
     pub held: u32,
     pub work: [[u32; 8usize]; 6usize],
     pub side_granted: [u32; 16usize],
-    pub stopped: [u32; 6usize],
+    pub handoff: [u32; 6usize],
     pub paused: [foam_paused_ray; 6usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -1003,8 +1003,8 @@ const _: () = {
         "Offset of field: foam_tracer_ctl::side_granted",
     ][::core::mem::offset_of!(foam_tracer_ctl, side_granted) - 208usize];
     [
-        "Offset of field: foam_tracer_ctl::stopped",
-    ][::core::mem::offset_of!(foam_tracer_ctl, stopped) - 272usize];
+        "Offset of field: foam_tracer_ctl::handoff",
+    ][::core::mem::offset_of!(foam_tracer_ctl, handoff) - 272usize];
     [
         "Offset of field: foam_tracer_ctl::paused",
     ][::core::mem::offset_of!(foam_tracer_ctl, paused) - 296usize];

@@ -45,8 +45,8 @@ pub struct March {
 
 /// TracerSend (one worker): per call, once with any ray, per ray scanned, per ray
 /// sent; per side link (every call reads and answers each link's header), and per
-/// ray its pending store held, unmarched (`held_walk`) or waiting for credit
-/// (`wait_walk`), which every call walks again.
+/// ray waiting for credit in its pending store (`wait_walk`), which every call walks
+/// again (the rays held unmarched it passes over unread).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Send {
@@ -55,7 +55,6 @@ pub struct Send {
     pub scan: f64,
     pub send: f64,
     pub link: f64,
-    pub held_walk: f64,
     pub wait_walk: f64,
 }
 

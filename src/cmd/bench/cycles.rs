@@ -193,26 +193,25 @@ fn item_instr(c: &super::costs::PerItem, items: u64) -> f64 {
 }
 
 /// What a tracer's TracerSend walks besides the rays it scans: its side links, and
-/// the rays its pending store held from the step before, unmarched or waiting.
+/// the rays waiting for credit in its pending store from the step before (those held
+/// unmarched it passes over unread).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SendWalk {
     pub side_links: u32,
-    pub held: u64,
     pub waiting: u64,
 }
 
 /// A tracer's cycles: TracerMarch (six workers), TracerSend (one: it scans every ray
 /// loaded and sends on those not finished here, answers every side link, and walks
-/// its pending store again).
+/// the rays waiting in its pending store again).
 pub fn tracer_cycles(workers: &[MarchWork; WORKERS], finished: u64, sh_rest: usize, walk: SendWalk) -> [f64; 2] {
     let c = &*COSTS;
     let loaded: u64 = workers.iter().map(|w| w.loaded).sum();
     let sent = loaded.saturating_sub(finished);
     let s = &c.TracerSend;
-    let busy = loaded + walk.held + walk.waiting > 0;
+    let busy = loaded + walk.waiting > 0;
     let send = s.fixed
         + s.link * walk.side_links as f64
-        + s.held_walk * walk.held as f64
         + s.wait_walk * walk.waiting as f64
         + if busy { s.active + s.scan * loaded as f64 + s.send * sent as f64 } else { 0.0 };
     let march = workers.iter().map(|w| march_instr(&c.TracerMarch, w) + sh_instr(&c.TracerMarch, sh_rest, w));
@@ -457,14 +456,14 @@ mod tests {
         assert!((idle[0] - 6.0 * c.fixed).abs() < 1e-9 && idle[1] > 0.0, "idle vertices still pay their calls");
         // Rays finished here are not sent on.
         assert!(tracer_cycles(&workers, 6, 0, SendWalk::default())[1] < one[1]);
-        // Every side link, and every ray the pending store held, costs TracerSend
-        // on every call, busy or idle.
+        // Every side link, and every ray waiting in the pending store, costs
+        // TracerSend on every call, busy or idle.
         let s = &COSTS.TracerSend;
-        let walk = SendWalk { side_links: 16, held: 100, waiting: 10 };
+        let walk = SendWalk { side_links: 16, waiting: 10 };
         let walked = tracer_cycles(&[MarchWork::default(); WORKERS], 0, 0, walk)[1];
-        let want = s.fixed + s.active + 16.0 * s.link + 100.0 * s.held_walk + 10.0 * s.wait_walk;
+        let want = s.fixed + s.active + 16.0 * s.link + 10.0 * s.wait_walk;
         assert!((walked - 6.0 * want).abs() < 1e-6, "{walked} != 6 x {want}");
-        assert!(s.link > 0.0 && s.held_walk > 0.0, "the table charges links and held rays");
+        assert!(s.link > 0.0 && s.wait_walk > 0.0, "the table charges links and waiting rays");
     }
 
     #[test]
