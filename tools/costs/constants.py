@@ -15,9 +15,10 @@ coefficient) the marching types take; the rest comes from FIT.json. SPILL.json: 
 of recordings with the spill store summing every tracer's finished pixels, its SpillStore
 entry: the spill store's (measured as `Generator`) call and word summed (SPILL_EVENTS);
 its rays, which those recordings never send up, keep FIT.json's Generator fit. SEND.json:
-`costs.py fit` of recordings made when TracerSend found a ray's side links by
-bisection, its TracerSend entry: every term of TracerSend (SEND_EVENTS), whose model
-now has its side links and the pending store it walks again. Every IPU cost is its x86 cost (rounded to 0.01) times
+`costs.py fit` of TracerSend's own recordings (last made when it stopped reading the
+held rays and read each side link once), its TracerSend entry: every term of
+TracerSend, whose model has its side links and the rays waiting for credit that it
+walks again. Every IPU cost is its x86 cost (rounded to 0.01) times
 its type's ratio, but the routers': LANES.json fits their IPU instructions directly
 (each executed x86 instruction weighed as ipu_mix.py weighs it), and their "ratio"
 is the measured IPU/x86 over all their worker runs, for reference.
