@@ -299,88 +299,24 @@ public:
 
 namespace {
 
-// What RouterPlan reads of a router: its parameters and its child and parent lanes'
-// inbound headers.
-struct PlanInputs {
-  const foam_params &p;
-  const unsigned char *inboxes;
-  unsigned f, pl;  // child lanes [0, f), the parent lane pl
-  size_t child = foam_child_stride(&p);
-
-  const foam_link_header &in(unsigned l) const {
-    return *reinterpret_cast<const foam_link_header *>(inboxes + (l < f ? l * child : foam_lane_offset(&p, l, 0)));
-  }
-};
-
-// Each worker's rank base per category, and each category's total, over the
-// categories a ray can take here (the others' totals are never read).
-// The six workers' rows are spelled out: as a loop they took ~40 % of a 16-wide
-// router's RouterPlan, one worker, in loop control alone.
-FOAM_STATIC_ASSERT(FOAM_WORKERS == 6, "sumCounts spells out six workers' counts");
-inline void sumCounts(foam_router_ctl &c, unsigned fanout, uint32_t total[FOAM_CATS]) {
-  forEachCat(fanout, [&](unsigned k) {
-    uint32_t sum = c.counts[0][k];
-    c.base[0][k] = 0;
-    c.base[1][k] = sum;
-    sum += c.counts[1][k];
-    c.base[2][k] = sum;
-    sum += c.counts[2][k];
-    c.base[3][k] = sum;
-    sum += c.counts[3][k];
-    c.base[4][k] = sum;
-    sum += c.counts[4][k];
-    c.base[5][k] = sum;
-    total[k] = sum + c.counts[5][k];
-    c.send[k] = 0;
-    c.lane_off[k] = 0;
-    c.stay_off[k] = 0;
-  });
-}
-
-// What leaves within the receivers' credits: down and turning rays to each child,
-// rays going up, then turns blocked at their child that escape up. Fills the ray
-// count of each child lane and, after them, of the parent lane.
-inline void planSends(const PlanInputs &r, foam_router_ctl &c, const uint32_t total[FOAM_CATS],
-                      uint32_t laneCount[FOAM_MAX_FANOUT + 1]) {
-  const unsigned f = r.f, pl = r.pl;
-  for (unsigned ch = 0; ch < f; ++ch) {
-    uint32_t credit = minu(r.in(ch).credit, r.p.link_capacity);
-    c.send[FOAM_CAT_DOWN + ch] = minu(total[FOAM_CAT_DOWN + ch], credit);
-    credit -= c.send[FOAM_CAT_DOWN + ch];
-    c.send[FOAM_CAT_TURN + ch] = minu(total[FOAM_CAT_TURN + ch], credit);
-    c.lane_off[FOAM_CAT_DOWN + ch] = 0;
-    c.lane_off[FOAM_CAT_TURN + ch] = c.send[FOAM_CAT_DOWN + ch];
-    laneCount[ch] = c.send[FOAM_CAT_DOWN + ch] + c.send[FOAM_CAT_TURN + ch];
-  }
-  uint32_t up = minu(r.in(pl).credit, r.p.parent_capacity);
-  c.send[FOAM_CAT_UP] = minu(total[FOAM_CAT_UP], up);
-  up -= c.send[FOAM_CAT_UP];
-  uint32_t off = c.send[FOAM_CAT_UP];
-  for (unsigned ch = 0; ch < f; ++ch) {  // escape[ch] of no child stays 0
-    uint32_t blocked = total[FOAM_CAT_TURN + ch] - c.send[FOAM_CAT_TURN + ch];
-    c.escape[ch] = minu(blocked, up);
-    up -= c.escape[ch];
-    c.esc_off[ch] = off;
-    off += c.escape[ch];
-  }
-  laneCount[FOAM_MAX_FANOUT] = off;
-}
-
-// Where the rays that stay wait: offsets in the down queue (by child) and the up
-// queue (up, then turns by child); sets the rays queued each way.
-inline void planQueues(unsigned f, foam_router_ctl &c, const uint32_t total[FOAM_CATS], uint32_t *upq, uint32_t *down) {
-  *down = 0;
-  for (unsigned ch = 0; ch < f; ++ch) {
-    c.stay_off[FOAM_CAT_DOWN + ch] = *down;
-    *down += total[FOAM_CAT_DOWN + ch] - c.send[FOAM_CAT_DOWN + ch];
-  }
-  *upq = 0;
-  c.stay_off[FOAM_CAT_UP] = *upq;
-  *upq += total[FOAM_CAT_UP] - c.send[FOAM_CAT_UP];
-  for (unsigned ch = 0; ch < f; ++ch) {
-    c.stay_off[FOAM_CAT_TURN + ch] = *upq;
-    *upq += total[FOAM_CAT_TURN + ch] - c.send[FOAM_CAT_TURN + ch] - c.escape[ch];
-  }
+// Each worker's rank base in category `k`, and the category's total. RouterPlan
+// sums only the categories a ray can take here (2 a child and up; the others'
+// totals are never read). The six workers' rows are spelled out: as a loop they
+// took ~40 % of a 16-wide router's RouterPlan, one worker, in loop control alone.
+FOAM_STATIC_ASSERT(FOAM_WORKERS == 6, "sumCat spells out six workers' counts");
+inline uint32_t sumCat(foam_router_ctl &c, unsigned k) {
+  uint32_t sum = c.counts[0][k];
+  c.base[0][k] = 0;
+  c.base[1][k] = sum;
+  sum += c.counts[1][k];
+  c.base[2][k] = sum;
+  sum += c.counts[2][k];
+  c.base[3][k] = sum;
+  sum += c.counts[3][k];
+  c.base[4][k] = sum;
+  sum += c.counts[4][k];
+  c.base[5][k] = sum;
+  return sum + c.counts[5][k];
 }
 
 // The root lets its injectors emit new rays only while every ray in flight
@@ -388,9 +324,9 @@ inline void planQueues(unsigned f, foam_router_ctl &c, const uint32_t total[FOAM
 // foam_inject_up): the room left and how RouterForward shares it, from RouterCount's
 // sums and the allowance RouterForward gave last step. Routers under it take rays
 // the root has already let in.
-inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t finished) {
+inline void allowInjectors(const foam_params &p, foam_router_ctl &c, unsigned pl, uint32_t finished) {
   c.share_room = c.share_asked = c.share_shift = 0;
-  if (r.pl == r.f || r.p.max_in_flight == 0) return;
+  if (pl == p.fanout || p.max_in_flight == 0) return;
   uint32_t asked = 0, weights = 0, allowed = 0;
   for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
     c.injected += c.lane_sums[w][FOAM_LS_EMITTED];
@@ -399,51 +335,16 @@ inline void allowInjectors(const PlanInputs &r, foam_router_ctl &c, uint32_t fin
     allowed += c.allowed_by[w];
   }
   const uint32_t flying = c.injected - minu(finished, c.injected) + allowed;
-  c.share_room = flying < r.p.max_in_flight ? r.p.max_in_flight - flying : 0;
+  c.share_room = flying < p.max_in_flight ? p.max_in_flight - flying : 0;
   c.share_asked = asked;
   // The weights' prefixes are shifted until their sum is under 2^16, which keeps
   // shareOf's products in 32 bits (the IPU has no 64-bit multiply or divide).
   while ((weights >> c.share_shift) > 0xFFFFu) ++c.share_shift;
 }
 
-// Upward credit (`availUp` rays of queue) shared out by demand over the child
-// lanes, then the injector lanes, when they want more (RouterForward shares the
-// injector lanes' part, PrefixShare). Credit beyond demand is not handed out: it
-// would stay reserved for a step while nothing arrives under it (a quiet child
-// reports its demand next step).
-inline void shareUpCredit(const PlanInputs &r, foam_router_ctl &c, const uint32_t *childDemand, uint32_t availUp,
-                          uint32_t wanted) {
-  c.share_avail = availUp;
-  c.share_wanted = wanted;
-  c.granted_up = minu(wanted, availUp);
-  PrefixShare credit{availUp, wanted, 0};
-  uint32_t before = 0;
-  for (unsigned ch = 0; ch < r.f; ++ch) {
-    before += childDemand[ch];
-    c.granted[ch] = wanted <= availUp ? childDemand[ch] : credit.upTo(before);
-  }
-  c.share_before = before;
-}
-
-// What this step sends, by child and then the parent's.
-struct LaneHeaders {
-  uint32_t laneCount[FOAM_MAX_FANOUT + 1] = {};
-  uint32_t finished = 0, upq = 0, down = 0;
-};
-
 inline void writeHeader(unsigned char *box, unsigned capacity, uint32_t rayBytes, const foam_link_header &lh) {
   memcpy(box, &lh, sizeof lh);
   if (lh.count < capacity) foam_slot_invalidate(box + sizeof lh + (size_t)lh.count * rayBytes);
-}
-
-// The child and parent lanes' headers out; the credit on each is what c.granted now
-// holds.
-inline void writeHeaders(const PlanInputs &r, unsigned char *outboxes, const foam_router_ctl &c, const LaneHeaders &h) {
-  for (unsigned l = 0; l < r.f; ++l)
-    writeHeader(outboxes + l * r.child, r.p.link_capacity, r.p.ray_bytes,
-                foam_link_header{h.laneCount[l], c.granted[l], 0, h.down});
-  writeHeader(outboxes + foam_lane_offset(&r.p, r.pl, 1), r.p.parent_capacity, r.p.ray_bytes,
-              foam_link_header{h.laneCount[FOAM_MAX_FANOUT], c.granted[FOAM_MAX_FANOUT], h.finished, h.upq});
 }
 
 }  // namespace
@@ -459,52 +360,100 @@ public:
   bool compute() {
     const foam_params &p = cview<foam_params>(params);
     foam_router_ctl &c = view<foam_router_ctl>(ctl);
-    const unsigned f = p.fanout, q = p.queue_capacity;
-    const PlanInputs r{p, &inboxes[0], f, foam_parent_lane(&p)};
-
-    uint32_t total[FOAM_CATS];
-    sumCounts(c, f, total);
-    LaneHeaders h;
-    planSends(r, c, total, h.laneCount);
-    planQueues(f, c, total, &h.upq, &h.down);
+    const unsigned f = p.fanout, q = p.queue_capacity, pl = foam_parent_lane(&p);
+    const unsigned char *in = &inboxes[0];
+    unsigned char *out = &outboxes[0];
+    const size_t child = foam_child_stride(&p);
+    // Three passes over the children, each doing all it can before the next needs a
+    // sum over them all: a pass per quantity (seven) cost a 16-wide router, one
+    // worker, a loop and a header's address each.
+    //
+    // 1. Each child's categories summed, what goes down to it within its credit
+    // (down rays first, then turns), where the rest waits in the down queue, and
+    // what it asks of the upward credit: what it reported still waiting plus what
+    // goes down to it now, which it marches and mostly hands back (an even split left
+    // most of the credit reserved for quiet children while the one beside the camera
+    // waited).
+    uint32_t laneCount[FOAM_MAX_FANOUT + 1], childDemand[FOAM_MAX_FANOUT], blocked[FOAM_MAX_FANOUT];
+    uint32_t down = 0, wanted = 0, finished = 0;
+    for (unsigned ch = 0; ch < f; ++ch) {
+      const foam_link_header &h = *reinterpret_cast<const foam_link_header *>(in + ch * child);
+      const unsigned d = FOAM_CAT_DOWN + ch, t = FOAM_CAT_TURN + ch;
+      const uint32_t totalDown = sumCat(c, d), totalTurn = sumCat(c, t);
+      uint32_t credit = minu(h.credit, p.link_capacity);
+      c.send[d] = minu(totalDown, credit);
+      credit -= c.send[d];
+      c.send[t] = minu(totalTurn, credit);
+      c.lane_off[d] = 0;
+      c.lane_off[t] = c.send[d];
+      laneCount[ch] = c.send[d] + c.send[t];
+      blocked[ch] = totalTurn - c.send[t];
+      c.stay_off[d] = down;
+      down += totalDown - c.send[d];
+      childDemand[ch] = minu(h.pending + laneCount[ch], p.link_capacity);
+      wanted += childDemand[ch];
+      finished += h.finished;
+    }
+    // 2. Rays going up within the parent's credit, then turns blocked at their child
+    // that escape up; the rest waits in the up queue (up, then turns by child).
+    const uint32_t totalUp = sumCat(c, FOAM_CAT_UP);
+    uint32_t up = minu(reinterpret_cast<const foam_link_header *>(in + foam_lane_offset(&p, pl, 0))->credit, p.parent_capacity);
+    c.send[FOAM_CAT_UP] = minu(totalUp, up);
+    c.lane_off[FOAM_CAT_UP] = 0;
+    c.stay_off[FOAM_CAT_UP] = 0;
+    up -= c.send[FOAM_CAT_UP];
+    uint32_t off = c.send[FOAM_CAT_UP], upq = totalUp - c.send[FOAM_CAT_UP];
+    for (unsigned ch = 0; ch < f; ++ch) {  // escape[ch] of no child stays 0
+      c.escape[ch] = minu(blocked[ch], up);
+      up -= c.escape[ch];
+      c.esc_off[ch] = off;
+      off += c.escape[ch];
+      c.stay_off[FOAM_CAT_TURN + ch] = upq;
+      upq += blocked[ch] - c.escape[ch];
+    }
+    laneCount[FOAM_MAX_FANOUT] = off;
 
     foam_tile_stats st = load<foam_tile_stats>(stats);
-    if (h.upq > q) st.overflow += h.upq - q;  // credits make this impossible
-    if (h.down > q) st.overflow += h.down - q;
+    if (upq > q) st.overflow += upq - q;  // credits make this impossible
+    if (down > q) st.overflow += down - q;
 
     c.src_up_count = c.up_count;
     c.src_down_count = c.down_count;
-    c.up_count = h.upq;
-    c.down_count = h.down;
+    c.up_count = upq;
+    c.down_count = down;
     c.parity ^= 1u;
 
     // Credits for next step. Rays granted last step arrive after this exchange,
     // so they are reserved as if already queued.
-    const uint32_t reservedUp = h.upq + c.granted_up;
+    const uint32_t reservedUp = upq + c.granted_up;
     const uint32_t availUp = reservedUp < q ? q - reservedUp : 0;
-    // Upward credit follows demand: an even split leaves most of it reserved for
-    // quiet children while one busy child (the tracer beside the camera) waits,
-    // and the wider the router the worse. A child's demand is what it reported
-    // still waiting plus what goes down to it now, which it marches and mostly
-    // hands back; an injector's is what it holds and may emit.
-    uint32_t childDemand[FOAM_MAX_FANOUT];
-    uint32_t wanted = 0;
-    for (unsigned ch = 0; ch < f; ++ch) {
-      childDemand[ch] = minu(r.in(ch).pending + h.laneCount[ch], p.link_capacity);
-      wanted += childDemand[ch];
-      h.finished += r.in(ch).finished;
-    }
     for (unsigned w = 0; w < FOAM_WORKERS; ++w) wanted += c.lane_sums[w][FOAM_LS_DEMAND];
-    allowInjectors(r, c, h.finished);
-    shareUpCredit(r, c, childDemand, availUp, wanted);
-    const uint32_t reservedDown = h.down + c.granted[FOAM_MAX_FANOUT];
+    allowInjectors(p, c, pl, finished);
+    const uint32_t reservedDown = down + c.granted[FOAM_MAX_FANOUT];
     c.granted[FOAM_MAX_FANOUT] = minu(reservedDown < q ? q - reservedDown : 0, p.parent_capacity);
-    writeHeaders(r, &outboxes[0], c, h);
+    // 3. Upward credit shared out by demand over the child lanes, then the injector
+    // lanes (RouterForward shares their part: PrefixShare), when they want more, and
+    // each child's header out. Credit beyond demand is not handed out: it would stay
+    // reserved for a step while nothing arrives under it (a quiet child reports its
+    // demand next step).
+    c.share_avail = availUp;
+    c.share_wanted = wanted;
+    c.granted_up = minu(wanted, availUp);
+    PrefixShare credit{availUp, wanted, 0};
+    uint32_t before = 0;
+    for (unsigned ch = 0; ch < f; ++ch) {
+      before += childDemand[ch];
+      c.granted[ch] = wanted <= availUp ? childDemand[ch] : credit.upTo(before);
+      writeHeader(out + ch * child, p.link_capacity, p.ray_bytes, foam_link_header{laneCount[ch], c.granted[ch], 0, down});
+    }
+    c.share_before = before;
+    writeHeader(out + foam_lane_offset(&p, pl, 1), p.parent_capacity, p.ray_bytes,
+                foam_link_header{laneCount[FOAM_MAX_FANOUT], c.granted[FOAM_MAX_FANOUT], finished, upq});
 
-    uint32_t moved = h.laneCount[FOAM_MAX_FANOUT];  // the parent's lane, then the children's
-    for (unsigned l = 0; l < f; ++l) moved += h.laneCount[l];
+    uint32_t moved = laneCount[FOAM_MAX_FANOUT];  // the parent's lane, then the children's
+    for (unsigned l = 0; l < f; ++l) moved += laneCount[l];
     st.rays_in += moved;
-    if (h.upq + h.down > st.peak_queue) st.peak_queue = h.upq + h.down;
+    if (upq + down > st.peak_queue) st.peak_queue = upq + down;
     st.iterations++;
     memcpy(&stats[0], &st, sizeof st);
     return true;

@@ -57,7 +57,7 @@ TYPES = ("RouterCount", "RouterForward", "RouterPlan")
 WORKERS = 6  # FOAM_WORKERS
 
 
-def points(d, bin_dir):
+def points(d, bin_dir, types=TYPES):
     blobs = {}
     for line in open(f"{d}/blobs.txt"):
         h, o, n = line.split()
@@ -73,14 +73,16 @@ def points(d, bin_dir):
     meta = {}
     with open(f"{d}/blobs.bin", "rb") as bb:
         for r in recs:
-            if r["type"] not in TYPES:
+            if r["type"] not in types:
                 continue
             o, n = blobs[r["f"]["params"]]
             bb.seek(o)
             b = bb.read(n)
             field = lambda off: struct.unpack_from("<I", b, off)[0]
             meta[r["i"]] = (r["type"], field(MAX_IN_FLIGHT) > 0, field(FANOUT), field(INJECT_LANES))
-    sel, cg, feat = f"{d}/sel_routers.txt", f"{d}/cg_routers_instr.out", f"{d}/feat.tsv"
+    # Only the types being fitted are replayed (the others are --keep'd).
+    tag = "" if tuple(types) == TYPES else "_" + "_".join(types)
+    sel, cg, feat = f"{d}/sel_routers{tag}.txt", f"{d}/cg_routers_instr{tag}.out", f"{d}/feat.tsv"
     with open(sel, "w") as f:
         f.write("".join(f"{i}\n" for i in meta))
     if not os.path.exists(cg):  # kept between fits, as replay-probe's features are
@@ -175,7 +177,8 @@ def main(argv):
         keep[t] = json.load(open(path))
         del argv[i:i + 2]
     out_path, bin_dir, dirs = argv[0], argv[1], argv[2:]
-    rows = [p for d in dirs for p in points(d, bin_dir)]
+    fitted = tuple(t for t in TYPES if t not in keep)
+    rows = [p for d in dirs for p in points(d, bin_dir, fitted)]
     per_worker = {
         "fixed": lambda r: 1.0,
         "child": lambda r: r[1],

@@ -11,7 +11,7 @@
 #define FOAM_STACK_TracerMarch 1216
 #define FOAM_STACK_TracerSend 832
 #define FOAM_STACK_RouterCount 320
-#define FOAM_STACK_RouterPlan 576
+#define FOAM_STACK_RouterPlan 320
 #define FOAM_STACK_RouterForward 576
 #define FOAM_STACK_SpillStore 576
 #define FOAM_STACK_Injector 704
