@@ -23,8 +23,8 @@ inline constexpr const char *kResultsHandle = "results";
 inline constexpr const char *kStatsHandle = "stats";
 // Per-worker work of the last iteration's compute sets, for the cost model, in node
 // order: a tracer's foam_tracer_ctl from its start through work (the rays its
-// pending store holds and how many of them are held unmarched, which TracerSend walks
-// again next step; then the cumulative work), an injector's
+// pending store holds and how many of them are held unmarched: TracerSend walks the
+// others again next step; then the cumulative work), an injector's
 // foam_injector_ctl.work (cumulative), a router's foam_router_ctl.counts (this
 // iteration's); nothing for the spill store.
 inline constexpr const char *kWorkHandle = "work";

@@ -427,6 +427,7 @@ public:
     // so they are reserved as if already queued.
     const uint32_t reservedUp = upq + c.granted_up;
     const uint32_t availUp = reservedUp < q ? q - reservedUp : 0;
+    // An injector lane's demand: what its injector holds and may emit (RouterCount's sums).
     for (unsigned w = 0; w < FOAM_WORKERS; ++w) wanted += c.lane_sums[w][FOAM_LS_DEMAND];
     allowInjectors(p, c, pl, finished);
     const uint32_t reservedDown = down + c.granted[FOAM_MAX_FANOUT];

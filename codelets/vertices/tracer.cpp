@@ -73,19 +73,19 @@ bool writePixel(unsigned char *pixels, unsigned slicePixels, int shift, const fo
 
 // The buffers TracerMarch takes rays from each step: its parent's inbox, then one
 // per side link, in lane order (it rewrites the rays in place).
-template <typename Byte> struct Inboxes {
-  Byte *slots[2 + FOAM_MAX_SIDES];  // room for TracerMarch's held rays ahead
+struct Inboxes {
+  unsigned char *slots[2 + FOAM_MAX_SIDES];  // room for TracerMarch's held rays ahead
   unsigned count[2 + FOAM_MAX_SIDES];
   unsigned n;
 };
 
-template <typename Byte> Inboxes<Byte> inboxes(const foam_params &p, Byte *inbox, Byte *sideIn) {
-  Inboxes<Byte> b;
+Inboxes inboxes(const foam_params &p, unsigned char *inbox, unsigned char *sideIn) {
+  Inboxes b;
   b.slots[0] = inbox + sizeof(foam_link_header);
   b.count[0] = load<foam_link_header>(inbox).count;
   b.n = 1;
   for (unsigned k = 0; k < p.side_links; ++k, ++b.n) {
-    Byte *side = sideIn + foam_side_offset(&p, k);
+    unsigned char *side = sideIn + foam_side_offset(&p, k);
     b.slots[b.n] = side + sizeof(foam_link_header);
     b.count[b.n] = load<foam_link_header>(side).count;
   }
@@ -113,7 +113,7 @@ public:
 
   bool compute(unsigned workerId) {
     const foam_params &p = cview<foam_params>(params);
-    Inboxes<unsigned char> in = inboxes(p, &inbox[0], &sideIn[0]);
+    Inboxes in = inboxes(p, &inbox[0], &sideIn[0]);
     const unsigned workers = numWorkers();
     // With a march budget, rays no worker reached last step wait at the front of the
     // pending store (TracerSend keeps them there), still addressed to this shard:

@@ -38,8 +38,8 @@ pub type PerCall<'a> = dyn FnMut(&foam_frame_status, &[foam_tile_stats], &[u32])
 
 /// Words of a tracer's `foam_tracer_ctl` before its work counters, which the
 /// `WORK_HANDLE` stream carries too: `pending` (the rays its pending store holds
-/// after TracerSend) and `held` (of them, those left unmarched) are what TracerSend
-/// walks again the next step.
+/// after TracerSend) and `held` (of them, those left unmarched): TracerSend walks
+/// the others, those waiting for credit, again the next step.
 pub const TRACER_HEAD_WORDS: usize = std::mem::offset_of!(foam_layout::foam_tracer_ctl, work) / 4;
 
 /// Words of a node's per-worker work counters in the `WORK_HANDLE` stream (what

@@ -124,7 +124,8 @@ fn tile_cycles(
     let (root, tracers) = (at.root, at.tracers);
     match n.role {
         Role::Tracer => {
-            // The store as the step before left it is what TracerSend walks again.
+            // The rays waiting in the store as the step before left it are what
+            // TracerSend walks again.
             let walk = SendWalk { side_links: at.side_links, waiting: prev[PENDING].saturating_sub(prev[HELD]) as u64 };
             let (work, prev) = (&work[TRACER_HEAD_WORDS..], &prev[TRACER_HEAD_WORDS..]);
             let w = worker_deltas(work, prev, FOAM_TW_COUNTERS as usize, |d| MarchWork {
