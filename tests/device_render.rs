@@ -234,6 +234,12 @@ fn tiny_buffers_apply_back_pressure_and_change_nothing() {
     assert!(squeezed.stats.iterations > 4 * roomy.stats.iterations, "back-pressure should slow the frame down");
     assert!(squeezed.stats.max_buffer_occupancy <= 8);
     assert_eq!(squeezed.output, roomy.output, "the image must not depend on buffer sizes");
+    // Routers with room in their queues for idle credit on links of two rays: the
+    // grants stay within the links and the queues (assert_complete: no overflow).
+    let idle = DeviceOptions { router_queue: Some(256), idle_credit: 7, ..tight };
+    let granted = render(scene, &cam, 64, &idle);
+    assert_complete(&granted);
+    assert_eq!(granted.output, roomy.output, "idle credit changes nothing but speed");
 }
 
 /// What the host sees of a frame after every host call.
@@ -297,14 +303,19 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
         // Five side links: TracerSend's table of sixteen holds a shard above every
         // shard past them, or its halvings would find none of the five.
         DeviceOptions { side_links: 5, ..opts(RayLayout::Half) },
+        // Routers grant only the credit their children ask for...
+        DeviceOptions { idle_credit: 0, ..opts(RayLayout::Half) },
+        // ...or more than a link holds (each grant is capped at the link).
+        DeviceOptions { idle_credit: 5000, ..opts(RayLayout::Half) },
     ];
-    let (mut hops, mut sides, mut watched) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut hops, mut sides, mut watched, mut iterations) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for o in &variants {
         let (f, w) = render_watched(scene, &cam, 256, o);
         assert_complete(&f);
         assert_eq!(f.output, base.output, "{:?} / {:?}: the image must not depend on the tree", o.fanout, o.link_capacity);
         hops.push(f.stats.router_hops_per_tracer_hop);
         sides.push(f.stats.side_hops_mean);
+        iterations.push(f.stats.iterations);
         watched.push(w);
     }
     // No more rays in flight than the spill store holds, ever; with a
@@ -342,6 +353,8 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
     // Direct lanes take the primary rays past the root.
     assert!(hops[10] > b, "without direct lanes: {} router hops per tracer hop vs {b}", hops[10]);
     assert!(sides[12] > 0.0, "five side links carry crossings: {sides:?}");
+    // Idle credit lets a quiet child's ray go up without asking first.
+    assert!(iterations[13] > base.stats.iterations, "without idle credit: {} iterations vs {}", iterations[13], base.stats.iterations);
 }
 
 /// A frame rendered one iteration per host call, with the most rays ever in flight

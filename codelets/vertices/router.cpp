@@ -434,17 +434,25 @@ public:
     c.granted[FOAM_MAX_FANOUT] = minu(reservedDown < q ? q - reservedDown : 0, p.parent_capacity);
     // 3. Upward credit shared out by demand over the child lanes, then the injector
     // lanes (RouterForward shares their part: PrefixShare), when they want more, and
-    // each child's header out. Credit beyond demand is not handed out: it would stay
-    // reserved for a step while nothing arrives under it (a quiet child reports its
-    // demand next step).
+    // each child's header out. Beyond its demand a child gets the idle credit only
+    // where the queue has room for it on every child: credit stays reserved for a
+    // step whether or not rays arrive under it, so a quiet child's otherwise reports
+    // its demand and waits a step for the grant, and a busy router hands out none.
     c.share_avail = availUp;
     c.share_wanted = wanted;
     c.granted_up = minu(wanted, availUp);
     PrefixShare credit{availUp, wanted, 0};
     uint32_t before = 0;
+    const bool room = wanted <= availUp;
+    const uint32_t idle = wanted + f * p.idle_credit <= availUp ? p.idle_credit : 0u;
     for (unsigned ch = 0; ch < f; ++ch) {
       before += childDemand[ch];
-      c.granted[ch] = wanted <= availUp ? childDemand[ch] : credit.upTo(before);
+      if (room) {
+        c.granted[ch] = minu(childDemand[ch] + idle, p.link_capacity);
+        c.granted_up += c.granted[ch] - childDemand[ch];
+      } else {
+        c.granted[ch] = credit.upTo(before);
+      }
       writeHeader(out + ch * child, p.link_capacity, p.ray_bytes, foam_link_header{laneCount[ch], c.granted[ch], 0, down});
     }
     c.share_before = before;

@@ -190,6 +190,14 @@ pub const KEYS: &[Key] = &[
         ..ONE_NUMBER
     },
     Key {
+        name: "idle_credit",
+        max: u16::MAX as u32,
+        fixed: Some(|o| o.idle_credit.to_string()),
+        doc: "Rays of upward credit a router grants each child beyond what the child asked for, while its queue has room for that on every child: a quiet child's ray goes up in the step it arrives instead of two steps later (0: only what was asked).",
+        set: |o, v| o.idle_credit = count(v),
+        ..ONE_NUMBER
+    },
+    Key {
         name: "tracer_queue",
         min: 1,
         fixed: Some(|o| o.tracer_queue.to_string()),

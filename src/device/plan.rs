@@ -901,10 +901,11 @@ pub(crate) fn node_params(
     };
     match n.role {
         Role::Tracer => p.queue_capacity = o.tracer_queue,
-        Role::Router | Role::Spill => {}
+        Role::Router => p.idle_credit = o.idle_credit as u16,
+        Role::Spill => {}
         Role::Injector => {
             let (block_w, block_h) = o.batch.block_size(width, height);
-            p.batch_kind = matches!(o.batch, super::options::Batch::Cols(_)) as u32;
+            p.batch_kind = matches!(o.batch, super::options::Batch::Cols(_)) as u16;
             (p.block_w, p.block_h) = (block_w as u16, block_h as u16);
             p.drain_iters = o.drain_iters;
             p.block_slots = block_slots;

@@ -384,7 +384,12 @@ typedef struct foam_params {
   uint32_t side_capacity;  /* [lanes] rays per side-link buffer, both directions */
   uint16_t side_shard[FOAM_MAX_SIDES]; /* [lanes] the shard at the other end of each */
   /* injector */
-  uint32_t batch_kind;     /* pixel order inside a block: 0 rows, 1 columns */
+  uint16_t batch_kind;     /* pixel order inside a block: 0 rows, 1 columns */
+  /* router: rays of upward credit it grants each child beyond the child's demand
+   * while its queue has room for that on every child (0: the demand only). A quiet
+   * child's ray then goes up in the step it arrives instead of waiting a step for
+   * its demand to be heard and another for the credit to come back. */
+  uint16_t idle_credit;
   uint16_t block_w, block_h; /* pixels per block; scan-order batches are blocks of whole rows or columns */
   uint32_t drain_iters;    /* idle iterations after each block */
   uint32_t block_slots;    /* entries its block list has room for */

@@ -678,7 +678,8 @@ pub struct foam_params {
     pub side_links: u32,
     pub side_capacity: u32,
     pub side_shard: [u16; 16usize],
-    pub batch_kind: u32,
+    pub batch_kind: u16,
+    pub idle_credit: u16,
     pub block_w: u16,
     pub block_h: u16,
     pub drain_iters: u32,
@@ -744,6 +745,9 @@ const _: () = {
     [
         "Offset of field: foam_params::batch_kind",
     ][::core::mem::offset_of!(foam_params, batch_kind) - 92usize];
+    [
+        "Offset of field: foam_params::idle_credit",
+    ][::core::mem::offset_of!(foam_params, idle_credit) - 94usize];
     [
         "Offset of field: foam_params::block_w",
     ][::core::mem::offset_of!(foam_params, block_w) - 96usize];

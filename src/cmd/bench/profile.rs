@@ -253,8 +253,12 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         let mut f = std::io::BufWriter::new(file);
         use std::io::Write;
         writeln!(f, "# link_bytes {} busiest_link_bytes {} busiest_receive_bytes {} links_max {} ray_bytes {} sets {}", link_bytes, busiest_link_bytes, busiest_receive_bytes, links_max, ray_bytes, sets).ok();
+        let mut shard: Vec<i64> = (0..tree.nodes.len()).map(|i| if i < tree.tracers() { i as i64 } else { -1 }).collect();
+        for &(n, s) in tree.replicas() {
+            shard[n] = s as i64;
+        }
         for (i, n) in tree.nodes.iter().enumerate() {
-            writeln!(f, "tile {i} {:?} level {} fanout {} inject_lanes {} links {} sent_bytes {} received_bytes {}", n.role, n.level, n.fanout, n.inject_lanes, links[i].0, sent[i], received[i]).ok();
+            writeln!(f, "tile {i} {:?} level {} fanout {} inject_lanes {} links {} sent_bytes {} received_bytes {} shard {}", n.role, n.level, n.fanout, n.inject_lanes, links[i].0, sent[i], received[i], shard[i]).ok();
         }
         Some(f)
     });
