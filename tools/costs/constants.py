@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The cost table the Rust model reads (src/device/costs.rs): IPU instructions per event.
 
-  constants.py FIT.json RATIO.json LANES.json SH.json SPILL.json SEND.json > constants.json
+  constants.py FIT.json RATIO.json LANES.json SH.json SPILL.json SEND.json MARCH.json > constants.json
 
 FIT.json: `costs.py fit` over every measured scene (x86-64 instructions per event, the
 reduced model). RATIO.json: IPU thread instructions per x86-64 instruction for each
@@ -18,7 +18,12 @@ its rays, which those recordings never send up, keep FIT.json's Generator fit. S
 `costs.py fit` of TracerSend's own recordings (last made when it stopped reading the
 held rays and read each side link once), its TracerSend entry: every term of
 TracerSend, whose model has its side links and the rays waiting for credit that it
-walks again. Every IPU cost is its x86 cost (rounded to 0.01) times
+walks again. MARCH.json: `costs.py fit` of TracerMarch's own recordings (made in
+session 46, the march as it pauses a ray at its budget and hands TracerSend the held
+slots it reached), its TracerMarch entry but for the SH terms, which SH.json keeps
+(FIT.json's TracerMarch predicted 0.95 of the instructions of the 1 M scene's runs
+and 0.85 of garden's; its InjectorMarch 0.98 and 1.00, so that one stays). Every IPU
+cost is its x86 cost (rounded to 0.01) times
 its type's ratio, but the routers': LANES.json fits their IPU instructions directly
 (each executed x86 instruction weighed as ipu_mix.py weighs it), and their "ratio"
 is the measured IPU/x86 over all their worker runs, for reference.
@@ -51,10 +56,11 @@ def reduced(fit, t):
 
 
 def main(argv):
-    if len(argv) != 6:
+    if len(argv) != 7:
         sys.exit(__doc__)
-    fit, ratio, lanes, sh, spill, send = (json.load(open(p)) for p in argv)
-    x86 = {t: {k: round(reduced(send if t == "TracerSend" else fit, t).get(k, 0.0), 2) for k in ev}
+    fit, ratio, lanes, sh, spill, send, march = (json.load(open(p)) for p in argv)
+    own = {"TracerSend": send, "TracerMarch": march}
+    x86 = {t: {k: round(reduced(own.get(t, fit), t).get(k, 0.0), 2) for k in ev}
            for t, ev in EVENTS.items()}
     x86["Generator"].update({k: round(reduced(spill, "SpillStore").get(k, 0.0), 2) for k in SPILL_EVENTS})
     for t in ("TracerMarch", "InjectorMarch"):
