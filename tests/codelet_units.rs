@@ -71,6 +71,13 @@ fn random_router(rng: &mut Rng) -> foam_params {
         fanout,
         inject_lanes,
         inject_capacity: if inject_lanes > 0 { 1 + upto(rng, 47) } else { 0 },
+        // Half the routers grant idle credit, a few rays (as planned) or more than a
+        // link holds.
+        idle_credit: match upto(rng, 3) {
+            0 | 1 => 0,
+            2 => 1 + upto(rng, 3) as u16,
+            _ => 1 + upto(rng, 63) as u16,
+        },
         // The root caps the rays in flight; routers under it have injector lanes too.
         max_in_flight: if inject_lanes > 0 && !rng.next_u64().is_multiple_of(3) {
             let most = if rng.next_u64().is_multiple_of(2) { 100 } else { 3000 };
@@ -97,7 +104,10 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
     let (f, pl, q) = (p.fanout as usize, parent_lane(p), p.queue_capacity);
     let mut c: foam_router_ctl = read_as(&(0..size_of::<foam_router_ctl>()).map(|_| rng.next_u64() as u8).collect::<Vec<_>>());
     c.parity = upto(rng, 1);
-    c.up_count = upto(rng, q);
+    // Half the steps of a router with idle credit are quiet (little queued or
+    // granted), where the idle credit fits.
+    let quiet = if p.idle_credit > 0 && rng.next_u64().is_multiple_of(2) { 8 } else { 1 };
+    c.up_count = upto(rng, q / quiet);
     c.down_count = upto(rng, q);
     // Grants from two steps ago (arriving now) and from last step (outstanding),
     // each within its lane and together within the queue room left then.
@@ -107,9 +117,9 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
     c.granted_up = 0;
     for k in 0..pl {
         let l = (first + k) % pl;
-        let old = upto(rng, lane_capacity(p, l, false).min(room_up));
+        let old = upto(rng, lane_capacity(p, l, false).min(room_up) / quiet);
         room_up -= old;
-        let granted = upto(rng, lane_capacity(p, l, false).min(room_up));
+        let granted = upto(rng, lane_capacity(p, l, false).min(room_up) / quiet);
         room_up -= granted;
         c.granted_up += granted;
         if l < f {
@@ -171,7 +181,7 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
                 upto(rng, 2 * p.inject_capacity) | upto(rng, most_left) << 16
             },
             finished: upto(rng, 5000),
-            pending: upto(rng, 100),
+            pending: upto(rng, 100 / quiet),
         })
         .collect();
     RouterStep { ctl: c, inbox, total }
@@ -195,6 +205,7 @@ struct Reached {
     queue_room: u32,
     in_flight_room: u32,
     weighted: u32,
+    idle_credit: u32,
 }
 
 /// The invariants of one step of RouterPlan and RouterForward, from its input and
@@ -300,17 +311,23 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     check(n.granted[parent] == o.out[pl].credit, format!("parent: granted {} but told {}", n.granted[parent], o.out[pl].credit));
     check(n.granted_up == upward, format!("granted {} up but told {upward}", n.granted_up));
     // Credit follows demand: all of it when there is room, else as much of the room
-    // as there is, each lane within a ray of its demand's part.
+    // as there is, each lane within a ray of its demand's part. Where the room holds
+    // every child's idle credit too, each child also gets that (within its lane).
     let demand = |l: usize| {
         let h = &s.inbox[l];
         if l < f { (h.pending + o.out[l].count).min(p.link_capacity) } else { h.pending.min(p.inject_capacity) }
     };
     let wanted: u32 = (0..pl).map(demand).sum();
     let avail = q.saturating_sub(n.up_count + outstanding);
-    check(upward == wanted.min(avail), format!("{upward} granted up of {wanted} wanted with {avail} free"));
+    let idle = if wanted + f as u32 * p.idle_credit as u32 <= avail { p.idle_credit as u32 } else { 0 };
+    let extra: u32 = (0..f).map(|ch| (demand(ch) + idle).min(p.link_capacity) - demand(ch)).sum();
+    reached.idle_credit += u32::from(extra > 0);
+    check(upward == wanted.min(avail) + extra, format!("{upward} granted up of {wanted} wanted and {extra} idle with {avail} free"));
     for l in 0..pl {
         let part = demand(l) as f64 * avail.min(wanted) as f64 / wanted.max(1) as f64;
-        check((o.out[l].credit as f64 - part).abs() < 1.0, format!("lane {l}: credit {} for a part of {part:.2}", o.out[l].credit));
+        let idle_here = if l < f { (demand(l) + idle).min(p.link_capacity) - demand(l) } else { 0 };
+        let got = o.out[l].credit as f64 - idle_here as f64;
+        check((got - part).abs() < 1.0, format!("lane {l}: credit {} for a part of {part:.2} and {idle_here} idle", o.out[l].credit));
     }
     // Emission the root allows its injectors: within what they asked for, and never
     // beyond what keeps every ray in flight inside the spill store.
@@ -517,7 +534,7 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
     assert_eq!(cases, 4 * 16 * 16);
     // The random states reach every limit, often.
     let r = &reached;
-    assert!([r.lane_credit, r.escapes, r.parent_credit, r.queue_room, r.in_flight_room, r.weighted].iter().all(|&n| n >= 20), "{r:?}");
+    assert!([r.lane_credit, r.escapes, r.parent_credit, r.queue_room, r.in_flight_room, r.weighted, r.idle_credit].iter().all(|&n| n >= 20), "{r:?}");
 }
 
 /// The root shares its in-flight room among its injectors by the pixels each has
