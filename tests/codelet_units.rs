@@ -320,12 +320,14 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     let wanted: u32 = (0..pl).map(demand).sum();
     let avail = q.saturating_sub(n.up_count + outstanding);
     let idle = if wanted + f as u32 * p.idle_credit as u32 <= avail { p.idle_credit as u32 } else { 0 };
-    let extra: u32 = (0..f).map(|ch| (demand(ch) + idle).min(p.link_capacity) - demand(ch)).sum();
+    // What a lane gets beyond its demand: the idle credit on a child lane, within the lane.
+    let idle_of = |l: usize| if l < f { (demand(l) + idle).min(p.link_capacity) - demand(l) } else { 0 };
+    let extra: u32 = (0..f).map(idle_of).sum();
     reached.idle_credit += u32::from(extra > 0);
     check(upward == wanted.min(avail) + extra, format!("{upward} granted up of {wanted} wanted and {extra} idle with {avail} free"));
     for l in 0..pl {
         let part = demand(l) as f64 * avail.min(wanted) as f64 / wanted.max(1) as f64;
-        let idle_here = if l < f { (demand(l) + idle).min(p.link_capacity) - demand(l) } else { 0 };
+        let idle_here = idle_of(l);
         let got = o.out[l].credit as f64 - idle_here as f64;
         check((got - part).abs() < 1.0, format!("lane {l}: credit {} for a part of {part:.2} and {idle_here} idle", o.out[l].credit));
     }

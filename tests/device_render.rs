@@ -474,6 +474,7 @@ fn bad_tree_options_are_one_line_errors() {
         (DeviceOptions { side_capacity: 0, ..opts(RayLayout::Half) }, "--tune side_capacity must be at least 1 ray"),
         (DeviceOptions { copies: 257, ..opts(RayLayout::Half) }, "--tune copies=257: a tracer holds at most 256 shard copies"),
         (DeviceOptions { direct_capacity: Some(20_000), ..opts(RayLayout::Half) }, "inject_capacity or direct_capacity"),
+        (DeviceOptions { idle_credit: 70_000, ..opts(RayLayout::Half) }, "--tune idle_credit=70000: at most 65535 rays"),
     ] {
         let e = plan(o).expect("must be refused");
         assert!(e.contains(want) && !e.contains('\n'), "{e}");

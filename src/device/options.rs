@@ -265,6 +265,9 @@ impl DeviceOptions {
                 return Err(format!("--tune {key}={rays}: at most {MAX_BUFFER_RAYS} rays (a tile holds {} bytes)", TILE_BYTES));
             }
         }
+        if self.idle_credit > u16::MAX as u32 {
+            return Err(format!("--tune idle_credit={}: at most {} rays (foam_params holds it in 16 bits)", self.idle_credit, u16::MAX));
+        }
         if self.region_bytes.is_some_and(|b| b > TILE_BYTES) {
             return Err(format!("--tune region_kib: a camera region cannot exceed a tile's {} KiB", TILE_BYTES / 1024));
         }

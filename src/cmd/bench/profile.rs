@@ -253,8 +253,8 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         let mut f = std::io::BufWriter::new(file);
         use std::io::Write;
         writeln!(f, "# link_bytes {} busiest_link_bytes {} busiest_receive_bytes {} links_max {} ray_bytes {} sets {}", link_bytes, busiest_link_bytes, busiest_receive_bytes, links_max, ray_bytes, sets).ok();
-        let mut shard: Vec<i64> = (0..tree.nodes.len()).map(|i| if i < tree.tracers() { i as i64 } else { -1 }).collect();
-        for &(n, s) in tree.replicas() {
+        let mut shard = vec![-1i64; tree.nodes.len()];
+        for (n, s) in tree.tracer_nodes() {
             shard[n] = s as i64;
         }
         for (i, n) in tree.nodes.iter().enumerate() {
