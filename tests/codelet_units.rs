@@ -134,14 +134,33 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
     arriving[pl] = upto(rng, old);
 
     let mut total = [0u32; FOAM_CATS as usize];
-    // Rays going up: the up queue and what children and injectors sent; each goes up
-    // or turns down into some child.
-    for _ in 0..c.up_count + arriving[..pl].iter().sum::<u32>() {
+    // The queues in the runs RouterForward leaves them in (RouterPlan's stay_off, the
+    // first of each queue at 0): the down queue a run per child, the up queue the
+    // rays going up, then the blocked turns by child. Runs may be empty.
+    let starts = |rng: &mut Rng, n: u32| {
+        let mut v: Vec<u32> = (0..f).map(|_| upto(rng, n)).collect();
+        v.sort_unstable();
+        v
+    };
+    let mut down = starts(rng, c.down_count);
+    down[0] = 0;
+    let turns = starts(rng, c.up_count);
+    c.stay_off[FOAM_CAT_UP as usize] = 0;
+    total[FOAM_CAT_UP as usize] += turns[0];
+    for ch in 0..f {
+        let end = |v: &[u32], n: u32| if ch + 1 < f { v[ch + 1] } else { n };
+        c.stay_off[FOAM_CAT_DOWN as usize + ch] = down[ch];
+        total[FOAM_CAT_DOWN as usize + ch] += end(&down, c.down_count) - down[ch];
+        c.stay_off[FOAM_CAT_TURN as usize + ch] = turns[ch];
+        total[FOAM_CAT_TURN as usize + ch] += end(&turns, c.up_count) - turns[ch];
+    }
+    // What children and injectors sent: each goes up or turns down into some child.
+    for _ in 0..arriving[..pl].iter().sum::<u32>() {
         let k = upto(rng, p.fanout) as usize;
         total[if k == f { FOAM_CAT_UP as usize } else { FOAM_CAT_TURN as usize + k }] += 1;
     }
-    // Rays going down: the down queue and what the parent sent.
-    for _ in 0..c.down_count + arriving[pl] {
+    // What the parent sent goes down.
+    for _ in 0..arriving[pl] {
         total[FOAM_CAT_DOWN as usize + upto(rng, p.fanout - 1) as usize] += 1;
     }
     for k in 0..FOAM_CATS as usize {
@@ -396,8 +415,8 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
 
 /// A router on each tile, with host handles to set and read every field: program 0
 /// runs RouterCount, program 1 RouterPlan then RouterForward. Every ray slot holds
-/// the empty-slot mark, so RouterCount counts no rays and RouterForward moves none:
-/// the steps' ray counts are the test's.
+/// the empty-slot mark, so RouterCount counts only the queues' runs and
+/// RouterForward moves no ray: the steps' ray counts are the test's.
 fn router_graph(params: &[foam_params]) -> Session {
     let mut s = Session::new(1, params.len() as u32).unwrap();
     s.add_codelets(&poplar_bridge::codelets_gp()).unwrap();
@@ -420,7 +439,7 @@ fn router_graph(params: &[foam_params]) -> Session {
         let ctl = var(&mut s, ElemType::UnsignedInt, size_of::<foam_router_ctl>() / 4, "ctl");
         let stats = var(&mut s, ElemType::UnsignedChar, size_of::<foam_tile_stats>(), "stats");
         let fields: [(&str, &[(&str, Tensor)]); 3] = [
-            ("RouterCount", &[("params", pv), ("inboxes", inb), ("queues", queues), ("ctl", ctl)]),
+            ("RouterCount", &[("params", pv), ("inboxes", inb), ("ctl", ctl)]),
             ("RouterPlan", &[("params", pv), ("inboxes", inb), ("outboxes", outb), ("ctl", ctl), ("stats", stats)]),
             ("RouterForward", &[("params", pv), ("inboxes", inb), ("queues", queues), ("outboxes", outb), ("ctl", ctl)]),
         ];
@@ -451,6 +470,24 @@ fn inbox_bytes(p: &foam_params, headers: &[foam_link_header]) -> Vec<u8> {
         inbox[at..at + size_of::<foam_link_header>()].copy_from_slice(&bytes_of(h));
     }
     inbox
+}
+
+/// What RouterCount's worker `w` counts where every inbox slot is empty: its slice
+/// of each queue (as RouterForward's workers cut every source) against the runs
+/// the queue is in (`c.stay_off`).
+fn queue_counts(c: &foam_router_ctl, f: usize, w: u32) -> [u32; FOAM_CATS as usize] {
+    let mut counts = [0u32; FOAM_CATS as usize];
+    let slice = |n: u32| (n * w / FOAM_WORKERS, n * (w + 1) / FOAM_WORKERS);
+    let mut add = |(b, e): (u32, u32), cat: usize, lo: u32, hi: u32| counts[cat] += hi.min(e).saturating_sub(lo.max(b));
+    let off = |k: u32| c.stay_off[k as usize];
+    for ch in 0..f as u32 {
+        let last = ch as usize + 1 == f;
+        let (d, t) = (FOAM_CAT_DOWN + ch, FOAM_CAT_TURN + ch);
+        add(slice(c.down_count), d as usize, off(d), if last { c.down_count } else { off(d + 1) });
+        add(slice(c.up_count), t as usize, off(t), if last { c.up_count } else { off(t + 1) });
+    }
+    add(slice(c.up_count), FOAM_CAT_UP as usize, 0, off(FOAM_CAT_TURN));
+    counts
 }
 
 /// What RouterCount's worker `w` sums over its own injector lanes (foam_inject_chunk).
@@ -502,7 +539,8 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
                 for w in 0..FOAM_WORKERS {
                     let want = lane_sums(p, &st.inbox, w);
                     assert_eq!(counted.lane_sums[w as usize], want, "round {round}, router {t}, worker {w}: lane sums");
-                    assert!(counted.counts[w as usize].iter().all(|&n| n == 0), "no ray in an empty slot is counted");
+                    // No ray in an empty inbox slot, and the queues by their runs.
+                    assert_eq!(counted.counts[w as usize], queue_counts(&st.ctl, p.fanout as usize, w), "round {round}, router {t}, worker {w}: counts");
                 }
                 st.ctl.lane_sums = counted.lane_sums;
                 s.write_tensor(&format!("wctl{t}"), &bytes_of(&st.ctl)).unwrap();

@@ -251,7 +251,7 @@ private:
       break;
     case Role::Router:
       addLocalVertex(cs[cs.at.count], "RouterCount", tile,
-                     {{"params", x.params}, {"inboxes", x.inbox}, {"queues", x.store}, {"ctl", x.ctl}});
+                     {{"params", x.params}, {"inboxes", x.inbox}, {"ctl", x.ctl}});
       addLocalVertex(cs[cs.at.plan], "RouterPlan", tile,
                      {{"params", x.params}, {"inboxes", x.inbox}, {"outboxes", x.outbox}, {"ctl", x.ctl},
                       {"stats", x.stats}});
@@ -375,7 +375,11 @@ private:
       switch (spec_.nodes[i].role) {
       case Role::Tracer: words(0, offsetof(foam_tracer_ctl, work) + sizeof(foam_tracer_ctl::work)); break;
       case Role::Injector: words(offsetof(foam_injector_ctl, work), sizeof(foam_injector_ctl::work)); break;
-      case Role::Router: words(offsetof(foam_router_ctl, counts), sizeof(foam_router_ctl::counts)); break;
+      // From the queues' sizes RouterCount walked (their runs, not their rays) to the counts.
+      case Role::Router:
+        words(offsetof(foam_router_ctl, src_up_count),
+              offsetof(foam_router_ctl, counts) + sizeof(foam_router_ctl::counts) - offsetof(foam_router_ctl, src_up_count));
+        break;
       case Role::Spill: break;
       }
     }

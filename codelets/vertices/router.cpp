@@ -148,17 +148,18 @@ private:
   size_t child_, inject_;
 };
 
+// The parent's inbox.
+inline Source parentSource(const foam_params &p, const unsigned char *inboxes) {
+  const unsigned char *parentIn = inboxes + foam_lane_offset(&p, foam_parent_lane(&p), 0);
+  return Source{parentIn + sizeof(foam_link_header), load<foam_link_header>(parentIn).count, true};
+}
+
 inline Sources sources(const foam_params &p, const unsigned char *inboxes, const unsigned char *queues,
                        unsigned parity, unsigned upCount, unsigned downCount) {
   const unsigned stride = p.ray_bytes, q = p.queue_capacity;
   const unsigned char *upHalf = queues + (size_t)parity * q * stride;
   const unsigned char *downHalf = queues + (size_t)(2 + parity) * q * stride;
-  const unsigned char *parentIn = inboxes + foam_lane_offset(&p, foam_parent_lane(&p), 0);
-  return Sources{p,
-                 inboxes,
-                 {Source{downHalf, downCount, true},
-                  Source{parentIn + sizeof(foam_link_header), load<foam_link_header>(parentIn).count, true},
-                  Source{upHalf, upCount, false}}};
+  return Sources{p, inboxes, {Source{downHalf, downCount, true}, parentSource(p, inboxes), Source{upHalf, upCount, false}}};
 }
 
 // An injector's weight in the root's allowance: its pixels left, at least one
@@ -233,6 +234,22 @@ inline uint32_t answerInjectors(const foam_params &p, const unsigned char *inbox
   return allowed;
 }
 
+// Adds to `counts` the categories of rays [begin, end) of a queue RouterForward
+// left in `runs` runs of one category each, without reading a ray: run r is
+// category cat(r) from slot start(r) to the next run's start (the last to `total`).
+// Rays wait in a router's queues while the lane they go to has no credit, hundreds
+// or thousands of them behind a hot tracer, and counting them ray by ray every step
+// made the busiest RouterCount of the step several times its inboxes' work.
+template <typename Cat, typename Start>
+inline void countRuns(unsigned begin, unsigned end, unsigned runs, unsigned total, Cat cat, Start start,
+                      uint32_t counts[FOAM_CATS]) {
+  for (unsigned r = 0; r < runs && begin < end; ++r) {
+    const unsigned lo = start(r), hi = r + 1 < runs ? start(r + 1) : total;
+    const unsigned from = lo > begin ? lo : begin, to = hi < end ? hi : end;
+    if (from < to) counts[cat(r)] += to - from;
+  }
+}
+
 // Adds the categories of `n` rays from `at` to `counts`.
 inline void countRays(const Route &route, const unsigned char *at, unsigned n, unsigned stride, bool fromParent,
                       uint32_t counts[FOAM_CATS]) {
@@ -246,18 +263,22 @@ inline void countRays(const Route &route, const unsigned char *at, unsigned n, u
 }  // namespace
 
 // Phase 1: each worker counts, per category, the rays of its slice of every source,
-// and sums its own injector lanes.
+// and sums its own injector lanes. The queues' rays it counts from the runs
+// RouterForward left them in (RouterPlan's stay_off): the down queue a run per
+// child in child order, the up queue the rays going up, then the blocked turns by
+// child. A ray's category is its route's, the same every step, so the runs say
+// what classifying each ray would.
 class RouterCount : public MultiVertex {
 public:
   Input<Bytes> params;
   Input<Bytes> inboxes;
-  Input<Bytes> queues;
   InOut<Words> ctl;  // writes only counts[workerId] and lane_sums[workerId]
 
   bool compute(unsigned workerId) {
     const foam_params &p = cview<foam_params>(params);
     const foam_router_ctl &c = cview<foam_router_ctl>(ctl);
-    const Sources s = sources(p, &inboxes[0], &queues[0], c.parity, c.up_count, c.down_count);
+    // The inboxes' rays, ray by ray: the queues are empty sources here.
+    const Sources s{p, &inboxes[0], {Source{nullptr, 0, true}, parentSource(p, &inboxes[0]), Source{nullptr, 0, false}}};
     const Route route = routeOf(p);
     const unsigned workers = numWorkers();
     uint32_t counts[FOAM_CATS] = {};
@@ -265,6 +286,17 @@ public:
     unsigned begin, end;
     for (Slices w(s, workerId, workers, false); w.next(src, begin, end);)
       countRays(route, src.ptr + (size_t)begin * p.ray_bytes, end - begin, p.ray_bytes, src.fromParent, counts);
+    // This worker's slices of the queues, as Slices cuts every source for RouterForward
+    // (most routers' queues are empty most steps: nothing to cut).
+    const unsigned f = p.fanout, down = c.down_count, up = c.up_count;
+    if (down)
+      countRuns(down * workerId / workers, down * (workerId + 1) / workers, f, down,
+                [](unsigned r) { return FOAM_CAT_DOWN + r; }, [&](unsigned r) { return c.stay_off[FOAM_CAT_DOWN + r]; },
+                counts);
+    if (up)
+      countRuns(up * workerId / workers, up * (workerId + 1) / workers, f + 1, up,
+                [](unsigned r) { return r ? FOAM_CAT_TURN + r - 1 : FOAM_CAT_UP; },
+                [&](unsigned r) { return r ? c.stay_off[FOAM_CAT_TURN + r - 1] : 0u; }, counts);
 
     // This worker's injector lanes in one walk: their rays (in any order: a
     // worker's counts are totals, and RouterForward's Slices give it the same
@@ -554,7 +586,7 @@ FOAM_STACK(RouterPlan);
 FOAM_STACK(RouterForward);
 
 #ifndef __POPC__
-FOAM_HOST_VERTEX(RouterCount, params, inboxes, queues, ctl)
+FOAM_HOST_VERTEX(RouterCount, params, inboxes, ctl)
 FOAM_HOST_VERTEX(RouterPlan, params, inboxes, outboxes, ctl, stats)
 FOAM_HOST_VERTEX(RouterForward, params, inboxes, queues, outboxes, ctl)
 #endif

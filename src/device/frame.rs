@@ -42,11 +42,22 @@ pub type PerCall<'a> = dyn FnMut(&foam_frame_status, &[foam_tile_stats], &[u32])
 /// the others, those waiting for credit, again the next step.
 pub const TRACER_HEAD_WORDS: usize = std::mem::offset_of!(foam_layout::foam_tracer_ctl, work) / 4;
 
+/// Words of a router's `foam_router_ctl` before its counts, from `src_up_count`,
+/// which the `WORK_HANDLE` stream carries too: `src_up_count` and `src_down_count`
+/// (the rays its queues held at the step's start, which RouterCount counts by runs
+/// and RouterForward walks ray by ray) first.
+pub const ROUTER_HEAD_WORDS: usize =
+    (std::mem::offset_of!(foam_layout::foam_router_ctl, counts) - std::mem::offset_of!(foam_layout::foam_router_ctl, src_up_count)) / 4;
+
 /// Words of a node's per-worker work counters in the `WORK_HANDLE` stream (what
 /// [`PerCall`] gets as its third argument, in node order); a tracer's follow its
-/// [`TRACER_HEAD_WORDS`].
+/// [`TRACER_HEAD_WORDS`], a router's its [`ROUTER_HEAD_WORDS`].
 pub fn work_words(role: Role) -> usize {
-    let head = if role == Role::Tracer { TRACER_HEAD_WORDS } else { 0 };
+    let head = match role {
+        Role::Tracer => TRACER_HEAD_WORDS,
+        Role::Router => ROUTER_HEAD_WORDS,
+        _ => 0,
+    };
     head + FOAM_WORKERS as usize
         * match role {
             Role::Tracer => FOAM_TW_COUNTERS,

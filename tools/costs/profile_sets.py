@@ -20,30 +20,41 @@ def ms(cycles):
     return cycles / CLOCK_HZ * 1e3
 
 
-def main(argv):
-    if not argv or argv[0].startswith("-"):
-        sys.exit(__doc__)
-    path, top = argv[0], 10
-    if "--top" in argv:
-        top = int(argv[argv.index("--top") + 1])
-    role, sets = {}, None
-    busiest = defaultdict(dict)  # iteration -> set -> (cycles, tile)
-    total, steps, visits = defaultdict(float), Counter(), Counter()
+def option(argv, name, default):
+    """The integer after `name` in argv, or `default`."""
+    return int(argv[argv.index(name) + 1]) if name in argv else default
+
+
+def read_dump(path):
+    """A profile dump as (compute sets, {tile: (role, shard)} with shard -1 for a tile
+    holding none, [(iteration, tile, rays in, cell steps, [cycles per set])])."""
+    sets, tiles, rows = None, {}, []
     for line in open(path):
         w = line.split()
         if line.startswith("#"):
             sets = int(w[w.index("sets") + 1])
         elif line.startswith("tile"):
-            role[int(w[1])] = w[2]
+            tiles[int(w[1])] = (w[2], int(w[-1]))
         elif w:
-            it, tile = int(w[0]), int(w[1])
-            cycles = [float(c) for c in w[5:5 + sets]]
-            total[tile] += sum(cycles)
-            visits[tile] += int(w[2])
-            steps[tile] += int(w[3])
-            for k, c in enumerate(cycles):
-                if c > busiest[it].get(k, (0.0, None))[0]:
-                    busiest[it][k] = (c, tile)
+            rows.append((int(w[0]), int(w[1]), int(w[2]), int(w[3]), [float(c) for c in w[5:5 + sets]]))
+    return sets, tiles, rows
+
+
+def main(argv):
+    if not argv or argv[0].startswith("-"):
+        sys.exit(__doc__)
+    path, top = argv[0], option(argv, "--top", 10)
+    sets, tiles, rows = read_dump(path)
+    role = {t: r for t, (r, _) in tiles.items()}
+    busiest = defaultdict(dict)  # iteration -> set -> (cycles, tile)
+    total, steps, visits = defaultdict(float), Counter(), Counter()
+    for it, tile, rays, cell_steps, cycles in rows:
+        total[tile] += sum(cycles)
+        visits[tile] += rays
+        steps[tile] += cell_steps
+        for k, c in enumerate(cycles):
+            if c > busiest[it].get(k, (0.0, None))[0]:
+                busiest[it][k] = (c, tile)
     print(f"{path}: {len(busiest)} iterations with work, {sets} compute sets")
     for k in range(sets):
         by_role = defaultdict(lambda: [0, 0.0])

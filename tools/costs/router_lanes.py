@@ -197,7 +197,9 @@ def main(argv):
         if t in keep:
             old = keep[t]
             result[t], result_ipu[t] = old["fit"][t], old["fit_ipu"][t]
-            notes[t] = dict(old["quality"][t], kept_from=old["recordings"])
+            # A type the old file kept from yet older recordings says so still.
+            notes[t] = dict(old["quality"][t])
+            notes[t].setdefault("kept_from", old["recordings"])
             continue
         mine = [r for r in rows if r[0] == t]
         coef, med, worst, n = fit(mine, cols, 7)

@@ -229,15 +229,19 @@ pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, sh_rest: us
     [emit, march, deal]
 }
 
-/// A router's cycles: RouterCount classifies (six workers, `scanned` rays each),
-/// RouterPlan plans (one), RouterForward moves the same rays (six); every worker of
-/// each walks all `children` and its own share of the `lanes` injector (or direct)
-/// lanes, and at the `root` also sums and answers its injectors' allowance on them.
-pub fn router_cycles(scanned: &[u64; WORKERS], children: u32, lanes: u32, root: bool) -> [f64; 3] {
+/// A router's cycles: RouterCount classifies (six workers, `classified` rays each:
+/// those of its inboxes; it counts its queues' slices by their runs, per child),
+/// RouterPlan plans (one), RouterForward moves every ray, queued or arrived (six,
+/// `moved` rays each); every worker of each walks all `children` and its own share
+/// of the `lanes` injector (or direct) lanes, and at the `root` also sums and
+/// answers its injectors' allowance on them.
+pub fn router_cycles(classified: &[u64; WORKERS], moved: &[u64; WORKERS], children: u32, lanes: u32, root: bool) -> [f64; 3] {
     let c = &*COSTS;
     let own = |w: usize| crate::device::tree::worker_lanes(lanes as usize, w, WORKERS).len() as u32;
-    let walk = |cost: &Walk| multi_worker_cycles(scanned.iter().enumerate().map(|(w, &n)| cost.per_worker(children, own(w), root, n)));
-    [walk(&c.RouterCount), single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)), walk(&c.RouterForward)]
+    let walk = |cost: &Walk, rays: &[u64; WORKERS]| {
+        multi_worker_cycles(rays.iter().enumerate().map(|(w, &n)| cost.per_worker(children, own(w), root, n)))
+    };
+    [walk(&c.RouterCount, classified), single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)), walk(&c.RouterForward, moved)]
 }
 
 /// The spill store's cycles: rays taken from the root or sent back, and the

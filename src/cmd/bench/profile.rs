@@ -20,7 +20,7 @@ use super::cycles::{
 use crate::device::Schedule;
 use crate::camera::Camera;
 use crate::device::edges::EdgeKind;
-use crate::device::frame::{TRACER_HEAD_WORDS, work_words};
+use crate::device::frame::{ROUTER_HEAD_WORDS, TRACER_HEAD_WORDS, work_words};
 use crate::device::tree::Role;
 use crate::device::{DeviceError, DevicePlan, DeviceRenderer};
 
@@ -93,6 +93,12 @@ struct TileAt {
 /// Words of `foam_tracer_ctl.pending` and `.held` in a tracer's `WORK_HANDLE` words.
 const PENDING: usize = std::mem::offset_of!(foam_layout::foam_tracer_ctl, pending) / 4;
 const HELD: usize = std::mem::offset_of!(foam_layout::foam_tracer_ctl, held) / 4;
+/// Words of `foam_router_ctl.src_up_count` and `.src_down_count` in a router's
+/// `WORK_HANDLE` words (which start at `src_up_count`).
+const SRC_UP: usize = 0;
+const SRC_DOWN: usize = (std::mem::offset_of!(foam_layout::foam_router_ctl, src_down_count)
+    - std::mem::offset_of!(foam_layout::foam_router_ctl, src_up_count))
+    / 4;
 
 /// Pixels a tracer finished between two readings of its work counters (its
 /// `WORK_HANDLE` words past [`TRACER_HEAD_WORDS`]), over its workers.
@@ -150,14 +156,17 @@ fn tile_cycles(
             let [emit, march, deal] = injector_cycles(&w, (s.pixels - p.pixels) as u64, sh_rest);
             place(schedule, &[(Part::Emit, emit), (Part::InjectorMarch, march), (Part::Deal, deal)])
         }
-        // The counts are this iteration's (RouterCount rewrites them every step).
+        // The counts are this iteration's (RouterCount rewrites them every step), and
+        // so are the queue sizes before them (RouterPlan sets them every step).
         Role::Router => {
-            let [count, plan, forward] = router_cycles(
-                &std::array::from_fn(|w| work[w * FOAM_CATS as usize..(w + 1) * FOAM_CATS as usize].iter().map(|&c| c as u64).sum()),
-                n.fanout,
-                n.inject_lanes,
-                root,
-            );
+            let (up, down) = (work[SRC_UP] as u64, work[SRC_DOWN] as u64);
+            let counts = &work[ROUTER_HEAD_WORDS..];
+            let rays: [u64; WORKERS] =
+                std::array::from_fn(|w| counts[w * FOAM_CATS as usize..(w + 1) * FOAM_CATS as usize].iter().map(|&c| c as u64).sum());
+            // RouterCount counts its slices of the queues by their runs, not ray by ray.
+            let slice = |n: u64, w: usize| n * (w as u64 + 1) / WORKERS as u64 - n * w as u64 / WORKERS as u64;
+            let classified: [u64; WORKERS] = std::array::from_fn(|w| rays[w].saturating_sub(slice(up, w) + slice(down, w)));
+            let [count, plan, forward] = router_cycles(&classified, &rays, n.fanout, n.inject_lanes, root);
             place(schedule, &[(Part::Count, count), (Part::Plan, plan), (Part::Forward, forward)])
         }
         Role::Spill => place(schedule, &[(Part::Spill, spill_cycles((s.rays_in - p.rays_in) as u64, tracers))]),
