@@ -132,8 +132,7 @@ public:
         return false;
       }
       if (src.count == 0) continue;
-      begin = src.count * w_ / workers_;
-      end = src.count * (w_ + 1) / workers_;
+      foam_worker_share(src.count, w_, workers_, &begin, &end);
       if (begin < end) return true;
     }
   }
@@ -289,14 +288,16 @@ public:
     // This worker's slices of the queues, as Slices cuts every source for RouterForward
     // (most routers' queues are empty most steps: nothing to cut).
     const unsigned f = p.fanout, down = c.down_count, up = c.up_count;
-    if (down)
-      countRuns(down * workerId / workers, down * (workerId + 1) / workers, f, down,
-                [](unsigned r) { return FOAM_CAT_DOWN + r; }, [&](unsigned r) { return c.stay_off[FOAM_CAT_DOWN + r]; },
-                counts);
-    if (up)
-      countRuns(up * workerId / workers, up * (workerId + 1) / workers, f + 1, up,
-                [](unsigned r) { return r ? FOAM_CAT_TURN + r - 1 : FOAM_CAT_UP; },
+    if (down) {
+      foam_worker_share(down, workerId, workers, &begin, &end);
+      countRuns(begin, end, f, down, [](unsigned r) { return FOAM_CAT_DOWN + r; },
+                [&](unsigned r) { return c.stay_off[FOAM_CAT_DOWN + r]; }, counts);
+    }
+    if (up) {
+      foam_worker_share(up, workerId, workers, &begin, &end);
+      countRuns(begin, end, f + 1, up, [](unsigned r) { return r ? FOAM_CAT_TURN + r - 1 : FOAM_CAT_UP; },
                 [&](unsigned r) { return r ? c.stay_off[FOAM_CAT_TURN + r - 1] : 0u; }, counts);
+    }
 
     // This worker's injector lanes in one walk: their rays (in any order: a
     // worker's counts are totals, and RouterForward's Slices give it the same

@@ -114,7 +114,8 @@ pub fn ipu_of_id(id: u64, id_bits: u32, ipus: u32) -> u32 {
 }
 
 /// The injector (or direct) lanes, of a router's `lanes`, that its worker `w` of
-/// `workers` walks whole: the host's copy of lanes.h `foam_inject_chunk`.
+/// `workers` walks whole, and as well its share of any source of rays: the host's
+/// copy of lanes.h `foam_worker_share` (`foam_inject_chunk` for lanes).
 pub fn worker_lanes(lanes: usize, w: usize, workers: usize) -> std::ops::Range<usize> {
     lanes * w / workers..lanes * (w + 1) / workers
 }

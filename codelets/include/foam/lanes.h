@@ -42,12 +42,19 @@ static inline size_t foam_inject_stride(const foam_params *p, int out) {
   return foam_link_bytes(p, out ? 0u : p->inject_capacity);
 }
 
+/* Worker w's share [*lo, *hi) of `n` items split over `workers`: a router's workers
+ * cut every source of rays and its injector lanes this way, so that RouterCount's
+ * worker counts what RouterForward's worker of the same index moves. */
+static inline void foam_worker_share(unsigned n, unsigned w, unsigned workers, unsigned *lo, unsigned *hi) {
+  *lo = n * w / workers;
+  *hi = n * (w + 1) / workers;
+}
+
 /* Worker w's share [*lo, *hi) of a router's injector lanes, whole lanes: RouterCount
  * and RouterForward split them the same way, so each worker sums, moves and answers
  * its own lanes and none walks the others'. */
 static inline void foam_inject_chunk(const foam_params *p, unsigned w, unsigned workers, unsigned *lo, unsigned *hi) {
-  *lo = p->inject_lanes * w / workers;
-  *hi = p->inject_lanes * (w + 1) / workers;
+  foam_worker_share(p->inject_lanes, w, workers, lo, hi);
 }
 
 /* Byte offset of a router's lane l; lane foam_parent_lane(p) + 1 gives the total. */

@@ -164,7 +164,7 @@ fn tile_cycles(
             let rays: [u64; WORKERS] =
                 std::array::from_fn(|w| counts[w * FOAM_CATS as usize..(w + 1) * FOAM_CATS as usize].iter().map(|&c| c as u64).sum());
             // RouterCount counts its slices of the queues by their runs, not ray by ray.
-            let slice = |n: u64, w: usize| n * (w as u64 + 1) / WORKERS as u64 - n * w as u64 / WORKERS as u64;
+            let slice = |n: u64, w: usize| crate::device::tree::worker_lanes(n as usize, w, WORKERS).len() as u64;
             let classified: [u64; WORKERS] = std::array::from_fn(|w| rays[w].saturating_sub(slice(up, w) + slice(down, w)));
             let [count, plan, forward] = router_cycles(&classified, &rays, n.fanout, n.inject_lanes, root);
             place(schedule, &[(Part::Count, count), (Part::Plan, plan), (Part::Forward, forward)])
