@@ -53,7 +53,7 @@ inline int classify(const Route &r, const unsigned char *slot, bool fromParent) 
   if (shard == FOAM_INVALID_SHARD) return -1;
   bool inSubtree = ((uint32_t)shard >> r.subtreeShift) == r.prefix;
   if (!inSubtree) return FOAM_CAT_UP;
-  int child = r.hashBits ? (int)foam_replica_child(foam_slot_px(slot), r.hashBits)
+  int child = r.hashBits ? (int)foam_replica_child(foam_slot_px(slot), r.prefix, r.hashBits)
                          : (int)(((uint32_t)shard >> r.levelShift) & r.childMask);
   return (fromParent ? FOAM_CAT_DOWN : FOAM_CAT_TURN) + child;
 }

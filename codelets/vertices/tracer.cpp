@@ -301,7 +301,7 @@ public:
       if (k < p.side_links && p.side_shard[k] == dest) {
         unsigned group = 1;
         while (k + group < p.side_links && p.side_shard[k + group] == dest) ++group;
-        const unsigned first = group > 1 ? foam_side_pick(foam_slot_px(src), group) : 0;
+        const unsigned first = group > 1 ? foam_side_pick(foam_slot_px(src), dest, group) : 0;
         for (unsigned i = 0; i < group; ++i) {
           const unsigned j = k + (first + i < group ? first + i : first + i - group);
           if (sideSent[j] == sideLimit[j]) continue;

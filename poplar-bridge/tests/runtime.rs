@@ -165,6 +165,20 @@ fn marching_divides_by_no_zero() {
     assert_eq!(run("march_traps", 0).unwrap(), "direction=0,0,0;end=1;cells=2;T=0.3;depth=-1");
 }
 
+/// The rays that picked one tile of a replicated shard (a replicas' router's pick)
+/// spread evenly over any tracer's pick among its links into another shard's tiles:
+/// within 6 standard deviations of a fair split in every case (one hash for every
+/// shard, as before, gave 40 and more: all of a replica's rays took one link). A
+/// power of two of links takes the router's bits.
+#[test]
+fn picks_into_two_shards_are_independent() {
+    let s = run("replica_picks", 0).unwrap();
+    let worst: u32 = field(&s, "worst_sd_x100").parse().unwrap();
+    assert!(worst < 600, "{s}");
+    assert_eq!(field(&s, "inconsistent"), "0", "{s}");
+    assert!(field(&s, "cases").parse::<u32>().unwrap() > 1000, "{s}");
+}
+
 #[test]
 fn device_manager_and_target_facts() {
     assert_eq!(run("device_manager", 0).unwrap(), "ipu=0;model_tiles=2944;bytes=638976;workers=6;half=2");

@@ -170,7 +170,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "replicas",
         fixed: Some(|o| o.replicas.to_string()),
-        doc: "Hot shards get replicas on the tiles the tree leaves free (a router of 2 to 16 tiles holding the shard in its tracer's place; a ray goes to the replica its pixel picks) until no tile's share of the camera's sampled rays is over this many times the mean tracer's, as far as the free tiles go (0: none).",
+        doc: "Hot shards get replicas on the tiles the tree leaves free (a router of 2 to 16 tiles holding the shard in its tracer's place; a ray goes to the replica its pixel picks) until no tile's share of the camera's sampled load (its cell steps, and 20 for each ray it takes in) is over this many times the mean tracer's, as far as the free tiles go (0: none).",
         set: |o, v| o.replicas = count(v),
         ..ONE_NUMBER
     },

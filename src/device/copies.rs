@@ -111,6 +111,36 @@ pub fn busiest_view(views: &[(Vec<Vec<u16>>, f64)], held: &[Vec<usize>]) -> Traf
     Traffic { arrivals, finishes, crossings: crossings.into_iter().map(|((a, b), w)| (a, b, w)).collect() }
 }
 
+/// A view's sampled paths (the shards each crosses), their cell steps shard by
+/// shard, and the pixels a path stands for.
+pub type ViewSteps<'a> = (&'a [Vec<u16>], &'a [Vec<u32>], f64);
+
+/// The cell steps each tracer tile marches for the sampled `views` (paths, their
+/// `steps` shard by shard, the pixels a path stands for) on tiles holding `held`
+/// copies, as the view that loads each tile most: a path's steps in a shard its
+/// tile holds a copy of are marched there, as [`traffic`] counts arrivals.
+pub fn tile_steps(views: &[ViewSteps<'_>], held: &[Vec<usize>]) -> Vec<f64> {
+    let mut most = vec![0.0f64; held.len()];
+    for &(paths, steps, weight) in views {
+        let mut on = vec![0.0f64; held.len()];
+        for (path, steps) in paths.iter().zip(steps) {
+            let Some(&first) = path.first() else { continue };
+            let mut tile = first as usize;
+            for (&s, &n) in path.iter().zip(steps) {
+                let s = s as usize;
+                if s != tile && held[tile].binary_search(&s).is_err() {
+                    tile = s;
+                }
+                on[tile] += n as f64 * weight;
+            }
+        }
+        for (m, v) in most.iter_mut().zip(on) {
+            *m = m.max(v);
+        }
+    }
+    most
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,5 +193,20 @@ mod tests {
         assert_eq!(t.arrivals, vec![4.0, 4.0, 5.0, 5.0]);
         assert_eq!(t.finishes, vec![2.0, 0.0, 5.0, 2.0]);
         assert_eq!(t.crossings, vec![(0, 1, 4.0), (1, 2, 4.0), (2, 3, 7.0)]);
+    }
+
+    #[test]
+    fn tile_steps_go_where_the_copies_march_them_busiest_view_per_tile() {
+        // Path 0 -> 1 -> 2 -> 1 with 3, 4, 5 and 6 steps; tile 0 holds a copy of 1,
+        // so it marches 1's first 4 steps, and 2 hands the last 6 to tile 1.
+        let paths = vec![vec![0u16, 1, 2, 1]];
+        let steps = vec![vec![3u32, 4, 5, 6]];
+        let held = vec![vec![1], vec![], vec![], vec![]];
+        assert_eq!(tile_steps(&[(&paths, &steps, 2.0)], &held), vec![14.0, 12.0, 10.0, 0.0]);
+        // No copies: each shard's own; of two views, the larger per tile.
+        let none = vec![Vec::new(); 4];
+        let other = (vec![vec![3u16, 1]], vec![vec![7u32, 1]]);
+        let both = tile_steps(&[(&paths, &steps, 1.0), (&other.0, &other.1, 1.0)], &none);
+        assert_eq!(both, vec![3.0, 10.0, 5.0, 7.0]);
     }
 }

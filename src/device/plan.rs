@@ -226,7 +226,10 @@ impl DevicePlan {
         // (Tree::place_on_ipus), and each IPU's free tiles would have to take its
         // own shards' replicas (replicas::choose per IPU).
         let free = if options.ipus == 1 { (options.tiles as usize).saturating_sub(topology.tree.nodes.len()) } else { 0 };
-        let replicated = super::replicas::choose(&traffic.arrivals, free, options.replicas, super::tree::MAX_FANOUT);
+        let steps: Vec<Vec<Vec<u32>>> = samples.iter().map(|s| s.steps_beyond_regions()).collect();
+        let views: Vec<_> = per_view.iter().zip(&steps).map(|((p, w), s)| (p.as_slice(), s.as_slice(), *w)).collect();
+        let load = replica_load(&super::copies::tile_steps(&views, &copies), &traffic.arrivals);
+        let replicated = super::replicas::choose(&load, free, options.replicas, super::tree::MAX_FANOUT);
         for &(s, tiles) in &replicated {
             topology.tree.replicate(s, tiles, options.tiles)?;
         }
@@ -617,6 +620,23 @@ struct Neighbours {
 /// Result slots a tracer gets per ray the sample expects to end on it: the rays
 /// are split between its six workers' parts of the store, not evenly.
 const RESULT_MARGIN: f64 = 1.5;
+
+/// What a ray a tracer takes in weighs beside a cell step, in the load the hot
+/// shards' replicas are chosen by ([`replica_load`]). More than its march: each
+/// arrival is also a ray sent on by one worker, room in the links and queues, and
+/// an iteration's wait. Measured (modelled frame, `foam-ipu bench`): 4 to 30 give
+/// the bicycle scene at SH degree 2 138.6 to 139.1 ms, against 146.2 with the
+/// arrivals alone and 152.8 at 0.58 (a visit's share of the march budget); of 8,
+/// 15, 20 and 30, 20 is the best on the 1 M scene and within 0.2 ms of the best on
+/// the others.
+const REPLICA_ARRIVAL_STEPS: f64 = 20.0;
+
+/// Each tracer tile's sampled load, which [`super::replicas::choose`] spreads over
+/// replicas: the cell steps it marches (`steps`, its copies' included) and
+/// [`REPLICA_ARRIVAL_STEPS`] for each ray it takes in (`arrivals`).
+fn replica_load(steps: &[f64], arrivals: &[f64]) -> Vec<f64> {
+    steps.iter().zip(arrivals).map(|(s, a)| s + REPLICA_ARRIVAL_STEPS * a).collect()
+}
 
 pub(crate) const REGION_SHARDS: usize = foam_layout::FOAM_REGION_MAX_SHARDS as usize;
 

@@ -3,15 +3,19 @@
 //! A frame costs, per iteration, its busiest tile; and the camera decides which
 //! tiles those are: the shards most of the view's rays cross, near the camera,
 //! march most of the frame while most tracers march nothing. The host's sample of
-//! the camera's rays ([`super::copies::busiest_view`]) says how many rays each
-//! tracer takes in, so the plan gives the hottest shards more tiles: a shard with
+//! the camera's rays ([`super::copies::busiest_view`], [`super::copies::tile_steps`])
+//! says how many rays each tracer takes in and how many cell steps it marches, so
+//! the plan gives the hottest shards more tiles: a shard with
 //! `r` tiles (a power of two) has a router of `r` children in its tracer's place,
 //! the tracer and `r - 1` replicas holding the same shard, its copies and its
 //! result store ([`super::tree::Tree::replicate`]). No other router changes: they
 //! route by the same shard id. Below the replicas' router a ray goes to the
 //! replica its pixel picks (layout.h foam_params.replicas), so each takes an
 //! equal share of the shard's rays, and a ray marches there exactly as it would
-//! on the tracer: the image does not depend on the replicas.
+//! on the tracer: the image does not depend on the replicas. The pick hashes the
+//! pixel with the shard's id (ray.h foam_pick_hash), as a tracer's pick among its
+//! side links into a shard does, so the rays one replica took spread evenly over
+//! its links into the next replicated shard.
 
 use std::collections::HashMap;
 

@@ -149,4 +149,10 @@ impl CameraSample {
         let out = self.split_paths().map(|(path, _, first)| path[first..].to_vec()).filter(|rest| !rest.is_empty()).collect();
         (out, self.pixels_per_path())
     }
+
+    /// The cell steps of [`paths_beyond_regions`](Self::paths_beyond_regions)'
+    /// paths, one count for each shard of each path.
+    pub fn steps_beyond_regions(&self) -> Vec<Vec<u32>> {
+        self.split_paths().filter(|(path, _, first)| path.len() > *first).map(|(_, steps, first)| steps[first..].to_vec()).collect()
+    }
 }
