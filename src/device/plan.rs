@@ -624,11 +624,11 @@ const RESULT_MARGIN: f64 = 1.5;
 /// What a ray a tracer takes in weighs beside a cell step, in the load the hot
 /// shards' replicas are chosen by ([`replica_load`]). More than its march: each
 /// arrival is also a ray sent on by one worker, room in the links and queues, and
-/// an iteration's wait. Measured (modelled frame, `foam-ipu bench`): 4 to 30 give
-/// the bicycle scene at SH degree 2 138.6 to 139.1 ms, against 146.2 with the
-/// arrivals alone and 152.8 at 0.58 (a visit's share of the march budget); of 8,
-/// 15, 20 and 30, 20 is the best on the 1 M scene and within 0.2 ms of the best on
-/// the others.
+/// an iteration's wait. Measured (modelled frame, `foam-ipu bench`): 8 to 30 give
+/// the bicycle scene at SH degree 2 138.6 to 139.1 ms (4 to 30, 138.2 to 138.9 with
+/// a first version of the pick hash), against 146.2 with the arrivals alone and
+/// 152.8 at 0.58 (a visit's share of the march budget); of 8, 15, 20 and 30, 20 is
+/// the best on the 1 M scene and within 0.2 ms of the best on the others.
 const REPLICA_ARRIVAL_STEPS: f64 = 20.0;
 
 /// Each tracer tile's sampled load, which [`super::replicas::choose`] spreads over
