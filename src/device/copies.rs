@@ -67,6 +67,20 @@ pub struct Traffic {
     pub crossings: Vec<(u32, u32, f64)>,
 }
 
+/// The tile that marches each shard of `path` on tiles holding `held` copies: the
+/// path's first shard's tile, until the path enters a shard that tile holds no copy
+/// of, whose tile then takes over.
+fn tiles_along<'a>(path: &'a [u16], held: &'a [Vec<usize>]) -> impl Iterator<Item = usize> + 'a {
+    let mut tile = path.first().map_or(0, |&s| s as usize);
+    path.iter().map(move |&s| {
+        let s = s as usize;
+        if s != tile && held[tile].binary_search(&s).is_err() {
+            tile = s;
+        }
+        tile
+    })
+}
+
 /// What the sampled `paths` do on tiles holding `held` copies, each path standing
 /// for `weight` pixels.
 pub fn traffic(paths: &[Vec<u16>], weight: f64, held: &[Vec<usize>]) -> Traffic {
@@ -74,19 +88,19 @@ pub fn traffic(paths: &[Vec<u16>], weight: f64, held: &[Vec<usize>]) -> Traffic 
     let mut finishes = vec![0.0f64; held.len()];
     let mut crossings: std::collections::BTreeMap<(u32, u32), f64> = Default::default();
     for path in paths {
-        let Some(&first) = path.first() else { continue };
-        let mut tile = first as usize;
-        arrivals[tile] += weight;
-        for &s in &path[1..] {
-            let s = s as usize;
-            if s == tile || held[tile].binary_search(&s).is_ok() {
-                continue;
+        let mut last: Option<usize> = None;
+        for tile in tiles_along(path, held) {
+            if last != Some(tile) {
+                if let Some(from) = last {
+                    *crossings.entry((from.min(tile) as u32, from.max(tile) as u32)).or_default() += weight;
+                }
+                arrivals[tile] += weight;
             }
-            *crossings.entry((tile.min(s) as u32, tile.max(s) as u32)).or_default() += weight;
-            tile = s;
-            arrivals[tile] += weight;
+            last = Some(tile);
         }
-        finishes[tile] += weight;
+        if let Some(tile) = last {
+            finishes[tile] += weight;
+        }
     }
     Traffic { arrivals, finishes, crossings: crossings.into_iter().map(|((a, b), w)| (a, b, w)).collect() }
 }
@@ -124,13 +138,7 @@ pub fn tile_steps(views: &[ViewSteps<'_>], held: &[Vec<usize>]) -> Vec<f64> {
     for &(paths, steps, weight) in views {
         let mut on = vec![0.0f64; held.len()];
         for (path, steps) in paths.iter().zip(steps) {
-            let Some(&first) = path.first() else { continue };
-            let mut tile = first as usize;
-            for (&s, &n) in path.iter().zip(steps) {
-                let s = s as usize;
-                if s != tile && held[tile].binary_search(&s).is_err() {
-                    tile = s;
-                }
+            for (tile, &n) in tiles_along(path, held).zip(steps) {
                 on[tile] += n as f64 * weight;
             }
         }

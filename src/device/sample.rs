@@ -135,24 +135,29 @@ impl CameraSample {
     pub fn tracer_steps(&self, shards: usize) -> Vec<f64> {
         let weight = self.pixels_per_path();
         let mut out = vec![0.0; shards];
-        for (path, steps, first) in self.split_paths() {
-            for (&s, &n) in path[first..].iter().zip(&steps[first..]) {
+        for (path, steps) in self.beyond_regions() {
+            for (&s, &n) in path.iter().zip(steps) {
                 out[s as usize] += n as f64 * weight;
             }
         }
         out
     }
 
+    /// The part of every sampled path after it leaves its injector's region, where
+    /// some is left: its shards and their cell steps.
+    fn beyond_regions(&self) -> impl Iterator<Item = (&[u16], &[u32])> + '_ {
+        self.split_paths().filter(|(path, _, first)| path.len() > *first).map(|(path, steps, first)| (&path[first..], &steps[first..]))
+    }
+
     /// The shards each sampled ray crosses after it leaves its injector's region
     /// and the pixels each path stands for.
     pub fn paths_beyond_regions(&self) -> (Vec<Vec<u16>>, f64) {
-        let out = self.split_paths().map(|(path, _, first)| path[first..].to_vec()).filter(|rest| !rest.is_empty()).collect();
-        (out, self.pixels_per_path())
+        (self.beyond_regions().map(|(path, _)| path.to_vec()).collect(), self.pixels_per_path())
     }
 
     /// The cell steps of [`paths_beyond_regions`](Self::paths_beyond_regions)'
     /// paths, one count for each shard of each path.
     pub fn steps_beyond_regions(&self) -> Vec<Vec<u32>> {
-        self.split_paths().filter(|(path, _, first)| path.len() > *first).map(|(_, steps, first)| steps[first..].to_vec()).collect()
+        self.beyond_regions().map(|(_, steps)| steps.to_vec()).collect()
     }
 }
