@@ -281,9 +281,9 @@ public:
     // Side links are in ascending order of their shard (topology.cpp refuses others),
     // so the ray's first link is found by bisection: walking up to sixteen links cost
     // every ray sent up the tree all of them. Links to one shard's replicas are
-    // neighbours in lane order; the ray's pixel picks one (foam_side_pick), as a router
-    // picks the replica, so what this tile hands a hot shard spreads over its tiles; a
-    // full pick tries the others.
+    // neighbours in lane order; the ray's pixel and this tile's shard pick one
+    // (foam_side_pick), so what this tile hands a hot shard spreads over its tiles
+    // whichever way its rays came; a full pick tries the others.
     auto send = [&](const unsigned char *src, uint16_t dest) __attribute__((always_inline)) {
       FOAM_PROBE(send);
       // The links to shards below `dest`, in four halvings of the sixteen entries
@@ -301,7 +301,7 @@ public:
       if (k < p.side_links && p.side_shard[k] == dest) {
         unsigned group = 1;
         while (k + group < p.side_links && p.side_shard[k + group] == dest) ++group;
-        const unsigned first = group > 1 ? foam_side_pick(foam_slot_px(src), dest, group) : 0;
+        const unsigned first = group > 1 ? foam_side_pick(foam_slot_px(src), dest, p.shard, group) : 0;
         for (unsigned i = 0; i < group; ++i) {
           const unsigned j = k + (first + i < group ? first + i : first + i - group);
           if (sideSent[j] == sideLimit[j]) continue;

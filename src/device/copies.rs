@@ -65,6 +65,20 @@ pub struct Traffic {
     pub finishes: Vec<f64>,
     /// Crossings between tiles `(a, b, rays)`, `a < b`, both directions together.
     pub crossings: Vec<(u32, u32, f64)>,
+    /// Crossings from tile to tile `(from, to, rays)`, sorted: what a link into a
+    /// replicated shard brings its far end depends on which way the rays go.
+    pub flows: Vec<(u32, u32, f64)>,
+}
+
+impl Traffic {
+    fn new(arrivals: Vec<f64>, finishes: Vec<f64>, flows: std::collections::BTreeMap<(u32, u32), f64>) -> Self {
+        let mut crossings: std::collections::BTreeMap<(u32, u32), f64> = Default::default();
+        for (&(a, b), &w) in &flows {
+            *crossings.entry((a.min(b), a.max(b))).or_default() += w;
+        }
+        let list = |m: std::collections::BTreeMap<(u32, u32), f64>| m.into_iter().map(|((a, b), w)| (a, b, w)).collect();
+        Traffic { arrivals, finishes, crossings: list(crossings), flows: list(flows) }
+    }
 }
 
 /// The tile that marches each shard of `path` on tiles holding `held` copies: the
@@ -86,13 +100,13 @@ fn tiles_along<'a>(path: &'a [u16], held: &'a [Vec<usize>]) -> impl Iterator<Ite
 pub fn traffic(paths: &[Vec<u16>], weight: f64, held: &[Vec<usize>]) -> Traffic {
     let mut arrivals = vec![0.0f64; held.len()];
     let mut finishes = vec![0.0f64; held.len()];
-    let mut crossings: std::collections::BTreeMap<(u32, u32), f64> = Default::default();
+    let mut flows: std::collections::BTreeMap<(u32, u32), f64> = Default::default();
     for path in paths {
         let mut last: Option<usize> = None;
         for tile in tiles_along(path, held) {
             if last != Some(tile) {
                 if let Some(from) = last {
-                    *crossings.entry((from.min(tile) as u32, from.max(tile) as u32)).or_default() += weight;
+                    *flows.entry((from as u32, tile as u32)).or_default() += weight;
                 }
                 arrivals[tile] += weight;
             }
@@ -102,7 +116,7 @@ pub fn traffic(paths: &[Vec<u16>], weight: f64, held: &[Vec<usize>]) -> Traffic 
             finishes[tile] += weight;
         }
     }
-    Traffic { arrivals, finishes, crossings: crossings.into_iter().map(|((a, b), w)| (a, b, w)).collect() }
+    Traffic::new(arrivals, finishes, flows)
 }
 
 /// The traffic of several views' sampled paths (each set with its weight) on
@@ -112,17 +126,17 @@ pub fn traffic(paths: &[Vec<u16>], weight: f64, held: &[Vec<usize>]) -> Traffic 
 pub fn busiest_view(views: &[(Vec<Vec<u16>>, f64)], held: &[Vec<usize>]) -> Traffic {
     let mut arrivals = vec![0.0f64; held.len()];
     let mut finishes = vec![0.0f64; held.len()];
-    let mut crossings: std::collections::BTreeMap<(u32, u32), f64> = Default::default();
+    let mut flows: std::collections::BTreeMap<(u32, u32), f64> = Default::default();
     for (paths, weight) in views {
         let t = traffic(paths, *weight, held);
         for (most, v) in arrivals.iter_mut().zip(&t.arrivals).chain(finishes.iter_mut().zip(&t.finishes)) {
             *most = most.max(*v);
         }
-        for (a, b, w) in t.crossings {
-            *crossings.entry((a, b)).or_default() += w;
+        for (a, b, w) in t.flows {
+            *flows.entry((a, b)).or_default() += w;
         }
     }
-    Traffic { arrivals, finishes, crossings: crossings.into_iter().map(|((a, b), w)| (a, b, w)).collect() }
+    Traffic::new(arrivals, finishes, flows)
 }
 
 /// A view's sampled paths (the shards each crosses), their cell steps shard by
@@ -181,12 +195,14 @@ mod tests {
         assert_eq!(t.arrivals, vec![4.0, 4.0, 4.0, 2.0]);
         assert_eq!(t.finishes, vec![2.0, 0.0, 0.0, 2.0]);
         assert_eq!(t.crossings, vec![(0, 1, 4.0), (1, 2, 4.0), (2, 3, 2.0)]);
+        assert_eq!(t.flows, vec![(0, 1, 2.0), (1, 0, 2.0), (1, 2, 2.0), (2, 1, 2.0), (2, 3, 2.0)]);
         // Tile 0 holds 1 and 2: the first ray stays there until it leaves for 3.
         let held = vec![vec![1, 2], vec![], vec![], vec![]];
         let t = traffic(&paths, 1.0, &held);
         assert_eq!(t.arrivals, vec![2.0, 1.0, 1.0, 1.0]);
         assert_eq!(t.finishes, vec![1.0, 0.0, 0.0, 1.0]);
         assert_eq!(t.crossings, vec![(0, 1, 1.0), (0, 3, 1.0), (1, 2, 1.0)]);
+        assert_eq!(t.flows, vec![(0, 3, 1.0), (1, 0, 1.0), (2, 1, 1.0)]);
     }
 
     #[test]
@@ -196,11 +212,12 @@ mod tests {
         let none = vec![Vec::new(); 4];
         let one = busiest_view(std::slice::from_ref(&a), &none);
         let alone = traffic(&a.0, a.1, &none);
-        assert_eq!((one.arrivals, one.finishes, one.crossings), (alone.arrivals, alone.finishes, alone.crossings));
+        assert_eq!((one.arrivals, one.finishes, one.crossings, one.flows), (alone.arrivals, alone.finishes, alone.crossings, alone.flows));
         let t = busiest_view(&[a, b], &none);
         assert_eq!(t.arrivals, vec![4.0, 4.0, 5.0, 5.0]);
         assert_eq!(t.finishes, vec![2.0, 0.0, 5.0, 2.0]);
         assert_eq!(t.crossings, vec![(0, 1, 4.0), (1, 2, 4.0), (2, 3, 7.0)]);
+        assert_eq!(t.flows[5], (3, 2, 5.0));
     }
 
     #[test]

@@ -241,7 +241,7 @@ impl DevicePlan {
         } else {
             None
         };
-        let planned = Neighbours { sides, copies, results, crossings: traffic.crossings };
+        let planned = Neighbours { sides, copies, results, flows: traffic.flows };
         let mut plan = Self::assemble(scene, (part, sites), &packed, topology, planned, (samples, load_cut))?;
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
@@ -321,7 +321,7 @@ impl DevicePlan {
     ) -> Result<DevicePlan, DeviceError> {
         let (tree, options) = (&topology.tree, &topology.options);
         let owner = |c: u32| part.owner(c);
-        let Neighbours { sides, copies, results, crossings } = neighbours;
+        let Neighbours { sides, copies, results, flows } = neighbours;
         let result_slots: Vec<u32> = (0..packed.len())
             .map(|a| results.get(a).copied().unwrap_or(options.results) / foam_layout::FOAM_WORKERS)
             .collect();
@@ -329,7 +329,7 @@ impl DevicePlan {
         let sides = sides.unwrap_or_else(|| {
             super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, tree, options.side_links)
         });
-        let sides = super::replicas::with_replica_sides(&sides, tree, &crossings, options.side_links);
+        let sides = super::replicas::with_replica_sides(&sides, tree, &flows, options.side_links);
 
         let mut blobs = Vec::with_capacity(packed.iter().map(|p| p.blob.len()).sum());
         let mut offsets = Vec::with_capacity(packed.len());
@@ -613,8 +613,8 @@ struct Neighbours {
     sides: Option<Vec<Vec<u32>>>,
     copies: Vec<Vec<usize>>,
     results: Vec<u32>,
-    /// The sampled rays across each pair of tracers, for the replicas' side links.
-    crossings: Vec<(u32, u32, f64)>,
+    /// The sampled rays from tracer to tracer, for the replicas' side links.
+    flows: Vec<(u32, u32, f64)>,
 }
 
 /// Result slots a tracer gets per ray the sample expects to end on it: the rays

@@ -13,9 +13,10 @@
 //! replica its pixel picks (layout.h foam_params.replicas), so each takes an
 //! equal share of the shard's rays, and a ray marches there exactly as it would
 //! on the tracer: the image does not depend on the replicas. The pick hashes the
-//! pixel with the shard's id (ray.h foam_pick_hash), as a tracer's pick among its
-//! side links into a shard does, so the rays one replica took spread evenly over
-//! its links into the next replicated shard.
+//! pixel with the shard's id (ray.h foam_pick_hash); a tracer's pick among its side
+//! links into a shard hashes the pixel with both shards' ids (foam_side_pick), so
+//! the rays one replica took spread evenly over its links into the next replicated
+//! shard, and those a neighbour hands back spread over the replicas' tiles again.
 
 use std::collections::HashMap;
 
@@ -53,28 +54,36 @@ pub fn choose(load: &[f64], free: usize, ratio: u32, most: u32) -> Vec<(usize, u
 
 /// Side links of every tracer node of `tree` (by node), from the shards' `sides`
 /// (each tracer's side-link neighbours by shard, symmetric, in lane order) and the
-/// sampled rays that cross between each pair of tracers (`crossings`, `(a, b,
-/// rays)` as [`super::copies::Traffic`] has them; none given: 1 each), at most
-/// `most` links a node where no shard has more than `most` side neighbours (the
-/// plan's have at most `side_links`): every pair keeps one link on each of the
-/// smaller shard's tiles, and only the room left spreads them.
+/// sampled rays that cross from tracer to tracer (`flows`, `(from, to, rays)` as
+/// [`super::copies::Traffic`] has them; none given: 1 each way), at most `most`
+/// links a node where no shard has more than `most` side neighbours (the plan's
+/// have at most `side_links`): every pair keeps one link on each of the smaller
+/// shard's tiles, and only the room left spreads them.
 ///
 /// Two side-linked shards of `m` and `n` tiles (`m <= n`, powers of two; a shard
 /// without replicas has one) get `m·k` links: `k` on each of the smaller shard's
 /// tiles, to `m·k` consecutive tiles of the larger one, one each. `k` is `n / m`
 /// where every small tile has room for it beside one link for each of its shard's
 /// pairs still to come, else the largest power of two below that has. Pairs go in
-/// falling order of crossings, each on the larger shard's run whose busiest tile the
-/// links so far carry least. A tracer picks among its links to one shard by the
-/// ray's pixel (layout: neighbours in lane order; the codelet's foam_side_pick), so
-/// what a hot shard's side neighbours hand it spreads over its replicas as the
-/// routers spread the rest by pixel. With one link a neighbour (as before) the
+/// falling order of crossings (both ways), each on the larger shard's run whose
+/// busiest tile the links so far bring the fewest rays, then whose sum is least.
+/// A link brings its far end's share of the rays that way: the small shard's rays
+/// into the large one split over all `m·k` links (every small tile has `k`), but
+/// the large shard's rays into the small one only from its `m·k` linked tiles,
+/// `1/n` of them each (the rest take the tree). (Before, each link charged both
+/// ends with the pair's crossings both ways, a hot shard's outgoing rays as if
+/// they arrived on its run.) A tracer picks among its links to one shard by the
+/// ray's pixel and its own shard (layout: neighbours in lane order; the codelet's
+/// foam_side_pick), so what a hot shard's side neighbours hand it spreads over its
+/// replicas as the routers spread the rest by pixel. With one link a neighbour the
 /// hottest replica marched up to 30 times what the coolest of its shard did on the
-/// bicycle scene at SH degree 2, the heavy pairs' rays all landing on one tile. Any
-/// replica may march a ray (they hold the same shard), so the link need not lead to
-/// the replica a router would pick. Symmetric, each node's links in its shard's
-/// lane order (a shard's several links in run order).
-pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, crossings: &[(u32, u32, f64)], most: u32) -> Vec<Vec<u32>> {
+/// bicycle scene at SH degree 2, the heavy pairs' rays all landing on one tile. A
+/// neighbour with room for fewer links than the shard has tiles reaches only its
+/// run, which then takes more than the rest of the group. Any replica may march a
+/// ray (they hold the same shard), so the link need not lead to the replica a
+/// router would pick. Symmetric, each node's links in its shard's lane order (a
+/// shard's several links in run order).
+pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, flows: &[(u32, u32, f64)], most: u32) -> Vec<Vec<u32>> {
     let shards = sides.len().min(tree.tracers());
     // Each shard's tiles, its tracer (child 0 of the replicas' router) first.
     let mut tiles: Vec<Vec<usize>> = (0..shards).map(|s| vec![s]).collect();
@@ -83,13 +92,14 @@ pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, crossings: &[(u32, u3
     for (n, s) in replicas {
         tiles[s].push(n);
     }
-    let weight: HashMap<(usize, usize), f64> = crossings.iter().map(|&(a, b, w)| ((a.min(b) as usize, a.max(b) as usize), w)).collect();
-    let crossed = |a: usize, b: usize| if weight.is_empty() { 1.0 } else { weight.get(&(a.min(b), a.max(b))).copied().unwrap_or(0.0) };
+    let flow: HashMap<(usize, usize), f64> = flows.iter().map(|&(a, b, w)| ((a as usize, b as usize), w)).collect();
+    let towards = |a: usize, b: usize| if flow.is_empty() { 1.0 } else { flow.get(&(a, b)).copied().unwrap_or(0.0) };
     let mut pairs: Vec<(usize, usize, f64)> = (0..shards)
         .flat_map(|a| sides[a].iter().filter(move |&&b| a < b as usize).map(move |&b| (a, b as usize)))
-        .map(|(a, b)| (a, b, crossed(a, b)))
+        .map(|(a, b)| (a, b, towards(a, b) + towards(b, a)))
         .collect();
     pairs.sort_by(|x, y| y.2.total_cmp(&x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
+    // Rays the links so far bring each node.
     let mut load = vec![0.0f64; tree.nodes.len()];
     // Links each node has, and each shard's pairs still to place (one link each at
     // least, on any of its tiles).
@@ -101,7 +111,7 @@ pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, crossings: &[(u32, u3
     }
     // partner[node] holds (neighbour shard, neighbour node).
     let mut partner: Vec<Vec<(usize, usize)>> = vec![Vec::new(); tree.nodes.len()];
-    for (a, b, w) in pairs {
+    for (a, b, _) in pairs {
         to_come[a] -= 1;
         to_come[b] -= 1;
         let (small, big) = if tiles[a].len() <= tiles[b].len() { (a, b) } else { (b, a) };
@@ -120,10 +130,11 @@ pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, crossings: &[(u32, u3
             (run.clone().fold(0.0, f64::max), run.sum::<f64>())
         };
         let o = (0..n).min_by(|&x, &y| score(x).partial_cmp(&score(y)).unwrap().then(x.cmp(&y))).unwrap_or(0);
+        let (into_big, into_small) = (towards(small, big) / run as f64, towards(big, small) / n as f64);
         for i in 0..run {
             let (p, q) = (tiles[small][i / k], tiles[big][(o + i) % n]);
-            load[p] += w / run as f64;
-            load[q] += w / run as f64;
+            load[p] += into_small;
+            load[q] += into_big;
             used[p] += 1;
             used[q] += 1;
             partner[p].push((big, q));
@@ -169,8 +180,10 @@ mod tests {
         assert!(choose(&[5.0; 4], 100, 1, 16).is_empty());
     }
 
-    /// The sampled crossings of [`four_shards`]' side-linked pairs.
-    const CROSSINGS: [(u32, u32, f64); 4] = [(1, 2, 100.0), (1, 3, 60.0), (0, 1, 40.0), (0, 2, 10.0)];
+    /// The sampled rays between [`four_shards`]' side-linked pairs, each way: 100,
+    /// 60, 40 and 10 a pair, most of 1-2's from shard 1 into shard 2.
+    const FLOWS: [(u32, u32, f64); 8] =
+        [(1, 2, 60.0), (2, 1, 40.0), (1, 3, 30.0), (3, 1, 30.0), (0, 1, 20.0), (1, 0, 20.0), (0, 2, 5.0), (2, 0, 5.0)];
 
     /// Shards 0 to 3 of a tree of 16, shard 1 on four tiles and shard 2 on two,
     /// side-linked 0-1, 0-2, 1-2 and 1-3.
@@ -207,9 +220,10 @@ mod tests {
         // `most` 1 leaves no tile room for a second link to one shard (a pair's one
         // link each is always placed): one link on each of the smaller shard's
         // tiles. Pairs by falling crossings: 1-2 (100: shard 2's two tiles to shard
-        // 1's first two, 50 each), 1-3 (60: shard 1's first idle tile, 2), 0-1 (40:
-        // its tile 3, idle), 0-2 (10: shard 2's tiles carry 50 each, so its first).
-        let all = with_replica_sides(&sides, &tree, &CROSSINGS, 1);
+        // 1's first two, bringing them 20 rays each), 1-3 (60: shard 1's first tile
+        // no link brings rays, 2), 0-1 (40: its tile 3, the last), 0-2 (10: shard
+        // 2's tiles are brought 15 each, so its first).
+        let all = with_replica_sides(&sides, &tree, &FLOWS, 1);
         symmetric(&all);
         assert_eq!(all[of(1, 0)], nodes(&[of(2, 0)]));
         assert_eq!(all[of(1, 1)], nodes(&[of(2, 1)]));
@@ -223,10 +237,30 @@ mod tests {
     }
 
     #[test]
+    fn runs_go_where_the_links_bring_fewest_rays_not_where_most_leave() {
+        // Shard 1 on four tiles, single-tile neighbours 0, 2 and 3 with room for
+        // two links each: runs of two. 0-1 (100 rays) goes first, on tiles 0 and 1,
+        // but 90 of its rays leave shard 1, so those tiles are brought 5 each; 1-2
+        // (50 into shard 1) takes tiles 2 and 3; 1-3 (35 into shard 1) then belongs
+        // on tiles 0 and 1. Charging each link both ways put it on 2 and 3 (both
+        // runs at 50 by that count), which took 42.5 rays each and 0 and 1 5.
+        let mut tree = Tree::new(4, 1472, &[4], 1).unwrap();
+        tree.replicate(1, 4, 1472).unwrap();
+        let mut sides = vec![vec![1], vec![0, 2, 3], vec![1], vec![1]];
+        sides.resize(16, Vec::new());
+        let flows = [(1, 0, 90.0), (0, 1, 10.0), (1, 2, 10.0), (2, 1, 50.0), (1, 3, 5.0), (3, 1, 35.0)];
+        let all = with_replica_sides(&sides, &tree, &flows, 2);
+        let of = |k: u32| tile(&tree, 1, k);
+        assert_eq!(all[0], nodes(&[of(0), of(1)]));
+        assert_eq!(all[2], nodes(&[of(2), of(3)]));
+        assert_eq!(all[3], nodes(&[of(0), of(1)]));
+    }
+
+    #[test]
     fn a_neighbour_links_to_every_tile_of_a_hot_shard_where_it_has_room() {
         let (tree, sides) = four_shards();
         let of = |s: usize, k: u32| tile(&tree, s, k);
-        let all = with_replica_sides(&sides, &tree, &CROSSINGS, 16);
+        let all = with_replica_sides(&sides, &tree, &FLOWS, 16);
         for (a, lanes) in all.iter().enumerate() {
             assert!(lanes.len() <= 16);
             for &b in lanes {
@@ -244,7 +278,7 @@ mod tests {
         // At most three links a node: shard 3 takes two of shard 1's tiles (four do
         // not fit), shard 0 two more (one left for its pair to come, 0-2), which go to
         // the two its other links carry least; then 0-2 has room for one.
-        let three = with_replica_sides(&sides, &tree, &CROSSINGS, 3);
+        let three = with_replica_sides(&sides, &tree, &FLOWS, 3);
         assert_eq!(three[3], nodes(&[of(1, 0), of(1, 1)]));
         assert_eq!(three[0], nodes(&[of(1, 2), of(1, 3), of(2, 0)]));
         assert_eq!(three[of(2, 1)], nodes(&[of(1, 2), of(1, 3)]));

@@ -378,8 +378,9 @@ typedef struct foam_params {
   /* [lanes] side links: direct edges to other tracers (src/device/sides.rs chooses
    * them). A ray bound for side_shard[k] skips the router tree when link k has
    * credit, and takes the tree when it has not. Links to several tiles of one
-   * replicated shard are neighbours in lane order, and the ray's pixel picks the
-   * first tried (foam_side_pick; src/device/replicas.rs places them). */
+   * replicated shard are neighbours in lane order, and the ray's pixel and this
+   * tile's shard pick the first tried (foam_side_pick; src/device/replicas.rs
+   * places them). */
   uint32_t side_links;
   uint32_t side_capacity;  /* [lanes] rays per side-link buffer, both directions */
   uint16_t side_shard[FOAM_MAX_SIDES]; /* [lanes] the shard at the other end of each */

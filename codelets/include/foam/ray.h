@@ -64,11 +64,15 @@ static inline uint32_t foam_replica_child(uint32_t px, uint32_t shard, uint32_t 
   return foam_pick_hash(px, shard) >> (32u - bits);
 }
 /* Which of `links` side links to tiles of shard `shard` (1 < links <= FOAM_MAX_SIDES)
- * carries the ray of pixel word `px`: the hash's top 16 bits scaled to the links,
- * so a power of two of links takes exactly foam_replica_child's bits, and any
- * other count is spread evenly too. */
-static inline uint32_t foam_side_pick(uint32_t px, uint32_t shard, uint32_t links) {
-  return ((foam_pick_hash(px, shard) >> 16) * links) >> 16;
+ * a tile of shard `from` first tries for the ray of pixel word `px`: a hash keyed
+ * by both shards, its top 16 bits scaled to the links. Not the router's bits: a
+ * ray the router had sent to tile b of a 16-tile shard, which then crossed over
+ * b's one link to the neighbour tile that serves b's run of four and came back,
+ * picked by the bits that had chosen b, and so landed on tile 5u of run u: tiles 0,
+ * 5, 10 and 15 took twice the rays of the others (bicycle scene, SH degree 2).
+ * Keyed by the sender too, the pick does not depend on how the ray got here. */
+static inline uint32_t foam_side_pick(uint32_t px, uint32_t shard, uint32_t from, uint32_t links) {
+  return ((foam_pick_hash(px, shard ^ ((from + 1u) * 0x27D4EB2Fu)) >> 16) * links) >> 16;
 }
 static inline void foam_slot_invalidate(unsigned char *slot) {
   uint16_t s = FOAM_INVALID_SHARD;
