@@ -359,21 +359,22 @@ impl DevicePlan {
         let dearest = samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0);
         let planned = options.march_budget.unwrap_or_else(|| super::options::planned_march_budget(dearest, share, load_cut.is_some(), fine));
         let even = load_cut.is_some() && !fine;
-        let tracer_budget = options.tracer_budget.unwrap_or_else(|| super::options::planned_tracer_budget(planned, share, even));
+        // The hottest tracer tile's sampled steps: its shard's over its tiles.
+        let mut tiles = vec![1.0f64; packed.len()];
+        for &(_, s) in tree.replicas() {
+            tiles[s] += 1.0;
+        }
+        let hottest = samples
+            .iter()
+            .flat_map(|v| v.tracer_steps(packed.len()).into_iter().zip(&tiles).map(|(n, t)| n / t))
+            .fold(0.0, f64::max);
+        let tracer_budget = options.tracer_budget.unwrap_or_else(|| {
+            let planned = super::options::planned_tracer_budget(planned, share, even);
+            if planned == 0 { 0 } else { planned.max(super::options::tracer_budget_floor(hottest)) }
+        });
         let budget = match options.march_budget {
             Some(b) => b,
-            None => {
-                // The hottest tracer tile's sampled steps: its shard's over its tiles.
-                let mut tiles = vec![1.0f64; packed.len()];
-                for &(_, s) in tree.replicas() {
-                    tiles[s] += 1.0;
-                }
-                let hottest = samples
-                    .iter()
-                    .flat_map(|v| v.tracer_steps(packed.len()).into_iter().zip(&tiles).map(|(n, t)| n / t))
-                    .fold(0.0, f64::max);
-                super::options::paced_march_budget(planned, dearest, hottest, tracer_budget)
-            }
+            None => super::options::paced_march_budget(planned, dearest, hottest, tracer_budget),
         };
         for (i, n) in tree.nodes.iter().enumerate() {
             let b = match n.role {
