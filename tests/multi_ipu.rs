@@ -28,8 +28,9 @@ fn fp32(ipus: u32) -> DeviceOptions {
     DeviceOptions { layout: RayLayout::Fp32, ipus, ..DeviceOptions::default() }
 }
 
-/// The same 64 shards on one IPU and on two (32 each): the same floats, while the
-/// second graph really spans two IPUs and the runtime counts what crosses them.
+/// The same 64 shards on one IPU and on two (32 each, and replicas of hot shards on
+/// each IPU's free tiles): the same floats, while the second graph really spans two
+/// IPUs and the runtime counts what crosses them.
 #[test]
 fn two_ipus_render_the_image_of_one_bit_for_bit() {
     let (scene, garden_cam) = garden();
@@ -46,8 +47,12 @@ fn two_ipus_render_the_image_of_one_bit_for_bit() {
         assert_eq!(n.tile / TILES, want, "node {i} ({:?}) on tile {}", n.role, n.tile);
     }
     assert!(tree.nodes.iter().all(|n| matches!(n.role, Role::Tracer | Role::Router) || n.tile < TILES));
+    // Each IPU's free tiles hold replicas of its own hot shards (the tracer role,
+    // on their shard's IPU by the loop above), beside its 32 tracers.
     let loads = per_ipu(&two_plan).unwrap();
-    assert_eq!(loads.iter().map(|l| l.tracers).collect::<Vec<_>>(), vec![32, 32]);
+    let replicas = |ipu: u32| tree.replicas().iter().filter(|&&(n, _)| tree.nodes[n].tile / TILES == ipu).count() as u64;
+    assert_eq!(loads.iter().map(|l| l.tracers).collect::<Vec<_>>(), vec![32 + replicas(0), 32 + replicas(1)]);
+    assert!(replicas(0) > 0 && replicas(1) > 0, "{} and {} replicas", replicas(0), replicas(1));
     let per_iteration: u64 = loads.iter().map(|l| l.bytes_out_per_iteration).sum();
     assert!(per_iteration > 0 && loads[0].bytes_out_per_iteration == loads[1].bytes_in_per_iteration);
 

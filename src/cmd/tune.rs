@@ -238,7 +238,7 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "tracer_budget",
-        planned: "the injectors' budget (as planned, before any pace set by the tracers) times (1 + the camera regions' share of the sampled cell steps) / 2; the injectors' own where the shards were cut by load and the view is in blocks of more than 4; at least what marches the hottest tracer tile's sampled steps in 480 iterations (several IPUs, which have no replicas)",
+        planned: "the injectors' budget (as planned, before any pace set by the tracers) times (1 + the camera regions' share of the sampled cell steps) / 2; the injectors' own where the shards were cut by load and the view is in blocks of more than 4; at least what marches the hottest tracer tile's sampled steps in 480 iterations",
         doc: "Cell steps a tracer's worker marches per iteration, each shard visit counting 0.58 of a step, before it holds the rest of its rays for the next (0: no limit).",
         set: |o, v| o.tracer_budget = Some(count(v)),
         ..ONE_NUMBER

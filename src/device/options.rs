@@ -780,10 +780,10 @@ pub const MAX_BUDGET_ITERATIONS: f64 = 480.0;
 /// hottest tracer tile's `hottest` sampled steps within [`MAX_BUDGET_ITERATIONS`];
 /// 0 with nothing sampled. The planned budgets come from the injectors'; on one IPU
 /// the replicas keep the hottest tracer tile within a few times the dearest
-/// injector's steps, and the floor is under every plan's budget. On several (no
-/// replicas) the bicycle scene's hottest tracer at SH degree 2 was held to 12 steps
-/// a worker, the injectors paced to it to 1, and the frame took 38,403 iterations
-/// (13.9 s modelled).
+/// injector's steps, and the floor is under every plan's budget. On two IPUs,
+/// before they had replicas, the bicycle scene's hottest tracer at SH degree 2 was
+/// held to 12 steps a worker, the injectors paced to it to 1, and the frame took
+/// 38,403 iterations (13.9 s modelled).
 pub fn tracer_budget_floor(hottest: f64) -> u32 {
     (hottest.max(0.0) / (foam_layout::FOAM_WORKERS as f64 * MAX_BUDGET_ITERATIONS)).ceil() as u32
 }
@@ -820,8 +820,9 @@ pub fn load_cut_fill(o: &DeviceOptions, share: f64, heaviest: u64, room: u64) ->
 /// gives the camera regions a `share` of the frame's cell steps under a proportional
 /// share of the free tiles (those the tree, the spill store and the injectors do
 /// not take, which replicas of hot shards take otherwise): the injectors get that
-/// share of the tiles beside the tree, at least one. On several IPUs replicas are
-/// not planned, so the injectors keep every tile they have room for.
+/// share of the tiles beside the tree, at least one. On several IPUs the injectors
+/// keep every tile they have room for on IPU 0, beside the root, and each IPU's
+/// other free tiles take replicas of its own shards.
 ///
 /// Measured (bench, the routers' lanes costed): garden, whose regions march
 /// everything, keeps all 256 asked (109.6 ms; 114.1 with 128); the bicycle scene
@@ -865,7 +866,7 @@ mod tests {
         assert_eq!(injectors_for_share(0.754, 256, 1354, &o), None, "282 wanted: keep 256");
         assert_eq!(injectors_for_share(0.216, 256, 1354, &o), Some(81));
         assert_eq!(injectors_for_share(0.0, 256, 1354, &o), Some(1));
-        // Not on several IPUs (no replicas there), and never more than taken.
+        // Not on several IPUs (the injectors all sit on IPU 0), and never more than taken.
         assert_eq!(injectors_for_share(0.216, 256, 1354, &DeviceOptions { ipus: 2, ..o.clone() }), None);
         assert_eq!(injectors_for_share(0.5, 32, 1130, &o), None);
     }
@@ -886,8 +887,8 @@ mod tests {
         assert_eq!(planned_tracer_budget(100, 7.0, false), 100, "a share is at most 1");
         assert_eq!(planned_tracer_budget(84, 0.58, true), 84, "tracers evened by a cut by load: the injectors' pace");
         // The bicycle scene's hottest tile at degree 2: 124,982 sampled steps, within
-        // 480 iterations at 44 a worker (the plan's 60 stands); a shard of 1.3 M
-        // steps on no replicas needs 452.
+        // 480 iterations at 44 a worker (the plan's 60 stands); a tile of 1.3 M
+        // steps needs 452.
         assert_eq!(tracer_budget_floor(124_982.0), 44);
         assert_eq!(tracer_budget_floor(1_300_000.0), 452);
         assert_eq!(tracer_budget_floor(0.0), 0);

@@ -222,17 +222,23 @@ impl DevicePlan {
         // Side links into a replicated shard are spread over its tiles by the
         // sampled crossings (replicas::with_replica_sides): dropping them cost
         // more router hops than they save.
-        // One IPU only: on several, tiles are numbered across the IPUs
-        // (Tree::place_on_ipus), and each IPU's free tiles would have to take its
-        // own shards' replicas (replicas::choose per IPU).
-        let free = if options.ipus == 1 { (options.tiles as usize).saturating_sub(topology.tree.nodes.len()) } else { 0 };
+        // On several IPUs each IPU's free tiles take replicas of its own shards, so
+        // that a replica exchanges with its router on its chip (the replicas' router
+        // and the replicas sit on their shard's IPU: Tree::ipu_of).
         let steps: Vec<Vec<Vec<u32>>> = samples.iter().map(|s| s.steps_beyond_regions()).collect();
         let views: Vec<_> = per_view.iter().zip(&steps).map(|((p, w), s)| (p.as_slice(), s.as_slice(), *w)).collect();
         let load = replica_load(&super::copies::tile_steps(&views, &copies), &traffic.arrivals);
-        let replicated = super::replicas::choose(&load, free, options.replicas, super::tree::MAX_FANOUT);
-        for &(s, tiles) in &replicated {
-            topology.tree.replicate(s, tiles, options.tiles)?;
+        let ipus = options.ipus;
+        let used = topology.tree.tiles_per_ipu_used(ipus, options.tiles);
+        for ipu in 0..ipus {
+            let shards: Vec<usize> = (0..load.len()).filter(|&s| topology.tree.ipu_of(s, ipus) == ipu).collect();
+            let own: Vec<f64> = shards.iter().map(|&s| load[s]).collect();
+            let free = (options.tiles as usize).saturating_sub(used[ipu as usize]);
+            for (i, tiles) in super::replicas::choose(&own, free, options.replicas, super::tree::MAX_FANOUT) {
+                topology.tree.replicate(shards[i], tiles, ipus * options.tiles)?;
+            }
         }
+        topology.tree.place_on_ipus(ipus, options.tiles)?;
         let sides = if options.sizes_links_to_camera() {
             // The lane into a replicated shard's router carries all its rays.
             let peak = traffic.arrivals.iter().copied().fold(0.0, f64::max);
