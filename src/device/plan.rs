@@ -220,7 +220,7 @@ impl DevicePlan {
         let results: Vec<u32> = extra(&traffic.finishes, &spare).into_iter().map(|x| options.results + x as u32).collect();
         // The hot shards' tiles, each replica a clone of its tracer on a free tile.
         // Side links into a replicated shard are spread over its tiles by the
-        // sampled crossings (replicas::with_replica_sides): dropping them cost
+        // sampled rays each way (replicas::with_replica_sides): dropping them cost
         // more router hops than they save.
         // On several IPUs each IPU's free tiles take replicas of its own shards, so
         // that a replica exchanges with its router on its chip (the replicas' router
