@@ -8,9 +8,14 @@
 //! buffers or shrunk ones.
 
 use foam_ipu::camera::Camera;
+use foam_ipu::device::frame::{TRACER_HEAD_WORDS, work_words};
+use foam_ipu::device::tree::Role;
 use foam_ipu::device::{DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
 use foam_ipu::scene::Scene;
-use foam_layout::{FOAM_BUDGET_VISIT_Q8, FOAM_WORKERS, foam_frame_status, foam_tile_stats};
+use foam_layout::{
+    FOAM_BUDGET_FACE_Q8, FOAM_BUDGET_STEP_Q8, FOAM_BUDGET_VISIT_Q8, FOAM_IW_COUNTERS, FOAM_TW_COUNTERS, FOAM_WORKERS,
+    foam_frame_status, foam_tile_stats,
+};
 use partition::RayLayout;
 
 mod common;
@@ -39,32 +44,49 @@ fn options(layout: RayLayout, which: Budget, budget: Option<u32>) -> DeviceOptio
 }
 
 /// The frame `o` plans for `cam`, the budget the plan gave the role `which` names,
-/// and the cell steps that role's tiles marched. With a budget, no tile of the role
-/// marches more than its six workers' budgets in a step (rc 1: the observer sees
-/// every step): a worker's budget ends inside a ray, after exactly its steps. Nor
-/// does it spend more, its shard visits counted (FOAM_BUDGET_VISIT_Q8 / 256 of a step
-/// each), than six budgets and a visit's and a rounding's worth each: a worker starts
-/// a ray or a visit only under its budget.
+/// and the cell steps that role's tiles marched. With a budget, no worker of the
+/// role spends more in a step (rc 1: the observer sees every step, and each worker's
+/// counters) than its budget allows: it counts each cell step by its faces and each
+/// shard visit (march.h foam_budget_used: `FOAM_BUDGET_STEP_Q8`, `_FACE_Q8`,
+/// `_VISIT_Q8`, in 1/256 of a 15-face step), starts a ray or a visit only under the
+/// budget, and marches a visit's steps on for at most what is left, in steps of
+/// the scene's dearest (its most faces), plus a visit and a rounding.
 fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (DeviceFrame, u32, u64) {
     let plan = DevicePlan::for_camera(scene, SHARDS, cam, o, &()).unwrap();
     let (budget, nodes): (u32, Vec<usize>) = match which {
         Budget::Injectors => (plan.march_budget(), plan.tree.injectors().collect()),
         Budget::Tracers => (plan.tracer_budget(), plan.tree.tracer_nodes().map(|(n, _)| n).collect()),
     };
+    // Each node's per-worker counters (visits, steps, faces first) in the work stream.
+    let mut offsets = Vec::new();
+    let mut at = 0;
+    for n in &plan.tree.nodes {
+        let (head, row) = match n.role {
+            Role::Tracer => (TRACER_HEAD_WORDS, FOAM_TW_COUNTERS as usize),
+            Role::Injector => (0, FOAM_IW_COUNTERS as usize),
+            Role::Router | Role::Spill => (0, 0),
+        };
+        offsets.push((at + head, row));
+        at += work_words(n.role);
+    }
+    let faces = (0..scene.len()).map(|i| scene.neighbours(i).len() as u64).max().unwrap_or(0);
+    let dearest = (FOAM_BUDGET_STEP_Q8 as u64 + FOAM_BUDGET_FACE_Q8 as u64 * faces).max(256);
     let mut steps = 0u64;
-    let mut before = vec![0u32; nodes.len()];
-    let mut visits_before = vec![0u32; nodes.len()];
-    let (mut most, mut most_spent, mut misrouted) = (0u32, 0u64, 0u64);
-    let mut per_call = |_: &foam_frame_status, tiles: &[foam_tile_stats], _: &[u32]| {
+    let mut prev = vec![0u32; at];
+    let (mut most_spent, mut misrouted) = (0u64, 0u64);
+    let mut per_call = |_: &foam_frame_status, tiles: &[foam_tile_stats], work: &[u32]| {
         steps = nodes.iter().map(|&n| tiles[n].cell_steps as u64).sum();
         misrouted = tiles.iter().map(|t| t.misrouted as u64).sum();
-        for ((b, v), &n) in before.iter_mut().zip(visits_before.iter_mut()).zip(&nodes) {
-            let (s, visits) = (tiles[n].cell_steps - *b, tiles[n].rays_in - *v);
-            most = most.max(s);
-            // In 1/256 of a step.
-            most_spent = most_spent.max(s as u64 * 256 + visits as u64 * FOAM_BUDGET_VISIT_Q8 as u64);
-            (*b, *v) = (tiles[n].cell_steps, tiles[n].rays_in);
+        for &n in &nodes {
+            let (o, row) = offsets[n];
+            for w in 0..FOAM_WORKERS as usize {
+                let d = |k: usize| (work[o + w * row + k].wrapping_sub(prev[o + w * row + k])) as u64;
+                // In 1/256 of a 15-face step.
+                let spent = d(1) * FOAM_BUDGET_STEP_Q8 as u64 + d(2) * FOAM_BUDGET_FACE_Q8 as u64 + d(0) * FOAM_BUDGET_VISIT_Q8 as u64;
+                most_spent = most_spent.max(spent);
+            }
         }
+        prev.copy_from_slice(work);
     };
     let mut r = DeviceRenderer::new(plan).unwrap();
     let f = r.render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
@@ -75,9 +97,8 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
     // twice when it read it half-way).
     assert_eq!(misrouted, 0, "a tracer worker read a slot that was not its own");
     if budget > 0 {
-        assert!(most <= FOAM_WORKERS * budget, "a tile marched {most} cell steps in one step, over six workers' budgets of {budget}");
-        let bound = FOAM_WORKERS as u64 * (budget as u64 + 2) * 256;
-        assert!(most_spent <= bound, "a tile spent {most_spent}/256 steps of budget in one step, visits counted, over {bound}/256");
+        let bound = (budget as u64 + 1) * dearest + FOAM_BUDGET_VISIT_Q8 as u64 + 256;
+        assert!(most_spent <= bound, "a worker spent {most_spent}/256 steps of budget {budget} in one step, over {bound}/256");
     }
     (f, budget, steps)
 }

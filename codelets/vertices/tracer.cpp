@@ -154,6 +154,9 @@ public:
     unsigned *pausedAt = &ctl[0] + (offsetof(foam_tracer_ctl, paused) + workerId * sizeof(foam_paused_ray)) / 4;
     foam_paused_ray paused;
     if (resume) memcpy(&paused, pausedAt, sizeof paused);
+    // A worker pauses one ray a step (its state has one slot): the budget counts a
+    // step by its faces, so the steps left can end a ray's visit below the budget.
+    bool stopped = false;
     // Marches the ray in `slot` (from its pause if `resumed`) and writes what it left.
     auto visit = [&](unsigned char *slot, bool resumed) {
       foam_ray ray;
@@ -177,6 +180,7 @@ public:
           mark.cell = (uint16_t)workerId;
           memcpy(slot, &mark, sizeof mark);
           memcpy(pausedAt, &paused, sizeof paused);
+          stopped = true;
           return;
         }
         if (ray.cell != FOAM_FINISHED_CELL) return;  // TracerSend takes it on
@@ -208,7 +212,7 @@ public:
       // of the store that TracerSend passes over in place.
       const bool down = b == 0 && held;
       for (; next < base + in.count[b]; next += workers) {
-        if (limit && foam_budget_used(&work[FOAM_TW_MARCHED]) - start >= p.march_budget) break;
+        if (stopped || (limit && foam_budget_used(&work[FOAM_TW_MARCHED]) - start >= p.march_budget)) break;
         const unsigned k = down ? held - 1 - (next - base) : next - base;
         unsigned char *slot = in.slots[b] + (size_t)k * p.ray_bytes;
         visit(slot, false);

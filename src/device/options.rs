@@ -816,6 +816,13 @@ pub fn load_cut_fill(o: &DeviceOptions, share: f64, heaviest: u64, room: u64) ->
     }
 }
 
+/// What a cell step with `faces` faces counts of a march budget, in steps of 15
+/// faces (layout.h `FOAM_BUDGET_STEP_Q8` and `FOAM_BUDGET_FACE_Q8`, march.h
+/// foam_budget_used).
+pub fn budget_step_units(faces: f64) -> f64 {
+    (foam_layout::FOAM_BUDGET_STEP_Q8 as f64 + foam_layout::FOAM_BUDGET_FACE_Q8 as f64 * faces) / 256.0
+}
+
 /// Fewer injectors than the `taken` ones of a plan of `nodes` tiles, if the sample
 /// gives the camera regions a `share` of the frame's cell steps under a proportional
 /// share of the free tiles (those the tree, the spill store and the injectors do
@@ -839,6 +846,13 @@ pub fn injectors_for_share(share: f64, taken: u32, nodes: u32, o: &DeviceOptions
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_budget_counts_a_step_of_15_faces_as_one() {
+        assert!((budget_step_units(15.0) - 1.0).abs() < 0.01, "{}", budget_step_units(15.0));
+        // The bicycle scene's cells have 15.5 faces on average.
+        assert!(budget_step_units(15.5) > 1.0 && budget_step_units(8.0) < 0.7 && budget_step_units(30.0) > 1.7);
+    }
 
     #[test]
     fn the_plan_cuts_by_load_where_the_tracers_march_most_and_tiles_have_room() {

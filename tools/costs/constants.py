@@ -18,11 +18,13 @@ its rays, which those recordings never send up, keep FIT.json's Generator fit. S
 `costs.py fit` of TracerSend's own recordings (last made when it stopped reading the
 held rays and read each side link once), its TracerSend entry: every term of
 TracerSend, whose model has its side links and the rays waiting for credit that it
-walks again. MARCH.json: `costs.py fit` of TracerMarch's own recordings (made in
-session 46, the march as it pauses a ray at its budget and hands TracerSend the held
-slots it reached), its TracerMarch entry but for the SH terms, which SH.json keeps
+walks again. MARCH.json: `costs.py fit` of the marching types' own recordings (made
+in session 46 for TracerMarch, the march as it pauses a ray at its budget and hands
+TracerSend the held slots it reached; in session 50 for both, when the budget began
+to count each cell step by its faces), its TracerMarch entry, and its InjectorMarch
+entry where it has one (else FIT.json's), but for the SH terms, which SH.json keeps
 (FIT.json's TracerMarch predicted 0.95 of the instructions of the 1 M scene's runs
-and 0.85 of garden's; its InjectorMarch 0.98 and 1.00, so that one stays). Every IPU
+and 0.85 of garden's in session 46; its InjectorMarch 0.98 and 1.00). Every IPU
 cost is its x86 cost (rounded to 0.01) times
 its type's ratio, but the routers': LANES.json fits their IPU instructions directly
 (each executed x86 instruction weighed as ipu_mix.py weighs it), and their "ratio"
@@ -60,6 +62,8 @@ def main(argv):
         sys.exit(__doc__)
     fit, ratio, lanes, sh, spill, send, march = (json.load(open(p)) for p in argv)
     own = {"TracerSend": send, "TracerMarch": march}
+    if "InjectorMarch" in march:
+        own["InjectorMarch"] = march
     x86 = {t: {k: round(reduced(own.get(t, fit), t).get(k, 0.0), 2) for k in ev}
            for t, ev in EVENTS.items()}
     x86["Generator"].update({k: round(reduced(spill, "SpillStore").get(k, 0.0), 2) for k in SPILL_EVENTS})

@@ -195,6 +195,13 @@ FOAM_STATIC_ASSERT(sizeof(foam_block) == 4, "foam_block is 4 bytes");
  * copies, the SH basis: about 340 IPU instructions in the measured cost table)
  * against a cell step with its ~15 neighbours tested (about 580). */
 #define FOAM_BUDGET_VISIT_Q8 148
+/* A cell step's share of the budget, in 1/256 of a step with 15 faces: what the step
+ * costs itself and what each face tested adds (about 145 and 30 IPU instructions in
+ * the measured cost table). With steps alone, the tiles at their budget took 860 to
+ * 1,160 cycles a step as their cells had fewer or more faces, and an iteration waits
+ * for the dearest. */
+#define FOAM_BUDGET_STEP_Q8 62
+#define FOAM_BUDGET_FACE_Q8 13
 
 /* ---- framebuffer slice ---------------------------------------------------- */
 
@@ -395,7 +402,8 @@ typedef struct foam_params {
   uint32_t drain_iters;    /* idle iterations after each block */
   uint32_t block_slots;    /* entries its block list has room for */
   /* Cell steps a worker of InjectorMarch (injector) or TracerMarch (tracer) marches
-   * in one step, each shard visit counted as FOAM_BUDGET_VISIT_Q8 / 256 of a step
+   * in one step, each counted by its faces (FOAM_BUDGET_STEP_Q8 + FOAM_BUDGET_FACE_Q8 a
+   * face, in 1/256 of a step of 15 faces) and each shard visit as FOAM_BUDGET_VISIT_Q8
    * (march.h foam_budget_used), before it leaves its remaining rays, unmarched, for
    * the next step (0: no limit); a tracer holds them at the front of its pending
    * store (foam_tracer_ctl.held). The ray its budget ends in pauses after exactly

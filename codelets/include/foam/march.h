@@ -432,14 +432,20 @@ static inline void foam_ray_resume(const foam_paused_ray *p, foam_ray *ray) {
   ray->depth = p->depth;
 }
 
+/* n * q8 / 256, rounded down, in 32 bits for any count n. */
+static inline uint32_t foam_q8(uint32_t n, uint32_t q8) { return (n >> 8) * q8 + (((n & 255u) * q8) >> 8); }
+
 /* What a worker's march budget has spent (layout.h march_budget): its cell steps,
- * and each shard visit as FOAM_BUDGET_VISIT_Q8 / 256 of a step (`work`: visits,
- * steps, as foam_march_copies counts them). With steps alone, the busiest tile of a
- * step was the one whose rays crossed the most shards: an injector visits a shard
+ * each FOAM_BUDGET_STEP_Q8 and FOAM_BUDGET_FACE_Q8 a face tested, and each shard visit
+ * FOAM_BUDGET_VISIT_Q8, in 1/256 of a step of 15 faces (`work`: visits, steps,
+ * faces, as foam_march_copies counts them). Without the visits, the busiest tile of
+ * a step was the one whose rays crossed the most shards: an injector visits a shard
  * every 1.2 to 3.7 cell steps on the bicycle scene cut by load, every 2.4 to 11.8
- * on the 1 M scene. In 32 bits for any count. */
-static inline uint32_t foam_budget_used(const uint32_t *work) {
-  return work[1] + (work[0] >> 8) * FOAM_BUDGET_VISIT_Q8 + (((work[0] & 255u) * FOAM_BUDGET_VISIT_Q8) >> 8);
+ * on the 1 M scene. Not inlined: TracerMarch asks it in three places, and three
+ * copies of its sums took 450 B of the tile reserve the tracer program fits in (one
+ * inlined where a ray's visits ask it, and a call elsewhere, still 48 B too many). */
+static __attribute__((noinline)) uint32_t foam_budget_used(const uint32_t *work) {
+  return foam_q8(work[1], FOAM_BUDGET_STEP_Q8) + foam_q8(work[2], FOAM_BUDGET_FACE_Q8) + foam_q8(work[0], FOAM_BUDGET_VISIT_Q8);
 }
 
 /* Index of `shard` among a region's copies (layout.h foam_region_header, listed by

@@ -8,7 +8,7 @@
 #ifndef FOAM_STACKS_H
 #define FOAM_STACKS_H
 
-#define FOAM_STACK_TracerMarch 1216
+#define FOAM_STACK_TracerMarch 1280
 #define FOAM_STACK_TracerSend 832
 #define FOAM_STACK_RouterCount 320
 #define FOAM_STACK_RouterPlan 320

@@ -179,7 +179,8 @@ mod tests {
         let spill = read("tools/costs/data/fit-spill-o2.json");
         // TracerSend, with its side links and the pending store it walks, from its own.
         let send = read("tools/costs/data/fit-send-o2.json");
-        // TracerMarch, from its own recordings of the march as it is now.
+        // TracerMarch and InjectorMarch, from their own recordings of the march as it
+        // is now (constants.py: InjectorMarch where the file has it).
         let march = read("tools/costs/data/fit-march-o2.json");
         let mut checked = 0;
         for (t, events) in table["ipu"].as_object().unwrap() {
@@ -208,7 +209,7 @@ mod tests {
                     spill["SpillStore"]["full"][k].clone()
                 } else if t == "TracerSend" {
                     send["TracerSend"]["full"][k].clone()
-                } else if t == "TracerMarch" {
+                } else if t == "TracerMarch" || (t == "InjectorMarch" && march.get(t).is_some()) {
                     model(&march)[k].clone()
                 } else {
                     model(&fit)[k].clone()
