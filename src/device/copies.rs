@@ -63,8 +63,6 @@ pub struct Traffic {
     pub arrivals: Vec<f64>,
     /// Rays that end on each tracer.
     pub finishes: Vec<f64>,
-    /// Crossings between tiles `(a, b, rays)`, `a < b`, both directions together.
-    pub crossings: Vec<(u32, u32, f64)>,
     /// Crossings from tile to tile `(from, to, rays)`, sorted: what a link into a
     /// replicated shard brings its far end depends on which way the rays go.
     pub flows: Vec<(u32, u32, f64)>,
@@ -72,12 +70,17 @@ pub struct Traffic {
 
 impl Traffic {
     fn new(arrivals: Vec<f64>, finishes: Vec<f64>, flows: std::collections::BTreeMap<(u32, u32), f64>) -> Self {
+        Traffic { arrivals, finishes, flows: flows.into_iter().map(|((a, b), w)| (a, b, w)).collect() }
+    }
+
+    /// Crossings between tiles `(a, b, rays)`, `a < b`, both directions together,
+    /// sorted: the flows folded.
+    pub fn crossings(&self) -> Vec<(u32, u32, f64)> {
         let mut crossings: std::collections::BTreeMap<(u32, u32), f64> = Default::default();
-        for (&(a, b), &w) in &flows {
+        for &(a, b, w) in &self.flows {
             *crossings.entry((a.min(b), a.max(b))).or_default() += w;
         }
-        let list = |m: std::collections::BTreeMap<(u32, u32), f64>| m.into_iter().map(|((a, b), w)| (a, b, w)).collect();
-        Traffic { arrivals, finishes, crossings: list(crossings), flows: list(flows) }
+        crossings.into_iter().map(|((a, b), w)| (a, b, w)).collect()
     }
 }
 
@@ -194,14 +197,14 @@ mod tests {
         let t = traffic(&paths, 2.0, &none);
         assert_eq!(t.arrivals, vec![4.0, 4.0, 4.0, 2.0]);
         assert_eq!(t.finishes, vec![2.0, 0.0, 0.0, 2.0]);
-        assert_eq!(t.crossings, vec![(0, 1, 4.0), (1, 2, 4.0), (2, 3, 2.0)]);
+        assert_eq!(t.crossings(), vec![(0, 1, 4.0), (1, 2, 4.0), (2, 3, 2.0)]);
         assert_eq!(t.flows, vec![(0, 1, 2.0), (1, 0, 2.0), (1, 2, 2.0), (2, 1, 2.0), (2, 3, 2.0)]);
         // Tile 0 holds 1 and 2: the first ray stays there until it leaves for 3.
         let held = vec![vec![1, 2], vec![], vec![], vec![]];
         let t = traffic(&paths, 1.0, &held);
         assert_eq!(t.arrivals, vec![2.0, 1.0, 1.0, 1.0]);
         assert_eq!(t.finishes, vec![1.0, 0.0, 0.0, 1.0]);
-        assert_eq!(t.crossings, vec![(0, 1, 1.0), (0, 3, 1.0), (1, 2, 1.0)]);
+        assert_eq!(t.crossings(), vec![(0, 1, 1.0), (0, 3, 1.0), (1, 2, 1.0)]);
         assert_eq!(t.flows, vec![(0, 3, 1.0), (1, 0, 1.0), (2, 1, 1.0)]);
     }
 
@@ -212,11 +215,11 @@ mod tests {
         let none = vec![Vec::new(); 4];
         let one = busiest_view(std::slice::from_ref(&a), &none);
         let alone = traffic(&a.0, a.1, &none);
-        assert_eq!((one.arrivals, one.finishes, one.crossings, one.flows), (alone.arrivals, alone.finishes, alone.crossings, alone.flows));
+        assert_eq!((one.arrivals, one.finishes, one.flows), (alone.arrivals, alone.finishes, alone.flows));
         let t = busiest_view(&[a, b], &none);
         assert_eq!(t.arrivals, vec![4.0, 4.0, 5.0, 5.0]);
         assert_eq!(t.finishes, vec![2.0, 0.0, 5.0, 2.0]);
-        assert_eq!(t.crossings, vec![(0, 1, 4.0), (1, 2, 4.0), (2, 3, 7.0)]);
+        assert_eq!(t.crossings(), vec![(0, 1, 4.0), (1, 2, 4.0), (2, 3, 7.0)]);
         assert_eq!(t.flows[5], (3, 2, 5.0));
     }
 

@@ -243,7 +243,7 @@ impl DevicePlan {
             // The lane into a replicated shard's router carries all its rays.
             let peak = traffic.arrivals.iter().copied().fold(0.0, f64::max);
             topology.resolve_links(&super::options::tracer_links_for_load(options, ray_bytes, peak));
-            Some(super::sides::choose_by_traffic(&traffic.crossings, &topology.tree, options.side_links))
+            Some(super::sides::choose_by_traffic(&traffic.crossings(), &topology.tree, options.side_links))
         } else {
             None
         };
