@@ -366,13 +366,10 @@ impl DevicePlan {
         let planned = options.march_budget.unwrap_or_else(|| super::options::planned_march_budget(dearest, share, load_cut.is_some(), fine));
         let even = load_cut.is_some() && !fine;
         // The hottest tracer tile's sampled steps: its shard's over its tiles.
-        let mut tiles = vec![1.0f64; packed.len()];
-        for &(_, s) in tree.replicas() {
-            tiles[s] += 1.0;
-        }
+        let tiles = tree.shard_tiles();
         let hottest = samples
             .iter()
-            .flat_map(|v| v.tracer_steps(packed.len()).into_iter().zip(&tiles).map(|(n, t)| n / t))
+            .flat_map(|v| v.tracer_steps(packed.len()).into_iter().zip(&tiles).map(|(n, t)| n / t.len() as f64))
             .fold(0.0, f64::max);
         let tracer_budget = options.tracer_budget.unwrap_or_else(|| {
             let planned = super::options::planned_tracer_budget(planned, share, even);

@@ -85,13 +85,7 @@ pub fn choose(load: &[f64], free: usize, ratio: u32, most: u32) -> Vec<(usize, u
 /// shard's several links in run order).
 pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, flows: &[(u32, u32, f64)], most: u32) -> Vec<Vec<u32>> {
     let shards = sides.len().min(tree.tracers());
-    // Each shard's tiles, its tracer (child 0 of the replicas' router) first.
-    let mut tiles: Vec<Vec<usize>> = (0..shards).map(|s| vec![s]).collect();
-    let mut replicas: Vec<(usize, usize)> = tree.replicas().to_vec();
-    replicas.sort_by_key(|&(n, s)| (s, tree.nodes[n].lane));
-    for (n, s) in replicas {
-        tiles[s].push(n);
-    }
+    let tiles = tree.shard_tiles();
     let flow: HashMap<(usize, usize), f64> = flows.iter().map(|&(a, b, w)| ((a as usize, b as usize), w)).collect();
     let towards = |a: usize, b: usize| if flow.is_empty() { 1.0 } else { flow.get(&(a, b)).copied().unwrap_or(0.0) };
     let mut pairs: Vec<(usize, usize, f64)> = (0..shards)

@@ -342,6 +342,18 @@ impl Tree {
         &self.replica_of
     }
 
+    /// Each shard's tracer nodes: its tracer (child 0 of a replicas' router) first,
+    /// then its replicas in lane order.
+    pub fn shard_tiles(&self) -> Vec<Vec<usize>> {
+        let mut tiles: Vec<Vec<usize>> = (0..self.tracers).map(|s| vec![s]).collect();
+        let mut replicas = self.replica_of.clone();
+        replicas.sort_by_key(|&(n, s)| (s, self.nodes[n].lane));
+        for (n, s) in replicas {
+            tiles[s].push(n);
+        }
+        tiles
+    }
+
     /// Puts `count` tiles in shard `shard`'s place, each holding it: a router of
     /// `count` children (a power of two, 2..=FOAM_MAX_FANOUT) takes the tracer's lane
     /// at its parent, with the tracer as its child 0 and `count - 1` replica tracers
