@@ -8,7 +8,7 @@
 //! buffers or shrunk ones.
 
 use foam_ipu::camera::Camera;
-use foam_ipu::device::frame::{TRACER_HEAD_WORDS, work_words};
+use foam_ipu::device::frame::{TRACER_HEAD_WORDS, work_offsets};
 use foam_ipu::device::tree::Role;
 use foam_ipu::device::{DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
 use foam_ipu::scene::Scene;
@@ -58,17 +58,18 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
         Budget::Tracers => (plan.tracer_budget(), plan.tree.tracer_nodes().map(|(n, _)| n).collect()),
     };
     // Each node's per-worker counters (visits, steps, faces first) in the work stream.
-    let mut offsets = Vec::new();
-    let mut at = 0;
-    for n in &plan.tree.nodes {
-        let (head, row) = match n.role {
-            Role::Tracer => (TRACER_HEAD_WORDS, FOAM_TW_COUNTERS as usize),
-            Role::Injector => (0, FOAM_IW_COUNTERS as usize),
-            Role::Router | Role::Spill => (0, 0),
-        };
-        offsets.push((at + head, row));
-        at += work_words(n.role);
-    }
+    let (starts, at) = work_offsets(&plan.tree.nodes);
+    let offsets: Vec<(usize, usize)> = plan
+        .tree
+        .nodes
+        .iter()
+        .zip(starts)
+        .map(|(n, o)| match n.role {
+            Role::Tracer => (o + TRACER_HEAD_WORDS, FOAM_TW_COUNTERS as usize),
+            Role::Injector => (o, FOAM_IW_COUNTERS as usize),
+            Role::Router | Role::Spill => (o, 0),
+        })
+        .collect();
     let faces = (0..scene.len()).map(|i| scene.neighbours(i).len() as u64).max().unwrap_or(0);
     let dearest = (FOAM_BUDGET_STEP_Q8 as u64 + FOAM_BUDGET_FACE_Q8 as u64 * faces).max(256);
     let mut steps = 0u64;

@@ -67,6 +67,21 @@ pub fn work_words(role: Role) -> usize {
         } as usize
 }
 
+/// Where each of `nodes`' work counters start in the `WORK_HANDLE` stream (node
+/// order, [`work_words`] each), and the stream's length.
+pub fn work_offsets(nodes: &[Node]) -> (Vec<usize>, usize) {
+    let mut at = 0;
+    let offsets = nodes
+        .iter()
+        .map(|n| {
+            let o = at;
+            at += work_words(n.role);
+            o
+        })
+        .collect();
+    (offsets, at)
+}
+
 pub struct DeviceRenderer {
     plan: DevicePlan,
     session: Session,

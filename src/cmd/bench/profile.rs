@@ -20,7 +20,7 @@ use super::cycles::{
 use crate::device::Schedule;
 use crate::camera::Camera;
 use crate::device::edges::EdgeKind;
-use crate::device::frame::{ROUTER_HEAD_WORDS, TRACER_HEAD_WORDS, work_words};
+use crate::device::frame::{ROUTER_HEAD_WORDS, TRACER_HEAD_WORDS, work_offsets, work_words};
 use crate::device::tree::Role;
 use crate::device::{DeviceError, DevicePlan, DeviceRenderer};
 
@@ -232,16 +232,8 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let tracers = crate::device::ipus::finish_senders(&plan).count() as u64;
     let side_links: Vec<u32> = (0..tree.nodes.len()).map(|i| plan.sides.get(i).map_or(0, |s| s.len() as u32)).collect();
     let at = |i: usize| TileAt { root: i == tree.root(), tracers, side_links: side_links[i] };
-    let offsets: Vec<usize> = tree
-        .nodes
-        .iter()
-        .scan(0, |at, n| {
-            let o = *at;
-            *at += work_words(n.role);
-            Some(o)
-        })
-        .collect();
-    let mut prev_work = vec![0u32; tree.nodes.iter().map(|n| work_words(n.role)).sum()];
+    let (offsets, words) = work_offsets(&tree.nodes);
+    let mut prev_work = vec![0u32; words];
     let mut tile_totals = vec![0.0f64; tree.nodes.len()];
     let zero = vec![0u32; prev_work.len()];
     let none = foam_tile_stats::default();
