@@ -68,3 +68,39 @@ fn a_cut_by_load_loses_no_ray_with_buffers_shrunk() {
     assert!(squeezed.stats.max_buffer_occupancy <= 8);
     assert!(squeezed.output == roomy.output, "the image must depend on neither the cut nor buffer sizes");
 }
+
+/// `lean_queue`: the cut fills the shards nobody looks at to the room of a tracer
+/// with a pending store of that many rays and one result slot per worker, so their
+/// tiles' stores shrink to what is left (never under it), and the image is the
+/// cut by bytes' own. A long pending store, so that the cold shards' tiles cannot keep it whole.
+#[test]
+fn a_lean_cut_fills_the_cold_tiles_and_changes_nothing_but_the_tiles() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    let at = |o: &DeviceOptions, shards: u64| {
+        let plan = DevicePlan::for_camera(scene, shards, &cam, o, &()).unwrap();
+        let mut r = DeviceRenderer::new(plan.clone()).unwrap();
+        let f = r.render(scene, &cam, &mut |_, _| {}).unwrap();
+        assert_eq!(f.stats.rays_finished, (cam.width * cam.height) as u64, "every ray finishes once");
+        (f, plan)
+    };
+    let queues = |plan: &DevicePlan| -> Vec<u32> {
+        plan.tree
+            .tracer_nodes()
+            .map(|(i, _)| bytemuck::pod_read_unaligned::<foam_layout::foam_params>(&plan.spec.nodes[i].params).queue_capacity)
+            .collect()
+    };
+    let full = DeviceOptions::default().tracer_queue;
+    let (plain, by_bytes) = at(&options(RayLayout::Fp32, 0), 16);
+    let (cut, by_load) = at(&options(RayLayout::Fp32, 95), 16);
+    // A long pending store, which the cold shards' tiles have no room for.
+    let long = 8192;
+    let (lean, leaner) = at(&DeviceOptions { lean_queue: Some(64), tracer_queue: long, ..options(RayLayout::Fp32, 95) }, 16);
+    assert_eq!((by_load.load_cut, leaner.load_cut), (Some(95), Some(95)));
+    assert!(queues(&by_bytes).iter().chain(&queues(&by_load)).all(|&q| q == full), "without lean_queue every store is whole");
+    let q = queues(&leaner);
+    assert!(q.iter().any(|&q| q < long) && q.contains(&long) && q.iter().all(|&q| q >= 64), "lean stores: {q:?}");
+    let biggest = |p: &DevicePlan| cells(p).into_iter().max().unwrap();
+    assert!(biggest(&leaner) > biggest(&by_load), "the cold shards take more cells: {} against {}", biggest(&leaner), biggest(&by_load));
+    assert!(lean.output == plain.output && cut.output == plain.output, "fp32: the image must not depend on the cut");
+}

@@ -206,6 +206,14 @@ pub const KEYS: &[Key] = &[
         ..ONE_NUMBER
     },
     Key {
+        name: "lean_queue",
+        min: 1,
+        planned: "none: a cut by load gives each shard the room of a tracer with its pending and result stores at their defaults",
+        doc: "With a cut by load (load_cut): the shards nobody looks at get the room of a tracer whose pending store holds this many rays and whose result store one ray per worker; every tracer's pending store then takes what its tile has left, up to tracer_queue, and its result store what the camera's sampled rays end there. For scenes the cut by bytes leaves nearly full (the bicycle scene at SH degree 2).",
+        set: |o, v| o.lean_queue = Some(count(v)),
+        ..ONE_NUMBER
+    },
+    Key {
         name: "router_queue",
         min: 1,
         planned: "as many as fit the router tile",

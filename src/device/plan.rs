@@ -11,7 +11,7 @@ use poplar_bridge::RenderSpec;
 
 use std::time::Instant;
 
-use super::options::DeviceOptions;
+use super::options::{DeviceOptions, TILE_RESERVE_BYTES};
 use super::progress::{PlanTimes, Progress};
 use super::sample::{CameraSample, Sampling};
 use super::topology::Topology;
@@ -166,7 +166,7 @@ impl DevicePlan {
             Ok::<_, DeviceError>((topology, samples))
         };
         let (mut topology, mut samples) = lay_out(&part, &packed, options)?;
-        let footprint = tracer_footprint(options, cam.width, cam.height, shards);
+        let footprint = tracer_footprint(&cut_options(options), cam.width, cam.height, shards);
         let heaviest = topology.shard_bytes.iter().copied().max().unwrap_or(0) as u64;
         let mut load_cut = None;
         let share = regions_share(&samples);
@@ -193,8 +193,12 @@ impl DevicePlan {
         let paths: Vec<Vec<u16>> = per_view.iter().flat_map(|(p, _)| p.iter().cloned()).collect();
         let (ray_bytes, slice_pixels) = (topology.ray_bytes, topology.slice_pixels);
         let sizes = &topology.shard_bytes;
+        // After a lean cut (`lean_queue`) a result store grows from one slot per worker
+        // to what the sample expects to end on it, as far as its tile has room.
+        let base = if load_cut.is_some() { cut_options(options).results } else { options.results };
+        let room_options = DeviceOptions { results: base, ..options.clone() };
         let room: Vec<usize> =
-            sizes.iter().map(|&b| super::options::copy_budget(options, ray_bytes, b as u32, slice_pixels) as usize).collect();
+            sizes.iter().map(|&b| super::options::copy_budget(&room_options, ray_bytes, b as u32, slice_pixels) as usize).collect();
         // Every ray a tracer keeps in its result store is one that need not cross
         // the root to reach its pixel's home, so the stores grow first, to what
         // the sample expects to end on each tracer, and the copies take what is
@@ -207,7 +211,7 @@ impl DevicePlan {
             (0..packed.len())
                 .map(|a| {
                     let want = (ending[a] * RESULT_MARGIN).ceil() as usize;
-                    if grow { want.saturating_sub(options.results as usize).min(spare(a) / record) } else { 0 }
+                    if grow { want.saturating_sub(base as usize).min(spare(a) / record) } else { 0 }
                 })
                 .collect()
         };
@@ -217,7 +221,7 @@ impl DevicePlan {
         let copies = super::copies::choose(&paths, sizes, &budgets, options.copies as usize);
         let traffic = super::copies::busiest_view(&per_view, &copies);
         let spare = |a: usize| room[a] - copies[a].iter().map(|&s| sizes[s]).sum::<usize>();
-        let results: Vec<u32> = extra(&traffic.finishes, &spare).into_iter().map(|x| options.results + x as u32).collect();
+        let results: Vec<u32> = extra(&traffic.finishes, &spare).into_iter().map(|x| base + x as u32).collect();
         // The hot shards' tiles, each replica a clone of its tracer on a free tile.
         // Side links into a replicated shard are spread over its tiles by the
         // sampled rays each way (replicas::with_replica_sides): dropping them cost
@@ -900,11 +904,37 @@ fn fill_stores(tree: &Tree, spec: &mut RenderSpec, o: &DeviceOptions) -> Result<
                 }
             }
             Role::Spill => p.queue_capacity = spill,
-            Role::Tracer | Role::Injector => continue,
+            // A tracer's pending store takes what its tile has left, up to
+            // tracer_queue: all of it but where a lean cut filled the tile.
+            Role::Tracer => {
+                let rest = bytes[i].total() - bytes[i].store;
+                let fit = (tile as usize).saturating_sub(TILE_RESERVE_BYTES as usize + rest) / ray_bytes as usize;
+                if fit as u32 >= p.queue_capacity {
+                    continue;
+                }
+                let least = o.lean_queue.unwrap_or(p.queue_capacity).min(p.queue_capacity);
+                if (fit as u32) < least {
+                    return Err(DeviceError::Options(format!(
+                        "tracer tile {} has room for a pending store of {fit} rays, under the {least} it needs",
+                        n.tile
+                    )));
+                }
+                p.queue_capacity = fit as u32;
+            }
+            Role::Injector => continue,
         }
         spec.nodes[i].params = record_bytes(&p);
     }
     Ok(())
+}
+
+/// The options whose tracer footprint a cut by load fills shards to: a lean
+/// tracer's (`lean_queue`) where asked, else the options as given.
+fn cut_options(o: &DeviceOptions) -> DeviceOptions {
+    match o.lean_queue {
+        Some(q) => DeviceOptions { tracer_queue: q.min(o.tracer_queue), results: foam_layout::FOAM_WORKERS, ..o.clone() },
+        None => o.clone(),
+    }
 }
 
 /// Node `i`'s own parameters: its routing, stores and schedule. Its lanes
