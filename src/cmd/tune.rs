@@ -177,7 +177,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "load_cut",
         max: 100,
-        planned: "95 where the camera regions march under 60 % of the sampled steps and the heaviest shard leaves a fifth of its tile's room, on one IPU; else none",
+        planned: "95 where the camera regions march under 60 % of the sampled steps, on one IPU (with lean tracers where the heaviest shard leaves under a fifth of its tile's room: lean_queue); else none",
         doc: "Percent of a tile's room for its shard that the scene's cells nobody looks at may fill when the plan cuts the scene again so that the cell steps of the camera's sampled rays balance over the tracers (shards where the rays gather get fewer cells; the injectors then keep all the free tiles). The cut by bytes stays where the new one does not fit (0: never).",
         set: |o, v| o.load_cut = Some(count(v)),
         ..ONE_NUMBER
@@ -208,8 +208,8 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "lean_queue",
         min: 1,
-        planned: "none: a cut by load gives each shard the room of a tracer with its pending and result stores at their defaults",
-        doc: "With a cut by load (load_cut): the shards nobody looks at get the room of a tracer whose pending store holds this many rays and whose result store one ray per worker; every tracer's pending store then takes what its tile has left, up to tracer_queue, and its result store what the camera's sampled rays end there. For scenes the cut by bytes leaves nearly full (the bicycle scene at SH degree 2).",
+        planned: "256 where the camera regions march under 60 % of the sampled steps but the heaviest shard leaves under a fifth of its tile's room, on one IPU, with load_cut not tuned (the scene is then cut by load at 95 %); else none",
+        doc: "Cut by load with lean tracers: the shards nobody looks at get the room of a tracer whose pending store holds this many rays and whose result store one ray per worker; every tracer's pending store then takes what its tile has left, up to tracer_queue, its result store what the camera's sampled rays end there, and the injectors the camera regions' share of the free tiles after the cut. For scenes the cut by bytes leaves nearly full (the bicycle scene at SH degree 1 and 2).",
         set: |o, v| o.lean_queue = Some(count(v)),
         ..ONE_NUMBER
     },

@@ -826,6 +826,23 @@ pub fn load_cut_fill(o: &DeviceOptions, share: f64, heaviest: u64, room: u64) ->
     }
 }
 
+/// The pending store of a lean tracer ([`DeviceOptions::lean_queue`]) where the plan
+/// chooses one.
+pub const LEAN_QUEUE: u32 = 256;
+
+/// A lean tracer's pending store (rays) for a plan whose camera regions march `share`
+/// of the sampled steps and whose heaviest shard cut by bytes is `heaviest` bytes of
+/// `room`: as `o.lean_queue` says, or, left to the plan, [`LEAN_QUEUE`] on one IPU
+/// where a cut by load would pay ([`LOAD_CUT_SHARE`]) but the tiles have no room
+/// for it ([`LOAD_CUT_ROOM`]) and no cut is asked for.
+pub fn planned_lean_queue(o: &DeviceOptions, share: f64, heaviest: u64, room: u64) -> Option<u32> {
+    if o.lean_queue.is_some() {
+        return o.lean_queue;
+    }
+    (o.load_cut.is_none() && o.ipus == 1 && share < LOAD_CUT_SHARE && (heaviest as f64) > (1.0 - LOAD_CUT_ROOM) * room as f64)
+        .then_some(LEAN_QUEUE)
+}
+
 /// What a cell step with `faces` faces counts of a march budget, in steps of 15
 /// faces (layout.h `FOAM_BUDGET_STEP_Q8` and `FOAM_BUDGET_FACE_Q8`, march.h
 /// foam_budget_used).
@@ -880,6 +897,23 @@ mod tests {
         assert_eq!(load_cut_fill(&DeviceOptions { ipus: 2, ..o.clone() }, 0.33, 324_184, room), None);
         assert_eq!(load_cut_fill(&DeviceOptions { load_cut: Some(80), ..o.clone() }, 1.0, 471_416, room), Some(80));
         assert_eq!(load_cut_fill(&DeviceOptions { load_cut: Some(0), ..o.clone() }, 0.33, 324_184, room), None);
+    }
+
+    #[test]
+    fn the_plan_makes_tracers_lean_where_a_cut_by_load_pays_but_tiles_are_full() {
+        let o = DeviceOptions::default();
+        let room = 480_504;
+        // Bicycle at SH degree 2 (regions 22 %, heaviest shard 471 kB): lean. At
+        // degree 0 (324 kB) the tiles have room for a plain cut; the 1 M scene and
+        // garden are not cut.
+        assert_eq!(planned_lean_queue(&o, 0.22, 471_416, room), Some(LEAN_QUEUE));
+        assert_eq!(planned_lean_queue(&o, 0.33, 324_184, room), None);
+        assert_eq!(planned_lean_queue(&o, 0.75, 471_416, room), None);
+        // As asked; not where a cut is tuned, nor on several IPUs.
+        assert_eq!(planned_lean_queue(&DeviceOptions { lean_queue: Some(64), ..o.clone() }, 0.75, 10, room), Some(64));
+        assert_eq!(planned_lean_queue(&DeviceOptions { load_cut: Some(0), ..o.clone() }, 0.22, 471_416, room), None);
+        assert_eq!(planned_lean_queue(&DeviceOptions { load_cut: Some(95), ..o.clone() }, 0.22, 471_416, room), None);
+        assert_eq!(planned_lean_queue(&DeviceOptions { ipus: 2, ..o.clone() }, 0.22, 471_416, room), None);
     }
 
     #[test]

@@ -166,11 +166,26 @@ impl DevicePlan {
             Ok::<_, DeviceError>((topology, samples))
         };
         let (mut topology, mut samples) = lay_out(&part, &packed, options)?;
-        let footprint = tracer_footprint(&cut_options(options), cam.width, cam.height, shards);
         let heaviest = topology.shard_bytes.iter().copied().max().unwrap_or(0) as u64;
-        let mut load_cut = None;
         let share = regions_share(&samples);
-        if let Some(fill) = super::options::load_cut_fill(options, share, heaviest, footprint.shard_budget()) {
+        // Where the cut by bytes leaves no room for a cut by load, lean tracers may.
+        let whole = tracer_footprint(options, cam.width, cam.height, shards).shard_budget();
+        let lean = super::options::planned_lean_queue(options, share, heaviest, whole);
+        let leaned;
+        let options = match lean {
+            Some(q) => {
+                leaned = DeviceOptions { lean_queue: Some(q), ..options.clone() };
+                &leaned
+            }
+            None => options,
+        };
+        let footprint = tracer_footprint(&cut_options(options), cam.width, cam.height, shards);
+        let mut load_cut = None;
+        let fill = match (lean, options.load_cut) {
+            (Some(_), None) => Some(super::options::LOAD_CUT_FILL),
+            _ => super::options::load_cut_fill(options, share, heaviest, footprint.shard_budget()),
+        };
+        if let Some(fill) = fill {
             let t = Instant::now();
             if let Some((p, k)) = Self::cut_by_load(scene, (&part, &packed), &samples, options, sh.degree, &footprint, fill, progress)? {
                 (part, packed) = (p, k);
@@ -179,9 +194,12 @@ impl DevicePlan {
             }
             times.partition_s += t.elapsed().as_secs_f64();
         }
-        if load_cut.is_none()
+        // After a lean cut the hot shards still take replicas, and the camera regions
+        // march a larger share of the sampled steps than before the cut.
+        let lean_cut = load_cut.is_some() && options.lean_queue.is_some();
+        if (load_cut.is_none() || lean_cut)
             && let Some(fewer) = super::options::injectors_for_share(
-                share,
+                if lean_cut { regions_share(&samples) } else { share },
                 topology.tree.injectors().len() as u32,
                 topology.tree.nodes.len() as u32,
                 options,
