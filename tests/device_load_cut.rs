@@ -17,7 +17,11 @@ use common::{garden, tight_buffers};
 const SHARDS: u64 = 256;
 
 fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions) -> (DeviceFrame, DevicePlan) {
-    let plan = DevicePlan::for_camera(scene, SHARDS, cam, o, &()).unwrap();
+    render_in(scene, cam, o, SHARDS)
+}
+
+fn render_in(scene: &Scene, cam: &Camera, o: &DeviceOptions, shards: u64) -> (DeviceFrame, DevicePlan) {
+    let plan = DevicePlan::for_camera(scene, shards, cam, o, &()).unwrap();
     let mut r = DeviceRenderer::new(plan.clone()).unwrap();
     let f = r.render(scene, cam, &mut |_, _| {}).unwrap();
     assert_eq!(f.stats.rays_finished, (cam.width * cam.height) as u64, "every ray finishes once");
@@ -77,13 +81,7 @@ fn a_cut_by_load_loses_no_ray_with_buffers_shrunk() {
 fn a_lean_cut_fills_the_cold_tiles_and_changes_nothing_but_the_tiles() {
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(96, 72).unwrap();
-    let at = |o: &DeviceOptions, shards: u64| {
-        let plan = DevicePlan::for_camera(scene, shards, &cam, o, &()).unwrap();
-        let mut r = DeviceRenderer::new(plan.clone()).unwrap();
-        let f = r.render(scene, &cam, &mut |_, _| {}).unwrap();
-        assert_eq!(f.stats.rays_finished, (cam.width * cam.height) as u64, "every ray finishes once");
-        (f, plan)
-    };
+    let at = |o: &DeviceOptions| render_in(scene, &cam, o, 16);
     let queues = |plan: &DevicePlan| -> Vec<u32> {
         plan.tree
             .tracer_nodes()
@@ -91,11 +89,11 @@ fn a_lean_cut_fills_the_cold_tiles_and_changes_nothing_but_the_tiles() {
             .collect()
     };
     let full = DeviceOptions::default().tracer_queue;
-    let (plain, by_bytes) = at(&options(RayLayout::Fp32, 0), 16);
-    let (cut, by_load) = at(&options(RayLayout::Fp32, 95), 16);
+    let (plain, by_bytes) = at(&options(RayLayout::Fp32, 0));
+    let (cut, by_load) = at(&options(RayLayout::Fp32, 95));
     // A long pending store, which the cold shards' tiles have no room for.
     let long = 8192;
-    let (lean, leaner) = at(&DeviceOptions { lean_queue: Some(64), tracer_queue: long, ..options(RayLayout::Fp32, 95) }, 16);
+    let (lean, leaner) = at(&DeviceOptions { lean_queue: Some(64), tracer_queue: long, ..options(RayLayout::Fp32, 95) });
     assert_eq!((by_load.load_cut, leaner.load_cut), (Some(95), Some(95)));
     assert!(queues(&by_bytes).iter().chain(&queues(&by_load)).all(|&q| q == full), "without lean_queue every store is whole");
     let q = queues(&leaner);

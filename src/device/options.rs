@@ -603,6 +603,12 @@ impl DeviceOptions {
         self.router_queue_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32, links) >= child.max(parent)
     }
 
+    /// A tracer's pending store: `tracer_queue` rays, or as many as fit its tile
+    /// beside its `beside` bytes where fewer do (a lean cut filled the tile).
+    pub fn tracer_queue_capacity(&self, ray_bytes: u32, tile_bytes: u32, beside: u32) -> u32 {
+        (tile_bytes.saturating_sub(TILE_RESERVE_BYTES + beside) / ray_bytes).min(self.tracer_queue)
+    }
+
     /// Router queue capacity: as given, or what fills the router tile beside its
     /// `links` bytes of link buffers (every lane, both directions) as four queues
     /// (up and down, each double-buffered), in multiples of 256.

@@ -11,7 +11,7 @@ use poplar_bridge::RenderSpec;
 
 use std::time::Instant;
 
-use super::options::{DeviceOptions, TILE_RESERVE_BYTES};
+use super::options::DeviceOptions;
 use super::progress::{PlanTimes, Progress};
 use super::sample::{CameraSample, Sampling};
 use super::topology::Topology;
@@ -171,14 +171,8 @@ impl DevicePlan {
         // Where the cut by bytes leaves no room for a cut by load, lean tracers may.
         let whole = tracer_footprint(options, cam.width, cam.height, shards).shard_budget();
         let lean = super::options::planned_lean_queue(options, share, heaviest, whole);
-        let leaned;
-        let options = match lean {
-            Some(q) => {
-                leaned = DeviceOptions { lean_queue: Some(q), ..options.clone() };
-                &leaned
-            }
-            None => options,
-        };
+        let leaned = DeviceOptions { lean_queue: lean, ..options.clone() };
+        let options = &leaned;
         let footprint = tracer_footprint(&cut_options(options), cam.width, cam.height, shards);
         let mut load_cut = None;
         let fill = match (lean, options.load_cut) {
@@ -213,7 +207,7 @@ impl DevicePlan {
         let sizes = &topology.shard_bytes;
         // After a lean cut (`lean_queue`) a result store grows from one slot per worker
         // to what the sample expects to end on it, as far as its tile has room.
-        let base = if load_cut.is_some() { cut_options(options).results } else { options.results };
+        let base = if lean_cut { cut_options(options).results } else { options.results };
         let room_options = DeviceOptions { results: base, ..options.clone() };
         let room: Vec<usize> =
             sizes.iter().map(|&b| super::options::copy_budget(&room_options, ray_bytes, b as u32, slice_pixels) as usize).collect();
@@ -925,19 +919,18 @@ fn fill_stores(tree: &Tree, spec: &mut RenderSpec, o: &DeviceOptions) -> Result<
             // A tracer's pending store takes what its tile has left, up to
             // tracer_queue: all of it but where a lean cut filled the tile.
             Role::Tracer => {
-                let rest = bytes[i].total() - bytes[i].store;
-                let fit = (tile as usize).saturating_sub(TILE_RESERVE_BYTES as usize + rest) / ray_bytes as usize;
-                if fit as u32 >= p.queue_capacity {
+                let fit = o.tracer_queue_capacity(ray_bytes, tile, (bytes[i].total() - bytes[i].store) as u32);
+                if fit == p.queue_capacity {
                     continue;
                 }
                 let least = o.lean_queue.unwrap_or(p.queue_capacity).min(p.queue_capacity);
-                if (fit as u32) < least {
+                if fit < least {
                     return Err(DeviceError::Options(format!(
                         "tracer tile {} has room for a pending store of {fit} rays, under the {least} it needs",
                         n.tile
                     )));
                 }
-                p.queue_capacity = fit as u32;
+                p.queue_capacity = fit;
             }
             Role::Injector => continue,
         }
