@@ -50,11 +50,13 @@ fn every_allocating_size_is_checked_first() {
     assert!(e.contains("--bench 4000000000"), "{e}");
     // Buffer sizes whose byte counts overflowed u32 (a panic in debug builds, a wrong
     // plan in release ones).
-    for key in ["results", "link_capacity", "tracer_queue", "inject_capacity", "side_capacity", "spill", "router_queue", "direct_capacity"] {
+    for key in ["results", "link_capacity", "tracer_queue", "lean_queue", "inject_capacity", "side_capacity", "spill", "router_queue", "direct_capacity"] {
         let tune = format!("{key}=4000000000");
         let e = expect_error(&["render", &g, "--width", "16", "--height", "12", "--shards", "16", "-o", "/dev/null", "--tune", &tune]);
         assert!(e.contains(&format!("--tune {tune}: 4000000000 is out of range ({key} takes ")) && e.contains(" to 65536)"), "{e}");
     }
+    let e = expect_error(&["render", &g, "--width", "16", "--height", "12", "--shards", "16", "-o", "/dev/null", "--tune", "lean_queue=0"]);
+    assert!(e.contains("--tune lean_queue=0: 0 is out of range (lean_queue takes 1 to 65536)"), "{e}");
     let e = expect_error(&["render", &g, "--width", "16", "--height", "12", "--shards", "16", "-o", "/dev/null", "--tune", "region_kib=4000000000"]);
     assert!(e.contains("--tune region_kib=4000000000: 4000000000 is out of range (region_kib takes 0 to 624)"), "{e}");
     for flag in ["--width", "--height"] {
