@@ -390,9 +390,10 @@ fn render_scheduled(scene: &Scene, cam: &Camera, shards: u64, o: &DeviceOptions)
 
 /// Each schedule puts the step's vertices in other compute sets (the injectors
 /// emit, march and deal in three; or march in the tracers' set and emit in the last
-/// for the next iteration's march; or, in four, march beside the routers' forward):
-/// the same image under each, every ray finished, the spill store's cap kept, and
-/// the schedule the one asked for (merged, what is marched by an iteration's end is
+/// for the next iteration's march; or, in four, march beside the routers' forward;
+/// or, in three, march beside the routers' count and emit beside their forward and
+/// the tracers' send): the same image under each, every ray finished, the spill
+/// store's cap kept, and the schedule the one asked for (merged and the last, what is marched by an iteration's end is
 /// what was emitted by the one before; otherwise what was emitted by its own end).
 #[test]
 fn schedules_change_nothing_but_speed() {
@@ -411,8 +412,9 @@ fn schedules_change_nothing_but_speed() {
     for o in &configs {
         let mut frames = Vec::new();
         for schedule in Schedule::ALL {
-            let o = DeviceOptions { schedule, ..o.clone() };
-            let merged = schedule == Schedule::MergedMarch;
+            let o = DeviceOptions { schedule: Some(schedule), ..o.clone() };
+            // The injectors emit after their march (for the next step's) under these.
+            let merged = matches!(schedule, Schedule::MergedMarch | Schedule::SendBesideForward);
             let (f, peak, counts) = render_scheduled(scene, &cam, 256, &o);
             assert_complete(&f);
             let cap = o.spill.map_or(u64::MAX, u64::from);

@@ -435,6 +435,11 @@ StepLayout stepLayout(Schedule schedule) {
     // A router's forward costs a few times its count and plan together; beside the
     // march it no longer adds a busiest tile of its own to every step.
     return {{"step/count+emit", "step/plan", "step/march+forward+spill", "step/send+deal"}, 2, 3, 0, 1, 2, 2, 0, 2, 3};
+  case Schedule::SendBesideForward:
+    // The routers count beside the march and forward beside the send: a step
+    // waits for the march, the plan and the larger of forward and send, where
+    // the four-set step waited for count, plan, march and send one after another.
+    return {{"step/march+count+spill", "step/plan+deal", "step/forward+send+emit"}, 0, 2, 0, 1, 2, 0, 2, 0, 1};
   }
   throw std::invalid_argument("render graph: a schedule of no kind");
 }

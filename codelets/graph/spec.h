@@ -23,6 +23,8 @@ enum class Schedule : uint8_t {
   MergedMarch = 1,  // 3 sets: injectors march beside the tracers, emit in the forward's set
   // 4 sets: count (+ emit), plan, march beside the routers' forward, send (+ deal)
   ForwardBesideMarch = 2,
+  // 3 sets: march (+ count), plan (+ deal), send beside the routers' forward (+ emit)
+  SendBesideForward = 3,
 };
 
 // Every edge has one buffer each way; `capacity` rays up (from -> to) and, on tree

@@ -239,7 +239,7 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "march_budget",
-        planned: "the dearest injector's sampled cell steps over 160 iterations of its six workers (150 where the camera regions march 99 % of the sampled steps or more, 220 where the shards were cut by load; 80 and 190 where the view is cut in blocks of 4 or less); where the hottest tracer tile's sampled steps at the tracers' budget take 1.5 times as many iterations or more, the tracers' pace: the dearest injector's steps times the tracers' budget over the hottest tracer tile's",
+        planned: "the dearest injector's sampled cell steps over 160 iterations of its six workers (150 where the camera regions march 99 % of the sampled steps or more, 220 where the shards were cut by load, 260 where they were cut by load with lean tracers; 80 and 190 where the view is cut in blocks of 4 or less); where the hottest tracer tile's sampled steps at the tracers' budget take 1.5 times as many iterations or more, the tracers' pace: the dearest injector's steps times the tracers' budget over the hottest tracer tile's",
         doc: "Cell steps an injector's worker marches per iteration, each step counted by its faces (one of 15 faces is one) and each shard visit as 0.58 of a step, before it leaves the rest of its rays for the next (0: no limit).",
         set: |o, v| o.march_budget = Some(count(v)),
         ..ONE_NUMBER
@@ -269,10 +269,10 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "schedule",
-        max: 2,
-        fixed: Some(|o| (o.schedule as u32).to_string()),
-        doc: "Which compute set runs each vertex. 2: four sets (the routers count, they plan, the tracers and injectors march beside the routers' forward, they send), so a step waits for the busiest forwarding router only where it outlasts the march; 1: three sets, the injectors marching beside the tracers and the routers forwarding after; 0: three sets, the injectors marching in a set of their own. The image is the same.",
-        set: |o, v| o.schedule = crate::device::Schedule::ALL[count(v) as usize],
+        max: 3,
+        planned: "3 where the shards were cut by load and the camera regions march under 75 % of the sampled steps after the cut; else 2",
+        doc: "Which compute set runs each vertex. 3: three sets (the tracers and injectors march beside the routers' count, the routers plan, the tracers send beside the routers' forward), so a step waits for count only where it outlasts the march and for the larger of forward and send; 2: four sets (the routers count, they plan, the tracers and injectors march beside the routers' forward, they send), so a step waits for the busiest forwarding router only where it outlasts the march; 1: three sets, the injectors marching beside the tracers and the routers forwarding after; 0: three sets, the injectors marching in a set of their own. The image is the same.",
+        set: |o, v| o.schedule = Some(crate::device::Schedule::ALL[count(v) as usize]),
         ..ONE_NUMBER
     },
 ];

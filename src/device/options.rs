@@ -111,10 +111,14 @@ pub enum Schedule {
     /// tracers and injectors march beside the routers' forward, they send and deal.
     #[default]
     ForwardBesideMarch,
+    /// Three sets: the tracers and injectors march beside the routers' count, the
+    /// routers plan (and the injectors deal), the tracers send beside the routers'
+    /// forward (and the injectors emit, for the next step's march).
+    SendBesideForward,
 }
 
 impl Schedule {
-    pub const ALL: [Schedule; 3] = [Schedule::Apart, Schedule::MergedMarch, Schedule::ForwardBesideMarch];
+    pub const ALL: [Schedule; 4] = [Schedule::Apart, Schedule::MergedMarch, Schedule::ForwardBesideMarch, Schedule::SendBesideForward];
 }
 
 #[derive(Clone, Debug)]
@@ -133,8 +137,9 @@ pub struct DeviceOptions {
     pub batch: Batch,
     /// Idle iterations between batches.
     pub drain_iters: u32,
-    /// Which compute set of a step runs each vertex.
-    pub schedule: Schedule,
+    /// Which compute set of a step runs each vertex; None: the plan's
+    /// ([`planned_schedule`]).
+    pub schedule: Option<Schedule>,
     /// Injector tiles on lanes of the root (1 to 256), at most: the plan takes the
     /// most up to this many that the target has tiles for and that leave the root
     /// room for its queues ([`DeviceOptions::root_has_room`]).
@@ -632,7 +637,7 @@ impl Default for DeviceOptions {
             drain_iters: 0,
             march_budget: None,
             tracer_budget: None,
-            schedule: Schedule::default(),
+            schedule: None,
             injectors: 256,
             inject_capacity: None,
             injector_queue: None,
@@ -692,6 +697,17 @@ pub const BUDGET_ITERATIONS_INJECTORS_ALONE: u64 = 150;
 /// A 2.1 M bicycle preset: 102 (over 220) → 112.8 ms, 140 (over 160) → 115.0.
 pub const BUDGET_ITERATIONS_LOAD_CUT: u64 = 220;
 
+/// As [`BUDGET_ITERATIONS_LOAD_CUT`] where the cut by load made the tracers lean
+/// ([`planned_lean_queue`]), under the schedule a cut by load plans
+/// ([`planned_schedule`]). The bicycle scene at SH degree 2 (budget, both
+/// injectors' and tracers'; modelled ms, iterations): 96 (over 220) → 119.2, 287;
+/// 88 → 115.0, 301; 80 → 111.6, 312; 72 → 111.5, 334; 64 → 112.0, 367; 48 →
+/// 116.7, 471. At degree 1: 105 (over 220) → 108.6, 288; 89 → 102.6, 294; 80 →
+/// 102.3, 310. At degree 0, not lean, 220 stays best: 93 → 82.4, 239; 80 → 84.7,
+/// 274. The injectors' budget alone lower does not pay (degree 2, 96 and the
+/// tracers' 64: 132.6 ms). So 260, a few more iterations for a frame 7 % shorter.
+pub const BUDGET_ITERATIONS_LEAN_CUT: u64 = 260;
+
 /// The share of the sampled cell steps the injectors' regions march from which the
 /// plan takes the injectors for the whole frame.
 pub const INJECTORS_ALONE_SHARE: f64 = 0.99;
@@ -711,12 +727,14 @@ pub const BUDGET_ITERATIONS_FINE_LOAD_CUT: u64 = 190;
 /// steps (`dearest_steps`) over [`BUDGET_ITERATIONS`] steps of its six workers, or
 /// [`BUDGET_ITERATIONS_INJECTORS_ALONE`] where the regions' `share` of the sampled
 /// steps is [`INJECTORS_ALONE_SHARE`] or more, or [`BUDGET_ITERATIONS_LOAD_CUT`]
-/// where the scene was cut `by_load` (their `FINE` versions where the view's blocks
-/// are `fine`, 4 pixels or less); 0 (no limit) when nothing was sampled.
-pub fn planned_march_budget(dearest_steps: u64, share: f64, by_load: bool, fine: bool) -> u32 {
+/// where the scene was cut `by_load` ([`BUDGET_ITERATIONS_LEAN_CUT`] where that cut
+/// was `lean`), their `FINE` versions where the view's blocks are `fine`, 4 pixels
+/// or less; 0 (no limit) when nothing was sampled.
+pub fn planned_march_budget(dearest_steps: u64, share: f64, (by_load, lean): (bool, bool), fine: bool) -> u32 {
     let iterations = match (share >= INJECTORS_ALONE_SHARE, by_load, fine) {
         (true, _, false) => BUDGET_ITERATIONS_INJECTORS_ALONE,
         (true, _, true) => BUDGET_ITERATIONS_FINE_ALONE,
+        (false, true, false) if lean => BUDGET_ITERATIONS_LEAN_CUT,
         (false, true, false) => BUDGET_ITERATIONS_LOAD_CUT,
         (false, true, true) => BUDGET_ITERATIONS_FINE_LOAD_CUT,
         (false, false, _) => BUDGET_ITERATIONS,
@@ -849,6 +867,34 @@ pub fn planned_lean_queue(o: &DeviceOptions, share: f64, heaviest: u64, room: u6
         .then_some(LEAN_QUEUE)
 }
 
+/// The camera regions' share of the sampled cell steps, after a cut by load, under
+/// which the plan sends beside the routers' forward ([`planned_schedule`]).
+pub const SEND_BESIDE_FORWARD_SHARE: f64 = 0.75;
+
+/// The schedule `o` asks for, or the plan's: [`Schedule::SendBesideForward`] where
+/// the shards were cut `by_load` and the camera regions march under
+/// [`SEND_BESIDE_FORWARD_SHARE`] of the sampled steps after the cut (`share`), else
+/// the default. There the tracers are even and march a quarter of the frame or
+/// more, many of them send every step, and a step waited for the busiest of their
+/// sends after the march; beside the routers' forward it waits for the larger of
+/// the two. Where the injectors march most of the frame, most rays come from them
+/// through the routers, and the routers' forward after the march costs more than
+/// the sends save. Measured (modelled ms, iterations; four sets against three):
+///
+/// | scene (share after the cut) | 4 sets | 3 sets |
+/// | --- | --- | --- |
+/// | bicycle 4.2 M, SH degree 2 (lean, 0.44) | 124.3, 286 | 119.2, 287 |
+/// | bicycle 4.2 M, SH degree 0 (0.58) | 84.1, 238 | 82.4, 239 |
+/// | bicycle preset 2.1 M (0.69) | 86.0, 241 | 85.3, 242 |
+/// | synth 1 M, 512 shards (0.79) | 46.7, 211 | 51.4, 212 |
+/// | garden (not cut, 1.0) | 23.4, 110 | 28.6, 116 |
+///
+/// The threshold sits between the 2.1 M and 1 M scenes' shares; no scene between
+/// them was measured.
+pub fn planned_schedule(o: &DeviceOptions, by_load: bool, share: f64) -> Schedule {
+    o.schedule.unwrap_or(if by_load && share < SEND_BESIDE_FORWARD_SHARE { Schedule::SendBesideForward } else { Schedule::default() })
+}
+
 /// What a cell step with `faces` faces counts of a march budget, in steps of 15
 /// faces (layout.h `FOAM_BUDGET_STEP_Q8` and `FOAM_BUDGET_FACE_Q8`, march.h
 /// foam_budget_used).
@@ -906,6 +952,22 @@ mod tests {
     }
 
     #[test]
+    fn the_plan_sends_beside_the_forward_after_a_cut_by_load_where_the_tracers_march_a_quarter() {
+        let o = DeviceOptions::default();
+        // Bicycle at degree 2 (0.44 after its lean cut), degree 0 (0.58), 2.1 M (0.69).
+        for share in [0.44, 0.58, 0.69] {
+            assert_eq!(planned_schedule(&o, true, share), Schedule::SendBesideForward, "{share}");
+        }
+        // The 1 M scene (0.79 after its cut), garden (not cut), a scene not cut at all.
+        assert_eq!(planned_schedule(&o, true, 0.79), Schedule::ForwardBesideMarch);
+        assert_eq!(planned_schedule(&o, false, 1.0), Schedule::ForwardBesideMarch);
+        assert_eq!(planned_schedule(&o, false, 0.3), Schedule::ForwardBesideMarch);
+        // As asked, whatever the cut.
+        let asked = DeviceOptions { schedule: Some(Schedule::Apart), ..o.clone() };
+        assert_eq!(planned_schedule(&asked, true, 0.44), Schedule::Apart);
+    }
+
+    #[test]
     fn the_plan_makes_tracers_lean_where_a_cut_by_load_pays_but_tiles_are_full() {
         let o = DeviceOptions::default();
         let room = 480_504;
@@ -957,16 +1019,18 @@ mod tests {
         assert_eq!(tracer_budget_floor(1_300_000.0), 452);
         assert_eq!(tracer_budget_floor(0.0), 0);
         // The injectors alone spread the dearest one's steps over more iterations.
-        assert_eq!(planned_march_budget(89_280, 0.754, false, false), 93, "the 1 M scene");
-        assert_eq!(planned_march_budget(44_000, 1.0, false, false), 49, "garden");
-        assert_eq!(planned_march_budget(0, 1.0, false, false), 0, "nothing sampled: no limit");
-        assert_eq!(planned_march_budget(122_000, 0.58, true, false), 93, "bicycle at degree 0, cut by load");
-        assert_eq!(planned_march_budget(122_000, 0.58, false, false), 128);
-        assert_eq!(planned_march_budget(44_000, 1.0, true, false), 49, "injectors alone: 150 whatever the cut");
+        assert_eq!(planned_march_budget(89_280, 0.754, (false, false), false), 93, "the 1 M scene");
+        assert_eq!(planned_march_budget(44_000, 1.0, (false, false), false), 49, "garden");
+        assert_eq!(planned_march_budget(0, 1.0, (false, false), false), 0, "nothing sampled: no limit");
+        assert_eq!(planned_march_budget(122_000, 0.58, (true, false), false), 93, "bicycle at degree 0, cut by load");
+        assert_eq!(planned_march_budget(122_000, 0.58, (false, false), false), 128);
+        // Lean tracers: over 260 (bicycle at degree 2's dearest injector, 125,000 steps).
+        assert_eq!(planned_march_budget(125_000, 0.44, (true, true), false), 81, "bicycle at degree 2, cut lean");
+        assert_eq!(planned_march_budget(44_000, 1.0, (true, false), false), 49, "injectors alone: 150 whatever the cut");
         // A view cut in blocks of 4: 80 and 190 iterations; the shared rule is unchanged.
-        assert_eq!(planned_march_budget(20_640, 1.0, false, true), 43, "garden in blocks of 4");
-        assert_eq!(planned_march_budget(50_415, 0.79, true, true), 45, "the 1 M scene in blocks of 4");
-        assert_eq!(planned_march_budget(89_280, 0.754, false, true), 93);
+        assert_eq!(planned_march_budget(20_640, 1.0, (false, false), true), 43, "garden in blocks of 4");
+        assert_eq!(planned_march_budget(50_415, 0.79, (true, false), true), 45, "the 1 M scene in blocks of 4");
+        assert_eq!(planned_march_budget(89_280, 0.754, (false, false), true), 93);
     }
 
     #[test]

@@ -264,6 +264,7 @@ impl DevicePlan {
             None
         };
         let planned = Neighbours { sides, copies, results, flows: traffic.flows };
+        topology.options.schedule = Some(super::options::planned_schedule(options, load_cut.is_some(), regions_share(&samples)));
         let mut plan = Self::assemble(scene, (part, sites), &packed, topology, planned, (samples, load_cut))?;
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
@@ -373,13 +374,13 @@ impl DevicePlan {
             region_bytes: topology.region_bytes as usize,
             rc: options.rc,
             ends_on_device: options.ends_on_device,
-            schedule: options.schedule as u8,
+            schedule: options.schedule.unwrap_or_default() as u8,
         };
         fill_stores(tree, &mut spec, options)?;
         let share = regions_share(&samples);
         let fine = options.batch.is_fine();
         let dearest = samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0);
-        let planned = options.march_budget.unwrap_or_else(|| super::options::planned_march_budget(dearest, share, load_cut.is_some(), fine));
+        let planned = options.march_budget.unwrap_or_else(|| super::options::planned_march_budget(dearest, share, (load_cut.is_some(), load_cut.is_some() && options.lean_queue.is_some()), fine));
         let even = load_cut.is_some() && !fine;
         // The hottest tracer tile's sampled steps: its shard's over its tiles.
         let tiles = tree.shard_tiles();

@@ -190,7 +190,7 @@ impl Topology {
             region_bytes: 0,
             rc: self.options.rc,
             ends_on_device: self.options.ends_on_device,
-            schedule: self.options.schedule as u8,
+            schedule: self.options.schedule.unwrap_or_default() as u8,
         };
         let bytes = poplar_bridge::spec_tile_bytes(&spec)?;
         let injector = &bytes[self.tree.injectors().next().expect("a tree has injectors")];

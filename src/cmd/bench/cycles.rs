@@ -505,19 +505,23 @@ mod tests {
             for order in [&[TracerMarch, TracerSend][..], &[Count, Plan, Forward], &[Spill]] {
                 assert!(order.windows(2).all(|w| set_of(s, w[0]) < set_of(s, w[1])), "{s:?}: {order:?}");
             }
-            let inj = if s == Schedule::MergedMarch { [InjectorMarch, Deal, Emit] } else { [Emit, InjectorMarch, Deal] };
+            let inj = if matches!(s, Schedule::MergedMarch | Schedule::SendBesideForward) { [InjectorMarch, Deal, Emit] } else { [Emit, InjectorMarch, Deal] };
             assert!(inj.windows(2).all(|w| set_of(s, w[0]) < set_of(s, w[1])), "{s:?}: {inj:?}");
             let all = [TracerMarch, TracerSend, Count, Plan, Forward, Spill, Emit, InjectorMarch, Deal];
             assert!(all.iter().all(|&p| set_of(s, p) < sets_of(s)), "{s:?}: a set past its last");
             assert!((0..sets_of(s)).all(|k| all.iter().any(|&p| set_of(s, p) == k)), "{s:?}: a set that runs no vertex");
         }
-        // The graph builder's table: three sets, three, four; and no other schedule.
-        assert_eq!(Schedule::ALL.map(sets_of), [3, 3, 4]);
+        // The graph builder's table: three sets, three, four, three; and no other schedule.
+        assert_eq!(Schedule::ALL.map(sets_of), [3, 3, 4, 3]);
         let e = poplar_bridge::step_layout(Schedule::ALL.len() as u8).unwrap_err().to_string();
-        assert!(e.contains("schedule 3 is none of"), "{e}");
+        assert!(e.contains("schedule 4 is none of"), "{e}");
         // Four sets: the routers' forward beside the march.
         let f = Schedule::ForwardBesideMarch;
         assert_eq!((set_of(f, Forward), set_of(f, Count)), (set_of(f, TracerMarch), set_of(f, Emit)));
+        // Three: the routers' count beside the march, their forward beside the send.
+        let s = Schedule::SendBesideForward;
+        assert_eq!((set_of(s, Count), set_of(s, Forward)), (set_of(s, TracerMarch), set_of(s, TracerSend)));
+        assert_eq!(place(s, &parts), [march, deal, emit, 0.0], "beside: march, deal, emit");
     }
 
     #[test]

@@ -227,7 +227,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let per_ipu = crate::device::ipus::per_ipu(&plan)?;
     let cross_ipu_bytes = per_ipu.iter().map(|l| l.bytes_out_per_iteration).sum();
     let busiest_ipu_link_bytes = per_ipu.iter().map(|l| l.bytes_out_per_iteration.max(l.bytes_in_per_iteration)).max().unwrap_or(0);
-    let schedule = plan.options.schedule;
+    let schedule = plan.options.schedule.unwrap_or_default();
     let sets = sets_of(schedule);
     let tracers = crate::device::ipus::finish_senders(&plan).count() as u64;
     let side_links: Vec<u32> = (0..tree.nodes.len()).map(|i| plan.sides.get(i).map_or(0, |s| s.len() as u32)).collect();
