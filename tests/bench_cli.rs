@@ -55,6 +55,8 @@ fn prints_every_field() {
         "estimated IPU frame time:",
         "rays behind a queue of",
         "shards: balanced by bytes",
+        // Not cut by load: the four-set default.
+        "schedule: 2 (4 compute sets a step; planned)",
     ] {
         assert!(out.contains(field), "missing {field:?} in:\n{out}");
     }
@@ -159,6 +161,7 @@ fn json_has_the_keys_and_consistent_numbers() {
     assert_eq!(p["inject_capacity"].as_u64(), Some(8), "256 injectors share the lanes of 16 of 128 rays");
     assert_eq!(p["injector_queue"].as_u64(), Some(48), "and queues of 12,288 rays, apart from their lanes");
     assert!(p["load_cut"].is_null(), "garden's regions march all its steps: its shards stay balanced by bytes");
+    assert_eq!((p["schedule"].as_u64(), p["schedule_asked"].as_bool()), (Some(2), Some(false)), "not cut: the default schedule");
     let root = 4 * lb(caps[1]) + lb(caps[2]) + injectors * lb(0);
     // The root also takes in every injector's lane whole, and the exchange waits for
     // the tile that receives the most as for the one that sends the most.

@@ -120,6 +120,10 @@ pub struct Point {
     pub inject_capacity: u32,
     /// Rays each injector's queue holds (what it may have emitted and not dealt yet).
     pub injector_queue: u32,
+    /// The step's schedule (`--tune schedule`'s number) as the plan chose it or as
+    /// asked, and whether asked.
+    pub schedule: u32,
+    pub schedule_asked: bool,
     /// Statistics of the last timed frame (`wall_s` of that frame).
     pub stats: FrameStats,
     /// Median device frame time (host runtime) and every timed frame.
@@ -292,6 +296,7 @@ impl Bench<'_> {
         let injector_queue = plan.options.injector_queue(injectors);
         let shard_copies = plan.copies.iter().map(|c| c.len() as u64).sum();
         let load_cut = plan.load_cut;
+        let schedule = plan.options.schedule.unwrap_or_default() as u32;
         let plan_times = plan.times;
         let per_ipu = crate::device::ipus::per_ipu(&plan)?;
         let mut renderer = self.build(plan, &what)?;
@@ -337,6 +342,8 @@ impl Bench<'_> {
             tracer_budget_planned: o.tracer_budget.is_none(),
             inject_capacity,
             injector_queue,
+            schedule,
+            schedule_asked: o.schedule.is_some(),
             psnr_db: psnr(&composite(&frame.output), &self.reference),
             stats: frame.stats,
             device_s,

@@ -171,7 +171,7 @@ fn point(w: &mut String, p: &Point) {
         p.injector_queue
     );
     let _ = writeln!(w, "direct lanes from injectors past the root: {} of {} rays", p.direct_lanes, p.direct_capacity);
-    let planned = if p.march_budget_planned { " (planned: the dearest injector's sampled steps over 160 iterations, 150 where its regions march all, 220 after a cut by load; 80 and 190 in blocks of 4; the tracers' pace where the hottest tracer takes 1.5 times as long)" } else { "" };
+    let planned = if p.march_budget_planned { " (planned: the dearest injector's sampled steps over 160 iterations, 150 where its regions march all, 220 after a cut by load, 260 after a lean one; 80 and 190 in blocks of 4; the tracers' pace where the hottest tracer takes 1.5 times as long)" } else { "" };
     if p.march_budget == 0 {
         let _ = writeln!(w, "march budget: none (injectors march every ray they emitted){planned}");
     } else {
@@ -183,6 +183,14 @@ fn point(w: &mut String, p: &Point) {
     } else {
         let _ = writeln!(w, "tracer budget: {} cell steps (of 15 faces; a shard visit 0.58 of one) per tracer worker per iteration{planned}", p.tracer_budget);
     }
+    let schedule = crate::device::Schedule::ALL[p.schedule as usize];
+    let sets = crate::cmd::bench::cycles::sets_of(schedule);
+    let why = match (p.schedule_asked, schedule) {
+        (true, _) => "as asked",
+        (false, crate::device::Schedule::SendBesideForward) => "planned: the tracers send beside the routers' forward after a cut by load where the camera regions march under 75 % of the sampled steps",
+        (false, _) => "planned",
+    };
+    let _ = writeln!(w, "schedule: {} ({sets} compute sets a step; {why})", p.schedule);
     let t = &p.plan_times;
     let _ = writeln!(
         w,
