@@ -186,9 +186,12 @@ fn point(w: &mut String, p: &Point) {
     let schedule = crate::device::Schedule::ALL[p.schedule as usize];
     let sets = crate::cmd::bench::cycles::sets_of(schedule);
     let why = match (p.schedule_asked, schedule) {
-        (true, _) => "as asked",
-        (false, crate::device::Schedule::SendBesideForward) => "planned: the tracers send beside the routers' forward after a cut by load where the camera regions march under 75 % of the sampled steps",
-        (false, _) => "planned",
+        (true, _) => "as asked".to_string(),
+        (false, crate::device::Schedule::SendBesideForward) => format!(
+            "planned: the tracers send beside the routers' forward after a cut by load where the camera regions march under {:.0} % of the sampled steps",
+            100.0 * crate::device::options::SEND_BESIDE_FORWARD_SHARE
+        ),
+        (false, _) => "planned".to_string(),
     };
     let _ = writeln!(w, "schedule: {} ({sets} compute sets a step; {why})", p.schedule);
     let t = &p.plan_times;
