@@ -264,7 +264,6 @@ impl DevicePlan {
             None
         };
         let planned = Neighbours { sides, copies, results, flows: traffic.flows };
-        topology.options.schedule = Some(super::options::planned_schedule(options, load_cut.is_some(), regions_share(&samples)));
         let mut plan = Self::assemble(scene, (part, sites), &packed, topology, planned, (samples, load_cut))?;
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
@@ -338,10 +337,15 @@ impl DevicePlan {
         scene: &Scene,
         (part, sites): (Partition, SiteIndex),
         packed: &[partition::PackedShard],
-        topology: Topology,
+        mut topology: Topology,
         neighbours: Neighbours,
         (samples, load_cut): (Vec<CameraSample>, Option<u32>),
     ) -> Result<DevicePlan, DeviceError> {
+        // The step's schedule and the budgets below follow the cut and the camera
+        // regions' share of the sampled steps after it.
+        let share = regions_share(&samples);
+        let lean_cut = load_cut.is_some() && topology.options.lean_queue.is_some();
+        topology.options.schedule = Some(super::options::planned_schedule(&topology.options, load_cut.is_some(), share));
         let (tree, options) = (&topology.tree, &topology.options);
         let owner = |c: u32| part.owner(c);
         let Neighbours { sides, copies, results, flows } = neighbours;
@@ -377,10 +381,9 @@ impl DevicePlan {
             schedule: options.schedule.unwrap_or_default() as u8,
         };
         fill_stores(tree, &mut spec, options)?;
-        let share = regions_share(&samples);
         let fine = options.batch.is_fine();
         let dearest = samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0);
-        let planned = options.march_budget.unwrap_or_else(|| super::options::planned_march_budget(dearest, share, (load_cut.is_some(), load_cut.is_some() && options.lean_queue.is_some()), fine));
+        let planned = options.march_budget.unwrap_or_else(|| super::options::planned_march_budget(dearest, share, (load_cut.is_some(), lean_cut), fine));
         let even = load_cut.is_some() && !fine;
         // The hottest tracer tile's sampled steps: its shard's over its tiles.
         let tiles = tree.shard_tiles();
