@@ -22,8 +22,9 @@ from collections import defaultdict
 import numpy as np
 
 # The events each vertex type's cost is fitted on (FOAM_PROBE names, foam/probe.h).
-# The SH colour (march.h): per shard visit with SH, the basis (sh_visit, plus sh_basis
-# per coefficient per channel beyond DC); per cell coloured, the dot product
+# The SH colour (march.h): per basis evaluated with SH (once per ray a worker marches
+# on since session 53; per shard visit before), the basis (sh_visit, plus sh_basis per
+# coefficient per channel beyond DC); per cell coloured, the dot product
 # (sh_colour, plus sh_coeff per coefficient).
 SH_FULL = ["sh_visit", "sh_basis", "sh_colour", "sh_coeff"]
 MODELS = {
@@ -48,7 +49,7 @@ MODELS = {
 ACTIVE_EVENTS = {"SpillStore": ["arrival"], "TracerSend": ["scan", "send", "wait_walk"]}
 # The reduced model the cost table states: per ray loaded, per ray marched on (held),
 # per shard visit, per cell step, per neighbour tested, per finished ray written; with
-# SH, per visit and per cell step (sh_step: the colour folded into the step, as the
+# SH, per basis (once per ray marched on) and per cell step (sh_step: the colour folded into the step, as the
 # composite is, plus sh_stepcoeff per coefficient), which the device counts.
 REDUCED = ["ray", "held", "visit", "step", "neighbour", "result", "pixel",
            "sh_visit", "sh_basis", "sh_step", "sh_stepcoeff"]

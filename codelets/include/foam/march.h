@@ -385,17 +385,13 @@ static inline uint32_t foam_pixel_home(const foam_camera *cam, uint32_t pixel) {
 /* One marching visit of a ray with origin `o` and direction `d` (foam_camera_ray
  * of its pixel) on a tile holding `s`: march it (at most `step_limit` cells, 0: no
  * limit), and address a finished ray to the tracer that owns its pixel's
- * framebuffer slice. A visit that goes on from a pause (`resumed`) is the same
- * tracer hop. Adds the cells marched to *cells and the neighbours tested to
- * *neighbours. */
+ * framebuffer slice. `basis` is foam_sh_basis of `d` for the shard's sh_rest. A
+ * visit that goes on from a pause (`resumed`) is the same tracer hop. Adds the
+ * cells marched to *cells and the neighbours tested to *neighbours. */
 static inline foam_march_end foam_visit_ray(const foam_shard_view *s, const foam_camera *cam, foam_vec3 o, foam_vec3 d,
-                                            uint32_t step_limit, int resumed, foam_ray *ray, uint32_t *cells,
-                                            uint32_t *neighbours) {
+                                            const foam_float2 *basis, uint32_t step_limit, int resumed, foam_ray *ray,
+                                            uint32_t *cells, uint32_t *neighbours) {
   uint32_t marched = 0, tested = 0;
-  foam_float2 basis[FOAM_SH_MAX_REST];
-  foam_sh_basis(d, s->h.sh_rest, basis);
-  FOAM_PROBE_ADD(sh_visit, s->h.sh_rest != 0);
-  FOAM_PROBE_ADD(sh_basis, s->h.sh_rest);
   if (!resumed) ray->tracer_hops++;
   const foam_march_end end = foam_march(s, o, d, basis, cam->t_stop, step_limit, ray, &marched, &tested);
   *cells += marched;
@@ -488,6 +484,12 @@ static inline __attribute__((always_inline)) int foam_march_copies(const foam_ca
   foam_vec3 o, d; /* the pixel's ray, the same on every shard it crosses here */
   FOAM_PROBE(held);
   foam_camera_ray(cam, foam_px_x(ray->px), foam_px_y(ray->px), &o, &d);
+  /* The SH basis of d, evaluated for the first shard's sh_rest and again only for a
+   * shard with another: a ray crosses a shard every 2.7 cell steps on an injector of
+   * the bicycle scene cut by load, and evaluating it on every visit cost each visit
+   * an eighth of its instructions at degree 2. */
+  foam_float2 basis[FOAM_SH_MAX_REST];
+  uint32_t basis_rest = 0xFFFFFFFFu;
   for (uint32_t visits = 0; ray->cell != FOAM_FINISHED_CELL; ++visits) {
     const unsigned char *blob = own && ray->shard == own_shard ? own : (const unsigned char *)0;
     if (!blob) {
@@ -505,7 +507,14 @@ static inline __attribute__((always_inline)) int foam_march_copies(const foam_ca
     foam_shard_open(blob, &view);
     /* At least one step, so that a worker past its limit still moves its ray on. */
     const uint32_t left = steps_limit ? (steps_limit > used ? steps_limit - used : 1u) : 0u;
-    const foam_march_end end = foam_visit_ray(&view, cam, o, d, left, resumed && visits == 0, ray, &work[1], &work[2]);
+    if (view.h.sh_rest != basis_rest) {
+      basis_rest = view.h.sh_rest;
+      foam_sh_basis(d, basis_rest, basis);
+      FOAM_PROBE_ADD(sh_visit, basis_rest != 0);
+      FOAM_PROBE_ADD(sh_basis, basis_rest);
+    }
+    const foam_march_end end =
+        foam_visit_ray(&view, cam, o, d, basis, left, resumed && visits == 0, ray, &work[1], &work[2]);
     work[0] += 1;
     foam_ray_store(slot, layout, hops, ray);
     if (end == FOAM_MARCH_PAUSED) {

@@ -30,7 +30,8 @@ pub struct March {
     #[serde(default)]
     pub result: f64,
     /// The SH colour (march.h foam_sh_basis, foam_cell_rgb), charged only with SH:
-    /// per shard visit, fixed and per coefficient per channel beyond DC (the basis) ...
+    /// per basis evaluated (once per ray a worker marches on), fixed and per
+    /// coefficient per channel beyond DC ...
     #[serde(default)]
     pub sh_visit: f64,
     #[serde(default)]

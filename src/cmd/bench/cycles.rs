@@ -152,17 +152,17 @@ pub struct MarchWork {
     pub results: u64,
 }
 
-/// View-dependent colour (march.h: foam_sh_basis per shard visit, foam_cell_rgb per
-/// cell step) with `rest` coefficients per channel beyond DC (0: none), from the
-/// measured table's SH terms (fitted on runs of one scene at degrees 0 to 3). Every
-/// cell step is charged: near-empty cells skip the colour, but they are under 1 % of
-/// the steps measured.
+/// View-dependent colour (march.h: foam_sh_basis once per ray a worker marches on,
+/// in foam_march_copies, and foam_cell_rgb per cell step) with `rest` coefficients
+/// per channel beyond DC (0: none), from the measured table's SH terms (fitted on
+/// runs of one scene at degrees 0 to 3). Every cell step is charged: near-empty cells
+/// skip the colour, but they are under 1 % of the steps measured.
 pub fn sh_instr(c: &super::costs::March, rest: usize, w: &MarchWork) -> f64 {
     if rest == 0 {
         0.0
     } else {
         let r = rest as f64;
-        (c.sh_visit + c.sh_basis * r) * w.visits as f64 + (c.sh_step + c.sh_stepcoeff * r) * w.steps as f64
+        (c.sh_visit + c.sh_basis * r) * w.marched_on as f64 + (c.sh_step + c.sh_stepcoeff * r) * w.steps as f64
     }
 }
 
@@ -471,8 +471,10 @@ mod tests {
     }
 
     #[test]
-    fn sh_colour_is_charged_per_visit_and_cell_step() {
-        let busy = MarchWork { loaded: 6, marched_on: 6, visits: 6, steps: 600, neighbours: 10_200, results: 0 };
+    fn sh_colour_is_charged_per_ray_marched_on_and_cell_step() {
+        // Six rays over 18 shard visits: the basis is evaluated once per ray (march.h
+        // foam_march_copies), not per visit.
+        let busy = MarchWork { loaded: 6, marched_on: 6, visits: 18, steps: 600, neighbours: 10_200, results: 0 };
         let mut workers = [MarchWork::default(); WORKERS];
         workers[2] = busy;
         let dc = tracer_cycles(&workers, 0, 0, SendWalk::default());
