@@ -49,8 +49,9 @@ MODELS = {
 ACTIVE_EVENTS = {"SpillStore": ["arrival"], "TracerSend": ["scan", "send", "wait_walk"]}
 # The reduced model the cost table states: per ray loaded, per ray marched on (held),
 # per shard visit, per cell step, per neighbour tested, per finished ray written; with
-# SH, per basis (once per ray marched on) and per cell step (sh_step: the colour folded into the step, as the
-# composite is, plus sh_stepcoeff per coefficient), which the device counts.
+# SH, per basis (once per ray marched on) and per cell step (sh_step: the colour folded
+# into the step, as the composite is, plus sh_stepcoeff per coefficient), which the
+# device counts.
 REDUCED = ["ray", "held", "visit", "step", "neighbour", "result", "pixel",
            "sh_visit", "sh_basis", "sh_step", "sh_stepcoeff"]
 
