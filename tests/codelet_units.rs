@@ -9,7 +9,7 @@ use std::mem::size_of;
 use foam_ipu::synth::rng::Rng;
 use foam_layout::{
     FOAM_CAT_DOWN, FOAM_CAT_TURN, FOAM_CAT_UP, FOAM_CATS, FOAM_INVALID_SHARD, FOAM_LS_ASKED, FOAM_LS_DEMAND,
-    FOAM_LS_EMITTED, FOAM_LS_WEIGHT, FOAM_MAX_FANOUT, FOAM_WORKERS, foam_link_header, foam_params, foam_router_ctl,
+    FOAM_LS_EMITTED, FOAM_LS_WEIGHT, FOAM_MAX_LANES, FOAM_WORKERS, foam_link_header, foam_params, foam_router_ctl,
     foam_tile_stats,
 };
 use poplar_bridge::{ElemType, Session, Tensor};
@@ -57,7 +57,8 @@ fn lane_offset(p: &foam_params, l: usize, out: bool) -> usize {
 }
 
 fn random_router(rng: &mut Rng) -> foam_params {
-    let fanout = 1 << (1 + upto(rng, 3));
+    // A tree router's 2 to 16 children, or up to 32 child lanes with replicas'.
+    let fanout = if rng.next_u64().is_multiple_of(2) { 1 << (1 + upto(rng, 3)) } else { 2 + upto(rng, 30) };
     // Up to 20 injector lanes: some workers own none, some several.
     let inject_lanes = if rng.next_u64().is_multiple_of(2) { 0 } else { 1 + upto(rng, 19) };
     let (link, parent) = (1 + upto(rng, 47), 1 + upto(rng, 47));
@@ -127,7 +128,7 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
         }
         arriving[l] = upto(rng, old);
     }
-    let parent = FOAM_MAX_FANOUT as usize;
+    let parent = FOAM_MAX_LANES as usize;
     let old = upto(rng, p.parent_capacity.min(room_down));
     room_down -= old;
     c.granted[parent] = upto(rng, p.parent_capacity.min(room_down));
@@ -171,7 +172,7 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
     }
     // What no phase writes for a child the router does not have stays as the frame's
     // reset left it, 0: the categories no ray can take and their escapes.
-    for ch in f..FOAM_MAX_FANOUT as usize {
+    for ch in f..FOAM_MAX_LANES as usize {
         for k in [FOAM_CAT_DOWN as usize + ch, FOAM_CAT_TURN as usize + ch] {
             c.base.iter_mut().for_each(|w| w[k] = 0);
             (c.send[k], c.lane_off[k], c.stay_off[k]) = (0, 0, 0);
@@ -287,7 +288,7 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     }
     // Nothing of a child the router does not have is written (RouterPlan walks only
     // the categories a ray can take here).
-    let untouched = (f..FOAM_MAX_FANOUT as usize).all(|ch| {
+    let untouched = (f..FOAM_MAX_LANES as usize).all(|ch| {
         let cats = [FOAM_CAT_DOWN as usize + ch, FOAM_CAT_TURN as usize + ch];
         n.esc_off[ch] == 0 && cats.iter().all(|&k| n.send[k] == 0 && n.lane_off[k] == 0 && n.stay_off[k] == 0 && n.base.iter().all(|w| w[k] == 0))
     });
@@ -319,7 +320,7 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     let outstanding = c.granted_up;
     reached.queue_room += u32::from(n.up_count + outstanding + upward == q && upward > 0);
     check(n.up_count + outstanding + upward <= q, format!("up: {} queued + {outstanding} outstanding + {upward} granted > {q}", n.up_count));
-    let parent = FOAM_MAX_FANOUT as usize;
+    let parent = FOAM_MAX_LANES as usize;
     check(n.down_count + c.granted[parent] + o.out[pl].credit <= q, format!("down: {} queued + {} outstanding + {} granted > {q}", n.down_count, c.granted[parent], o.out[pl].credit));
     for l in 0..=pl {
         check(o.out[l].credit <= lane_capacity(p, l, false), format!("lane {l}: credit {} beyond its {}", o.out[l].credit, lane_capacity(p, l, false)));

@@ -317,4 +317,24 @@ fn the_builder_refuses_edges_that_are_not_a_device() {
         *lane(p, s[1]) = x;
     });
     assert!(e.contains("side links go in ascending order of their shard"), "{e}");
+    // A router's child lanes past the ones its shard-id bits choose must each be a
+    // tile of one replicated child (router.cpp classify would never send them a ray,
+    // or send them another shard's).
+    let r = plan.tree.nodes[0].parent.unwrap();
+    fn edit_router(p: &mut DevicePlan, r: usize, edit: &dyn Fn(&mut foam_layout::foam_params)) {
+        let mut q: foam_layout::foam_params = bytemuck::pod_read_unaligned(&p.spec.nodes[r].params);
+        edit(&mut q);
+        p.spec.nodes[r].params = bytemuck::bytes_of(&q).to_vec();
+    }
+    let e = refusal(&|p| edit_router(p, r, &|q| q.route_bits = 3));
+    assert!(e.ends_with("child lane 8 is no child's replica (replica_lane)"), "{e}");
+    let e = refusal(&|p| {
+        edit_router(p, r, &|q| {
+            let mut lanes = foam_layout::foam_replica_lanes::default();
+            (lanes.replica_bits[2], lanes.replica_lane[2]) = (1, 8);
+            q.route_bits = 3;
+            q.__bindgen_anon_1.replicas = lanes;
+        })
+    });
+    assert!(e.contains("child 2's 2 tiles: lane 8 leads to tracer8@8, not a tracer of tracer2@2's shard"), "{e}");
 }

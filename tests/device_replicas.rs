@@ -3,7 +3,9 @@
 //! depth included, is the same with them on and off, in fp32 and half, and every
 //! ray finishes exactly once, with roomy buffers or shrunk ones. Tracers beside a
 //! replicated shard hold side links to several of its tiles and pick one by the
-//! ray's pixel; with shrunk buffers a full pick falls to the others.
+//! ray's pixel; with shrunk buffers a full pick falls to the others. Replicas on
+//! lanes of their tracer's router (the default) and under a router of their own
+//! give the same image.
 
 use std::collections::HashMap;
 
@@ -37,13 +39,20 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions) -> (DeviceFrame, Vec<u
     }
     let spread = links.values().filter(|&&n| n > 1).count();
     assert_eq!(spread > 0, o.replicas > 0 && o.side_links > 0, "{spread} tracers with several links to one shard");
+    let mut on_lanes = 0;
     for &(n, s) in plan.tree.replicas() {
         let (node, tracer) = (&plan.tree.nodes[n], &plan.tree.nodes[s]);
         assert_eq!((node.role, node.prefix), (Role::Tracer, tracer.prefix), "a replica holds its shard's id");
+        // A sibling of its tracer: on lanes of a router of the tree (one that routes
+        // by shard-id bits), or under a router of one shard's tiles (route bits 0;
+        // also where the tracer's router has no lanes left).
+        assert_eq!(node.parent, tracer.parent, "replica node {n} of shard {s}");
+        on_lanes += (plan.tree.nodes[node.parent.unwrap()].route_bits > 0) as usize;
         assert_eq!(plan.spec.nodes[n].shard_offset, plan.spec.nodes[s].shard_offset, "and its blob");
         assert_eq!(plan.spec.nodes[n].copies, plan.spec.nodes[s].copies, "and its copies");
         assert_ne!(node.tile, tracer.tile);
     }
+    assert_eq!(on_lanes > 0, o.replica_lanes > Some(0) && !replicas.is_empty(), "{on_lanes} replicas on lanes");
     let (mut steps, mut pixels) = (vec![0u64; replicas.len()], 0u64);
     let mut per_call = |_: &foam_frame_status, tiles: &[foam_tile_stats], _: &[u32]| {
         for (k, &n) in replicas.iter().enumerate() {
@@ -71,10 +80,13 @@ fn replicas_march_the_hot_shards_and_change_nothing_but_speed() {
     let cam = garden_cam.resized(160, 120).unwrap();
     for layout in [RayLayout::Fp32, RayLayout::Half] {
         let (off, _, _) = render(scene, &cam, &options(layout, 0));
-        let (on, steps, _) = render(scene, &cam, &options(layout, 2));
-        assert!(steps.iter().filter(|&&s| s > 0).count() * 2 > steps.len(), "{}: most replicas march: {steps:?}", layout.name());
-        assert_eq!(on.output, off.output, "{}: colour, opacity and depth must not depend on replicas", layout.name());
-        assert_eq!(on.stats.cell_steps, off.stats.cell_steps, "{}: the same marching, on other tiles", layout.name());
+        for replica_lanes in [Some(32), Some(0)] {
+            let (on, steps, _) = render(scene, &cam, &DeviceOptions { replica_lanes, ..options(layout, 2) });
+            let what = format!("{} (replica_lanes={replica_lanes:?})", layout.name());
+            assert!(steps.iter().filter(|&&s| s > 0).count() * 2 > steps.len(), "{what}: most replicas march: {steps:?}");
+            assert_eq!(on.output, off.output, "{what}: colour, opacity and depth must not depend on replicas");
+            assert_eq!(on.stats.cell_steps, off.stats.cell_steps, "{what}: the same marching, on other tiles");
+        }
     }
 }
 
@@ -85,9 +97,11 @@ fn replicas_lose_no_ray_with_buffers_shrunk() {
     let (roomy, _, _) = render(scene, &cam, &options(RayLayout::Half, 0));
     // Every finished ray goes to its pixel's home: replicas of homes write their
     // slices, which the host adds to the home's.
-    let tight = tight_buffers(DeviceOptions { results: 0, ..options(RayLayout::Half, 1) });
-    let (squeezed, steps, pixels) = render(scene, &cam, &tight);
-    assert!(steps.iter().any(|&s| s > 0) && pixels > 0, "the replicas march and write pixels: {steps:?}, {pixels}");
-    assert!(squeezed.stats.max_buffer_occupancy <= 8);
-    assert_eq!(squeezed.output, roomy.output, "the image must depend on neither replicas nor buffer sizes");
+    for replica_lanes in [Some(32), Some(0)] {
+        let tight = tight_buffers(DeviceOptions { results: 0, replica_lanes, ..options(RayLayout::Half, 1) });
+        let (squeezed, steps, pixels) = render(scene, &cam, &tight);
+        assert!(steps.iter().any(|&s| s > 0) && pixels > 0, "the replicas march and write pixels: {steps:?}, {pixels}");
+        assert!(squeezed.stats.max_buffer_occupancy <= 8);
+        assert_eq!(squeezed.output, roomy.output, "the image must depend on neither replicas nor buffer sizes");
+    }
 }

@@ -59,13 +59,51 @@ unsigned complete(const std::vector<const EdgeSpec *> &group, const std::string 
   return group.empty() ? 0u : group[0]->capacity;
 }
 
-bool isPowerOfTwo(unsigned x) { return x != 0 && (x & (x - 1)) == 0; }
-
 // Node n's own foam_params as the spec gives it (checked by withLanes on n).
 foam_params ownParams(const NodeSpec &n) {
   foam_params p{};
   if (n.params.size() == sizeof p) std::memcpy(&p, n.params.data(), sizeof p);
   return p;
+}
+
+// Router i's child lanes as its routing reads them (router.cpp classify): lanes
+// 0 .. 2^route_bits - 1 the children its shard-id bits choose (a power of two up to
+// FOAM_MAX_FANOUT), every lane after them a tile of one child's replicated shard,
+// each such lane named by exactly one child's run (replica_lane, 2^replica_bits - 1
+// lanes) and leading to a tracer of the same shard as the child's own lane. A lane
+// no run names would never be sent a ray; one that two name, or that leads to
+// another shard, would take rays it cannot march.
+void checkReplicaLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &lanes, const foam_params &p) {
+  const std::string name = nodeName(spec.nodes[i], i);
+  const std::size_t lanesTotal = lanes.children.size();
+  if (p.route_bits > 4 || (std::size_t(1) << p.route_bits) > lanesTotal)
+    refuse(name + ": routes by " + std::to_string(p.route_bits) + " shard-id bits over " + std::to_string(lanesTotal) +
+           " child lanes (at most 4 bits, 2^bits lanes)");
+  const unsigned children = 1u << p.route_bits;
+  std::vector<int> owner(lanesTotal, -1);
+  for (unsigned c = 0; c < children; ++c) owner[c] = (int)c;
+  auto childOf = [&](std::size_t lane) { return lanes.children[lane]->from; };
+  for (unsigned c = 0; c < FOAM_MAX_FANOUT; ++c) {
+    const unsigned bits = p.replicas.replica_bits[c];
+    if (bits == 0) continue;
+    const std::string run = name + ": child " + std::to_string(c) + "'s " + std::to_string(1u << std::min(bits, 16u)) + " tiles";
+    if (c >= children || bits > 4) refuse(run + ": no such child, or more than 16 tiles");
+    const unsigned first = p.replicas.replica_lane[c], last = first + (1u << bits) - 2u;
+    if (first < children || last >= lanesTotal)
+      refuse(run + " take lanes " + std::to_string(first) + " to " + std::to_string(last) + ", outside its " +
+             std::to_string(lanesTotal - children) + " replica lanes");
+    const NodeSpec &own = spec.nodes[childOf(c)];
+    for (unsigned l = first; l <= last; ++l) {
+      if (owner[l] >= 0) refuse(run + ": lane " + std::to_string(l) + " is child " + std::to_string(owner[l]) + "'s already");
+      owner[l] = (int)c;
+      const NodeSpec &tile = spec.nodes[childOf(l)];
+      if (own.role != Role::Tracer || tile.role != Role::Tracer || ownParams(tile).shard != ownParams(own).shard)
+        refuse(run + ": lane " + std::to_string(l) + " leads to " + nodeName(tile, childOf(l)) + ", not a tracer of " +
+               nodeName(own, childOf(c)) + "'s shard");
+    }
+  }
+  for (std::size_t l = 0; l < lanesTotal; ++l)
+    if (owner[l] < 0) refuse(name + ": child lane " + std::to_string(l) + " is no child's replica (replica_lane)");
 }
 
 }  // namespace
@@ -146,9 +184,10 @@ foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &la
   case Role::Router:
     if (!up || lanes.up->kind != EdgeKind::Tree)
       refuse(name + ": a router has one tree edge up, to its parent or the spill store");
-    if (!isPowerOfTwo((unsigned)lanes.children.size()) || lanes.children.size() < 2 || lanes.children.size() > FOAM_MAX_FANOUT)
-      refuse(name + ": " + std::to_string(lanes.children.size()) + " children; a router has a power of two from 2 to " +
-             std::to_string(FOAM_MAX_FANOUT));
+    if (lanes.children.size() < 2 || lanes.children.size() > FOAM_MAX_LANES)
+      refuse(name + ": " + std::to_string(lanes.children.size()) + " child lanes; a router has 2 to " +
+             std::to_string(FOAM_MAX_LANES));
+    checkReplicaLanes(spec, i, lanes, p);
     if (lanes.injectors.size() > FOAM_MAX_INJECTORS)
       refuse(name + ": at most " + std::to_string(FOAM_MAX_INJECTORS) + " injector lanes");
     p.fanout = (uint32_t)lanes.children.size();
@@ -187,9 +226,10 @@ void checkDirectLanes(const RenderSpec &spec, const Topology &t, std::size_t i) 
   if (lanes.direct.empty()) return;
   const std::string name = nodeName(spec.nodes[i], i);
   if (lanes.up->to != t.root) refuse(name + ": its lane leads to a router that is not the root");
-  if (lanes.direct.size() != t.params[t.root].fanout)
+  const foam_params &root = t.params[t.root];
+  if (lanes.direct.size() != (1u << root.route_bits) || root.fanout != (1u << root.route_bits))
     refuse(name + ": " + std::to_string(lanes.direct.size()) + " direct lanes but the root has " +
-           std::to_string(t.params[t.root].fanout) + " children");
+           std::to_string(root.fanout) + " child lanes");
   for (std::size_t k = 0; k < lanes.direct.size(); ++k) {
     const NodeLanes &at = t.lanes[lanes.direct[k]->to];
     if (!at.up || at.up->to != t.root || at.up->toLane != k)

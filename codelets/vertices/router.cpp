@@ -3,8 +3,10 @@
 // its two queues onto its outboxes, in three compute sets — count, plan, forward —
 // so that workers write disjoint ranges without atomics, locks or barriers.
 //
-// Lane l < fanout is child l; the root, and with direct lanes the routers under
-// it, then have one lane per injector tile, and the last lane is the parent
+// Lane l < fanout is child lane l: the children the shard-id bits choose, then the
+// tiles of replicated children's shards (layout.h replica_bits); the root, and
+// with direct lanes the routers under it, then have one lane per injector tile,
+// and the last lane is the parent
 // (foam/lanes.h packs them). RouterPlan is one worker and never walks the injector
 // lanes: RouterCount's workers sum them and RouterForward's answer them, each its
 // own share (layout.h, foam_router_ctl).
@@ -34,17 +36,21 @@ using namespace poplar;
 
 namespace {
 
-// Which shard ids a router's subtree holds and which child each goes to: by the
-// id's bits, or over the replicas of one shard by the pixel (hashBits > 0).
+// Which shard ids a router's subtree holds and which child lane each goes to: by
+// the id's bits, then over a replicated child's tiles by the pixel. `replicas` is
+// null for a router without replica lanes, the most: one test a ray, as the
+// pick by bits or by pixel of a router of one shard's replicas was.
 struct Route {
-  uint32_t prefix, subtreeShift, levelShift, childMask, hashBits;
+  uint32_t prefix, subtreeShift, levelShift, childMask;
+  const foam_replica_lanes *replicas;
 };
 
 inline Route routeOf(const foam_params &p) {
-  uint32_t bits = 0;  // log2 of the fanout, a power of two
-  while ((1u << bits) < p.fanout) ++bits;
-  if (p.replicas) return Route{p.shard, 0, 0, p.fanout - 1, bits};
-  return Route{p.shard, p.level_shift + bits, p.level_shift, p.fanout - 1, 0};
+  uint32_t any[FOAM_MAX_FANOUT / 4], set = 0;
+  memcpy(any, p.replicas.replica_bits, sizeof any);
+  for (uint32_t w : any) set |= w;
+  return Route{p.shard, p.level_shift + p.route_bits, p.level_shift, (1u << p.route_bits) - 1u,
+               set ? &p.replicas : nullptr};
 }
 
 // Category of the ray in `slot` (FOAM_CAT_*), or -1 for an empty slot.
@@ -53,9 +59,15 @@ inline int classify(const Route &r, const unsigned char *slot, bool fromParent) 
   if (shard == FOAM_INVALID_SHARD) return -1;
   bool inSubtree = ((uint32_t)shard >> r.subtreeShift) == r.prefix;
   if (!inSubtree) return FOAM_CAT_UP;
-  int child = r.hashBits ? (int)foam_replica_child(foam_slot_px(slot), r.prefix, r.hashBits)
-                         : (int)(((uint32_t)shard >> r.levelShift) & r.childMask);
-  return (fromParent ? FOAM_CAT_DOWN : FOAM_CAT_TURN) + child;
+  const int base = fromParent ? FOAM_CAT_DOWN : FOAM_CAT_TURN;
+  const uint32_t child = ((uint32_t)shard >> r.levelShift) & r.childMask;
+  if (!r.replicas) return base + (int)child;
+  uint32_t lane = child;
+  if (const uint32_t bits = r.replicas->replica_bits[child]) {
+    const uint32_t pick = foam_replica_child(foam_slot_px(slot), shard, bits);
+    if (pick) lane = r.replicas->replica_lane[child] + pick - 1u;
+  }
+  return base + (int)lane;
 }
 
 inline uint32_t minu(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -407,7 +419,7 @@ public:
     // goes down to it now, which it marches and mostly hands back (an even split left
     // most of the credit reserved for quiet children while the one beside the camera
     // waited).
-    uint32_t laneCount[FOAM_MAX_FANOUT + 1], childDemand[FOAM_MAX_FANOUT], blocked[FOAM_MAX_FANOUT];
+    uint32_t laneCount[FOAM_MAX_LANES + 1], childDemand[FOAM_MAX_LANES], blocked[FOAM_MAX_LANES];
     uint32_t down = 0, wanted = 0, finished = 0;
     for (unsigned ch = 0; ch < f; ++ch) {
       const foam_link_header &h = *reinterpret_cast<const foam_link_header *>(in + ch * child);
@@ -444,7 +456,7 @@ public:
       c.stay_off[FOAM_CAT_TURN + ch] = upq;
       upq += blocked[ch] - c.escape[ch];
     }
-    laneCount[FOAM_MAX_FANOUT] = off;
+    laneCount[FOAM_MAX_LANES] = off;
 
     foam_tile_stats st = load<foam_tile_stats>(stats);
     if (upq > q) st.overflow += upq - q;  // credits make this impossible
@@ -463,8 +475,8 @@ public:
     // An injector lane's demand: what its injector holds and may emit (RouterCount's sums).
     for (unsigned w = 0; w < FOAM_WORKERS; ++w) wanted += c.lane_sums[w][FOAM_LS_DEMAND];
     allowInjectors(p, c, pl, finished);
-    const uint32_t reservedDown = down + c.granted[FOAM_MAX_FANOUT];
-    c.granted[FOAM_MAX_FANOUT] = minu(reservedDown < q ? q - reservedDown : 0, p.parent_capacity);
+    const uint32_t reservedDown = down + c.granted[FOAM_MAX_LANES];
+    c.granted[FOAM_MAX_LANES] = minu(reservedDown < q ? q - reservedDown : 0, p.parent_capacity);
     // 3. Upward credit shared out by demand over the child lanes, then the injector
     // lanes (RouterForward shares their part: PrefixShare), when they want more, and
     // each child's header out. Beyond its demand a child gets the idle credit only
@@ -490,9 +502,9 @@ public:
     }
     c.share_before = before;
     writeHeader(out + foam_lane_offset(&p, pl, 1), p.parent_capacity, p.ray_bytes,
-                foam_link_header{laneCount[FOAM_MAX_FANOUT], c.granted[FOAM_MAX_FANOUT], finished, upq});
+                foam_link_header{laneCount[FOAM_MAX_LANES], c.granted[FOAM_MAX_LANES], finished, upq});
 
-    uint32_t moved = laneCount[FOAM_MAX_FANOUT];  // the parent's lane, then the children's
+    uint32_t moved = laneCount[FOAM_MAX_LANES];  // the parent's lane, then the children's
     for (unsigned l = 0; l < f; ++l) moved += laneCount[l];
     st.rays_in += moved;
     if (upq + down > st.peak_queue) st.peak_queue = upq + down;

@@ -94,6 +94,11 @@ pub struct Point {
     pub graph_s: f64,
     /// Shard copies planned on all tracers together.
     pub shard_copies: u64,
+    /// Replica tiles of hot shards, the shards they replicate, and how many of those
+    /// tiles hang on lanes of their tracer's router (the rest under routers of their own).
+    pub replica_tiles: u64,
+    pub replicated_shards: u64,
+    pub replicas_on_lanes: u64,
     /// Where the plan cut the scene again by the camera's load, how full (percent
     /// of a tile's room) the shards nobody looks at may grow; null: cut by bytes.
     pub load_cut: Option<u32>,
@@ -295,6 +300,12 @@ impl Bench<'_> {
         let inject_capacity = plan.options.inject_lane_capacity(injectors);
         let injector_queue = plan.options.injector_queue(injectors);
         let shard_copies = plan.copies.iter().map(|c| c.len() as u64).sum();
+        let replicas = plan.tree.replicas();
+        let replica_tiles = replicas.len() as u64;
+        let mut replicated: Vec<usize> = replicas.iter().map(|&(_, s)| s).collect();
+        replicated.dedup();
+        let replicated_shards = replicated.len() as u64;
+        let replicas_on_lanes = replicas.iter().filter(|&&(n, s)| plan.tree.nodes[n].parent == plan.tree.nodes[s].parent).count() as u64;
         let load_cut = plan.load_cut;
         let schedule = plan.options.schedule.unwrap_or_default() as u32;
         let plan_times = plan.times;
@@ -330,6 +341,9 @@ impl Bench<'_> {
             plan_times,
             graph_s: frame.stats.setup_s,
             shard_copies,
+            replica_tiles,
+            replicated_shards,
+            replicas_on_lanes,
             load_cut,
             direct_lanes,
             direct_capacity,

@@ -170,8 +170,16 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "replicas",
         fixed: Some(|o| o.replicas.to_string()),
-        doc: "Hot shards get replicas on the tiles the tree leaves free (a router of 2 to 16 tiles holding the shard in its tracer's place; a ray goes to the replica its pixel picks) until no tile's share of the camera's sampled load (its cell steps, and 20 for each ray it takes in) is over this many times the mean tracer's, as far as the free tiles go (0: none).",
+        doc: "Hot shards get replicas on the tiles the tree leaves free (2 to 16 tiles holding the shard; a ray goes to the tile its pixel picks) until no tile's share of the camera's sampled load (its cell steps, and 20 for each ray it takes in) is over this many times the mean tracer's, as far as the free tiles go (0: none).",
         set: |o, v| o.replicas = count(v),
+        ..ONE_NUMBER
+    },
+    Key {
+        name: "replica_lanes",
+        max: foam_layout::FOAM_MAX_LANES,
+        planned: "32 on one IPU where the camera regions march under half of the sampled steps (after any cut by load), else 0",
+        doc: "A hot shard's replicas hang on lanes of its tracer's router, after its children, a tile each, up to this many child lanes a router (at most 32); 0: under a router of their own in the tracer's place (a tile more a shard, a router hop more a ray). The image is the same.",
+        set: |o, v| o.replica_lanes = Some(count(v)),
         ..ONE_NUMBER
     },
     Key {

@@ -38,12 +38,57 @@ fn edge(kind: EdgeKind, (from, from_lane): (usize, u32), (to, to_lane): (usize, 
     RenderEdge { kind: kind as u8, from: from as u32, to: to as u32, from_lane, to_lane, capacity }
 }
 
+/// Rays a buffer of each router's child lanes holds where the router has replicas
+/// on lanes of its own ([`Tree::replicate_on_lanes`]), by node (other nodes: 0, the
+/// planned capacity). The exchange costs a step what the busiest tile moves, so such
+/// a router's lanes take the planned capacity where its buffers stay within the
+/// most any router's buffers hold without replica lanes, and the largest multiple
+/// of 16 rays that does otherwise (at least 16): the replicas' tiles then cost no
+/// exchange time, only their router's lanes' smaller bursts.
+fn replica_lane_capacities(tree: &Tree, o: &DeviceOptions, ray_bytes: u32) -> Vec<u32> {
+    let injectors = tree.injectors().len() as u32;
+    let (inject, direct) = (o.inject_lane_capacity(injectors), o.direct_lane_capacity(injectors));
+    let mut children = vec![None; tree.nodes.len()];
+    for n in &tree.nodes {
+        if let Some(p) = n.parent.filter(|_| n.role != Role::Injector) {
+            children[p] = Some(o.edge_capacity(n.edge_level));
+        }
+    }
+    let bytes = |i: usize, lanes: u32, child: u32| {
+        let n = &tree.nodes[i];
+        let inject = if i == tree.root() { inject } else { direct };
+        let parent = o.edge_capacity(n.edge_level);
+        super::options::router_link_bytes(ray_bytes, lanes, child, parent, n.inject_lanes, inject).unwrap_or(u32::MAX)
+    };
+    let on_lanes = |n: &super::tree::Node| n.role == Role::Router && n.route_bits > 0 && n.fanout > 1 << n.route_bits;
+    let routers = || (0..tree.nodes.len()).filter(|&i| tree.nodes[i].role == Role::Router && children[i].is_some());
+    let budget = routers()
+        .map(|i| {
+            let n = &tree.nodes[i];
+            let lanes = if on_lanes(n) { 1 << n.route_bits } else { n.fanout };
+            bytes(i, lanes, children[i].unwrap())
+        })
+        .max()
+        .unwrap_or(0);
+    let mut out = vec![0; tree.nodes.len()];
+    for i in routers().filter(|&i| on_lanes(&tree.nodes[i])) {
+        let planned = children[i].unwrap();
+        let mut c = planned;
+        while c > 16 && bytes(i, tree.nodes[i].fanout, c) > budget {
+            c = (c - 1) / 16 * 16;
+        }
+        out[i] = c.min(planned);
+    }
+    out
+}
+
 /// Every edge of `tree` with tracers joined by side links to `sides[a]` (symmetric,
 /// in lane order), buffers sized by `o`: tree edges by the level of their lower end,
 /// injector lanes and direct lanes (to every router that takes them, lane k to the
 /// root's child k) at their own capacities.
-pub fn edges(tree: &Tree, sides: &[Vec<u32>], o: &DeviceOptions) -> Vec<RenderEdge> {
+pub fn edges(tree: &Tree, sides: &[Vec<u32>], o: &DeviceOptions, ray_bytes: u32) -> Vec<RenderEdge> {
     let mut out = Vec::new();
+    let narrowed = replica_lane_capacities(tree, o, ray_bytes);
     let root = tree.root();
     let injectors = tree.injectors().len() as u32;
     let (inject, direct_capacity) = (o.inject_lane_capacity(injectors), o.direct_lane_capacity(injectors));
@@ -54,7 +99,10 @@ pub fn edges(tree: &Tree, sides: &[Vec<u32>], o: &DeviceOptions) -> Vec<RenderEd
                 let lane = n.lane - tree.nodes[root].fanout;
                 out.push(edge(EdgeKind::Injector, (i, 0), (parent, lane), inject));
             }
-            _ => out.push(edge(EdgeKind::Tree, (i, 0), (parent, n.lane), o.edge_capacity(n.edge_level))),
+            _ => {
+                let capacity = if narrowed[parent] > 0 { narrowed[parent] } else { o.edge_capacity(n.edge_level) };
+                out.push(edge(EdgeKind::Tree, (i, 0), (parent, n.lane), capacity));
+            }
         }
     }
     for (a, lanes) in sides.iter().enumerate() {
@@ -85,7 +133,7 @@ mod tests {
         sides[17] = vec![3];
         sides[500] = vec![3];
         let o = DeviceOptions { link_capacity: vec![64, 768, 384], ..DeviceOptions::default() };
-        let e = edges(&tree, &sides, &o);
+        let e = edges(&tree, &sides, &o, 20);
         let count = |k: EdgeKind| e.iter().filter(|x| EdgeKind::of(x) == k).count();
         // Every node but the spill store has one edge up; 8 injectors × 8 direct lanes.
         assert_eq!(count(EdgeKind::Tree), tree.nodes.len() - 1 - 8);

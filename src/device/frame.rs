@@ -475,7 +475,9 @@ mod tests {
             level_shift: 0,
             level: 0,
             edge_level: 0,
-            replicas: false,
+            route_bits: 0,
+            replica_bits: [0; 16],
+            replica_lane: [0; 16],
         }
     }
 

@@ -203,6 +203,11 @@ pub struct DeviceOptions {
     /// sampled load is over this many times the mean tracer's, as far as the tiles
     /// go (see [`super::replicas`]); only planned for a camera. 0: none.
     pub replicas: u32,
+    /// Replicas on lanes of their tracer's router ([`super::tree::Tree::replicate_on_lanes`]),
+    /// up to this many child lanes a router; 0: under a router of their own
+    /// ([`super::tree::Tree::replicate`]). `None`: as the plan says
+    /// ([`planned_replica_lanes`]).
+    pub replica_lanes: Option<u32>,
     /// Planned for a camera on one IPU, the k-d cut is made again so that the
     /// cell steps its sampled rays take on each tracer balance as far as the tiles'
     /// room allows: the shards nobody looks at grow to this many percent of a
@@ -652,6 +657,7 @@ impl Default for DeviceOptions {
             size_links: false,
             copies: 3,
             replicas: 2,
+            replica_lanes: None,
             load_cut: None,
             results: 1536,
             router_queue: None,
@@ -895,6 +901,48 @@ pub fn planned_schedule(o: &DeviceOptions, by_load: bool, share: f64) -> Schedul
     o.schedule.unwrap_or(if by_load && share < SEND_BESIDE_FORWARD_SHARE { Schedule::SendBesideForward } else { Schedule::default() })
 }
 
+/// How much more than their regions' share of the tiles beside the tree the
+/// injectors take where the replicas hang on their routers' lanes
+/// ([`injectors_for_share`]). The replicas then need no routers of their own, so the
+/// tracers reach a given busiest tile with fewer tiles, and the injectors, which
+/// march the camera regions, bind the march before they do. Measured on the bicycle
+/// scene at SH degree 2 (regions 44 % after the lean cut; modelled ms, iterations,
+/// injectors; budgets at 80, and as planned):
+///
+/// | scale | injectors | budgets 80 | planned budgets |
+/// | --- | --- | --- | --- |
+/// | 1.0 | 169 | 107.507, 302 | (80) |
+/// | 1.1 | 186 | 100.895, 280 | |
+/// | 1.15 | 194 | 100.160, 279 | 99.243, 299 (71) |
+/// | 1.2 | 202 | 104.006, 284 | |
+/// | 1.3 | 219 | 105.840, 299 | |
+pub const LANES_INJECTOR_SCALE: f64 = 1.15;
+
+/// The camera regions' share of the sampled cell steps under which the plan puts
+/// replicas on their routers' lanes ([`planned_replica_lanes`]).
+pub const REPLICA_LANES_SHARE: f64 = 0.5;
+
+/// Child lanes a router takes for replicas as `o` asks, or the plan's: every lane
+/// it has (FOAM_MAX_LANES) on one IPU where the camera regions march under
+/// [`REPLICA_LANES_SHARE`] of the sampled steps (`share`, after any cut), else none
+/// (replicas under routers of their own). The tiles a replica's router took go to
+/// more replicas, which pays where the tracers bind the march; but a router with
+/// replica lanes plans them in its one-worker RouterPlan, 106 x86 instructions a
+/// lane, and counts and forwards them, which is dearer than the replicas' routers
+/// where the injectors bind it. Measured (modelled ms, iterations; replicas on
+/// lanes against under routers; the same partition):
+///
+/// | scene (share after the cut) | routers | lanes |
+/// | --- | --- | --- |
+/// | bicycle 4.2 M, SH degree 2 (lean, 0.44) | 111.481, 312 | 107.143, 299 |
+/// | bicycle 4.2 M, SH degree 1 (lean, 0.52) | 102.311, 294 | 103.483, 292 |
+/// | bicycle 4.2 M, SH degree 0 (0.58) | 82.392, 239 | 82.974, 237 |
+/// | synth 1 M, 512 shards (0.79) | 46.724, 211 | 48.956, 210 |
+/// | garden (not cut, 1.0) | 23.199, 110 | 23.199, 110 |
+pub fn planned_replica_lanes(o: &DeviceOptions, share: f64) -> u32 {
+    o.replica_lanes.unwrap_or(if o.ipus == 1 && share < REPLICA_LANES_SHARE { foam_layout::FOAM_MAX_LANES } else { 0 })
+}
+
 /// What a cell step with `faces` faces counts of a march budget, in steps of 15
 /// faces (layout.h `FOAM_BUDGET_STEP_Q8` and `FOAM_BUDGET_FACE_Q8`, march.h
 /// foam_budget_used).
@@ -912,19 +960,37 @@ pub fn budget_step_units(faces: f64) -> f64 {
 ///
 /// Measured (bench, the routers' lanes costed): garden, whose regions march
 /// everything, keeps all 256 asked (109.6 ms; 114.1 with 128); the bicycle scene
-/// (22 %; its hot tracers need the replicas) takes 81.
-pub fn injectors_for_share(share: f64, taken: u32, nodes: u32, o: &DeviceOptions) -> Option<u32> {
+/// (22 %; its hot tracers need the replicas) takes 81. With `replica_lanes` (the
+/// replicas on their routers' lanes: [`planned_replica_lanes`]) the share is scaled
+/// by [`LANES_INJECTOR_SCALE`].
+pub fn injectors_for_share(share: f64, taken: u32, nodes: u32, o: &DeviceOptions, replica_lanes: bool) -> Option<u32> {
     if o.ipus != 1 || taken <= 1 {
         return None;
     }
     let beside = (o.tiles as u64).saturating_sub(nodes as u64 - taken as u64);
-    let want = ((share.clamp(0.0, 1.0) * beside as f64).round() as u32).max(1);
+    let scale = if replica_lanes { LANES_INJECTOR_SCALE } else { 1.0 };
+    let want = ((share.clamp(0.0, 1.0) * scale * beside as f64).round() as u32).max(1);
     (want < taken).then_some(want)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replicas_take_router_lanes_where_the_tracers_bind_the_march() {
+        let o = DeviceOptions::default();
+        // Bicycle at SH degree 2 (0.44): lanes; degree 1 (0.52), degree 0, 1 M, garden: routers.
+        assert_eq!(planned_replica_lanes(&o, 0.44), foam_layout::FOAM_MAX_LANES);
+        for share in [0.52, 0.58, 0.79, 1.0] {
+            assert_eq!(planned_replica_lanes(&o, share), 0, "{share}");
+        }
+        // As asked, whatever the sample says.
+        assert_eq!(planned_replica_lanes(&DeviceOptions { replica_lanes: Some(20), ..o.clone() }, 1.0), 20);
+        assert_eq!(planned_replica_lanes(&DeviceOptions { replica_lanes: Some(0), ..o.clone() }, 0.1), 0);
+        // Several IPUs were not measured with them.
+        assert_eq!(planned_replica_lanes(&DeviceOptions { ipus: 2, ..o }, 0.44), 0);
+    }
 
     #[test]
     fn a_budget_counts_a_step_of_15_faces_as_one() {
@@ -988,13 +1054,15 @@ mod tests {
     fn injectors_get_the_regions_share_of_the_free_tiles() {
         let o = DeviceOptions::default();
         // 1354 tiles planned, 256 of them injectors: 1098 for the tree, 374 beside it.
-        assert_eq!(injectors_for_share(1.0, 256, 1354, &o), None);
-        assert_eq!(injectors_for_share(0.754, 256, 1354, &o), None, "282 wanted: keep 256");
-        assert_eq!(injectors_for_share(0.216, 256, 1354, &o), Some(81));
-        assert_eq!(injectors_for_share(0.0, 256, 1354, &o), Some(1));
+        assert_eq!(injectors_for_share(1.0, 256, 1354, &o, false), None);
+        assert_eq!(injectors_for_share(0.754, 256, 1354, &o, false), None, "282 wanted: keep 256");
+        assert_eq!(injectors_for_share(0.216, 256, 1354, &o, false), Some(81));
+        // With replicas on lanes, 15 % more: 0.216 · 1.15 of the 374 tiles beside the tree.
+        assert_eq!(injectors_for_share(0.216, 256, 1354, &o, true), Some(93));
+        assert_eq!(injectors_for_share(0.0, 256, 1354, &o, false), Some(1));
         // Not on several IPUs (the injectors all sit on IPU 0), and never more than taken.
-        assert_eq!(injectors_for_share(0.216, 256, 1354, &DeviceOptions { ipus: 2, ..o.clone() }), None);
-        assert_eq!(injectors_for_share(0.5, 32, 1130, &o), None);
+        assert_eq!(injectors_for_share(0.216, 256, 1354, &DeviceOptions { ipus: 2, ..o.clone() }, false), None);
+        assert_eq!(injectors_for_share(0.5, 32, 1130, &o, false), None);
     }
 
     #[test]

@@ -191,12 +191,15 @@ impl DevicePlan {
         // After a lean cut the hot shards still take replicas, and the camera regions
         // march a larger share of the sampled steps than before the cut.
         let lean_cut = load_cut.is_some() && options.lean_queue.is_some();
+        // Where the tracers bind the march, replicas hang on their routers' lanes.
+        let replica_lanes = super::options::planned_replica_lanes(options, regions_share(&samples));
         if (load_cut.is_none() || lean_cut)
             && let Some(fewer) = super::options::injectors_for_share(
                 if lean_cut { regions_share(&samples) } else { share },
                 topology.tree.injectors().len() as u32,
                 topology.tree.nodes.len() as u32,
                 options,
+                replica_lanes > 0,
             )
         {
             (topology, samples) = lay_out(&part, &packed, &DeviceOptions { injectors: fewer, ..options.clone() })?;
@@ -250,8 +253,18 @@ impl DevicePlan {
             let shards: Vec<usize> = (0..load.len()).filter(|&s| topology.tree.ipu_of(s, ipus) == ipu).collect();
             let own: Vec<f64> = shards.iter().map(|&s| load[s]).collect();
             let free = (options.tiles as usize).saturating_sub(used[ipu as usize]);
-            for (i, tiles) in super::replicas::choose(&own, free, options.replicas, super::tree::MAX_FANOUT) {
-                topology.tree.replicate(shards[i], tiles, ipus * options.tiles)?;
+            let tree = &mut topology.tree;
+            let parents: Vec<usize> = shards.iter().map(|&s| tree.nodes[s].parent.expect("tracers have parents")).collect();
+            let room: Vec<u32> = parents.iter().map(|&r| tree.lanes_left(r, replica_lanes)).collect();
+            // Each shard's own entry of `room`: its router's lanes, shared by index.
+            let group: Vec<usize> = parents.iter().map(|r| parents.iter().position(|x| x == r).unwrap()).collect();
+            let lanes = (replica_lanes > 0).then_some((&group[..], &room[..]));
+            for (i, tiles, on_lanes) in super::replicas::choose(&own, free, options.replicas, super::tree::MAX_FANOUT, lanes) {
+                if on_lanes {
+                    tree.replicate_on_lanes(shards[i], tiles, ipus * options.tiles)?;
+                } else {
+                    tree.replicate(shards[i], tiles, ipus * options.tiles)?;
+                }
             }
         }
         topology.tree.place_on_ipus(ipus, options.tiles)?;
@@ -371,7 +384,7 @@ impl DevicePlan {
             .collect();
         let mut spec = RenderSpec {
             nodes: topology.nodes(&offsets, &directories, &result_slots),
-            edges: super::edges::edges(tree, &sides, options),
+            edges: super::edges::edges(tree, &sides, options, topology.ray_bytes),
             shards: blobs,
             ray_bytes: topology.ray_bytes,
             slice_pixels: topology.slice_pixels,
@@ -970,9 +983,12 @@ pub(crate) fn node_params(
         hops: o.hops as u32,
         shard: n.prefix,
         level_shift: n.level_shift,
-        replicas: n.replicas as u32,
+        route_bits: n.route_bits,
         ..foam_params::default()
     };
+    if n.role == Role::Router {
+        p.__bindgen_anon_1.replicas = foam_layout::foam_replica_lanes { replica_bits: n.replica_bits, replica_lane: n.replica_lane };
+    }
     match n.role {
         Role::Tracer => p.queue_capacity = o.tracer_queue,
         Role::Router => p.idle_credit = o.idle_credit as u16,

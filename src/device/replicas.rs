@@ -6,11 +6,13 @@
 //! the camera's rays ([`super::copies::busiest_view`], [`super::copies::tile_steps`])
 //! says how many rays each tracer takes in and how many cell steps it marches, so
 //! the plan gives the hottest shards more tiles: a shard with
-//! `r` tiles (a power of two) has a router of `r` children in its tracer's place,
-//! the tracer and `r - 1` replicas holding the same shard, its copies and its
-//! result store ([`super::tree::Tree::replicate`]). No other router changes: they
-//! route by the same shard id. Below the replicas' router a ray goes to the
-//! replica its pixel picks (layout.h foam_params.replicas), so each takes an
+//! `r` tiles (a power of two) has the tracer and `r - 1` replicas holding the same
+//! shard, its copies and its result store, either on lanes of the tracer's own
+//! router after its children ([`super::tree::Tree::replicate_on_lanes`]: a tile
+//! each) or under a router of `r` children in the tracer's place
+//! ([`super::tree::Tree::replicate`]: a tile more, and a router hop more a ray).
+//! No other router changes: they route by the same shard id. The router sends a ray
+//! to the tile its pixel picks (layout.h foam_params.replicas), so each takes an
 //! equal share of the shard's rays, and a ray marches there exactly as it would
 //! on the tracer: the image does not depend on the replicas. The pick hashes the
 //! pixel with the shard's id (ray.h foam_pick_hash); a tracer's pick among its side
@@ -23,33 +25,56 @@ use std::collections::HashMap;
 use super::tree::Tree;
 
 /// How many tiles (1, or a power of two up to `most`) each of `load.len()` shards
-/// gets, as `(shard, tiles)` for those with more than one, in shard order: while
-/// some tile's share of the load (its shard's load over its tiles) is over
-/// `ratio` times the mean shard's, the busiest shard's tiles double, as long as
-/// the `free` tiles left pay for it (doubling from 1 takes 2: the router and a
-/// replica). Ties go to the lower shard. Deterministic; `ratio` 0 or nothing free:
+/// gets, as `(shard, tiles, on_lanes)` for those with more than one, in shard
+/// order: while some tile's share of the load (its shard's load over its tiles) is
+/// over `ratio` times the mean shard's, the busiest shard's tiles double, as long as
+/// the `free` tiles left pay for it. With `lanes` (each shard's router, and the
+/// child lanes each router has left) a shard's replicas go on lanes of its router
+/// ([`Tree::replicate_on_lanes`]: doubling from `t` tiles takes `t` tiles and `t`
+/// lanes) while the router has them, else under a router of their own
+/// ([`Tree::replicate`]: doubling from 1 takes 2 tiles, the router and a replica, and
+/// from `t` then `t`); a shard on lanes whose router has no more stays as it is, and
+/// the next busiest goes on. Without `lanes`, every shard's replicas have a router of
+/// their own. Ties go to the lower shard. Deterministic; `ratio` 0 or nothing free:
 /// none. A multi-IPU plan constrains this per IPU by calling it with each IPU's
 /// shards and free tiles.
-pub fn choose(load: &[f64], free: usize, ratio: u32, most: u32) -> Vec<(usize, u32)> {
+pub fn choose(load: &[f64], free: usize, ratio: u32, most: u32, lanes: Option<(&[usize], &[u32])>) -> Vec<(usize, u32, bool)> {
     if ratio == 0 || load.is_empty() || most < 2 {
         return Vec::new();
     }
     let mean = load.iter().sum::<f64>() / load.len() as f64;
     let target = ratio as f64 * mean;
     let mut tiles = vec![1u32; load.len()];
+    let mut on_lanes = vec![false; load.len()];
     let mut left = free;
+    let mut room: Vec<u32> = lanes.map_or(Vec::new(), |(_, r)| r.to_vec());
+    // Shards on lanes whose router has none left for their next doubling.
+    let mut capped = vec![false; load.len()];
     loop {
         let share = |s: usize| load[s] / tiles[s] as f64;
-        let Some(s) = (0..load.len()).max_by(|&a, &b| share(a).total_cmp(&share(b)).then(b.cmp(&a))) else { break };
+        let Some(s) = (0..load.len()).filter(|&s| !capped[s]).max_by(|&a, &b| share(a).total_cmp(&share(b)).then(b.cmp(&a))) else {
+            break;
+        };
+        let lanes_left = lanes.is_some_and(|(group, _)| room[group[s]] >= tiles[s]);
+        let lane = (tiles[s] == 1 || on_lanes[s]) && lanes_left;
         // Doubling another shard cannot lower the busiest tile's share.
-        let cost = if tiles[s] == 1 { 2 } else { tiles[s] as usize };
+        let cost = if tiles[s] == 1 && !lane { 2 } else { tiles[s] as usize };
         if share(s) <= target || tiles[s] * 2 > most || cost > left {
             break;
+        }
+        if on_lanes[s] && !lane {
+            capped[s] = true;
+            continue;
+        }
+        if lane {
+            let (group, _) = lanes.expect("lanes left");
+            room[group[s]] -= tiles[s];
+            on_lanes[s] = true;
         }
         tiles[s] *= 2;
         left -= cost;
     }
-    tiles.iter().enumerate().filter(|&(_, &t)| t > 1).map(|(s, &t)| (s, t)).collect()
+    (0..load.len()).filter(|&s| tiles[s] > 1).map(|s| (s, tiles[s], on_lanes[s])).collect()
 }
 
 /// Side links of every tracer node of `tree` (by node), from the shards' `sides`
@@ -158,20 +183,40 @@ mod tests {
         // Mean 10, at most 20 a tile: shard 0 (70) takes 4 tiles (17.5 each), shard 3
         // (25) takes 2; the rest stay alone. That is 2 + 2 + 2 free tiles.
         let load = [70.0, 1.0, 1.0, 25.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0];
-        assert_eq!(choose(&load, 100, 2, 16), vec![(0, 4), (3, 2)]);
-        assert_eq!(choose(&load, 6, 2, 16), vec![(0, 4), (3, 2)]);
+        assert_eq!(choose(&load, 100, 2, 16, None), vec![(0, 4, false), (3, 2, false)]);
+        assert_eq!(choose(&load, 6, 2, 16, None), vec![(0, 4, false), (3, 2, false)]);
         // Short of tiles, the busiest shard takes them first.
-        assert_eq!(choose(&load, 5, 2, 16), vec![(0, 4)]);
-        assert_eq!(choose(&load, 3, 2, 16), vec![(0, 2)]);
+        assert_eq!(choose(&load, 5, 2, 16, None), vec![(0, 4, false)]);
+        assert_eq!(choose(&load, 3, 2, 16, None), vec![(0, 2, false)]);
         // At most 10 a tile: 8 tiles for shard 0, 4 for shard 3.
-        assert_eq!(choose(&load, 100, 1, 16), vec![(0, 8), (3, 4)]);
+        assert_eq!(choose(&load, 100, 1, 16, None), vec![(0, 8, false), (3, 4, false)]);
         // Doubling stops at the busiest shard: capped at 4 tiles (17.5 each), shard 0
         // is the busiest again once shard 3 has 2, and more for shard 3 would not
         // lower the frame's peak.
-        assert_eq!(choose(&load, 100, 1, 4), vec![(0, 4), (3, 2)]);
+        assert_eq!(choose(&load, 100, 1, 4, None), vec![(0, 4, false), (3, 2, false)]);
         // A ratio of 0 or no tiles: none. An even load needs none.
-        assert!(choose(&load, 100, 0, 16).is_empty() && choose(&load, 1, 2, 16).is_empty());
-        assert!(choose(&[5.0; 4], 100, 1, 16).is_empty());
+        assert!(choose(&load, 100, 0, 16, None).is_empty() && choose(&load, 1, 2, 16, None).is_empty());
+        assert!(choose(&[5.0; 4], 100, 1, 16, None).is_empty());
+    }
+
+    #[test]
+    fn replicas_on_lanes_cost_a_tile_each_and_their_routers_lanes() {
+        let load = [70.0, 1.0, 1.0, 25.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0];
+        // Shards 0-4 under router 0, 5-9 under router 1, 16 lanes left each.
+        let group = [0, 0, 0, 0, 0, 1, 1, 1, 1, 1];
+        let lanes = Some((&group[..], &[16u32, 16][..]));
+        // 3 + 1 tiles where a router of their own took 6.
+        assert_eq!(choose(&load, 4, 2, 16, lanes), vec![(0, 4, true), (3, 2, true)]);
+        assert_eq!(choose(&load, 3, 2, 16, lanes), vec![(0, 4, true)]);
+        // At most 10 a tile: 8 for shard 0 and 4 for shard 3 take 10 lanes.
+        assert_eq!(choose(&load, 100, 1, 16, lanes), vec![(0, 8, true), (3, 4, true)]);
+        // With 8 lanes left, shard 0's 7 and shard 3's first take them all; with 2,
+        // shard 0 stops at 2 tiles and shard 3, the next busiest, still takes one.
+        assert_eq!(choose(&load, 100, 1, 16, Some((&group[..], &[8u32, 16][..]))), vec![(0, 8, true), (3, 2, true)]);
+        assert_eq!(choose(&load, 100, 1, 16, Some((&group[..], &[2u32, 16][..]))), vec![(0, 2, true), (3, 2, true)]);
+        // A router with no lanes left: its shards' replicas get a router of their own.
+        assert_eq!(choose(&load, 100, 1, 16, Some((&group[..], &[0u32, 16][..]))), vec![(0, 8, false), (3, 4, false)]);
+        assert_eq!(choose(&load, 100, 1, 16, Some((&group[..], &[1u32, 16][..]))), vec![(0, 2, true), (3, 4, false)]);
     }
 
     /// The sampled rays between [`four_shards`]' side-linked pairs, each way: 100,

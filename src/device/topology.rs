@@ -183,7 +183,7 @@ impl Topology {
         let slots = vec![self.options.results / foam_layout::FOAM_WORKERS; shards];
         let spec = RenderSpec {
             nodes: self.nodes(&offsets, &vec![Vec::new(); shards], &slots),
-            edges: super::edges::edges(&self.tree, &vec![Vec::new(); shards], &self.options),
+            edges: super::edges::edges(&self.tree, &vec![Vec::new(); shards], &self.options, self.ray_bytes),
             shards: Vec::new(),
             ray_bytes: self.ray_bytes,
             slice_pixels: self.slice_pixels,

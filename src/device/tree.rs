@@ -50,8 +50,14 @@ pub struct Node {
     /// level, 0 for tracers and for the router of a split leaf or of replicas
     /// (which sit in a tracer's place).
     pub edge_level: u32,
-    /// Routers: the children are replicas of one shard (see [`Tree::replicate`]).
-    pub replicas: bool,
+    /// Routers: log2 of the children the shard-id bits choose (`fanout` counts
+    /// their replicas' lanes too); 0 for a router of one shard's replicas
+    /// ([`Tree::replicate`]).
+    pub route_bits: u32,
+    /// Routers: child `c`'s shard has `2^replica_bits[c]` tiles, the child's own lane
+    /// and lanes `replica_lane[c]..` (layout.h foam_params.replica_bits).
+    pub replica_bits: [u8; MAX_FANOUT as usize],
+    pub replica_lane: [u8; MAX_FANOUT as usize],
 }
 
 #[derive(Clone, Debug)]
@@ -82,6 +88,8 @@ pub enum TreeError {
     BadInjectors(u32),
     #[error("router fanout {0} must be a power of two from 2 to {max}", max = MAX_FANOUT)]
     BadFanout(u32),
+    #[error("router node {router} has {lanes} child lanes: {more} more for replicas would pass {max}", max = MAX_LANES)]
+    NoLanes { router: usize, lanes: u32, more: u32 },
     #[error("{ipus} IPUs: the device needs a power of two from 1 to {max} and at least as many k-d leaves ({leaves})", max = MAX_IPUS)]
     BadIpus { ipus: u32, leaves: u64 },
     #[error("IPU {ipu} needs {needed} tiles ({tracers} tracers, {others} routers, spill store and injectors) but has {available}")]
@@ -93,6 +101,8 @@ pub const MAX_IPUS: u32 = 16;
 
 /// Widest router the codelets handle (layout.h).
 pub const MAX_FANOUT: u32 = foam_layout::FOAM_MAX_FANOUT;
+/// Most child lanes of a router: its children and their replicas' tiles (layout.h).
+pub const MAX_LANES: u32 = foam_layout::FOAM_MAX_LANES;
 /// Most injector lanes the root takes (layout.h).
 pub const MAX_INJECTORS: u32 = foam_layout::FOAM_MAX_INJECTORS;
 
@@ -157,7 +167,9 @@ impl Tree {
             level_shift,
             level,
             edge_level: level,
-            replicas: false,
+            route_bits: if role == Role::Router { fanout.trailing_zeros() } else { 0 },
+            replica_bits: [0; MAX_FANOUT as usize],
+            replica_lane: [0; MAX_FANOUT as usize],
         };
         let mut nodes: Vec<Node> = Vec::with_capacity(shards as usize);
         for (leaf, &k) in shards_per_leaf.iter().enumerate() {
@@ -377,6 +389,9 @@ impl Tree {
         let tracer = self.nodes[shard].clone();
         let id = tracer.prefix;
         let router = self.nodes.len();
+        let mut replica_bits = [0u8; MAX_FANOUT as usize];
+        let mut replica_lane = [0u8; MAX_FANOUT as usize];
+        (replica_bits[0], replica_lane[0]) = (count.trailing_zeros() as u8, 1);
         self.nodes.push(Node {
             role: Role::Router,
             tile: router as u32,
@@ -386,7 +401,9 @@ impl Tree {
             level_shift: 0,
             level: 1,
             edge_level: 0,
-            replicas: true,
+            route_bits: 0,
+            replica_bits,
+            replica_lane,
             ..tracer.clone()
         });
         self.nodes[shard].parent = Some(router);
@@ -397,6 +414,58 @@ impl Tree {
             self.replica_of.push((node, shard));
         }
         Ok(())
+    }
+
+    /// Puts `count - 1` replica tracers of shard `shard` (`count` a power of two,
+    /// 2..=FOAM_MAX_FANOUT) on new tiles, on lanes of the tracer's own router after
+    /// its children and the replicas it has: no router of their own, so they cost a
+    /// tile each and a ray reaches them in the hops it takes to the tracer. The
+    /// router sends a ray bound for the shard to the tile its pixel picks (layout.h
+    /// foam_params.replica_bits), pick 0 the tracer. At most FOAM_MAX_LANES child
+    /// lanes a router; `tiles_available` bounds the tiles.
+    pub fn replicate_on_lanes(&mut self, shard: usize, count: u32, tiles_available: u32) -> Result<(), TreeError> {
+        if !(2..=MAX_FANOUT).contains(&count) || !count.is_power_of_two() || shard >= self.tracers {
+            return Err(TreeError::BadFanout(count));
+        }
+        let parent = self.nodes[shard].parent.expect("tracers have parents");
+        let child = self.nodes[shard].lane as usize;
+        let p = &self.nodes[parent];
+        if p.fanout + count - 1 > MAX_LANES || p.replica_bits[child] != 0 {
+            return Err(TreeError::NoLanes { router: parent, lanes: p.fanout, more: count - 1 });
+        }
+        let needed = self.nodes.len() as u64 + count as u64 - 1;
+        if needed > tiles_available as u64 {
+            return Err(TreeError::TooManyTiles {
+                needed,
+                tracers: (self.tracers + self.replica_of.len()) as u64 + count as u64 - 1,
+                routers: self.routers().count() as u64,
+                injectors: self.injectors.len() as u32,
+                available: tiles_available,
+            });
+        }
+        let first = p.fanout;
+        let tracer = self.nodes[shard].clone();
+        let p = &mut self.nodes[parent];
+        (p.replica_bits[child], p.replica_lane[child]) = (count.trailing_zeros() as u8, first as u8);
+        p.fanout += count - 1;
+        // The root's injector lanes come after its child lanes.
+        if parent == self.root {
+            for i in self.injectors.clone() {
+                self.nodes[i].lane += count - 1;
+            }
+        }
+        for k in 0..count - 1 {
+            let node = self.nodes.len();
+            self.nodes.push(Node { tile: node as u32, lane: first + k, ..tracer.clone() });
+            self.replica_of.push((node, shard));
+        }
+        Ok(())
+    }
+
+    /// Child lanes router `router` has left for replicas up to `most` (at most
+    /// FOAM_MAX_LANES).
+    pub fn lanes_left(&self, router: usize, most: u32) -> u32 {
+        most.min(MAX_LANES).saturating_sub(self.nodes[router].fanout)
     }
 
     /// Gives every router under the root a lane per injector: the injectors' direct
@@ -485,7 +554,7 @@ mod tests {
                 while t.nodes[at].role == Role::Router {
                     let n = &t.nodes[at];
                     assert_eq!(s >> n.subtree_shift, n.prefix);
-                    let lane = (s >> n.level_shift) & (n.fanout - 1);
+                    let lane = (s >> n.level_shift) & ((1 << n.route_bits) - 1);
                     at = t.nodes.iter().position(|c| c.parent == Some(at) && c.lane == lane).unwrap();
                 }
                 assert_eq!(t.nodes[at].tile, s);
@@ -549,7 +618,7 @@ mod tests {
         while t.nodes[at].role == Role::Router {
             let n = &t.nodes[at];
             assert_eq!(id >> n.subtree_shift, n.prefix, "id {id} routed into the wrong subtree");
-            let lane = (id >> n.level_shift) & (n.fanout - 1);
+            let lane = (id >> n.level_shift) & ((1 << n.route_bits) - 1);
             at = t.nodes.iter().position(|c| c.parent == Some(at) && c.lane == lane && c.role != Role::Injector).unwrap();
         }
         at
@@ -627,7 +696,8 @@ mod tests {
         assert_eq!((t.injectors(), t.root(), t.spill(), t.tracers()), (before.injectors(), before.root(), before.spill(), 64));
         let r = t.nodes[5].parent.unwrap();
         let router = &t.nodes[r];
-        assert_eq!((router.role, router.fanout, router.replicas, router.prefix, router.subtree_shift), (Role::Router, 4, true, 5, 0));
+        assert_eq!((router.role, router.fanout, router.route_bits, router.prefix, router.subtree_shift), (Role::Router, 4, 0, 5, 0));
+        assert_eq!((router.replica_bits[0], router.replica_lane[0]), (2, 1));
         assert_eq!((router.parent, router.lane, router.edge_level, router.tile), (before.nodes[5].parent, 5, 0, r as u32));
         assert_eq!((t.nodes[5].lane, t.nodes[5].tile), (0, 5));
         let replicas: Vec<(usize, usize)> = (1..4).map(|k| (r + k, 5)).collect();
@@ -646,6 +716,41 @@ mod tests {
         }
         let e = t.replicate(6, 2, t.nodes.len() as u32 + 1).unwrap_err();
         assert!(e.to_string().contains("the target has"), "{e}");
+    }
+
+    #[test]
+    fn replicas_on_lanes_take_a_tile_each_after_their_routers_children() {
+        let mut t = Tree::new(10, 1472, &[16, 8], 8).unwrap();
+        let before = t.clone();
+        let r = t.nodes[5].parent.unwrap();
+        t.replicate_on_lanes(5, 4, 1472).unwrap();
+        t.replicate_on_lanes(7, 2, 1472).unwrap();
+        assert_eq!(t.nodes.len(), before.nodes.len() + 3 + 1, "one tile a replica, no router");
+        assert_eq!(t.routers().count(), before.routers().count());
+        let router = &t.nodes[r];
+        assert_eq!((router.fanout, router.route_bits), (16 + 4, 4));
+        assert_eq!((router.replica_bits[5], router.replica_lane[5], router.replica_bits[7], router.replica_lane[7]), (2, 16, 1, 19));
+        let lanes: Vec<(u32, usize)> = t.replicas().iter().map(|&(n, s)| (t.nodes[n].lane, s)).collect();
+        assert_eq!(lanes, vec![(16, 5), (17, 5), (18, 5), (19, 7)]);
+        assert!(t.replicas().iter().all(|&(n, s)| t.nodes[n].parent == Some(r) && t.nodes[n].prefix == s as u32));
+        assert_eq!(t.shard_tiles()[5], vec![5, before.nodes.len(), before.nodes.len() + 1, before.nodes.len() + 2]);
+        // A replica is one router away from its tracer, as from the tracer's siblings.
+        let replica = before.nodes.len();
+        assert_eq!((t.path_hops(5, replica as u32), t.path_hops(6, replica as u32)), (1, 1));
+        // Every child's bits still route it; 32 lanes at most, a shard once.
+        for s in 0..1024 {
+            assert_eq!(route_down(&t, s), s as usize);
+        }
+        assert!(matches!(t.replicate_on_lanes(5, 2, 1472), Err(TreeError::NoLanes { .. })));
+        t.replicate_on_lanes(0, 8, 1472).unwrap();
+        assert_eq!((t.lanes_left(r, 32), t.lanes_left(r, 28), t.lanes_left(r, 16)), (5, 1, 0));
+        let e = t.replicate_on_lanes(1, 8, 1472).unwrap_err();
+        assert!(e.to_string().contains("27 child lanes: 7 more for replicas would pass 32"), "{e}");
+        // Replicas on a root's lanes move its injector lanes after them.
+        let mut small = Tree::new(3, 1472, &[16], 2).unwrap();
+        small.replicate_on_lanes(2, 2, 1472).unwrap();
+        let inj: Vec<u32> = small.injectors().map(|i| small.nodes[i].lane).collect();
+        assert_eq!((small.nodes[small.root()].fanout, inj), (9, vec![9, 10]));
     }
 
     #[test]

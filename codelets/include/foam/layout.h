@@ -351,6 +351,16 @@ typedef struct foam_inject_down {
 } foam_inject_down;
 FOAM_STATIC_ASSERT(sizeof(foam_inject_down) == 16, "foam_inject_down is 16 bytes");
 
+/* Wide routers shorten paths: with 16 children per router a 1024-shard tree has
+ * three router levels instead of five. */
+#define FOAM_MAX_FANOUT 16
+
+/* A router's lanes to its children's replicas (foam_params.replicas). */
+typedef struct foam_replica_lanes {
+  uint8_t replica_bits[FOAM_MAX_FANOUT];
+  uint8_t replica_lane[FOAM_MAX_FANOUT];
+} foam_replica_lanes;
+
 /* What a tile knows of its role, its lanes and its stores, fixed when the graph is
  * built. The host's plan writes the role's own fields; the fields marked [lanes]
  * the graph builder derives from the spec's edges (codelets/graph/topology.cpp),
@@ -369,7 +379,8 @@ typedef struct foam_params {
   uint32_t level_shift;    /* router: shard-id bits below its children (child = (id >>
                               shift) & (fanout-1)); injector [lanes]: the root's, which
                               pick its direct lane */
-  uint32_t fanout;         /* router [lanes]: children (a power of two, 2..FOAM_MAX_FANOUT) */
+  uint32_t fanout;         /* router [lanes]: child lanes, 2..FOAM_MAX_LANES: the 2^route_bits
+                              children its shard-id bits choose, then their replicas' tiles */
   uint32_t parent_capacity; /* router [lanes]: rays per buffer of the edge to its parent */
   /* router [lanes]: lanes from injectors after its child lanes (the root's from
    * every injector, and with direct lanes those of the routers under it); rays come
@@ -390,7 +401,18 @@ typedef struct foam_params {
    * places them). */
   uint32_t side_links;
   uint32_t side_capacity;  /* [lanes] rays per side-link buffer, both directions */
-  uint16_t side_shard[FOAM_MAX_SIDES]; /* [lanes] the shard at the other end of each */
+  union {
+    uint16_t side_shard[FOAM_MAX_SIDES]; /* tracer [lanes]: the shard at the other end of each */
+    /* router: the tiles of a hot shard's replicas (src/device/replicas.rs). Child c's
+     * shard has 2^replica_bits[c] tiles (0: one): the child's own lane c, then lanes
+     * replica_lane[c] .. replica_lane[c] + 2^replica_bits[c] - 2 after the
+     * 2^route_bits children. A ray bound for it goes to the tile its pixel hashes to
+     * (foam_replica_child; pick 0 is lane c), so each tile marches a fixed share of
+     * the shard's pixels, and no router of its own stands between them and this one.
+     * Beside the tracers' side_shard: a tile is one or the other, and a tracer's room
+     * (which the cut packs to the byte) stays as it was. */
+    foam_replica_lanes replicas;
+  };
   /* injector */
   uint16_t batch_kind;     /* pixel order inside a block: 0 rows, 1 columns */
   /* router: rays of upward credit it grants each child beyond the child's demand
@@ -418,11 +440,10 @@ typedef struct foam_params {
    * beyond its store when it grants credit, an over-grant that lets tests show the
    * overflow counters and the host's checks catch a credit violation. */
   uint32_t extra_credit;
-  /* router: 1 if its children are replicas of one hot shard (src/device/replicas.rs),
-   * all tracers of the id `shard`: a ray bound for it goes to the child its pixel
-   * hashes to (foam_replica_child), so each replica marches a fixed share of the
-   * pixels. 0 for every other node. */
-  uint32_t replicas;
+  /* router: log2 of the children its shard-id bits choose between (child = (id >>
+   * level_shift) & (2^route_bits - 1)); 0 for a router whose children are all tiles of
+   * one shard, the id `shard` (a replicas' router of its own). */
+  uint32_t route_bits;
 } foam_params;
 FOAM_STATIC_ASSERT(sizeof(foam_params) == 128, "foam_params is 128 bytes");
 
@@ -455,18 +476,18 @@ FOAM_STATIC_ASSERT(sizeof(foam_frame_status) == 32, "foam_frame_status is 32 byt
 /* ---- per-role control state (codelet-private meaning, host allocates and zeroes) -- */
 
 #define FOAM_WORKERS 6
-/* Wide routers shorten paths: with 16 children per router a 1024-shard tree has
- * three router levels instead of five. */
-#define FOAM_MAX_FANOUT 16
 /* Injector tiles hang off the root on lanes after its children. Each marches its
  * share of the primary rays through a copy of the camera region, the frame's
  * busiest shards: the more of them, the less each marches. */
 #define FOAM_MAX_INJECTORS 512
-/* Router ray categories: DOWN to child c, TURN to child c, UP. */
+/* A router's child lanes: its children, and the tiles of its children's replicas
+ * (foam_params.replica_bits), which need no router of their own. */
+#define FOAM_MAX_LANES 32
+/* Router ray categories: DOWN to child lane c, TURN to child lane c, UP. */
 #define FOAM_CAT_DOWN 0
-#define FOAM_CAT_TURN FOAM_MAX_FANOUT
-#define FOAM_CAT_UP (2 * FOAM_MAX_FANOUT)
-#define FOAM_CATS (2 * FOAM_MAX_FANOUT + 1)
+#define FOAM_CAT_TURN FOAM_MAX_LANES
+#define FOAM_CAT_UP (2 * FOAM_MAX_LANES)
+#define FOAM_CATS (2 * FOAM_MAX_LANES + 1)
 
 /* A router's control block. RouterCount fills `counts` (one row per worker, so
  * workers write disjoint words); RouterPlan turns them into ranks and lane/queue
@@ -488,14 +509,14 @@ typedef struct foam_router_ctl {
   uint32_t parity;         /* queue half that holds the current rays */
   uint32_t up_count, down_count;         /* rays queued now */
   uint32_t src_up_count, src_down_count; /* rays in the halves being drained this step */
-  uint32_t granted[FOAM_MAX_FANOUT + 1]; /* credit given last step per child lane and (last) to the parent, still outstanding */
+  uint32_t granted[FOAM_MAX_LANES + 1]; /* credit given last step per child lane and (last) to the parent, still outstanding */
   uint32_t granted_up;                   /* credit given last step over every upward lane (children and injectors) */
   uint32_t counts[FOAM_WORKERS][FOAM_CATS];
   uint32_t base[FOAM_WORKERS][FOAM_CATS]; /* rank of each worker's first ray per category */
   uint32_t send[FOAM_CATS];               /* ranks below this leave on their own lane */
-  uint32_t escape[FOAM_MAX_FANOUT];       /* blocked turns sent up instead */
+  uint32_t escape[FOAM_MAX_LANES];       /* blocked turns sent up instead */
   uint32_t lane_off[FOAM_CATS];           /* lane slot of rank 0 */
-  uint32_t esc_off[FOAM_MAX_FANOUT];      /* parent-lane slot of the first escaped turn */
+  uint32_t esc_off[FOAM_MAX_LANES];      /* parent-lane slot of the first escaped turn */
   uint32_t stay_off[FOAM_CATS];           /* queue slot of the first staying rank */
   uint32_t injected;                      /* root: rays its injectors emitted this frame */
   uint32_t lane_sums[FOAM_WORKERS][FOAM_LS_COUNT]; /* RouterCount: each worker's sums over its injector lanes */
@@ -508,7 +529,7 @@ typedef struct foam_router_ctl {
   uint32_t share_room, share_asked, share_shift;
   uint32_t allowed_by[FOAM_WORKERS];      /* root: allowance each RouterForward worker gave last step, still outstanding */
 } foam_router_ctl;
-FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 2348, "foam_router_ctl is 2348 bytes");
+FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 4460, "foam_router_ctl is 4460 bytes");
 
 /* Per-worker counters of a tracer, written by TracerMarch (one row per worker). */
 /* MARCHED, STEPS, NEIGHBOURS in a row: foam_march_copies adds to them (as to an injector's). */

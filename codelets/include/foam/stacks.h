@@ -10,9 +10,9 @@
 
 #define FOAM_STACK_TracerMarch 1280
 #define FOAM_STACK_TracerSend 832
-#define FOAM_STACK_RouterCount 320
-#define FOAM_STACK_RouterPlan 320
-#define FOAM_STACK_RouterForward 576
+#define FOAM_STACK_RouterCount 448
+#define FOAM_STACK_RouterPlan 512
+#define FOAM_STACK_RouterForward 704
 #define FOAM_STACK_SpillStore 576
 #define FOAM_STACK_Injector 704
 #define FOAM_STACK_InjectorMarch 896

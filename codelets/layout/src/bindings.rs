@@ -34,13 +34,14 @@ pub const FOAM_PX_MASK: u32 = 2047;
 pub const FOAM_STEPS_SHIFT: u32 = 22;
 pub const FOAM_LEFT_UNIT: u32 = 16;
 pub const FOAM_LEFT_MAX: u32 = 65535;
-pub const FOAM_WORKERS: u32 = 6;
 pub const FOAM_MAX_FANOUT: u32 = 16;
+pub const FOAM_WORKERS: u32 = 6;
 pub const FOAM_MAX_INJECTORS: u32 = 512;
+pub const FOAM_MAX_LANES: u32 = 32;
 pub const FOAM_CAT_DOWN: u32 = 0;
-pub const FOAM_CAT_TURN: u32 = 16;
-pub const FOAM_CAT_UP: u32 = 32;
-pub const FOAM_CATS: u32 = 33;
+pub const FOAM_CAT_TURN: u32 = 32;
+pub const FOAM_CAT_UP: u32 = 64;
+pub const FOAM_CATS: u32 = 65;
 pub const FOAM_LS_DEMAND: u32 = 0;
 pub const FOAM_LS_ASKED: u32 = 1;
 pub const FOAM_LS_WEIGHT: u32 = 2;
@@ -663,6 +664,27 @@ const _: () = {
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct foam_replica_lanes {
+    pub replica_bits: [u8; 16usize],
+    pub replica_lane: [u8; 16usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    [
+        "Size of foam_replica_lanes",
+    ][::core::mem::size_of::<foam_replica_lanes>() - 32usize];
+    [
+        "Alignment of foam_replica_lanes",
+    ][::core::mem::align_of::<foam_replica_lanes>() - 1usize];
+    [
+        "Offset of field: foam_replica_lanes::replica_bits",
+    ][::core::mem::offset_of!(foam_replica_lanes, replica_bits) - 0usize];
+    [
+        "Offset of field: foam_replica_lanes::replica_lane",
+    ][::core::mem::offset_of!(foam_replica_lanes, replica_lane) - 16usize];
+};
+#[repr(C)]
+#[derive(Copy, Clone)]
 pub struct foam_params {
     pub layout: u32,
     pub ray_bytes: u32,
@@ -679,7 +701,7 @@ pub struct foam_params {
     pub result_slots: u32,
     pub side_links: u32,
     pub side_capacity: u32,
-    pub side_shard: [u16; 16usize],
+    pub __bindgen_anon_1: foam_params__bindgen_ty_1,
     pub batch_kind: u16,
     pub idle_credit: u16,
     pub block_w: u16,
@@ -690,7 +712,37 @@ pub struct foam_params {
     pub direct_lanes: u32,
     pub direct_capacity: u32,
     pub extra_credit: u32,
-    pub replicas: u32,
+    pub route_bits: u32,
+}
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub union foam_params__bindgen_ty_1 {
+    pub side_shard: [u16; 16usize],
+    pub replicas: foam_replica_lanes,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    [
+        "Size of foam_params__bindgen_ty_1",
+    ][::core::mem::size_of::<foam_params__bindgen_ty_1>() - 32usize];
+    [
+        "Alignment of foam_params__bindgen_ty_1",
+    ][::core::mem::align_of::<foam_params__bindgen_ty_1>() - 2usize];
+    [
+        "Offset of field: foam_params__bindgen_ty_1::side_shard",
+    ][::core::mem::offset_of!(foam_params__bindgen_ty_1, side_shard) - 0usize];
+    [
+        "Offset of field: foam_params__bindgen_ty_1::replicas",
+    ][::core::mem::offset_of!(foam_params__bindgen_ty_1, replicas) - 0usize];
+};
+impl Default for foam_params__bindgen_ty_1 {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
@@ -742,9 +794,6 @@ const _: () = {
         "Offset of field: foam_params::side_capacity",
     ][::core::mem::offset_of!(foam_params, side_capacity) - 56usize];
     [
-        "Offset of field: foam_params::side_shard",
-    ][::core::mem::offset_of!(foam_params, side_shard) - 60usize];
-    [
         "Offset of field: foam_params::batch_kind",
     ][::core::mem::offset_of!(foam_params, batch_kind) - 92usize];
     [
@@ -775,9 +824,18 @@ const _: () = {
         "Offset of field: foam_params::extra_credit",
     ][::core::mem::offset_of!(foam_params, extra_credit) - 120usize];
     [
-        "Offset of field: foam_params::replicas",
-    ][::core::mem::offset_of!(foam_params, replicas) - 124usize];
+        "Offset of field: foam_params::route_bits",
+    ][::core::mem::offset_of!(foam_params, route_bits) - 124usize];
 };
+impl Default for foam_params {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct foam_tile_stats {
@@ -868,15 +926,15 @@ pub struct foam_router_ctl {
     pub down_count: u32,
     pub src_up_count: u32,
     pub src_down_count: u32,
-    pub granted: [u32; 17usize],
+    pub granted: [u32; 33usize],
     pub granted_up: u32,
-    pub counts: [[u32; 33usize]; 6usize],
-    pub base: [[u32; 33usize]; 6usize],
-    pub send: [u32; 33usize],
-    pub escape: [u32; 16usize],
-    pub lane_off: [u32; 33usize],
-    pub esc_off: [u32; 16usize],
-    pub stay_off: [u32; 33usize],
+    pub counts: [[u32; 65usize]; 6usize],
+    pub base: [[u32; 65usize]; 6usize],
+    pub send: [u32; 65usize],
+    pub escape: [u32; 32usize],
+    pub lane_off: [u32; 65usize],
+    pub esc_off: [u32; 32usize],
+    pub stay_off: [u32; 65usize],
     pub injected: u32,
     pub lane_sums: [[u32; 4usize]; 6usize],
     pub share_avail: u32,
@@ -889,7 +947,7 @@ pub struct foam_router_ctl {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of foam_router_ctl"][::core::mem::size_of::<foam_router_ctl>() - 2348usize];
+    ["Size of foam_router_ctl"][::core::mem::size_of::<foam_router_ctl>() - 4460usize];
     [
         "Alignment of foam_router_ctl",
     ][::core::mem::align_of::<foam_router_ctl>() - 4usize];
@@ -913,55 +971,55 @@ const _: () = {
     ][::core::mem::offset_of!(foam_router_ctl, granted) - 20usize];
     [
         "Offset of field: foam_router_ctl::granted_up",
-    ][::core::mem::offset_of!(foam_router_ctl, granted_up) - 88usize];
+    ][::core::mem::offset_of!(foam_router_ctl, granted_up) - 152usize];
     [
         "Offset of field: foam_router_ctl::counts",
-    ][::core::mem::offset_of!(foam_router_ctl, counts) - 92usize];
+    ][::core::mem::offset_of!(foam_router_ctl, counts) - 156usize];
     [
         "Offset of field: foam_router_ctl::base",
-    ][::core::mem::offset_of!(foam_router_ctl, base) - 884usize];
+    ][::core::mem::offset_of!(foam_router_ctl, base) - 1716usize];
     [
         "Offset of field: foam_router_ctl::send",
-    ][::core::mem::offset_of!(foam_router_ctl, send) - 1676usize];
+    ][::core::mem::offset_of!(foam_router_ctl, send) - 3276usize];
     [
         "Offset of field: foam_router_ctl::escape",
-    ][::core::mem::offset_of!(foam_router_ctl, escape) - 1808usize];
+    ][::core::mem::offset_of!(foam_router_ctl, escape) - 3536usize];
     [
         "Offset of field: foam_router_ctl::lane_off",
-    ][::core::mem::offset_of!(foam_router_ctl, lane_off) - 1872usize];
+    ][::core::mem::offset_of!(foam_router_ctl, lane_off) - 3664usize];
     [
         "Offset of field: foam_router_ctl::esc_off",
-    ][::core::mem::offset_of!(foam_router_ctl, esc_off) - 2004usize];
+    ][::core::mem::offset_of!(foam_router_ctl, esc_off) - 3924usize];
     [
         "Offset of field: foam_router_ctl::stay_off",
-    ][::core::mem::offset_of!(foam_router_ctl, stay_off) - 2068usize];
+    ][::core::mem::offset_of!(foam_router_ctl, stay_off) - 4052usize];
     [
         "Offset of field: foam_router_ctl::injected",
-    ][::core::mem::offset_of!(foam_router_ctl, injected) - 2200usize];
+    ][::core::mem::offset_of!(foam_router_ctl, injected) - 4312usize];
     [
         "Offset of field: foam_router_ctl::lane_sums",
-    ][::core::mem::offset_of!(foam_router_ctl, lane_sums) - 2204usize];
+    ][::core::mem::offset_of!(foam_router_ctl, lane_sums) - 4316usize];
     [
         "Offset of field: foam_router_ctl::share_avail",
-    ][::core::mem::offset_of!(foam_router_ctl, share_avail) - 2300usize];
+    ][::core::mem::offset_of!(foam_router_ctl, share_avail) - 4412usize];
     [
         "Offset of field: foam_router_ctl::share_wanted",
-    ][::core::mem::offset_of!(foam_router_ctl, share_wanted) - 2304usize];
+    ][::core::mem::offset_of!(foam_router_ctl, share_wanted) - 4416usize];
     [
         "Offset of field: foam_router_ctl::share_before",
-    ][::core::mem::offset_of!(foam_router_ctl, share_before) - 2308usize];
+    ][::core::mem::offset_of!(foam_router_ctl, share_before) - 4420usize];
     [
         "Offset of field: foam_router_ctl::share_room",
-    ][::core::mem::offset_of!(foam_router_ctl, share_room) - 2312usize];
+    ][::core::mem::offset_of!(foam_router_ctl, share_room) - 4424usize];
     [
         "Offset of field: foam_router_ctl::share_asked",
-    ][::core::mem::offset_of!(foam_router_ctl, share_asked) - 2316usize];
+    ][::core::mem::offset_of!(foam_router_ctl, share_asked) - 4428usize];
     [
         "Offset of field: foam_router_ctl::share_shift",
-    ][::core::mem::offset_of!(foam_router_ctl, share_shift) - 2320usize];
+    ][::core::mem::offset_of!(foam_router_ctl, share_shift) - 4432usize];
     [
         "Offset of field: foam_router_ctl::allowed_by",
-    ][::core::mem::offset_of!(foam_router_ctl, allowed_by) - 2324usize];
+    ][::core::mem::offset_of!(foam_router_ctl, allowed_by) - 4436usize];
 };
 impl Default for foam_router_ctl {
     fn default() -> Self {

@@ -64,7 +64,7 @@ fn structs_have_no_padding() {
     assert_eq!(size_of::<foam_camera>(), 16 * 4 + 3 * 4 + 2 * 2 + 4 * 4);
     let sides = FOAM_MAX_SIDES as usize;
     assert_eq!(size_of::<foam_params>(), 24 * 4 + sides * 2);
-    let (f, cats) = (FOAM_MAX_FANOUT as usize, FOAM_CATS as usize);
+    let (f, cats) = (FOAM_MAX_LANES as usize, FOAM_CATS as usize);
     assert_eq!(cats, 2 * f + 1);
     let (workers, sums) = (FOAM_WORKERS as usize, FOAM_LS_COUNT as usize);
     assert_eq!(size_of::<foam_router_ctl>(), (5 + (f + 1) + 1 + 2 * workers * cats + 3 * cats + 2 * f + 1 + workers * sums + 6 + workers) * 4);

@@ -162,6 +162,11 @@ fn point(w: &mut String, p: &Point) {
     let _ = writeln!(w, "shard copies on tracers: {}", p.shard_copies);
     let _ = writeln!(
         w,
+        "replicas: {} tiles for {} hot shards, {} of them on lanes of their tracer's router, the rest under routers of their own",
+        p.replica_tiles, p.replicated_shards, p.replicas_on_lanes
+    );
+    let _ = writeln!(
+        w,
         "injectors: {} (of at most {}: their regions march {:.0} % of the sampled cell steps, and get {}, as far as the tiles and the root's room go), each on a lane to the root of {} rays behind a queue of {}",
         p.injectors,
         p.injectors_asked,
