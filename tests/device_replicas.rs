@@ -47,7 +47,7 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions) -> (DeviceFrame, Vec<u
         // by shard-id bits), or under a router of one shard's tiles (route bits 0;
         // also where the tracer's router has no lanes left).
         assert_eq!(node.parent, tracer.parent, "replica node {n} of shard {s}");
-        on_lanes += (plan.tree.nodes[node.parent.unwrap()].route_bits > 0) as usize;
+        on_lanes += plan.tree.on_router_lanes(n) as usize;
         assert_eq!(plan.spec.nodes[n].shard_offset, plan.spec.nodes[s].shard_offset, "and its blob");
         assert_eq!(plan.spec.nodes[n].copies, plan.spec.nodes[s].copies, "and its copies");
         assert_ne!(node.tile, tracer.tile);

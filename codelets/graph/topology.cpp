@@ -74,11 +74,13 @@ foam_params ownParams(const NodeSpec &n) {
 // no run names would never be sent a ray; one that two name, or that leads to
 // another shard, would take rays it cannot march.
 void checkReplicaLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &lanes, const foam_params &p) {
+  constexpr unsigned maxBits = 4;  // route bits and a shard's tiles, as powers of two
+  static_assert((1u << maxBits) == FOAM_MAX_FANOUT, "route bits up to log2 FOAM_MAX_FANOUT");
   const std::string name = nodeName(spec.nodes[i], i);
   const std::size_t lanesTotal = lanes.children.size();
-  if (p.route_bits > 4 || (std::size_t(1) << p.route_bits) > lanesTotal)
+  if (p.route_bits > maxBits || (std::size_t(1) << p.route_bits) > lanesTotal)
     refuse(name + ": routes by " + std::to_string(p.route_bits) + " shard-id bits over " + std::to_string(lanesTotal) +
-           " child lanes (at most 4 bits, 2^bits lanes)");
+           " child lanes (at most " + std::to_string(maxBits) + " bits, 2^bits lanes)");
   const unsigned children = 1u << p.route_bits;
   std::vector<int> owner(lanesTotal, -1);
   for (unsigned c = 0; c < children; ++c) owner[c] = (int)c;
@@ -87,7 +89,8 @@ void checkReplicaLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &l
     const unsigned bits = p.replicas.replica_bits[c];
     if (bits == 0) continue;
     const std::string run = name + ": child " + std::to_string(c) + "'s " + std::to_string(1u << std::min(bits, 16u)) + " tiles";
-    if (c >= children || bits > 4) refuse(run + ": no such child, or more than 16 tiles");
+    if (c >= children || bits > maxBits)
+      refuse(run + ": no such child, or more than " + std::to_string(FOAM_MAX_FANOUT) + " tiles");
     const unsigned first = p.replicas.replica_lane[c], last = first + (1u << bits) - 2u;
     if (first < children || last >= lanesTotal)
       refuse(run + " take lanes " + std::to_string(first) + " to " + std::to_string(last) + ", outside its " +

@@ -305,7 +305,7 @@ impl Bench<'_> {
         let mut replicated: Vec<usize> = replicas.iter().map(|&(_, s)| s).collect();
         replicated.dedup();
         let replicated_shards = replicated.len() as u64;
-        let replicas_on_lanes = replicas.iter().filter(|&&(n, s)| plan.tree.nodes[n].parent == plan.tree.nodes[s].parent).count() as u64;
+        let replicas_on_lanes = replicas.iter().filter(|&&(n, _)| plan.tree.on_router_lanes(n)).count() as u64;
         let load_cut = plan.load_cut;
         let schedule = plan.options.schedule.unwrap_or_default() as u32;
         let plan_times = plan.times;

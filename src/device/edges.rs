@@ -72,12 +72,11 @@ fn replica_lane_capacities(tree: &Tree, o: &DeviceOptions, ray_bytes: u32) -> Ve
         .unwrap_or(0);
     let mut out = vec![0; tree.nodes.len()];
     for i in routers().filter(|&i| on_lanes(&tree.nodes[i])) {
-        let planned = children[i].unwrap();
-        let mut c = planned;
+        let mut c = children[i].unwrap();
         while c > 16 && bytes(i, tree.nodes[i].fanout, c) > budget {
             c = (c - 1) / 16 * 16;
         }
-        out[i] = c.min(planned);
+        out[i] = c;
     }
     out
 }

@@ -191,11 +191,12 @@ impl DevicePlan {
         // After a lean cut the hot shards still take replicas, and the camera regions
         // march a larger share of the sampled steps than before the cut.
         let lean_cut = load_cut.is_some() && options.lean_queue.is_some();
+        let regions = regions_share(&samples);
         // Where the tracers bind the march, replicas hang on their routers' lanes.
-        let replica_lanes = super::options::planned_replica_lanes(options, regions_share(&samples));
+        let replica_lanes = super::options::planned_replica_lanes(options, regions);
         if (load_cut.is_none() || lean_cut)
             && let Some(fewer) = super::options::injectors_for_share(
-                if lean_cut { regions_share(&samples) } else { share },
+                if lean_cut { regions } else { share },
                 topology.tree.injectors().len() as u32,
                 topology.tree.nodes.len() as u32,
                 options,
@@ -254,11 +255,10 @@ impl DevicePlan {
             let own: Vec<f64> = shards.iter().map(|&s| load[s]).collect();
             let free = (options.tiles as usize).saturating_sub(used[ipu as usize]);
             let tree = &mut topology.tree;
+            // Each shard's router, and the lanes every node has left (by node).
             let parents: Vec<usize> = shards.iter().map(|&s| tree.nodes[s].parent.expect("tracers have parents")).collect();
-            let room: Vec<u32> = parents.iter().map(|&r| tree.lanes_left(r, replica_lanes)).collect();
-            // Each shard's own entry of `room`: its router's lanes, shared by index.
-            let group: Vec<usize> = parents.iter().map(|r| parents.iter().position(|x| x == r).unwrap()).collect();
-            let lanes = (replica_lanes > 0).then_some((&group[..], &room[..]));
+            let room: Vec<u32> = (0..tree.nodes.len()).map(|r| tree.lanes_left(r, replica_lanes)).collect();
+            let lanes = (replica_lanes > 0).then_some((&parents[..], &room[..]));
             for (i, tiles, on_lanes) in super::replicas::choose(&own, free, options.replicas, super::tree::MAX_FANOUT, lanes) {
                 if on_lanes {
                     tree.replicate_on_lanes(shards[i], tiles, ipus * options.tiles)?;

@@ -29,7 +29,7 @@ use super::tree::Tree;
 /// order: while some tile's share of the load (its shard's load over its tiles) is
 /// over `ratio` times the mean shard's, the busiest shard's tiles double, as long as
 /// the `free` tiles left pay for it. With `lanes` (each shard's router, and the
-/// child lanes each router has left) a shard's replicas go on lanes of its router
+/// child lanes left, indexed by router) a shard's replicas go on lanes of its router
 /// ([`Tree::replicate_on_lanes`]: doubling from `t` tiles takes `t` tiles and `t`
 /// lanes) while the router has them, else under a router of their own
 /// ([`Tree::replicate`]: doubling from 1 takes 2 tiles, the router and a replica, and

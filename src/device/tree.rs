@@ -373,19 +373,7 @@ impl Tree {
     /// so no other router changes; below it a ray goes to the replica its pixel
     /// picks (layout.h foam_params.replicas). `tiles_available` bounds the tiles.
     pub fn replicate(&mut self, shard: usize, count: u32, tiles_available: u32) -> Result<(), TreeError> {
-        if !(2..=MAX_FANOUT).contains(&count) || !count.is_power_of_two() || shard >= self.tracers {
-            return Err(TreeError::BadFanout(count));
-        }
-        let needed = self.nodes.len() as u64 + count as u64;
-        if needed > tiles_available as u64 {
-            return Err(TreeError::TooManyTiles {
-                needed,
-                tracers: (self.tracers + self.replica_of.len()) as u64 + count as u64 - 1,
-                routers: self.routers().count() as u64 + 1,
-                injectors: self.injectors.len() as u32,
-                available: tiles_available,
-            });
-        }
+        self.check_replicas(shard, count, 1, tiles_available)?;
         let tracer = self.nodes[shard].clone();
         let id = tracer.prefix;
         let router = self.nodes.len();
@@ -424,24 +412,12 @@ impl Tree {
     /// foam_params.replica_bits), pick 0 the tracer. At most FOAM_MAX_LANES child
     /// lanes a router; `tiles_available` bounds the tiles.
     pub fn replicate_on_lanes(&mut self, shard: usize, count: u32, tiles_available: u32) -> Result<(), TreeError> {
-        if !(2..=MAX_FANOUT).contains(&count) || !count.is_power_of_two() || shard >= self.tracers {
-            return Err(TreeError::BadFanout(count));
-        }
+        self.check_replicas(shard, count, 0, tiles_available)?;
         let parent = self.nodes[shard].parent.expect("tracers have parents");
         let child = self.nodes[shard].lane as usize;
         let p = &self.nodes[parent];
         if p.fanout + count - 1 > MAX_LANES || p.replica_bits[child] != 0 {
             return Err(TreeError::NoLanes { router: parent, lanes: p.fanout, more: count - 1 });
-        }
-        let needed = self.nodes.len() as u64 + count as u64 - 1;
-        if needed > tiles_available as u64 {
-            return Err(TreeError::TooManyTiles {
-                needed,
-                tracers: (self.tracers + self.replica_of.len()) as u64 + count as u64 - 1,
-                routers: self.routers().count() as u64,
-                injectors: self.injectors.len() as u32,
-                available: tiles_available,
-            });
         }
         let first = p.fanout;
         let tracer = self.nodes[shard].clone();
@@ -460,6 +436,34 @@ impl Tree {
             self.replica_of.push((node, shard));
         }
         Ok(())
+    }
+
+    /// Whether `count` tiles of shard `shard` (`count - 1` replicas and `routers` new
+    /// routers) are a replication [`replicate`](Self::replicate) and
+    /// [`replicate_on_lanes`](Self::replicate_on_lanes) make: a power of two from 2
+    /// to FOAM_MAX_FANOUT tiles of a tracer's shard, within `tiles_available`.
+    fn check_replicas(&self, shard: usize, count: u32, routers: u32, tiles_available: u32) -> Result<(), TreeError> {
+        if !(2..=MAX_FANOUT).contains(&count) || !count.is_power_of_two() || shard >= self.tracers {
+            return Err(TreeError::BadFanout(count));
+        }
+        let needed = self.nodes.len() as u64 + (count - 1 + routers) as u64;
+        if needed > tiles_available as u64 {
+            return Err(TreeError::TooManyTiles {
+                needed,
+                tracers: (self.tracers + self.replica_of.len()) as u64 + count as u64 - 1,
+                routers: self.routers().count() as u64 + routers as u64,
+                injectors: self.injectors.len() as u32,
+                available: tiles_available,
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether tracer node `node` is a replica on lanes of a router of the tree (one
+    /// that routes by shard-id bits: [`replicate_on_lanes`](Self::replicate_on_lanes)),
+    /// not under a router of its shard's tiles ([`replicate`](Self::replicate)).
+    pub fn on_router_lanes(&self, node: usize) -> bool {
+        self.replica_of.iter().any(|&(n, _)| n == node) && self.nodes[node].parent.is_some_and(|p| self.nodes[p].route_bits > 0)
     }
 
     /// Child lanes router `router` has left for replicas up to `most` (at most
@@ -707,6 +711,7 @@ mod tests {
             assert_eq!((node.role, node.prefix, node.parent, node.lane, node.tile), (Role::Tracer, 5, Some(r), k as u32 + 1, n as u32));
         }
         assert_eq!(t.tracer_nodes().count(), 64 + 3);
+        assert!(replicas.iter().all(|&(n, _)| !t.on_router_lanes(n)));
         assert_eq!((t.shard_of(5), t.shard_of(r + 2), t.shard_of(r)), (Some(5), Some(5), None));
         // Every other node is as it was.
         assert!((0..before.nodes.len()).filter(|&i| i != 5).all(|i| t.nodes[i] == before.nodes[i]));
@@ -733,6 +738,7 @@ mod tests {
         let lanes: Vec<(u32, usize)> = t.replicas().iter().map(|&(n, s)| (t.nodes[n].lane, s)).collect();
         assert_eq!(lanes, vec![(16, 5), (17, 5), (18, 5), (19, 7)]);
         assert!(t.replicas().iter().all(|&(n, s)| t.nodes[n].parent == Some(r) && t.nodes[n].prefix == s as u32));
+        assert!(t.replicas().iter().all(|&(n, _)| t.on_router_lanes(n)) && !t.on_router_lanes(5));
         assert_eq!(t.shard_tiles()[5], vec![5, before.nodes.len(), before.nodes.len() + 1, before.nodes.len() + 2]);
         // A replica is one router away from its tracer, as from the tracer's siblings.
         let replica = before.nodes.len();
