@@ -240,10 +240,11 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
             why.push(what);
         }
     };
-    // Each worker's first rank per category follows the workers before it.
+    // Each worker's first rank per category follows the workers before it (worker
+    // 0's is 0, and RouterForward's worker 0 reads no row of it).
     for k in 0..FOAM_CATS as usize {
-        let mut rank = 0;
-        for w in 0..FOAM_WORKERS as usize {
+        let mut rank = c.counts[0][k];
+        for w in 1..FOAM_WORKERS as usize {
             check(n.base[w][k] == rank, format!("base[{w}][{k}] {} != {rank}", n.base[w][k]));
             rank += c.counts[w][k];
         }

@@ -22,6 +22,7 @@
 #include <poplar/Vertex.hpp>
 
 #include "foam/codelet.h"
+#include "foam/divide.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -181,23 +182,32 @@ inline uint32_t weightOf(const foam_inject_up &in, uint32_t cap) {
   return in.next == 0 || cap == 0 ? 0u : in.left ? in.left : 1u;
 }
 
-// floor(total * x / sum) for x <= sum in 32 bits: (total % sum) * x must fit, as it
-// does for sum < 2^16, or for total < sum when total * sum fits (the graph builder
-// checks a router's queue against its lanes' capacities).
-inline uint32_t shareOf(uint32_t total, uint32_t x, uint32_t sum) {
-  return (total / sum) * x + (total % sum) * x / sum;
-}
-
 // `total` shared over lanes in order by amounts that sum to `sum`: the lane whose
-// amount ends the prefix at x gets shareOf(total, x) less the prefix's before it.
-// The shares sum to exactly `total`, each within a ray of its amount's part (so
+// amount ends the prefix at x gets floor(total * x / sum) less the prefix's before
+// it. The shares sum to exactly `total`, each within a ray of its amount's part (so
 // none beyond its amount when total <= sum), and each is found from the prefix
 // before it alone, so that each worker shares out its own lanes.
+//
+// floor(total * x / sum) = whole * x + floor(part * x / sum) for total = whole * sum
+// + part, in 32 bits where part * x fits, as it does for sum < 2^16, or for total <
+// sum when total * sum fits (the graph builder checks a router's queue against its
+// lanes' capacities). The one integer divide is the constructor's: each lane's
+// quotient is foam_divide's (below x <= sum < 2^16, so exact), where one a lane was
+// most of a lane's instructions at the root.
 struct PrefixShare {
-  uint32_t total, sum, at;  // `at`: the share of the prefix so far
+  uint32_t whole, part, at;  // `at`: the share of the prefix so far
+  foam_divisor sum;
+
+  // Nothing divided for a share never asked (sum 0).
+  PrefixShare(uint32_t total, uint32_t amounts, uint32_t before)
+      : whole(amounts ? total / amounts : 0), part(total - whole * amounts), at(0), sum(foam_divisor_of(amounts)) {
+    if (amounts) at = shareOf(before);
+  }
+
+  uint32_t shareOf(uint32_t x) const { return whole * x + foam_divide(sum, part * x); }
 
   uint32_t upTo(uint32_t x) {
-    const uint32_t a = shareOf(total, x, sum), d = a - at;
+    const uint32_t a = shareOf(x), d = a - at;
     at = a;
     return d;
   }
@@ -219,8 +229,8 @@ inline uint32_t answerInjectors(const foam_params &p, const unsigned char *inbox
   const uint32_t cap = p.inject_capacity, shift = c.share_shift;
   const bool oversubscribed = c.share_wanted > c.share_avail;
   const bool root = p.max_in_flight != 0, rationed = root && c.share_asked > c.share_room;
-  PrefixShare credit{c.share_avail, c.share_wanted, oversubscribed ? shareOf(c.share_avail, demand, c.share_wanted) : 0};
-  PrefixShare allowance{c.share_room, weights >> shift, rationed ? shareOf(c.share_room, weight >> shift, weights >> shift) : 0};
+  PrefixShare credit{c.share_avail, oversubscribed ? c.share_wanted : 0, demand};
+  PrefixShare allowance{c.share_room, rationed ? weights >> shift : 0, weight >> shift};
   const size_t inStride = foam_inject_stride(&p, 0), outStride = foam_inject_stride(&p, 1);
   const unsigned char *in = injectorIn(p, inboxes, lo);
   unsigned char *out = outboxes + foam_lane_offset(&p, p.fanout + lo, 1);
@@ -344,14 +354,14 @@ public:
 
 namespace {
 
-// Each worker's rank base in category `k`, and the category's total. RouterPlan
+// Each worker's rank base in category `k` (worker 0's is 0: RouterForward's worker 0
+// reads no row), and the category's total. RouterPlan
 // sums only the categories a ray can take here (2 a child and up; the others'
 // totals are never read). The six workers' rows are spelled out: as a loop they
 // took ~40 % of a 16-wide router's RouterPlan, one worker, in loop control alone.
 FOAM_STATIC_ASSERT(FOAM_WORKERS == 6, "sumCat spells out six workers' counts");
 inline uint32_t sumCat(foam_router_ctl &c, unsigned k) {
   uint32_t sum = c.counts[0][k];
-  c.base[0][k] = 0;
   c.base[1][k] = sum;
   sum += c.counts[1][k];
   c.base[2][k] = sum;
@@ -383,7 +393,7 @@ inline void allowInjectors(const foam_params &p, foam_router_ctl &c, unsigned pl
   c.share_room = flying < p.max_in_flight ? p.max_in_flight - flying : 0;
   c.share_asked = asked;
   // The weights' prefixes are shifted until their sum is under 2^16, which keeps
-  // shareOf's products in 32 bits (the IPU has no 64-bit multiply or divide).
+  // PrefixShare's products in 32 bits (the IPU has no 64-bit multiply or divide).
   while ((weights >> c.share_shift) > 0xFFFFu) ++c.share_shift;
 }
 
@@ -409,19 +419,30 @@ public:
     const unsigned char *in = &inboxes[0];
     unsigned char *out = &outboxes[0];
     const size_t child = foam_child_stride(&p);
-    // Three passes over the children, each doing all it can before the next needs a
+    // Two passes over the children, each doing all it can before the next needs a
     // sum over them all: a pass per quantity (seven) cost a 16-wide router, one
     // worker, a loop and a header's address each.
     //
+    // First the rays going up, within the parent's credit: what is left of it the
+    // turns blocked at their child may escape by.
+    const uint32_t totalUp = sumCat(c, FOAM_CAT_UP);
+    uint32_t up = minu(reinterpret_cast<const foam_link_header *>(in + foam_lane_offset(&p, pl, 0))->credit, p.parent_capacity);
+    c.send[FOAM_CAT_UP] = minu(totalUp, up);
+    c.lane_off[FOAM_CAT_UP] = 0;
+    c.stay_off[FOAM_CAT_UP] = 0;
+    up -= c.send[FOAM_CAT_UP];
+    //
     // 1. Each child's categories summed, what goes down to it within its credit
-    // (down rays first, then turns), where the rest waits in the down queue, and
-    // what it asks of the upward credit: what it reported still waiting plus what
-    // goes down to it now, which it marches and mostly hands back (an even split left
-    // most of the credit reserved for quiet children while the one beside the camera
-    // waited).
-    uint32_t laneCount[FOAM_MAX_LANES + 1], childDemand[FOAM_MAX_LANES], blocked[FOAM_MAX_LANES];
+    // (down rays first, then turns), where the rest waits in the down queue; its
+    // turns blocked that escape up, and where the rest waits in the up queue (up,
+    // then turns by child); and what it asks of the upward credit: what it reported
+    // still waiting plus what goes down to it now, which it marches and mostly hands
+    // back (an even split left most of the credit reserved for quiet children while
+    // the one beside the camera waited).
+    uint32_t laneCount[FOAM_MAX_LANES + 1], childDemand[FOAM_MAX_LANES];
     uint32_t down = 0, wanted = 0, finished = 0;
-    for (unsigned ch = 0; ch < f; ++ch) {
+    uint32_t off = c.send[FOAM_CAT_UP], upq = totalUp - c.send[FOAM_CAT_UP];
+    for (unsigned ch = 0; ch < f; ++ch) {  // escape[ch] of no child stays 0
       const foam_link_header &h = *reinterpret_cast<const foam_link_header *>(in + ch * child);
       const unsigned d = FOAM_CAT_DOWN + ch, t = FOAM_CAT_TURN + ch;
       const uint32_t totalDown = sumCat(c, d), totalTurn = sumCat(c, t);
@@ -432,29 +453,19 @@ public:
       c.lane_off[d] = 0;
       c.lane_off[t] = c.send[d];
       laneCount[ch] = c.send[d] + c.send[t];
-      blocked[ch] = totalTurn - c.send[t];
       c.stay_off[d] = down;
       down += totalDown - c.send[d];
       childDemand[ch] = minu(h.pending + laneCount[ch], p.link_capacity);
       wanted += childDemand[ch];
       finished += h.finished;
-    }
-    // 2. Rays going up within the parent's credit, then turns blocked at their child
-    // that escape up; the rest waits in the up queue (up, then turns by child).
-    const uint32_t totalUp = sumCat(c, FOAM_CAT_UP);
-    uint32_t up = minu(reinterpret_cast<const foam_link_header *>(in + foam_lane_offset(&p, pl, 0))->credit, p.parent_capacity);
-    c.send[FOAM_CAT_UP] = minu(totalUp, up);
-    c.lane_off[FOAM_CAT_UP] = 0;
-    c.stay_off[FOAM_CAT_UP] = 0;
-    up -= c.send[FOAM_CAT_UP];
-    uint32_t off = c.send[FOAM_CAT_UP], upq = totalUp - c.send[FOAM_CAT_UP];
-    for (unsigned ch = 0; ch < f; ++ch) {  // escape[ch] of no child stays 0
-      c.escape[ch] = minu(blocked[ch], up);
+      // 2. Its blocked turns that escape up.
+      const uint32_t blocked = totalTurn - c.send[t];
+      c.escape[ch] = minu(blocked, up);
       up -= c.escape[ch];
       c.esc_off[ch] = off;
       off += c.escape[ch];
-      c.stay_off[FOAM_CAT_TURN + ch] = upq;
-      upq += blocked[ch] - c.escape[ch];
+      c.stay_off[t] = upq;
+      upq += blocked - c.escape[ch];
     }
     laneCount[FOAM_MAX_LANES] = off;
 
@@ -486,9 +497,9 @@ public:
     c.share_avail = availUp;
     c.share_wanted = wanted;
     c.granted_up = minu(wanted, availUp);
-    PrefixShare credit{availUp, wanted, 0};
-    uint32_t before = 0;
     const bool room = wanted <= availUp;
+    PrefixShare credit{availUp, room ? 0 : wanted, 0};
+    uint32_t before = 0;
     const uint32_t idle = wanted + f * p.idle_credit <= availUp ? p.idle_credit : 0u;
     for (unsigned ch = 0; ch < f; ++ch) {
       before += childDemand[ch];
@@ -547,7 +558,9 @@ public:
       return slot < q ? half + (size_t)slot * stride : nullptr;
     };
     uint32_t rank[FOAM_CATS];
-    forEachCat(p.fanout, [&](unsigned k) { rank[k] = c.base[workerId][k]; });
+    // Worker 0's ranks start at 0 in every category (RouterPlan writes no base for it).
+    if (workerId) forEachCat(p.fanout, [&](unsigned k) { rank[k] = c.base[workerId][k]; });
+    else forEachCat(p.fanout, [&](unsigned k) { rank[k] = 0; });
     const unsigned workers = numWorkers();
 
     Source from;

@@ -181,6 +181,18 @@ fn picks_into_two_shards_are_independent() {
     assert!(field(&s, "cases").parse::<u32>().unwrap() > 1000, "{s}");
 }
 
+/// The routers' share arithmetic divides by one f32 multiply and a correction
+/// (foam/divide.h): the quotient is the integer one on every divisor up to 2^17
+/// and on random ones up to 2^30, at the edges of each quotient and remainder
+/// range, and on a router's own products. Without the correction (the truncated
+/// product alone) one check in seven was wrong.
+#[test]
+fn divisor_quotients_are_exact() {
+    let s = run("divisor_exact", 0).unwrap();
+    assert_eq!(field(&s, "wrong"), "0", "{s}");
+    assert!(field(&s, "checks").parse::<u64>().unwrap() > 5_000_000, "{s}");
+}
+
 #[test]
 fn device_manager_and_target_facts() {
     assert_eq!(run("device_manager", 0).unwrap(), "ipu=0;model_tiles=2944;bytes=638976;workers=6;half=2");

@@ -177,7 +177,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "replica_lanes",
         max: foam_layout::FOAM_MAX_LANES,
-        planned: "32 on one IPU where the camera regions march under half of the sampled steps (after any cut by load), else 0",
+        planned: "32 on one IPU where the camera regions march under 55 % of the sampled steps (after any cut by load), else 0",
         doc: "A hot shard's replicas hang on lanes of its tracer's router, after its children, a tile each, up to this many child lanes a router (at most 32); 0: under a router of their own in the tracer's place (a tile more a shard, a router hop more a ray). The image is the same.",
         set: |o, v| o.replica_lanes = Some(count(v)),
         ..ONE_NUMBER

@@ -919,8 +919,10 @@ pub fn planned_schedule(o: &DeviceOptions, by_load: bool, share: f64) -> Schedul
 pub const LANES_INJECTOR_SCALE: f64 = 1.15;
 
 /// The camera regions' share of the sampled cell steps under which the plan puts
-/// replicas on their routers' lanes ([`planned_replica_lanes`]).
-pub const REPLICA_LANES_SHARE: f64 = 0.5;
+/// replicas on their routers' lanes ([`planned_replica_lanes`]): between SH degree
+/// 1's 0.52, where they pay since session 55's routers (below), and degree 0's 0.58,
+/// where they do not.
+pub const REPLICA_LANES_SHARE: f64 = 0.55;
 
 /// Child lanes a router takes for replicas as `o` asks, or the plan's: every lane
 /// it has (FOAM_MAX_LANES) on one IPU where the camera regions march under
@@ -930,7 +932,8 @@ pub const REPLICA_LANES_SHARE: f64 = 0.5;
 /// replica lanes plans them in its one-worker RouterPlan, 106 x86 instructions a
 /// lane, and counts and forwards them, which is dearer than the replicas' routers
 /// where the injectors bind it. Measured (modelled ms, iterations; replicas on
-/// lanes against under routers; the same partition):
+/// lanes against under routers; the same partition; session 54, the injectors'
+/// share not yet scaled with the lanes):
 ///
 /// | scene (share after the cut) | routers | lanes |
 /// | --- | --- | --- |
@@ -939,6 +942,13 @@ pub const REPLICA_LANES_SHARE: f64 = 0.5;
 /// | bicycle 4.2 M, SH degree 0 (0.58) | 82.392, 239 | 82.974, 237 |
 /// | synth 1 M, 512 shards (0.79) | 46.724, 211 | 48.956, 210 |
 /// | garden (not cut, 1.0) | 23.199, 110 | 23.199, 110 |
+///
+/// Session 55's routers (a lane's share without an integer divide) and their table,
+/// measured on recordings with busy routers (bicycle at degree 2), make a ray a
+/// router forwards dearer (85.8 IPU instructions, was 71.0) and a lane cheaper, so a
+/// hop saved counts for more: degree 1 (0.52) 101.744 ms, 294 iterations, under
+/// routers against 94.250, 286 on lanes (with the injectors' scale); degree 0 (0.58)
+/// 81.491, 239 against 81.899, 237.
 pub fn planned_replica_lanes(o: &DeviceOptions, share: f64) -> u32 {
     o.replica_lanes.unwrap_or(if o.ipus == 1 && share < REPLICA_LANES_SHARE { foam_layout::FOAM_MAX_LANES } else { 0 })
 }
@@ -980,9 +990,11 @@ mod tests {
     #[test]
     fn replicas_take_router_lanes_where_the_tracers_bind_the_march() {
         let o = DeviceOptions::default();
-        // Bicycle at SH degree 2 (0.44): lanes; degree 1 (0.52), degree 0, 1 M, garden: routers.
-        assert_eq!(planned_replica_lanes(&o, 0.44), foam_layout::FOAM_MAX_LANES);
-        for share in [0.52, 0.58, 0.79, 1.0] {
+        // Bicycle at SH degree 2 (0.44) and 1 (0.52): lanes; degree 0, 1 M, garden: routers.
+        for share in [0.44, 0.52] {
+            assert_eq!(planned_replica_lanes(&o, share), foam_layout::FOAM_MAX_LANES, "{share}");
+        }
+        for share in [0.58, 0.79, 1.0] {
             assert_eq!(planned_replica_lanes(&o, share), 0, "{share}");
         }
         // As asked, whatever the sample says.

@@ -512,7 +512,7 @@ typedef struct foam_router_ctl {
   uint32_t granted[FOAM_MAX_LANES + 1]; /* credit given last step per child lane and (last) to the parent, still outstanding */
   uint32_t granted_up;                   /* credit given last step over every upward lane (children and injectors) */
   uint32_t counts[FOAM_WORKERS][FOAM_CATS];
-  uint32_t base[FOAM_WORKERS][FOAM_CATS]; /* rank of each worker's first ray per category */
+  uint32_t base[FOAM_WORKERS][FOAM_CATS]; /* rank of each worker's first ray per category (row 0 unused: 0) */
   uint32_t send[FOAM_CATS];               /* ranks below this leave on their own lane */
   uint32_t escape[FOAM_MAX_LANES];       /* blocked turns sent up instead */
   uint32_t lane_off[FOAM_CATS];           /* lane slot of rank 0 */

@@ -2,6 +2,7 @@
 // Each scenario returns a summary the Rust test checks, or throws (the error under test).
 #include "poplar-bridge/runtime/tests/cpp/scenarios.h"
 #include "poplar-bridge/runtime/tests/cpp/programs.h"
+#include "foam/divide.h"
 #include "foam/half.h"
 #include "foam/march.h"
 #include "foam/ray.h"
@@ -502,6 +503,50 @@ std::string replicaPicks() {
          ";back_sd_x100=" + std::to_string((unsigned)(back * 100.0));
 }
 
+// foam_divide against the integer quotient: every divisor up to 2^17 (a router's
+// shares divide by sums under 2^16) with quotients and remainders at the edges
+// and at random, and random divisors up to FOAM_DIVIDE_MAX_DIVISOR, every quotient
+// below FOAM_DIVIDE_MAX_QUOTIENT, every dividend within 32 bits. With traps on, as on
+// the IPU. Reports the checks and the mismatches (and the first one).
+std::string divisorExact() {
+  feenableexcept(FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW);
+  std::uint64_t checks = 0, wrong = 0;
+  std::string first;
+  std::uint64_t seed = 0x9E3779B97F4A7C15ull;
+  auto rnd = [&seed](std::uint64_t below) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    return below ? seed % below : 0;
+  };
+  auto check = [&](std::uint32_t d, std::uint64_t q, std::uint64_t r) {
+    if (q >= FOAM_DIVIDE_MAX_QUOTIENT || r >= d) return;
+    const std::uint64_t n = q * d + r;
+    if (n > 0xFFFFFFFFull) return;
+    ++checks;
+    const std::uint32_t got = foam_divide(foam_divisor_of(d), (std::uint32_t)n);
+    if (got != (std::uint32_t)(n / d) && wrong++ == 0)
+      first = std::to_string(n) + "/" + std::to_string(d) + "=" + std::to_string(got);
+  };
+  auto divisor = [&](std::uint32_t d) {
+    const std::uint64_t most = std::min<std::uint64_t>(FOAM_DIVIDE_MAX_QUOTIENT - 1, 0xFFFFFFFFull / d);
+    const std::uint64_t qs[] = {0, 1, 2, 3, most / 2, most - 1, most, rnd(most + 1), rnd(most + 1), rnd(1024)};
+    for (std::uint64_t q : qs)
+      for (std::uint64_t r : {std::uint64_t(0), std::uint64_t(1), std::uint64_t(d - 1), std::uint64_t(d / 2), rnd(d)})
+        check(d, q, r);
+  };
+  for (std::uint32_t d = 1; d <= (1u << 17); ++d) divisor(d);
+  for (int k = 0; k < 200000; ++k) divisor(1 + (std::uint32_t)rnd(FOAM_DIVIDE_MAX_DIVISOR - 1));
+  for (std::uint32_t d : {FOAM_DIVIDE_MAX_DIVISOR - 1, 0xFFFFu, 0x10000u, 3u, 7u, 255u}) divisor(d);
+  // A router's use: part * x / sum for part < sum and x <= sum, sums under 2^16.
+  for (int k = 0; k < 2000000; ++k) {
+    const std::uint32_t sum = 1 + (std::uint32_t)rnd(0xFFFF), part = (std::uint32_t)rnd(sum),
+                        x = (std::uint32_t)rnd(sum + 1);
+    const std::uint64_t n = (std::uint64_t)part * x;
+    check(sum, n / sum, n % sum);
+  }
+  fedisableexcept(FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW);
+  return "checks=" + std::to_string(checks) + ";wrong=" + std::to_string(wrong) + (first.empty() ? "" : ";first=" + first);
+}
+
 std::string deviceManager() {
   auto dm = DeviceManager::createDeviceManager();
   const auto hw = dm.getDevices(TargetType::IPU, 1);
@@ -541,6 +586,7 @@ rust::String run_scenario(rust::Str name, unsigned threads) {
       {"foam_half", foamHalf},
       {"march_traps", marchTraps},
       {"replica_picks", replicaPicks},
+      {"divisor_exact", divisorExact},
       {"streams_and_prints", streamsAndPrints},
       {"implicit_exchange", [] { return implicitExchange(false); }},
       {"profile_summary", [] { return implicitExchange(true); }},
