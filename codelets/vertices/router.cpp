@@ -192,8 +192,9 @@ inline uint32_t weightOf(const foam_inject_up &in, uint32_t cap) {
 // + part, in 32 bits where part * x fits, as it does for sum < 2^16, or for total <
 // sum when total * sum fits (the graph builder checks a router's queue against its
 // lanes' capacities). The one integer divide is the constructor's: each lane's
-// quotient is foam_divide's (below x <= sum < 2^16, so exact), where one a lane was
-// most of a lane's instructions at the root.
+// quotient is foam_divide's, exact, since part * x / sum is under both sum and
+// 2^32 / sum, so under 2^16; two divides a lane were most of a lane's instructions
+// at the root.
 struct PrefixShare {
   uint32_t whole, part, at;  // `at`: the share of the prefix so far
   foam_divisor sum;
