@@ -39,16 +39,16 @@ const RAY_BYTES: u32 = 20;
 /// Lanes as foam/lanes.h packs them: children, injector lanes (rays in, a bare
 /// header out), then the parent.
 fn parent_lane(p: &foam_params) -> usize {
-    (p.fanout + p.inject_lanes) as usize
+    ((p.fanout as u32) + (p.inject_lanes as u32)) as usize
 }
 
 fn lane_capacity(p: &foam_params, l: usize, out: bool) -> u32 {
-    if l < p.fanout as usize {
+    if l < (p.fanout as u32) as usize {
         p.link_capacity
     } else if l < parent_lane(p) {
-        if out { 0 } else { p.inject_capacity }
+        if out { 0 } else { p.inject_capacity as u32 }
     } else {
-        p.parent_capacity
+        p.parent_capacity as u32
     }
 }
 
@@ -67,11 +67,11 @@ fn random_router(rng: &mut Rng) -> foam_params {
         ray_bytes: RAY_BYTES,
         layout: foam_layout::foam_ray_layout_FOAM_LAYOUT_HALF,
         link_capacity: link,
-        parent_capacity: parent,
+        parent_capacity: parent as u16,
         queue_capacity: queue,
-        fanout,
-        inject_lanes,
-        inject_capacity: if inject_lanes > 0 { 1 + upto(rng, 47) } else { 0 },
+        fanout: fanout as u16,
+        inject_lanes: inject_lanes as u16,
+        inject_capacity: if inject_lanes > 0 { 1 + upto(rng, 47) as u16 } else { 0 },
         // Half the routers grant idle credit, a few rays (as planned) or more than a
         // link holds.
         idle_credit: match upto(rng, 3) {
@@ -102,7 +102,7 @@ struct RouterStep {
 /// rays now arriving and for the grants still outstanding, and every sender kept to
 /// the credit it was given. Everything else is random.
 fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
-    let (f, pl, q) = (p.fanout as usize, parent_lane(p), p.queue_capacity);
+    let (f, pl, q) = ((p.fanout as u32) as usize, parent_lane(p), p.queue_capacity);
     let mut c: foam_router_ctl = read_as(&(0..size_of::<foam_router_ctl>()).map(|_| rng.next_u64() as u8).collect::<Vec<_>>());
     c.parity = upto(rng, 1);
     // Half the steps of a router with idle credit are quiet (little queued or
@@ -129,9 +129,9 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
         arriving[l] = upto(rng, old);
     }
     let parent = FOAM_MAX_LANES as usize;
-    let old = upto(rng, p.parent_capacity.min(room_down));
+    let old = upto(rng, (p.parent_capacity as u32).min(room_down));
     room_down -= old;
-    c.granted[parent] = upto(rng, p.parent_capacity.min(room_down));
+    c.granted[parent] = upto(rng, (p.parent_capacity as u32).min(room_down));
     arriving[pl] = upto(rng, old);
 
     let mut total = [0u32; FOAM_CATS as usize];
@@ -157,12 +157,12 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
     }
     // What children and injectors sent: each goes up or turns down into some child.
     for _ in 0..arriving[..pl].iter().sum::<u32>() {
-        let k = upto(rng, p.fanout) as usize;
+        let k = upto(rng, p.fanout as u32) as usize;
         total[if k == f { FOAM_CAT_UP as usize } else { FOAM_CAT_TURN as usize + k }] += 1;
     }
     // What the parent sent goes down.
     for _ in 0..arriving[pl] {
-        total[FOAM_CAT_DOWN as usize + upto(rng, p.fanout - 1) as usize] += 1;
+        total[FOAM_CAT_DOWN as usize + upto(rng, (p.fanout as u32) - 1) as usize] += 1;
     }
     for k in 0..FOAM_CATS as usize {
         c.counts.iter_mut().for_each(|w| w[k] = 0);
@@ -198,7 +198,7 @@ fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
                 upto(rng, lane_capacity(p, l, false) + 4)
             } else {
                 let most_left = if rng.next_u64().is_multiple_of(2) { 3 } else { 0xFFFF };
-                upto(rng, 2 * p.inject_capacity) | upto(rng, most_left) << 16
+                upto(rng, 2 * (p.inject_capacity as u32)) | upto(rng, most_left) << 16
             },
             finished: upto(rng, 5000),
             pending: upto(rng, 100 / quiet),
@@ -231,7 +231,7 @@ struct Reached {
 /// The invariants of one step of RouterPlan and RouterForward, from its input and
 /// output; what limits the step reached is added to `reached`.
 fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foam_tile_stats, reached: &mut Reached) -> Result<(), String> {
-    let (f, pl, q) = (p.fanout as usize, parent_lane(p), p.queue_capacity);
+    let (f, pl, q) = ((p.fanout as u32) as usize, parent_lane(p), p.queue_capacity);
     let (c, n) = (&s.ctl, &o.ctl);
     let t = |k: u32| s.total[k as usize];
     let mut why = Vec::new();
@@ -272,7 +272,7 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     }
     // Up the parent lane: rays going up, then blocked turns escaping, within the
     // parent's credit, and as many as it allows.
-    let up_credit = s.inbox[pl].credit.min(p.parent_capacity);
+    let up_credit = s.inbox[pl].credit.min(p.parent_capacity as u32);
     let escaped: u32 = n.escape.iter().sum();
     reached.escapes += u32::from(escaped > 0);
     reached.parent_credit += u32::from(t(FOAM_CAT_UP) + blocked_turns > up_credit);
@@ -336,7 +336,7 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     // every child's idle credit too, each child also gets that (within its lane).
     let demand = |l: usize| {
         let h = &s.inbox[l];
-        if l < f { (h.pending + o.out[l].count).min(p.link_capacity) } else { h.pending.min(p.inject_capacity) }
+        if l < f { (h.pending + o.out[l].count).min(p.link_capacity) } else { h.pending.min(p.inject_capacity as u32) }
     };
     let wanted: u32 = (0..pl).map(demand).sum();
     let avail = q.saturating_sub(n.up_count + outstanding);
@@ -494,16 +494,16 @@ fn queue_counts(c: &foam_router_ctl, f: usize, w: u32) -> [u32; FOAM_CATS as usi
 
 /// What RouterCount's worker `w` sums over its own injector lanes (foam_inject_chunk).
 fn lane_sums(p: &foam_params, inbox: &[foam_link_header], w: u32) -> [u32; 4] {
-    let (f, n) = (p.fanout as usize, p.inject_lanes);
+    let (f, n) = ((p.fanout as u32) as usize, p.inject_lanes as u32);
     let mut sums = [0u32; 4];
     for k in (n * w / FOAM_WORKERS)..(n * (w + 1) / FOAM_WORKERS) {
         // foam_inject_up over foam_link_header: credit holds next | left << 16, finished emitted.
         let h = &inbox[f + k as usize];
         let (next, left) = (h.credit & 0xFFFF, h.credit >> 16);
-        sums[FOAM_LS_DEMAND as usize] += h.pending.min(p.inject_capacity);
+        sums[FOAM_LS_DEMAND as usize] += h.pending.min(p.inject_capacity as u32);
         if p.max_in_flight > 0 {
             sums[FOAM_LS_ASKED as usize] += next;
-            sums[FOAM_LS_WEIGHT as usize] += if next == 0 || p.inject_capacity == 0 { 0 } else { left.max(1) };
+            sums[FOAM_LS_WEIGHT as usize] += if next == 0 || (p.inject_capacity as u32) == 0 { 0 } else { left.max(1) };
             sums[FOAM_LS_EMITTED as usize] += h.finished;
         }
     }
@@ -542,7 +542,7 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
                     let want = lane_sums(p, &st.inbox, w);
                     assert_eq!(counted.lane_sums[w as usize], want, "round {round}, router {t}, worker {w}: lane sums");
                     // No ray in an empty inbox slot, and the queues by their runs.
-                    assert_eq!(counted.counts[w as usize], queue_counts(&st.ctl, p.fanout as usize, w), "round {round}, router {t}, worker {w}: counts");
+                    assert_eq!(counted.counts[w as usize], queue_counts(&st.ctl, (p.fanout as u32) as usize, w), "round {round}, router {t}, worker {w}: counts");
                 }
                 st.ctl.lane_sums = counted.lane_sums;
                 s.write_tensor(&format!("wctl{t}"), &bytes_of(&st.ctl)).unwrap();
@@ -567,7 +567,7 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
                     .collect();
                 let planned = RouterPlanned { ctl: read_as(&ctl), out: headers, tails, stats: read_as(&stats) };
                 if let Err(e) = check_router(p, st, &planned, &befores[t], &mut reached) {
-                    panic!("round {round}, router {t} (fanout {}, {} injector lanes, queue {}): {e}", p.fanout, p.inject_lanes, p.queue_capacity);
+                    panic!("round {round}, router {t} (fanout {}, {} injector lanes, queue {}): {e}", (p.fanout as u32), (p.inject_lanes as u32), p.queue_capacity);
                 }
                 cases += 1;
             }
@@ -636,8 +636,8 @@ fn injector_send(lanes: u32, shards: &[u16], credit: u32, allowance: u32, more: 
         layout: foam_layout::foam_ray_layout_FOAM_LAYOUT_HALF,
         ray_bytes: RAY_BYTES,
         link_capacity: cap,
-        direct_lanes: lanes,
-        direct_capacity: direct_cap,
+        direct_lanes: lanes as u16,
+        direct_capacity: direct_cap as u16,
         ..Default::default()
     };
     let slot = RAY_BYTES as usize;

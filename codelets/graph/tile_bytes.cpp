@@ -67,7 +67,7 @@ TileBytes injectorBytes(const foam_params &p, const TileContents &c) {
   b.inbox = sizeof(foam_inject_down);
   b.outbox = foam_link_bytes(&p, p.link_capacity);
   // Without direct lanes, one empty header each way, so that the fields exist.
-  const unsigned lanes = std::max(1u, p.direct_lanes);
+  const unsigned lanes = std::max(1u, (unsigned)p.direct_lanes);
   b.directIn = foam_direct_offset(&p, lanes, 0);
   b.directOut = foam_direct_offset(&p, lanes, 1);
   b.store = rays(foam_injector_queue(&p), p);

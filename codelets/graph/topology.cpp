@@ -193,11 +193,13 @@ foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &la
     checkReplicaLanes(spec, i, lanes, p);
     if (lanes.injectors.size() > FOAM_MAX_INJECTORS)
       refuse(name + ": at most " + std::to_string(FOAM_MAX_INJECTORS) + " injector lanes");
-    p.fanout = (uint32_t)lanes.children.size();
+    if (lanes.up->capacity > 0xFFFFu || (!lanes.injectors.empty() && lanes.injectors[0]->capacity > 0xFFFFu))
+      refuse(name + ": a parent edge of " + std::to_string(lanes.up->capacity) + " rays or injector lanes of more than 65535 (16 bits)");
+    p.fanout = (uint16_t)lanes.children.size();
     p.link_capacity = lanes.children[0]->capacity;
-    p.parent_capacity = lanes.up->capacity;
-    p.inject_lanes = (uint32_t)lanes.injectors.size();
-    p.inject_capacity = lanes.injectors.empty() ? 0u : lanes.injectors[0]->capacity;
+    p.parent_capacity = (uint16_t)lanes.up->capacity;
+    p.inject_lanes = (uint16_t)lanes.injectors.size();
+    p.inject_capacity = lanes.injectors.empty() ? 0u : (uint16_t)lanes.injectors[0]->capacity;
     break;
   case Role::Spill:
     if (up || lanes.children.size() != 1) refuse(name + ": the spill store has one edge, from the root");
@@ -210,8 +212,10 @@ foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &la
     if (p.link_capacity > 0xFFFFu || foam_injector_queue(&p) > 0xFFFFu)  // foam_inject_up's `next` is 16 bits
       refuse(name + ": a lane to the root of " + std::to_string(p.link_capacity) + " rays and a queue of " +
              std::to_string(foam_injector_queue(&p)) + "; at most 65535 each");
-    p.direct_lanes = (uint32_t)lanes.direct.size();
-    p.direct_capacity = lanes.direct.empty() ? 0u : lanes.direct[0]->capacity;
+    p.direct_lanes = (uint16_t)lanes.direct.size();
+    if (!lanes.direct.empty() && lanes.direct[0]->capacity > 0xFFFFu)
+      refuse(name + ": direct lanes of " + std::to_string(lanes.direct[0]->capacity) + " rays; at most 65535 (16 bits)");
+    p.direct_capacity = lanes.direct.empty() ? 0u : (uint16_t)lanes.direct[0]->capacity;
     // Direct lane k leads to the root's child k: the root's bits choose it.
     if (!lanes.direct.empty()) p.level_shift = ownParams(spec.nodes[lanes.up->to]).level_shift;
     break;
@@ -250,6 +254,28 @@ void checkCreditProducts(const NodeSpec &n, std::size_t i, const foam_params &p)
            std::to_string(p.queue_capacity) + " overflow 32 bits");
 }
 
+// Which tile of its shard tracer `i` is (layout.h side_class): its lane at its
+// router, as that router's classify reads it (a lane after the 2^route_bits
+// children is replica class lane - replica_lane[c] + 1 of child c), aligned
+// where that router routes by shard-id bits too (a replicas' router of its own
+// routes by none).
+uint8_t tileClass(const Topology &t, std::size_t i) {
+  const EdgeSpec &up = *t.lanes[i].up;
+  const foam_params &r = t.params[up.to];
+  const unsigned children = 1u << r.route_bits, lane = up.toLane;
+  const unsigned aligned = r.route_bits ? FOAM_SIDE_CLASS_ALIGNED : 0u;
+  if (lane < children) {
+    const unsigned bits = r.replicas.replica_bits[lane];
+    return (uint8_t)(bits ? bits << 4 | aligned : 0u);
+  }
+  for (unsigned c = 0; c < children; ++c) {
+    const unsigned bits = r.replicas.replica_bits[c], first = r.replicas.replica_lane[c];
+    if (bits && lane >= first && lane <= first + (1u << bits) - 2u)
+      return (uint8_t)(bits << 4 | (lane - first + 1u) | aligned);
+  }
+  return 0;  // unreachable: checkReplicaLanes names every replica lane's child
+}
+
 }  // namespace
 
 Topology topology(const RenderSpec &spec) {
@@ -274,6 +300,12 @@ Topology topology(const RenderSpec &spec) {
   if (!spill) refuse("the plan has no spill store");
   if (spec.nodes[t.root].role != Role::Router) refuse("the spill store's edge must come from the root router");
   if (t.injectors.empty()) refuse("the plan has no injector");
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i)
+    if (spec.nodes[i].role == Role::Tracer)
+      for (std::size_t k = 0; k < t.lanes[i].sides.size(); ++k) {
+        const EdgeSpec &e = *t.lanes[i].sides[k];
+        t.params[i].side_class[k] = tileClass(t, e.from == i ? e.to : e.from);
+      }
   for (std::size_t i : t.injectors) {
     if (t.lanes[i].up->to != t.root) refuse(nodeName(spec.nodes[i], i) + ": its lane must lead to the root");
     checkDirectLanes(spec, t, i);

@@ -50,7 +50,7 @@ inline Route routeOf(const foam_params &p) {
   uint32_t any[FOAM_MAX_FANOUT / 4], set = 0;
   memcpy(any, p.replicas.replica_bits, sizeof any);
   for (uint32_t w : any) set |= w;
-  return Route{p.shard, p.level_shift + p.route_bits, p.level_shift, (1u << p.route_bits) - 1u,
+  return Route{p.shard, (uint32_t)p.level_shift + p.route_bits, p.level_shift, (1u << p.route_bits) - 1u,
                set ? &p.replicas : nullptr};
 }
 
@@ -65,7 +65,7 @@ inline int classify(const Route &r, const unsigned char *slot, bool fromParent) 
   if (!r.replicas) return base + (int)child;
   uint32_t lane = child;
   if (const uint32_t bits = r.replicas->replica_bits[child]) {
-    const uint32_t pick = foam_replica_child(foam_slot_px(slot), shard, bits);
+    const uint32_t pick = foam_replica_class(foam_slot_px(slot), bits);
     if (pick) lane = r.replicas->replica_lane[child] + pick - 1u;
   }
   return base + (int)lane;

@@ -285,9 +285,9 @@ public:
     // Side links are in ascending order of their shard (topology.cpp refuses others),
     // so the ray's first link is found by bisection: walking up to sixteen links cost
     // every ray sent up the tree all of them. Links to one shard's replicas are
-    // neighbours in lane order; the ray's pixel and this tile's shard pick one
-    // (foam_side_pick), so what this tile hands a hot shard spreads over its tiles
-    // whichever way its rays came; a full pick tries the others.
+    // neighbours in class order; the ray's class picks one (foam_replica_class, as
+    // the routers pick), so every tile of a hot shard marches its own class's rays
+    // whichever way they came.
     auto send = [&](const unsigned char *src, uint16_t dest) __attribute__((always_inline)) {
       FOAM_PROBE(send);
       // The links to shards below `dest`, in four halvings of the sixteen entries
@@ -305,13 +305,30 @@ public:
       if (k < p.side_links && p.side_shard[k] == dest) {
         unsigned group = 1;
         while (k + group < p.side_links && p.side_shard[k + group] == dest) ++group;
-        const unsigned first = group > 1 ? foam_side_pick(foam_slot_px(src), dest, p.shard, group) : 0;
-        for (unsigned i = 0; i < group; ++i) {
-          const unsigned j = k + (first + i < group ? first + i : first + i - group);
-          if (sideSent[j] == sideLimit[j]) continue;
-          unsigned char *slots = &sideOut[0] + foam_side_offset(&p, j) + sizeof(foam_link_header);
-          foam_slot_copy(slots + (size_t)sideSent[j]++ * stride, src, stride);
-          return true;
+        // The link to the ray's class's tile: links into one shard go in class
+        // order, so it is the group's first plus the classes between (0 where the
+        // shard has one tile). Where this tile has no link to that tile (a
+        // neighbour with room for fewer links than the shard has tiles), the ray
+        // takes the tree to it if the shard's tiles hang on lanes of its router
+        // (layout.h side_class: FOAM_SIDE_CLASS_ALIGNED), so it never lands on
+        // another class's tile and stays there; else, where the tree's way to its
+        // tile is a replicas' router longer, the link its class picks modulo the
+        // links. A full pick tries the others. Written for the tracer program's
+        // room in the tile reserve (tests program.rs): this form, a walk from the
+        // pick, costs 46 host bytes over the pick it replaced.
+        const unsigned far = p.side_class[k];
+        unsigned first = foam_replica_class(foam_slot_px(src), (far >> 4) & 7u) - (far & 15u);
+        if (first >= group) {
+          if (far & FOAM_SIDE_CLASS_ALIGNED) group = 0;
+          first &= group - 1u;
+        }
+        for (unsigned j = k + first, n = group; n; --n) {
+          if (sideSent[j] != sideLimit[j]) {
+            unsigned char *slots = &sideOut[0] + foam_side_offset(&p, j) + sizeof(foam_link_header);
+            foam_slot_copy(slots + (size_t)sideSent[j]++ * stride, src, stride);
+            return true;
+          }
+          if (++j == k + group) j = k;
         }
       }
       if (sent == limit) return false;

@@ -165,19 +165,20 @@ fn marching_divides_by_no_zero() {
     assert_eq!(run("march_traps", 0).unwrap(), "direction=0,0,0;end=1;cells=2;T=0.3;depth=-1");
 }
 
-/// The rays that picked one tile of a replicated shard (a replicas' router's pick)
-/// spread evenly over any tracer's pick among its links into another shard's tiles,
-/// and over a neighbour's pick among its links back into the same shard: within 6
-/// standard deviations of a fair split in every case. One hash for every shard, as
-/// in session 47, gave 40 and more across (all of a replica's rays took one link);
-/// the router's bits for the pick back, as in session 48, put them all on one tile.
+/// A ray's class among a replicated shard's tiles (foam_replica_class, the pick of
+/// the routers and of the side links) splits every block of pixels evenly over the
+/// tiles, within 6 standard deviations of a fair split, and nests (the class among
+/// twice the tiles halves it), which lets the side links follow the classes. The
+/// pick among links that miss a ray's class spreads one class's rays evenly over
+/// them (one hash for every shard there, as in session 47, put them all on one).
 #[test]
-fn picks_into_two_shards_are_independent() {
+fn replica_classes_split_evenly_and_nest() {
     let s = run("replica_picks", 0).unwrap();
-    for key in ["worst_sd_x100", "back_sd_x100"] {
+    for key in ["split_sd_x100", "across_sd_x100"] {
         let worst: u32 = field(&s, key).parse().unwrap();
         assert!(worst < 600, "{key}: {s}");
     }
+    assert_eq!(field(&s, "unnested"), "0", "{s}");
     assert!(field(&s, "cases").parse::<u32>().unwrap() > 1000, "{s}");
 }
 

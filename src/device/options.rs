@@ -284,8 +284,14 @@ impl DeviceOptions {
                 return Err(format!("--tune {key}={rays}: at most {MAX_BUFFER_RAYS} rays (a tile holds {} bytes)", TILE_BYTES));
             }
         }
-        if self.idle_credit > u16::MAX as u32 {
-            return Err(format!("--tune idle_credit={}: at most {} rays (foam_params holds it in 16 bits)", self.idle_credit, u16::MAX));
+        for (key, rays) in [
+            ("idle_credit", self.idle_credit),
+            ("inject_capacity", self.inject_capacity.unwrap_or(0)),
+            ("direct_capacity", self.direct_capacity.unwrap_or(0)),
+        ] {
+            if rays > u16::MAX as u32 {
+                return Err(format!("--tune {key}={rays}: at most {} rays (foam_params holds it in 16 bits)", u16::MAX));
+            }
         }
         if self.region_bytes.is_some_and(|b| b > TILE_BYTES) {
             return Err(format!("--tune region_kib: a camera region cannot exceed a tile's {} KiB", TILE_BYTES / 1024));
@@ -437,13 +443,14 @@ pub fn tracer_links_for_load(options: &DeviceOptions, ray_bytes: u32, peak: f64)
 /// rays, a parent lane of `parent` and `injectors` lanes of `inject`, as the graph
 /// builder allocates them (codelets/graph/tile_bytes.h); None for parameters it refuses.
 pub fn router_link_bytes(ray_bytes: u32, fanout: u32, child: u32, parent: u32, injectors: u32, inject: u32) -> Option<u32> {
+    // foam_params holds these in 16 bits; the graph builder refuses more.
     let p = foam_layout::foam_params {
         ray_bytes,
-        fanout,
+        fanout: u16::try_from(fanout).ok()?,
         link_capacity: child,
-        parent_capacity: parent,
-        inject_lanes: injectors,
-        inject_capacity: inject,
+        parent_capacity: u16::try_from(parent).ok()?,
+        inject_lanes: u16::try_from(injectors).ok()?,
+        inject_capacity: u16::try_from(inject).ok()?,
         ..Default::default()
     };
     let role = super::tree::Role::Router as u8;

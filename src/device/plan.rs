@@ -982,8 +982,8 @@ pub(crate) fn node_params(
         ray_bytes,
         hops: o.hops as u32,
         shard: n.prefix,
-        level_shift: n.level_shift,
-        route_bits: n.route_bits,
+        level_shift: n.level_shift as u16,
+        route_bits: n.route_bits as u16,
         ..foam_params::default()
     };
     if n.role == Role::Router {

@@ -14,11 +14,11 @@
 //! No other router changes: they route by the same shard id. The router sends a ray
 //! to the tile its pixel picks (layout.h foam_params.replicas), so each takes an
 //! equal share of the shard's rays, and a ray marches there exactly as it would
-//! on the tracer: the image does not depend on the replicas. The pick hashes the
-//! pixel with the shard's id (ray.h foam_pick_hash); a tracer's pick among its side
-//! links into a shard hashes the pixel with both shards' ids (foam_side_pick), so
-//! the rays one replica took spread evenly over its links into the next replicated
-//! shard, and those a neighbour hands back spread over the replicas' tiles again.
+//! on the tracer: the image does not depend on the replicas. The pick is the
+//! pixel's class (ray.h foam_replica_class: one hash of the pixel for every
+//! shard), and the side links between hot shards' tiles follow the classes
+//! ([`with_replica_sides`]), so a tile takes its class's rays from its neighbours
+//! as from its router.
 
 use std::collections::HashMap;
 
@@ -87,27 +87,27 @@ pub fn choose(load: &[f64], free: usize, ratio: u32, most: u32, lanes: Option<(&
 ///
 /// Two side-linked shards of `m` and `n` tiles (`m <= n`, powers of two; a shard
 /// without replicas has one) get `m·k` links: `k` on each of the smaller shard's
-/// tiles, to `m·k` consecutive tiles of the larger one, one each. `k` is `n / m`
-/// where every small tile has room for it beside one link for each of its shard's
-/// pairs still to come, else the largest power of two below that has. Pairs go in
-/// falling order of crossings (both ways), each on the larger shard's run whose
-/// busiest tile the links so far bring the fewest rays, then whose sum is least.
-/// A link brings its far end's share of the rays that way: the small shard's rays
-/// into the large one split over all `m·k` links (every small tile has `k`), but
-/// the large shard's rays into the small one only from its `m·k` linked tiles,
-/// `1/n` of them each (the rest take the tree). (Before, each link charged both
-/// ends with the pair's crossings both ways, a hot shard's outgoing rays as if
-/// they arrived on its run.) A tracer picks among its links to one shard by the
-/// ray's pixel and its own shard (layout: neighbours in lane order; the codelet's
-/// foam_side_pick), so what a hot shard's side neighbours hand it spreads over its
-/// replicas as the routers spread the rest by pixel. With one link a neighbour the
-/// hottest replica marched up to 30 times what the coolest of its shard did on the
-/// bicycle scene at SH degree 2, the heavy pairs' rays all landing on one tile. A
-/// neighbour with room for fewer links than the shard has tiles reaches only its
-/// run, which then takes more than the rest of the group. Any replica may march a
-/// ray (they hold the same shard), so the link need not lead to the replica a
-/// router would pick. Symmetric, each node's links in its shard's lane order (a
-/// shard's several links in run order).
+/// tiles, to as many tiles of the larger one, one each. `k` is `n / m` where every
+/// small tile has room for it beside one link for each of its shard's pairs still
+/// to come, else the largest power of two below that has. The links follow the
+/// pixels' classes (ray.h foam_replica_class: a shard's tile i marches the rays
+/// whose class is i, and a class of `m` splits into `n / m` classes of `n`), so
+/// small tile t links to tiles of the classes t·n/m .. (t+1)·n/m of the large
+/// shard: all of them where it has room, else the run of `k` whose busiest tile
+/// the links so far bring the fewest rays, then whose sum is least. Pairs go in
+/// falling order of crossings (both ways). A link brings its far end its share of
+/// the rays that way: the small shard's rays into the large one split over all
+/// `m·k` links, the large shard's rays into the small one only from its `m·k`
+/// linked tiles, `1/n` of them each (the rest take the tree). A tracer sends a ray
+/// bound for a replicated shard over its link to the ray's class's tile, the one
+/// a router would send it to, so each tile of a hot shard marches the same share
+/// of its rays whichever way they came. Picked by a hash keyed by both shards
+/// instead, with the links in runs placed by the sampled flows, the rays that
+/// entered one tile of a cluster of hot shards stayed on the tiles its links led
+/// to: on the bicycle scene at SH degree 2 tiles of one shard marched up to 5.7
+/// times what their twins did. A ray whose class's tile this tile has no link to
+/// takes one of the links by that hash. Symmetric, each node's links in its
+/// shard's lane order (a shard's several links in class order).
 pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, flows: &[(u32, u32, f64)], most: u32) -> Vec<Vec<u32>> {
     let shards = sides.len().min(tree.tracers());
     let tiles = tree.shard_tiles();
@@ -140,24 +140,28 @@ pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, flows: &[(u32, u32, f
         while k > 1 && !room(k) {
             k /= 2;
         }
-        let run = m * k;
-        // The larger shard's run of m·k tiles whose busiest is least loaded, then
-        // whose sum is least, then the first.
-        let ring = &tiles[big];
-        let score = |o: usize| {
-            let run = (0..run).map(|i| load[ring[(o + i) % n]]);
-            (run.clone().fold(0.0, f64::max), run.sum::<f64>())
-        };
-        let o = (0..n).min_by(|&x, &y| score(x).partial_cmp(&score(y)).unwrap().then(x.cmp(&y))).unwrap_or(0);
-        let (into_big, into_small) = (towards(small, big) / run as f64, towards(big, small) / n as f64);
-        for i in 0..run {
-            let (p, q) = (tiles[small][i / k], tiles[big][(o + i) % n]);
-            load[p] += into_small;
-            load[q] += into_big;
-            used[p] += 1;
-            used[q] += 1;
-            partner[p].push((big, q));
-            partner[q].push((small, p));
+        // Small tile t marches the rays of class t (of m; ray.h foam_replica_class),
+        // which are classes t·K .. t·K + K of the big shard's n: it links to k of
+        // those tiles, in class order, the run whose busiest its links so far
+        // bring the fewest rays, then whose sum is least, then the first.
+        let big_per_small = n / m;
+        let (into_big, into_small) = (towards(small, big) / (m * k) as f64, towards(big, small) / n as f64);
+        for t in 0..m {
+            let block = &tiles[big][t * big_per_small..(t + 1) * big_per_small];
+            let score = |o: usize| {
+                let run = block[o..o + k].iter().map(|&q| load[q]);
+                (run.clone().fold(0.0, f64::max), run.sum::<f64>())
+            };
+            let o = (0..big_per_small).step_by(k).min_by(|&x, &y| score(x).partial_cmp(&score(y)).unwrap().then(x.cmp(&y))).unwrap_or(0);
+            let p = tiles[small][t];
+            for &q in &block[o..o + k] {
+                load[p] += into_small;
+                load[q] += into_big;
+                used[p] += 1;
+                used[q] += 1;
+                partner[p].push((big, q));
+                partner[q].push((small, p));
+            }
         }
     }
     let mut out = sides.to_vec();
@@ -165,7 +169,7 @@ pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, flows: &[(u32, u32, f
     for (s, nodes) in tiles.iter().enumerate() {
         for &node in nodes {
             let lane = |shard: usize| sides[s].iter().position(|&b| b as usize == shard).unwrap_or(usize::MAX);
-            // Stable: a shard's several links stay in run order.
+            // Stable: a shard's several links stay in class order.
             let mut links = std::mem::take(&mut partner[node]);
             links.sort_by_key(|&(shard, _)| lane(shard));
             out[node] = links.into_iter().map(|(_, n)| n as u32).collect();
@@ -245,7 +249,7 @@ mod tests {
     }
 
     #[test]
-    fn side_links_spread_over_the_replicas_busiest_pairs_first() {
+    fn side_links_follow_the_classes_busiest_pairs_first() {
         let (tree, sides) = four_shards();
         let of = |s: usize, k: u32| tile(&tree, s, k);
         let symmetric = |all: &[Vec<u32>]| {
@@ -258,21 +262,23 @@ mod tests {
         assert_eq!(&with_replica_sides(&sides, &plain, &[], 16)[..4], &sides[..4]);
         // `most` 1 leaves no tile room for a second link to one shard (a pair's one
         // link each is always placed): one link on each of the smaller shard's
-        // tiles. Pairs by falling crossings: 1-2 (100: shard 2's two tiles to shard
-        // 1's first two, bringing them 20 rays each), 1-3 (60: shard 1's first tile
-        // no link brings rays, 2), 0-1 (40: its tile 3, the last), 0-2 (10: shard
-        // 2's tiles are brought 15 each, so its first).
+        // tiles, to a tile of its class's half of the larger shard. Pairs by
+        // falling crossings: 1-2 (100: shard 2's tile 0 to shard 1's tile 0 of
+        // classes 0-1, its tile 1 to tile 2 of classes 2-3, bringing them 20 rays
+        // each), 1-3 (60: shard 1's tile 1, which no link brings rays yet), 0-1
+        // (40: its tile 3, the last), 0-2 (10: shard 2's tiles are brought 15
+        // each, so its first).
         let all = with_replica_sides(&sides, &tree, &FLOWS, 1);
         symmetric(&all);
         assert_eq!(all[of(1, 0)], nodes(&[of(2, 0)]));
-        assert_eq!(all[of(1, 1)], nodes(&[of(2, 1)]));
-        assert_eq!(all[of(1, 2)], nodes(&[of(3, 0)]));
+        assert_eq!(all[of(1, 1)], nodes(&[of(3, 0)]));
+        assert_eq!(all[of(1, 2)], nodes(&[of(2, 1)]));
         assert_eq!(all[of(1, 3)], nodes(&[of(0, 0)]));
         // Each node's links in its shard's lane order: shard 0's are 1 then 2.
         assert_eq!(all[0], nodes(&[of(1, 3), of(2, 0)]));
         assert_eq!(all[of(2, 0)], nodes(&[0, of(1, 0)]));
-        assert_eq!(all[of(2, 1)], nodes(&[of(1, 1)]));
-        assert_eq!(all[3], nodes(&[of(1, 2)]));
+        assert_eq!(all[of(2, 1)], nodes(&[of(1, 2)]));
+        assert_eq!(all[3], nodes(&[of(1, 1)]));
     }
 
     #[test]

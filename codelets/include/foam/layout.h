@@ -24,6 +24,8 @@
 
 /* A shard addresses [local | halo] cells with 16-bit indices. */
 #define FOAM_MAX_SHARD_ENTRIES 65535u
+/* foam_params.side_class: the far shard's tiles hang on its router's lanes. */
+#define FOAM_SIDE_CLASS_ALIGNED 0x80u
 /* Side links per tracer tile (foam_params.side_shard). */
 #define FOAM_MAX_SIDES 16u
 /* Destination shard of an empty buffer slot: routers compact valid rays to the
@@ -376,17 +378,21 @@ typedef struct foam_params {
   /* routing */
   uint32_t shard;          /* tracer: its shard id; router: its subtree's prefix (a shard
                               is in the subtree iff id >> (level_shift + log2 fanout) == prefix) */
-  uint32_t level_shift;    /* router: shard-id bits below its children (child = (id >>
+  uint16_t level_shift;    /* router: shard-id bits below its children (child = (id >>
                               shift) & (fanout-1)); injector [lanes]: the root's, which
                               pick its direct lane */
-  uint32_t fanout;         /* router [lanes]: child lanes, 2..FOAM_MAX_LANES: the 2^route_bits
+  uint16_t fanout;         /* router [lanes]: child lanes, 2..FOAM_MAX_LANES: the 2^route_bits
                               children its shard-id bits choose, then their replicas' tiles */
-  uint32_t parent_capacity; /* router [lanes]: rays per buffer of the edge to its parent */
+  uint16_t parent_capacity; /* router [lanes]: rays per buffer of the edge to its parent */
   /* router [lanes]: lanes from injectors after its child lanes (the root's from
    * every injector, and with direct lanes those of the routers under it); rays come
    * in on them, a bare foam_inject_down goes out. */
-  uint32_t inject_lanes;
-  uint32_t inject_capacity; /* router [lanes]: rays per buffer of its injector lanes */
+  uint16_t inject_lanes;
+  uint16_t inject_capacity; /* router [lanes]: rays per buffer of its injector lanes */
+  /* router: log2 of the children its shard-id bits choose between (child = (id >>
+   * level_shift) & (2^route_bits - 1)); 0 for a router whose children are all tiles of
+   * one shard, the id `shard` (a replicas' router of its own). */
+  uint16_t route_bits;
   /* root router: never more rays injected and unfinished than this (the spill
    * store's capacity: the root's escape valve must take every ray in flight) */
   uint32_t max_in_flight;
@@ -396,9 +402,8 @@ typedef struct foam_params {
   /* [lanes] side links: direct edges to other tracers (src/device/sides.rs chooses
    * them). A ray bound for side_shard[k] skips the router tree when link k has
    * credit, and takes the tree when it has not. Links to several tiles of one
-   * replicated shard are neighbours in lane order, and the ray's pixel and this
-   * tile's shard pick the first tried (foam_side_pick; src/device/replicas.rs
-   * places them). */
+   * replicated shard are neighbours in class order, and the ray's class picks the
+   * first tried (side_class; src/device/replicas.rs places them). */
   uint32_t side_links;
   uint32_t side_capacity;  /* [lanes] rays per side-link buffer, both directions */
   union {
@@ -407,7 +412,7 @@ typedef struct foam_params {
      * shard has 2^replica_bits[c] tiles (0: one): the child's own lane c, then lanes
      * replica_lane[c] .. replica_lane[c] + 2^replica_bits[c] - 2 after the
      * 2^route_bits children. A ray bound for it goes to the tile its pixel hashes to
-     * (foam_replica_child; pick 0 is lane c), so each tile marches a fixed share of
+     * (foam_replica_class; class 0 is lane c), so each tile marches a fixed share of
      * the shard's pixels, and no router of its own stands between them and this one.
      * Beside the tracers' side_shard: a tile is one or the other, and a tracer's room
      * (which the cut packs to the byte) stays as it was. */
@@ -434,16 +439,21 @@ typedef struct foam_params {
   /* [lanes] direct lanes, one to each router under the root (lane k to the root's
    * child k, k = (id >> level_shift) & (direct_lanes-1)), which carry primary rays
    * past the root; 0: none */
-  uint32_t direct_lanes;
-  uint32_t direct_capacity; /* [lanes] rays per direct-lane buffer going up */
+  uint16_t direct_lanes;
+  uint16_t direct_capacity; /* [lanes] rays per direct-lane buffer going up */
   /* Tests only, 0 in every plan: rays of room a tracer or the spill store counts
    * beyond its store when it grants credit, an over-grant that lets tests show the
    * overflow counters and the host's checks catch a credit violation. */
   uint32_t extra_credit;
-  /* router: log2 of the children its shard-id bits choose between (child = (id >>
-   * level_shift) & (2^route_bits - 1)); 0 for a router whose children are all tiles of
-   * one shard, the id `shard` (a replicas' router of its own). */
-  uint32_t route_bits;
+  /* tracer [lanes]: which tile of its shard the tracer at the other end of each
+   * side link is, as the routers pick them (ray.h foam_replica_class): log2 of the
+   * shard's tiles << 4 | its index (0 the shard's own tracer, i the tile on the
+   * i-th of its replica lanes; 0 for a shard of one tile), with
+   * FOAM_SIDE_CLASS_ALIGNED where those tiles hang on lanes of the shard's router
+   * (not under a replicas' router of their own). A ray bound for a replicated
+   * shard takes the link to its class's tile, the one a router would send it to,
+   * where this tile has that link; else, with FOAM_SIDE_CLASS_ALIGNED, the tree. */
+  uint8_t side_class[FOAM_MAX_SIDES];
 } foam_params;
 FOAM_STATIC_ASSERT(sizeof(foam_params) == 128, "foam_params is 128 bytes");
 

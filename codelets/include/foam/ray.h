@@ -47,21 +47,23 @@ static inline uint32_t foam_slot_px(const unsigned char *slot) {
 /* Whether the slot's ray has not taken a cell step yet: a primary ray that no
  * InjectorMarch worker reached within its budget (every march takes one). */
 static inline int foam_slot_unmarched(const unsigned char *slot) { return foam_px_steps(foam_slot_px(slot)) == 0; }
-/* A hash of a ray's pixel for the pick among the tiles of shard `shard`: the
- * pixel's Fibonacci hash mixed with the shard's by a multiply, so that the picks
- * into two shards are independent. With one hash for every shard, the rays a
- * replica took in (those whose pixels picked it) all picked the same of its links
- * into the next replicated shard: on the bicycle scene at SH degree 2, two of a hot
- * shard's four tiles took 15,000 rays a frame each and the other two under 3,000. */
+/* A hash of a ray's pixel, keyed by `shard` (0: the replica classes). */
 static inline uint32_t foam_pick_hash(uint32_t px, uint32_t shard) {
   return ((px & ((1u << FOAM_STEPS_SHIFT) - 1u)) * 0x9E3779B1u ^ shard * 0x85EBCA77u) * 0x2C1B3C6Du;
 }
-/* Which of 2^bits replicas of shard `shard` marches the ray of pixel word `px`
- * (bits >= 1): by its pixel alone, so a ray goes to the same replica whenever it
- * comes back, and neighbouring pixels (which a block emits together) spread over
- * all of them. */
-static inline uint32_t foam_replica_child(uint32_t px, uint32_t shard, uint32_t bits) {
-  return foam_pick_hash(px, shard) >> (32u - bits);
+/* Which of the 2^bits tiles of a replicated shard marches the ray of pixel word
+ * `px`, its class (0 of a shard's one tile): the top bits of one hash of the pixel, the same for
+ * every shard, so a ray goes to the same tile whenever it comes back, neighbouring
+ * pixels (which a block emits together) spread over all of them, and a shard of
+ * 2^b tiles splits each class of a shard of fewer. The side links follow the
+ * classes (layout.h side_class; src/device/replicas.rs lines them up), so a ray
+ * crosses from its class's tile of one hot shard to its class's tile of the next,
+ * and every tile marches its class's rays whichever way they came. Keyed by shard,
+ * as the pick was, a tile took the rays of its own pixels from the routers but
+ * those its neighbour tiles' links brought it: on the bicycle scene at SH degree
+ * 2, tiles of one shard marched up to 5.7 times what their twins did. */
+static inline uint32_t foam_replica_class(uint32_t px, uint32_t bits) {
+  return (foam_pick_hash(px, 0) >> 1) >> (31u - bits); /* bits 0: class 0 */
 }
 /* Which of `links` side links to tiles of shard `shard` (1 < links <= FOAM_MAX_SIDES)
  * a tile of shard `from` first tries for the ray of pixel word `px`: a hash keyed

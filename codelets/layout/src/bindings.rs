@@ -4,6 +4,7 @@
 // To regenerate with `FOAM_REGEN_BINDINGS=1 cargo test -p foam-layout --test bindings` (or `cargo test -p foam-layout --test bindings -- --ignored regenerate`) and commit codelets/layout/src/bindings.rs.
 
 pub const FOAM_MAX_SHARD_ENTRIES: u32 = 65535;
+pub const FOAM_SIDE_CLASS_ALIGNED: u32 = 128;
 pub const FOAM_MAX_SIDES: u32 = 16;
 pub const FOAM_INVALID_SHARD: u32 = 65535;
 pub const FOAM_FINISHED_CELL: u32 = 65535;
@@ -692,11 +693,12 @@ pub struct foam_params {
     pub link_capacity: u32,
     pub queue_capacity: u32,
     pub shard: u32,
-    pub level_shift: u32,
-    pub fanout: u32,
-    pub parent_capacity: u32,
-    pub inject_lanes: u32,
-    pub inject_capacity: u32,
+    pub level_shift: u16,
+    pub fanout: u16,
+    pub parent_capacity: u16,
+    pub inject_lanes: u16,
+    pub inject_capacity: u16,
+    pub route_bits: u16,
     pub max_in_flight: u32,
     pub result_slots: u32,
     pub side_links: u32,
@@ -709,10 +711,10 @@ pub struct foam_params {
     pub drain_iters: u32,
     pub block_slots: u32,
     pub march_budget: u32,
-    pub direct_lanes: u32,
-    pub direct_capacity: u32,
+    pub direct_lanes: u16,
+    pub direct_capacity: u16,
     pub extra_credit: u32,
-    pub route_bits: u32,
+    pub side_class: [u8; 16usize],
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
@@ -771,61 +773,64 @@ const _: () = {
     ][::core::mem::offset_of!(foam_params, level_shift) - 24usize];
     [
         "Offset of field: foam_params::fanout",
-    ][::core::mem::offset_of!(foam_params, fanout) - 28usize];
+    ][::core::mem::offset_of!(foam_params, fanout) - 26usize];
     [
         "Offset of field: foam_params::parent_capacity",
-    ][::core::mem::offset_of!(foam_params, parent_capacity) - 32usize];
+    ][::core::mem::offset_of!(foam_params, parent_capacity) - 28usize];
     [
         "Offset of field: foam_params::inject_lanes",
-    ][::core::mem::offset_of!(foam_params, inject_lanes) - 36usize];
+    ][::core::mem::offset_of!(foam_params, inject_lanes) - 30usize];
     [
         "Offset of field: foam_params::inject_capacity",
-    ][::core::mem::offset_of!(foam_params, inject_capacity) - 40usize];
-    [
-        "Offset of field: foam_params::max_in_flight",
-    ][::core::mem::offset_of!(foam_params, max_in_flight) - 44usize];
-    [
-        "Offset of field: foam_params::result_slots",
-    ][::core::mem::offset_of!(foam_params, result_slots) - 48usize];
-    [
-        "Offset of field: foam_params::side_links",
-    ][::core::mem::offset_of!(foam_params, side_links) - 52usize];
-    [
-        "Offset of field: foam_params::side_capacity",
-    ][::core::mem::offset_of!(foam_params, side_capacity) - 56usize];
-    [
-        "Offset of field: foam_params::batch_kind",
-    ][::core::mem::offset_of!(foam_params, batch_kind) - 92usize];
-    [
-        "Offset of field: foam_params::idle_credit",
-    ][::core::mem::offset_of!(foam_params, idle_credit) - 94usize];
-    [
-        "Offset of field: foam_params::block_w",
-    ][::core::mem::offset_of!(foam_params, block_w) - 96usize];
-    [
-        "Offset of field: foam_params::block_h",
-    ][::core::mem::offset_of!(foam_params, block_h) - 98usize];
-    [
-        "Offset of field: foam_params::drain_iters",
-    ][::core::mem::offset_of!(foam_params, drain_iters) - 100usize];
-    [
-        "Offset of field: foam_params::block_slots",
-    ][::core::mem::offset_of!(foam_params, block_slots) - 104usize];
-    [
-        "Offset of field: foam_params::march_budget",
-    ][::core::mem::offset_of!(foam_params, march_budget) - 108usize];
-    [
-        "Offset of field: foam_params::direct_lanes",
-    ][::core::mem::offset_of!(foam_params, direct_lanes) - 112usize];
-    [
-        "Offset of field: foam_params::direct_capacity",
-    ][::core::mem::offset_of!(foam_params, direct_capacity) - 116usize];
-    [
-        "Offset of field: foam_params::extra_credit",
-    ][::core::mem::offset_of!(foam_params, extra_credit) - 120usize];
+    ][::core::mem::offset_of!(foam_params, inject_capacity) - 32usize];
     [
         "Offset of field: foam_params::route_bits",
-    ][::core::mem::offset_of!(foam_params, route_bits) - 124usize];
+    ][::core::mem::offset_of!(foam_params, route_bits) - 34usize];
+    [
+        "Offset of field: foam_params::max_in_flight",
+    ][::core::mem::offset_of!(foam_params, max_in_flight) - 36usize];
+    [
+        "Offset of field: foam_params::result_slots",
+    ][::core::mem::offset_of!(foam_params, result_slots) - 40usize];
+    [
+        "Offset of field: foam_params::side_links",
+    ][::core::mem::offset_of!(foam_params, side_links) - 44usize];
+    [
+        "Offset of field: foam_params::side_capacity",
+    ][::core::mem::offset_of!(foam_params, side_capacity) - 48usize];
+    [
+        "Offset of field: foam_params::batch_kind",
+    ][::core::mem::offset_of!(foam_params, batch_kind) - 84usize];
+    [
+        "Offset of field: foam_params::idle_credit",
+    ][::core::mem::offset_of!(foam_params, idle_credit) - 86usize];
+    [
+        "Offset of field: foam_params::block_w",
+    ][::core::mem::offset_of!(foam_params, block_w) - 88usize];
+    [
+        "Offset of field: foam_params::block_h",
+    ][::core::mem::offset_of!(foam_params, block_h) - 90usize];
+    [
+        "Offset of field: foam_params::drain_iters",
+    ][::core::mem::offset_of!(foam_params, drain_iters) - 92usize];
+    [
+        "Offset of field: foam_params::block_slots",
+    ][::core::mem::offset_of!(foam_params, block_slots) - 96usize];
+    [
+        "Offset of field: foam_params::march_budget",
+    ][::core::mem::offset_of!(foam_params, march_budget) - 100usize];
+    [
+        "Offset of field: foam_params::direct_lanes",
+    ][::core::mem::offset_of!(foam_params, direct_lanes) - 104usize];
+    [
+        "Offset of field: foam_params::direct_capacity",
+    ][::core::mem::offset_of!(foam_params, direct_capacity) - 106usize];
+    [
+        "Offset of field: foam_params::extra_credit",
+    ][::core::mem::offset_of!(foam_params, extra_credit) - 108usize];
+    [
+        "Offset of field: foam_params::side_class",
+    ][::core::mem::offset_of!(foam_params, side_class) - 112usize];
 };
 impl Default for foam_params {
     fn default() -> Self {

@@ -463,44 +463,55 @@ std::string marchTraps() {
   return o2.str();
 }
 
-// The picks among a shard's tiles (foam/ray.h): a replicas' router picks child i of
-// 2^b by foam_replica_child, and a tracer with `links` side links into a shard's
-// tiles picks one by foam_side_pick. Over blocks of pixels (as rays gather in a
-// camera region), the rays that picked tile i of one shard must spread evenly over
-// any pick into another shard (with one hash for every shard they all took the
-// same link), and over a pick back into the same shard from a neighbour (with the
-// router's bits for both, a ray sent to tile i that crossed to the neighbour and
-// came back all picked one tile of the run). Reports the cases and the largest
-// deviation from even of each, in standard deviations of a fair split (x100).
+// The picks among a shard's tiles (foam/ray.h). A ray's class among 2^b tiles
+// (foam_replica_class, the routers' and the side links' pick) must split every
+// block of pixels (as rays gather in a camera region) evenly, and nest: the class
+// among 2^(b+1) tiles halves the class among 2^b, so the tile of class i of a
+// 2-tile shard links to the tiles of classes 2i and 2i+1 of a 4-tile one. A
+// tracer with links into a shard's tiles but none to a ray's class picks one by
+// foam_side_pick; the rays of one class must spread evenly over those links.
+// Reports the cases, the largest deviation from even of each (in standard
+// deviations of a fair split, x100), and the pixels whose classes do not nest.
 std::string replicaPicks() {
-  double worst = 0.0, back = 0.0;
-  unsigned cases = 0;
+  double split = 0.0, across = 0.0;
+  unsigned cases = 0, unnested = 0;
   const unsigned blocks[][4] = {{0, 0, 64, 64}, {300, 200, 48, 80}, {600, 400, 40, 80}, {17, 333, 120, 24}};
   const unsigned shards[][2] = {{0, 1}, {446, 447}, {447, 503}, {1023, 5}, {360, 361}};
   for (const auto &blk : blocks)
-    for (const auto &sd : shards)
-      for (unsigned bits = 1; bits <= 4; ++bits)
+    for (unsigned bits = 1; bits <= 4; ++bits) {
+      std::vector<unsigned> classes(1u << bits, 0);
+      unsigned n = 0;
+      for (unsigned y = blk[1]; y < blk[1] + blk[3]; ++y)
+        for (unsigned x = blk[0]; x < blk[0] + blk[2]; ++x) {
+          const std::uint32_t px = foam_px_make(x, y, 7);
+          const std::uint32_t c = foam_replica_class(px, bits);
+          ++classes[c], ++n;
+          if (bits < 4 && foam_replica_class(px, bits + 1) >> 1 != c) ++unnested;
+          // The class ignores the steps the pixel word carries.
+          if (foam_replica_class(foam_px_make(x, y, 300), bits) != c) ++unnested;
+        }
+      const double even = (double)n / classes.size();
+      for (unsigned c : classes) split = std::max(split, std::fabs(c - even) / std::sqrt(even));
+      ++cases;
+      for (const auto &sd : shards)
         for (unsigned links = 2; links <= 16; links += links < 4 ? 1 : 4)
           for (unsigned i = 0; i < (1u << bits); ++i) {
-            // Into the other shard, from tile i; and back into this one, over a
-            // neighbour's links to a run of `links` tiles.
-            std::vector<unsigned> across(links, 0), again(links, 0);
-            unsigned n = 0;
+            std::vector<unsigned> on(links, 0);
+            unsigned m = 0;
             for (unsigned y = blk[1]; y < blk[1] + blk[3]; ++y)
               for (unsigned x = blk[0]; x < blk[0] + blk[2]; ++x) {
                 const std::uint32_t px = foam_px_make(x, y, 7);
-                if (foam_replica_child(px, sd[0], bits) != i) continue;
-                ++n;
-                ++across[foam_side_pick(px, sd[1], sd[0], links)];
-                ++again[foam_side_pick(px, sd[0], sd[1], links)];
+                if (foam_replica_class(px, bits) != i) continue;
+                ++m;
+                ++on[foam_side_pick(px, sd[1], sd[0], links)];
               }
-            const double even = (double)n / links;
-            for (unsigned c : across) worst = std::max(worst, std::fabs(c - even) / std::sqrt(even));
-            for (unsigned c : again) back = std::max(back, std::fabs(c - even) / std::sqrt(even));
+            const double fair = (double)m / links;
+            for (unsigned c : on) across = std::max(across, std::fabs(c - fair) / std::sqrt(fair));
             ++cases;
           }
-  return "cases=" + std::to_string(cases) + ";worst_sd_x100=" + std::to_string((unsigned)(worst * 100.0)) +
-         ";back_sd_x100=" + std::to_string((unsigned)(back * 100.0));
+    }
+  return "cases=" + std::to_string(cases) + ";split_sd_x100=" + std::to_string((unsigned)(split * 100.0)) +
+         ";across_sd_x100=" + std::to_string((unsigned)(across * 100.0)) + ";unnested=" + std::to_string(unnested);
 }
 
 // foam_divide against the integer quotient: every divisor up to 2^17 (a router's
