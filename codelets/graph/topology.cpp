@@ -72,8 +72,10 @@ foam_params ownParams(const NodeSpec &n) {
 // each such lane named by exactly one child's run (replica_lane, 2^replica_bits - 1
 // lanes) and leading to a tracer of the same shard as the child's own lane. A lane
 // no run names would never be sent a ray; one that two name, or that leads to
-// another shard, would take rays it cannot march.
-void checkReplicaLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &lanes, const foam_params &p) {
+// another shard, would take rays it cannot march. Returns each lane's tile of its
+// child's shard as layout.h side_class names it (log2 of the shard's tiles << 4 |
+// the lane's index in the run, 0 the child's own lane).
+std::vector<uint8_t> checkReplicaLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &lanes, const foam_params &p) {
   constexpr unsigned maxBits = 4;  // route bits and a shard's tiles, as powers of two
   static_assert((1u << maxBits) == FOAM_MAX_FANOUT, "route bits up to log2 FOAM_MAX_FANOUT");
   const std::string name = nodeName(spec.nodes[i], i);
@@ -83,6 +85,7 @@ void checkReplicaLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &l
            " child lanes (at most " + std::to_string(maxBits) + " bits, 2^bits lanes)");
   const unsigned children = 1u << p.route_bits;
   std::vector<int> owner(lanesTotal, -1);
+  std::vector<uint8_t> tile(lanesTotal, 0);
   for (unsigned c = 0; c < children; ++c) owner[c] = (int)c;
   auto childOf = [&](std::size_t lane) { return lanes.children[lane]->from; };
   for (unsigned c = 0; c < FOAM_MAX_FANOUT; ++c) {
@@ -96,17 +99,20 @@ void checkReplicaLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &l
       refuse(run + " take lanes " + std::to_string(first) + " to " + std::to_string(last) + ", outside its " +
              std::to_string(lanesTotal - children) + " replica lanes");
     const NodeSpec &own = spec.nodes[childOf(c)];
+    tile[c] = (uint8_t)(bits << 4);
     for (unsigned l = first; l <= last; ++l) {
       if (owner[l] >= 0) refuse(run + ": lane " + std::to_string(l) + " is child " + std::to_string(owner[l]) + "'s already");
       owner[l] = (int)c;
-      const NodeSpec &tile = spec.nodes[childOf(l)];
-      if (own.role != Role::Tracer || tile.role != Role::Tracer || ownParams(tile).shard != ownParams(own).shard)
-        refuse(run + ": lane " + std::to_string(l) + " leads to " + nodeName(tile, childOf(l)) + ", not a tracer of " +
+      tile[l] = (uint8_t)(bits << 4 | (l - first + 1u));
+      const NodeSpec &far = spec.nodes[childOf(l)];
+      if (own.role != Role::Tracer || far.role != Role::Tracer || ownParams(far).shard != ownParams(own).shard)
+        refuse(run + ": lane " + std::to_string(l) + " leads to " + nodeName(far, childOf(l)) + ", not a tracer of " +
                nodeName(own, childOf(c)) + "'s shard");
     }
   }
   for (std::size_t l = 0; l < lanesTotal; ++l)
     if (owner[l] < 0) refuse(name + ": child lane " + std::to_string(l) + " is no child's replica (replica_lane)");
+  return tile;
 }
 
 }  // namespace
@@ -157,7 +163,7 @@ NodeLanes lanesOf(const RenderSpec &spec, const std::vector<std::vector<unsigned
   return lanes;
 }
 
-foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &lanes) {
+foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &lanes, std::vector<uint8_t> *laneTiles) {
   const NodeSpec &n = spec.nodes[i];
   const std::string name = nodeName(n, i);
   if (n.params.size() != sizeof(foam_params)) refuse(name + ": params must be a foam_params");
@@ -190,7 +196,10 @@ foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &la
     if (lanes.children.size() < 2 || lanes.children.size() > FOAM_MAX_LANES)
       refuse(name + ": " + std::to_string(lanes.children.size()) + " child lanes; a router has 2 to " +
              std::to_string(FOAM_MAX_LANES));
-    checkReplicaLanes(spec, i, lanes, p);
+    {
+      std::vector<uint8_t> tiles = checkReplicaLanes(spec, i, lanes, p);
+      if (laneTiles) *laneTiles = std::move(tiles);
+    }
     if (lanes.injectors.size() > FOAM_MAX_INJECTORS)
       refuse(name + ": at most " + std::to_string(FOAM_MAX_INJECTORS) + " injector lanes");
     if (lanes.up->capacity > 0xFFFFu || (!lanes.injectors.empty() && lanes.injectors[0]->capacity > 0xFFFFu))
@@ -254,26 +263,13 @@ void checkCreditProducts(const NodeSpec &n, std::size_t i, const foam_params &p)
            std::to_string(p.queue_capacity) + " overflow 32 bits");
 }
 
-// Which tile of its shard tracer `i` is (layout.h side_class): its lane at its
-// router, as that router's classify reads it (a lane after the 2^route_bits
-// children is replica class lane - replica_lane[c] + 1 of child c), aligned
-// where that router routes by shard-id bits too (a replicas' router of its own
-// routes by none).
+// Which tile of its shard tracer `i` is (layout.h side_class): its lane's at its
+// router (checkReplicaLanes), aligned where that router routes by shard-id bits
+// too (a replicas' router of its own routes by none).
 uint8_t tileClass(const Topology &t, std::size_t i) {
   const EdgeSpec &up = *t.lanes[i].up;
-  const foam_params &r = t.params[up.to];
-  const unsigned children = 1u << r.route_bits, lane = up.toLane;
-  const unsigned aligned = r.route_bits ? FOAM_SIDE_CLASS_ALIGNED : 0u;
-  if (lane < children) {
-    const unsigned bits = r.replicas.replica_bits[lane];
-    return (uint8_t)(bits ? bits << 4 | aligned : 0u);
-  }
-  for (unsigned c = 0; c < children; ++c) {
-    const unsigned bits = r.replicas.replica_bits[c], first = r.replicas.replica_lane[c];
-    if (bits && lane >= first && lane <= first + (1u << bits) - 2u)
-      return (uint8_t)(bits << 4 | (lane - first + 1u) | aligned);
-  }
-  return 0;  // unreachable: checkReplicaLanes names every replica lane's child
+  const uint8_t tile = t.laneTiles[up.to][up.toLane];
+  return (uint8_t)(tile && t.params[up.to].route_bits ? tile | FOAM_SIDE_CLASS_ALIGNED : tile);
 }
 
 }  // namespace
@@ -284,7 +280,8 @@ Topology topology(const RenderSpec &spec) {
   bool spill = false;
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     t.lanes.push_back(lanesOf(spec, at, i));
-    t.params.push_back(withLanes(spec, i, t.lanes.back()));
+    t.laneTiles.emplace_back();
+    t.params.push_back(withLanes(spec, i, t.lanes.back(), &t.laneTiles.back()));
     switch (spec.nodes[i].role) {
     case Role::Spill:
       if (spill) refuse("more than one spill store");

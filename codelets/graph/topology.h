@@ -28,13 +28,16 @@ NodeLanes lanesOf(const RenderSpec &spec, const std::vector<std::vector<unsigned
 std::vector<std::vector<unsigned>> edgesAt(const RenderSpec &spec);
 
 // Node i's foam_params: its spec's record with the [lanes] fields from `lanes`
-// (neighbours' records give the shard ids of side links and the root's bits).
-foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &lanes);
+// (neighbours' records give the shard ids of side links and the root's bits); a
+// router's child lanes' tiles of their shards (layout.h side_class, unaligned) to
+// `laneTiles`.
+foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &lanes, std::vector<uint8_t> *laneTiles);
 
 // The whole device: every node's lanes and params, and its special nodes.
 struct Topology {
   std::vector<NodeLanes> lanes;
   std::vector<foam_params> params;
+  std::vector<std::vector<uint8_t>> laneTiles;  // routers: each child lane's tile of its shard
   std::size_t spill = 0;               // the spill store
   std::size_t root = 0;                // the router under it
   std::vector<std::size_t> injectors;  // in node order

@@ -47,9 +47,9 @@ static inline uint32_t foam_slot_px(const unsigned char *slot) {
 /* Whether the slot's ray has not taken a cell step yet: a primary ray that no
  * InjectorMarch worker reached within its budget (every march takes one). */
 static inline int foam_slot_unmarched(const unsigned char *slot) { return foam_px_steps(foam_slot_px(slot)) == 0; }
-/* A hash of a ray's pixel, keyed by `shard` (0: the replica classes). */
-static inline uint32_t foam_pick_hash(uint32_t px, uint32_t shard) {
-  return ((px & ((1u << FOAM_STEPS_SHIFT) - 1u)) * 0x9E3779B1u ^ shard * 0x85EBCA77u) * 0x2C1B3C6Du;
+/* A hash of a ray's pixel (its steps masked off). */
+static inline uint32_t foam_pick_hash(uint32_t px) {
+  return (px & ((1u << FOAM_STEPS_SHIFT) - 1u)) * 0x9E3779B1u * 0x2C1B3C6Du;
 }
 /* Which of the 2^bits tiles of a replicated shard marches the ray of pixel word
  * `px`, its class (0 of a shard's one tile): the top bits of one hash of the pixel, the same for
@@ -63,18 +63,7 @@ static inline uint32_t foam_pick_hash(uint32_t px, uint32_t shard) {
  * those its neighbour tiles' links brought it: on the bicycle scene at SH degree
  * 2, tiles of one shard marched up to 5.7 times what their twins did. */
 static inline uint32_t foam_replica_class(uint32_t px, uint32_t bits) {
-  return (foam_pick_hash(px, 0) >> 1) >> (31u - bits); /* bits 0: class 0 */
-}
-/* Which of `links` side links to tiles of shard `shard` (1 < links <= FOAM_MAX_SIDES)
- * a tile of shard `from` first tries for the ray of pixel word `px`: a hash keyed
- * by both shards, its top 16 bits scaled to the links. Not the router's bits: a
- * ray the router had sent to tile b of a 16-tile shard, which then crossed over
- * b's one link to the neighbour tile that serves b's run of four and came back,
- * picked by the bits that had chosen b, and so landed on tile 5u of run u: tiles 0,
- * 5, 10 and 15 took twice the rays of the others (bicycle scene, SH degree 2).
- * Keyed by the sender too, the pick does not depend on how the ray got here. */
-static inline uint32_t foam_side_pick(uint32_t px, uint32_t shard, uint32_t from, uint32_t links) {
-  return ((foam_pick_hash(px, shard ^ ((from + 1u) * 0x27D4EB2Fu)) >> 16) * links) >> 16;
+  return (foam_pick_hash(px) >> 1) >> (31u - bits); /* bits 0: class 0 */
 }
 static inline void foam_slot_invalidate(unsigned char *slot) {
   uint16_t s = FOAM_INVALID_SHARD;

@@ -467,16 +467,13 @@ std::string marchTraps() {
 // (foam_replica_class, the routers' and the side links' pick) must split every
 // block of pixels (as rays gather in a camera region) evenly, and nest: the class
 // among 2^(b+1) tiles halves the class among 2^b, so the tile of class i of a
-// 2-tile shard links to the tiles of classes 2i and 2i+1 of a 4-tile one. A
-// tracer with links into a shard's tiles but none to a ray's class picks one by
-// foam_side_pick; the rays of one class must spread evenly over those links.
-// Reports the cases, the largest deviation from even of each (in standard
-// deviations of a fair split, x100), and the pixels whose classes do not nest.
+// 2-tile shard links to the tiles of classes 2i and 2i+1 of a 4-tile one. Reports
+// the cases, the largest deviation from even (in standard deviations of a fair
+// split, x100), and the pixels whose classes do not nest or depend on the steps.
 std::string replicaPicks() {
-  double split = 0.0, across = 0.0;
+  double split = 0.0;
   unsigned cases = 0, unnested = 0;
   const unsigned blocks[][4] = {{0, 0, 64, 64}, {300, 200, 48, 80}, {600, 400, 40, 80}, {17, 333, 120, 24}};
-  const unsigned shards[][2] = {{0, 1}, {446, 447}, {447, 503}, {1023, 5}, {360, 361}};
   for (const auto &blk : blocks)
     for (unsigned bits = 1; bits <= 4; ++bits) {
       std::vector<unsigned> classes(1u << bits, 0);
@@ -493,25 +490,9 @@ std::string replicaPicks() {
       const double even = (double)n / classes.size();
       for (unsigned c : classes) split = std::max(split, std::fabs(c - even) / std::sqrt(even));
       ++cases;
-      for (const auto &sd : shards)
-        for (unsigned links = 2; links <= 16; links += links < 4 ? 1 : 4)
-          for (unsigned i = 0; i < (1u << bits); ++i) {
-            std::vector<unsigned> on(links, 0);
-            unsigned m = 0;
-            for (unsigned y = blk[1]; y < blk[1] + blk[3]; ++y)
-              for (unsigned x = blk[0]; x < blk[0] + blk[2]; ++x) {
-                const std::uint32_t px = foam_px_make(x, y, 7);
-                if (foam_replica_class(px, bits) != i) continue;
-                ++m;
-                ++on[foam_side_pick(px, sd[1], sd[0], links)];
-              }
-            const double fair = (double)m / links;
-            for (unsigned c : on) across = std::max(across, std::fabs(c - fair) / std::sqrt(fair));
-            ++cases;
-          }
     }
   return "cases=" + std::to_string(cases) + ";split_sd_x100=" + std::to_string((unsigned)(split * 100.0)) +
-         ";across_sd_x100=" + std::to_string((unsigned)(across * 100.0)) + ";unnested=" + std::to_string(unnested);
+         ";unnested=" + std::to_string(unnested);
 }
 
 // foam_divide against the integer quotient: every divisor up to 2^17 (a router's
