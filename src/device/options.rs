@@ -719,7 +719,11 @@ pub const BUDGET_ITERATIONS_LOAD_CUT: u64 = 220;
 /// 102.3, 310. At degree 0, not lean, 220 stays best: 93 → 82.4, 239; 80 → 84.7,
 /// 274. The injectors' budget alone lower does not pay (degree 2, 96 and the
 /// tracers' 64: 132.6 ms). So 260, a few more iterations for a frame 7 % shorter.
-pub const BUDGET_ITERATIONS_LEAN_CUT: u64 = 260;
+/// Once [`super::blocks`] moved blocks off the dearest injector (its sampled cost
+/// 1.27 → 1.1 times the mean), the same iterations gave a lower budget (session 57,
+/// degree 2; modelled ms, iterations): 260 → 98.2, 333; 240 → 97.6, 314; 230 → 96.7,
+/// 291; 215 → 98.7, 282; 200 → 101.4, 267. So 230.
+pub const BUDGET_ITERATIONS_LEAN_CUT: u64 = 230;
 
 /// The share of the sampled cell steps the injectors' regions march from which the
 /// plan takes the injectors for the whole frame.
@@ -763,7 +767,12 @@ pub fn planned_march_budget(dearest_steps: u64, share: f64, (by_load, lean): (bo
 /// ms against 148.2; the 1 M scene is at 1.1, and paced (45 → 41) it models 48.2
 /// ms against 46.5: where the two are close, the tracers' work comes from the
 /// injectors' rays, and slower injectors only delay it.
-pub const PACE_RATIO: f64 = 1.5;
+///
+/// With the injectors' cut refined ([`super::blocks`]) the dearest injector's
+/// sampled steps fell and degree 2 came to 1.63: paced at 1.5 (budget 43) it
+/// modelled 134.1 ms in 454 iterations against 98.2 in 333 unpaced (both over 260
+/// iterations), so 2.
+pub const PACE_RATIO: f64 = 2.0;
 
 /// The injectors' budget `planned` (cell steps per worker per step), lowered where
 /// the hottest tracer tile (`hottest` sampled steps, its shard's over its tiles)
@@ -1111,8 +1120,8 @@ mod tests {
         assert_eq!(planned_march_budget(0, 1.0, (false, false), false), 0, "nothing sampled: no limit");
         assert_eq!(planned_march_budget(122_000, 0.58, (true, false), false), 93, "bicycle at degree 0, cut by load");
         assert_eq!(planned_march_budget(122_000, 0.58, (false, false), false), 128);
-        // Lean tracers: over 260 (bicycle at degree 2's dearest injector, 125,000 steps).
-        assert_eq!(planned_march_budget(125_000, 0.44, (true, true), false), 81, "bicycle at degree 2, cut lean");
+        // Lean tracers: over 230 (bicycle at degree 2's dearest injector, 125,000 steps).
+        assert_eq!(planned_march_budget(125_000, 0.44, (true, true), false), 91, "bicycle at degree 2, cut lean");
         assert_eq!(planned_march_budget(44_000, 1.0, (true, false), false), 49, "injectors alone: 150 whatever the cut");
         // A view cut in blocks of 4: 80 and 190 iterations; the shared rule is unchanged.
         assert_eq!(planned_march_budget(20_640, 1.0, (false, false), true), 43, "garden in blocks of 4");
