@@ -176,7 +176,7 @@ fn point(w: &mut String, p: &Point) {
         p.injector_queue
     );
     let _ = writeln!(w, "direct lanes from injectors past the root: {} of {} rays", p.direct_lanes, p.direct_capacity);
-    let planned = if p.march_budget_planned { " (planned: the dearest injector's sampled steps over 160 iterations, 150 where its regions march all, 220 after a cut by load, 230 after a lean one; 80 and 190 in blocks of 4; the tracers' pace where the hottest tracer takes 2 times as long)" } else { "" };
+    let planned = if p.march_budget_planned { " (planned: the dearest injector's sampled steps over 160 iterations, 150 where its regions march all, 220 after a cut by load, 230 after a lean one; 80 and 175 in blocks of 4; the tracers' pace where the hottest tracer takes 2 times as long)" } else { "" };
     if p.march_budget == 0 {
         let _ = writeln!(w, "march budget: none (injectors march every ray they emitted){planned}");
     } else {
