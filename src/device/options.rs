@@ -719,8 +719,8 @@ pub const BUDGET_ITERATIONS_LOAD_CUT: u64 = 220;
 /// 102.3, 310. At degree 0, not lean, 220 stays best: 93 → 82.4, 239; 80 → 84.7,
 /// 274. The injectors' budget alone lower does not pay (degree 2, 96 and the
 /// tracers' 64: 132.6 ms). So 260, a few more iterations for a frame 7 % shorter.
-/// Once [`super::blocks`] moved blocks off the dearest injector (its sampled cost
-/// 1.27 → 1.1 times the mean), the same iterations gave a lower budget (session 57,
+/// Once [`super::blocks`] moved blocks off the dearest injector (its cell steps 1.34
+/// → 1.22 times the mean injector's), the same iterations gave a lower budget (session 57,
 /// degree 2; modelled ms, iterations): 260 → 98.2, 333; 240 → 97.6, 314; 230 → 96.7,
 /// 291; 215 → 98.7, 282; 200 → 101.4, 267. So 230.
 pub const BUDGET_ITERATIONS_LEAN_CUT: u64 = 230;
