@@ -39,11 +39,11 @@ const RAY_BYTES: u32 = 20;
 /// Lanes as foam/lanes.h packs them: children, injector lanes (rays in, a bare
 /// header out), then the parent.
 fn parent_lane(p: &foam_params) -> usize {
-    ((p.fanout as u32) + (p.inject_lanes as u32)) as usize
+    p.fanout as usize + p.inject_lanes as usize
 }
 
 fn lane_capacity(p: &foam_params, l: usize, out: bool) -> u32 {
-    if l < (p.fanout as u32) as usize {
+    if l < p.fanout as usize {
         p.link_capacity
     } else if l < parent_lane(p) {
         if out { 0 } else { p.inject_capacity as u32 }
@@ -102,7 +102,7 @@ struct RouterStep {
 /// rays now arriving and for the grants still outstanding, and every sender kept to
 /// the credit it was given. Everything else is random.
 fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
-    let (f, pl, q) = ((p.fanout as u32) as usize, parent_lane(p), p.queue_capacity);
+    let (f, pl, q) = (p.fanout as usize, parent_lane(p), p.queue_capacity);
     let mut c: foam_router_ctl = read_as(&(0..size_of::<foam_router_ctl>()).map(|_| rng.next_u64() as u8).collect::<Vec<_>>());
     c.parity = upto(rng, 1);
     // Half the steps of a router with idle credit are quiet (little queued or
@@ -231,7 +231,7 @@ struct Reached {
 /// The invariants of one step of RouterPlan and RouterForward, from its input and
 /// output; what limits the step reached is added to `reached`.
 fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foam_tile_stats, reached: &mut Reached) -> Result<(), String> {
-    let (f, pl, q) = ((p.fanout as u32) as usize, parent_lane(p), p.queue_capacity);
+    let (f, pl, q) = (p.fanout as usize, parent_lane(p), p.queue_capacity);
     let (c, n) = (&s.ctl, &o.ctl);
     let t = |k: u32| s.total[k as usize];
     let mut why = Vec::new();
@@ -494,7 +494,7 @@ fn queue_counts(c: &foam_router_ctl, f: usize, w: u32) -> [u32; FOAM_CATS as usi
 
 /// What RouterCount's worker `w` sums over its own injector lanes (foam_inject_chunk).
 fn lane_sums(p: &foam_params, inbox: &[foam_link_header], w: u32) -> [u32; 4] {
-    let (f, n) = ((p.fanout as u32) as usize, p.inject_lanes as u32);
+    let (f, n) = (p.fanout as usize, p.inject_lanes as u32);
     let mut sums = [0u32; 4];
     for k in (n * w / FOAM_WORKERS)..(n * (w + 1) / FOAM_WORKERS) {
         // foam_inject_up over foam_link_header: credit holds next | left << 16, finished emitted.
@@ -503,7 +503,7 @@ fn lane_sums(p: &foam_params, inbox: &[foam_link_header], w: u32) -> [u32; 4] {
         sums[FOAM_LS_DEMAND as usize] += h.pending.min(p.inject_capacity as u32);
         if p.max_in_flight > 0 {
             sums[FOAM_LS_ASKED as usize] += next;
-            sums[FOAM_LS_WEIGHT as usize] += if next == 0 || (p.inject_capacity as u32) == 0 { 0 } else { left.max(1) };
+            sums[FOAM_LS_WEIGHT as usize] += if next == 0 || p.inject_capacity == 0 { 0 } else { left.max(1) };
             sums[FOAM_LS_EMITTED as usize] += h.finished;
         }
     }
@@ -542,7 +542,7 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
                     let want = lane_sums(p, &st.inbox, w);
                     assert_eq!(counted.lane_sums[w as usize], want, "round {round}, router {t}, worker {w}: lane sums");
                     // No ray in an empty inbox slot, and the queues by their runs.
-                    assert_eq!(counted.counts[w as usize], queue_counts(&st.ctl, (p.fanout as u32) as usize, w), "round {round}, router {t}, worker {w}: counts");
+                    assert_eq!(counted.counts[w as usize], queue_counts(&st.ctl, p.fanout as usize, w), "round {round}, router {t}, worker {w}: counts");
                 }
                 st.ctl.lane_sums = counted.lane_sums;
                 s.write_tensor(&format!("wctl{t}"), &bytes_of(&st.ctl)).unwrap();

@@ -163,7 +163,7 @@ NodeLanes lanesOf(const RenderSpec &spec, const std::vector<std::vector<unsigned
   return lanes;
 }
 
-foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &lanes, std::vector<uint8_t> *laneTiles) {
+foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &lanes, std::vector<uint8_t> &laneTiles) {
   const NodeSpec &n = spec.nodes[i];
   const std::string name = nodeName(n, i);
   if (n.params.size() != sizeof(foam_params)) refuse(name + ": params must be a foam_params");
@@ -196,10 +196,7 @@ foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &la
     if (lanes.children.size() < 2 || lanes.children.size() > FOAM_MAX_LANES)
       refuse(name + ": " + std::to_string(lanes.children.size()) + " child lanes; a router has 2 to " +
              std::to_string(FOAM_MAX_LANES));
-    {
-      std::vector<uint8_t> tiles = checkReplicaLanes(spec, i, lanes, p);
-      if (laneTiles) *laneTiles = std::move(tiles);
-    }
+    laneTiles = checkReplicaLanes(spec, i, lanes, p);
     if (lanes.injectors.size() > FOAM_MAX_INJECTORS)
       refuse(name + ": at most " + std::to_string(FOAM_MAX_INJECTORS) + " injector lanes");
     if (lanes.up->capacity > 0xFFFFu || (!lanes.injectors.empty() && lanes.injectors[0]->capacity > 0xFFFFu))
@@ -281,7 +278,7 @@ Topology topology(const RenderSpec &spec) {
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     t.lanes.push_back(lanesOf(spec, at, i));
     t.laneTiles.emplace_back();
-    t.params.push_back(withLanes(spec, i, t.lanes.back(), &t.laneTiles.back()));
+    t.params.push_back(withLanes(spec, i, t.lanes.back(), t.laneTiles.back()));
     switch (spec.nodes[i].role) {
     case Role::Spill:
       if (spill) refuse("more than one spill store");

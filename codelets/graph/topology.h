@@ -31,7 +31,7 @@ std::vector<std::vector<unsigned>> edgesAt(const RenderSpec &spec);
 // (neighbours' records give the shard ids of side links and the root's bits); a
 // router's child lanes' tiles of their shards (layout.h side_class, unaligned) to
 // `laneTiles`.
-foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &lanes, std::vector<uint8_t> *laneTiles);
+foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &lanes, std::vector<uint8_t> &laneTiles);
 
 // The whole device: every node's lanes and params, and its special nodes.
 struct Topology {

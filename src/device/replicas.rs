@@ -106,7 +106,8 @@ pub fn choose(load: &[f64], free: usize, ratio: u32, most: u32, lanes: Option<(&
 /// entered one tile of a cluster of hot shards stayed on the tiles its links led
 /// to: on the bicycle scene at SH degree 2 tiles of one shard marched up to 5.7
 /// times what their twins did. A ray whose class's tile this tile has no link to
-/// takes one of the links by that hash. Symmetric, each node's links in its
+/// takes the tree where the shard's tiles hang on its router's lanes, else the link
+/// its class picks modulo the links (layout.h side_class). Symmetric, each node's links in its
 /// shard's lane order (a shard's several links in class order).
 pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, flows: &[(u32, u32, f64)], most: u32) -> Vec<Vec<u32>> {
     let shards = sides.len().min(tree.tracers());

@@ -452,7 +452,8 @@ typedef struct foam_params {
    * FOAM_SIDE_CLASS_ALIGNED where those tiles hang on lanes of the shard's router
    * (not under a replicas' router of their own). A ray bound for a replicated
    * shard takes the link to its class's tile, the one a router would send it to,
-   * where this tile has that link; else, with FOAM_SIDE_CLASS_ALIGNED, the tree. */
+   * where this tile has that link; else, with FOAM_SIDE_CLASS_ALIGNED, the tree,
+   * and without it the link its class picks modulo the links. */
   uint8_t side_class[FOAM_MAX_SIDES];
 } foam_params;
 FOAM_STATIC_ASSERT(sizeof(foam_params) == 128, "foam_params is 128 bytes");
