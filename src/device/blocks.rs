@@ -159,14 +159,20 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
             // step, 300 a visit, 420 a ray). The regions follow the cut, so the cut
             // is made twice: on the even cut's regions, then on its own.
             let paths_of = |g: &[usize]| g.iter().flat_map(|&i| rays[i].iter().map(|r| r.shards.clone())).collect::<Vec<_>>();
+            // A group's region, and its blocks' costs in it.
+            let costed = |g: &[usize]| {
+                let chosen = region(&paths_of(g));
+                let cost: Vec<u64> = g.iter().map(|&i| rays[i].iter().map(|r| r.cost_in(&chosen)).sum()).collect();
+                (chosen, cost)
+            };
             // With them, the share of the sampled cell steps the regions march.
             let cost_under = |members: &[Vec<usize>]| {
                 let mut cost = vec![0u64; all.len()];
                 let (mut inside, mut steps) = (0u64, 0u64);
                 for g in members {
-                    let chosen = region(&paths_of(g));
-                    for &i in g {
-                        cost[i] = rays[i].iter().map(|r| r.cost_in(&chosen)).sum();
+                    let (chosen, own) = costed(g);
+                    for (&i, c) in g.iter().zip(own) {
+                        cost[i] = c;
                         for r in &rays[i] {
                             inside += r.inside(&chosen).map(|(_, &n)| n as u64).sum::<u64>();
                             steps += r.steps.iter().map(|&n| n as u64).sum::<u64>();
@@ -179,7 +185,7 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
             // keep the cut whose dearest injector costs least under its own regions.
             let dearest = |members: &[Vec<usize>], cost: &[u64]| members.iter().map(|g| g.iter().map(|&i| cost[i]).sum::<u64>()).max().unwrap_or(0);
             let (mut cost, share) = cost_under(&even);
-            let mut best = (dearest(&even, &cost), even);
+            let mut best = (dearest(&even, &cost), even, cost.clone());
             // Where the regions march (nearly) every sampled step, nothing is left to
             // the tracers for a staircase's wider frusta to cost (see `balance`; garden:
             // 53.6 → 50.7 ms).
@@ -193,16 +199,15 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
                 // cut, and taking the new alone swings between cuts.
                 cost = cost.iter().zip(&fresh).map(|(a, b)| (a + b) / 2).collect();
                 if d < best.0 {
-                    best = (d, members);
+                    best = (d, members, fresh);
                 }
             }
-            let (_, members) = best;
+            let (_, members, fresh) = best;
             let group_cost = |g: &[usize]| {
-                let chosen = region(&paths_of(g));
-                let c: Vec<u64> = g.iter().map(|&i| rays[i].iter().map(|r| r.cost_in(&chosen)).sum()).collect();
+                let (_, c) = costed(g);
                 (c.iter().sum::<u64>(), c)
             };
-            let (dearest, members) = refine(members, &all, n, slots as usize, &group_cost);
+            let (dearest, members) = refine(members, &fresh, &all, n, slots as usize, &group_cost);
             let members = deal_over_workers(members, foam_layout::FOAM_WORKERS as usize);
             let steps = members.iter().map(|g| g.iter().flat_map(|&i| rays[i].iter().map(|r| r.steps.clone())).collect()).collect();
             let (blocks, paths) = members
@@ -331,7 +336,9 @@ type GroupCost<'a> = dyn Fn(&[usize]) -> (u64, Vec<u64>) + 'a;
 /// The cut `members` of `blocks` (n × n squares) with blocks moved from the dearest
 /// group to a cheaper neighbouring one while that lowers the dearer of the two, each
 /// move's groups costed under the regions they then get (`cost`), no group over
-/// `slots` blocks or left empty. Returns the dearest group's cost and the groups.
+/// `slots` blocks or left empty. `block_cost` is each block's cost under the region
+/// of its group in `members` (what `cost` gives them: the cut's rounds costed them
+/// already). Returns the dearest group's cost and the groups.
 ///
 /// The cut by lines ([`balance`]) balances costs under the regions of the cut
 /// before; under its own the dearest injector of the bicycle scene at SH degree 2
@@ -341,14 +348,20 @@ type GroupCost<'a> = dyn Fn(&[usize]) -> (u64, Vec<u64>) + 'a;
 /// is judged by the injectors' costs under their new regions (session 57, modelled
 /// ms: degree 2 99.0 → 96.7, degree 1 94.9 → 89.1, the 1 M scene 46.5 → 44.6; the
 /// views cam2 and cam3, where hot tracers bind, 111.4 → 112.2 and 91.3 → 94.1).
-fn refine(members: Vec<Vec<usize>>, blocks: &[Block], n: u32, slots: usize, cost: &GroupCost<'_>) -> (u64, Vec<Vec<usize>>) {
+fn refine(members: Vec<Vec<usize>>, block_cost: &[u64], blocks: &[Block], n: u32, slots: usize, cost: &GroupCost<'_>) -> (u64, Vec<Vec<usize>>) {
     let mut group = vec![0usize; blocks.len()];
     for (g, m) in members.iter().enumerate() {
         for &i in m {
             group[i] = g;
         }
     }
-    let costs = members.iter().map(|m| cost(m)).collect();
+    let costs = members
+        .iter()
+        .map(|m| {
+            let own: Vec<u64> = m.iter().map(|&i| block_cost[i]).collect();
+            (own.iter().sum(), own)
+        })
+        .collect();
     let at = blocks.iter().enumerate().map(|(i, &b)| (b, i)).collect();
     let mut r = Refiner { blocks, n, slots, cost, at, members, group, costs };
     for _ in 0..REFINE_MOVES {
@@ -660,7 +673,8 @@ mod tests {
         };
         let cut = vec![vec![0, 1, 4, 5], vec![2, 3, 6, 7]];
         // One block of 10 over (40 - 4) / 2 = 18 moves; then none is under 8.
-        let (dearest, out) = refine(cut.clone(), &grid, 8, 5, &cost);
+        let each: Vec<u64> = (0..8).map(dear).collect();
+        let (dearest, out) = refine(cut.clone(), &each, &grid, 8, 5, &cost);
         assert_eq!(dearest, 30);
         assert_eq!(out.iter().map(Vec::len).collect::<Vec<_>>(), vec![3, 5]);
         let mut all = out.concat();
@@ -671,7 +685,7 @@ mod tests {
         assert!(out[1].contains(&1) || out[1].contains(&5), "{out:?}");
         assert!(out.iter().all(|g| g.windows(2).all(|w| (grid[w[0]].1, grid[w[0]].0) < (grid[w[1]].1, grid[w[1]].0))));
         // With four slots a group, the cheap one is full: nothing moves.
-        assert_eq!(refine(cut.clone(), &grid, 8, 4, &cost), (40, cut));
+        assert_eq!(refine(cut.clone(), &each, &grid, 8, 4, &cost), (40, cut));
     }
 
     /// A VGA view at 256 injectors with its left quarter ten times as dear: the plan's
