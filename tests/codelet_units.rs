@@ -579,6 +579,85 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
     assert!([r.lane_credit, r.escapes, r.parent_credit, r.queue_room, r.in_flight_room, r.weighted, r.idle_credit].iter().all(|&n| n >= 20), "{r:?}");
 }
 
+/// RouterCountPlan (Schedule::PlanBesideMarch: one worker counts the six workers'
+/// shares, then plans) leaves every byte RouterCount's six workers and then
+/// RouterPlan leave: the control block with every worker's counts, sums and ranks,
+/// the outboxes' headers and the statistics. Each random state runs on two tiles,
+/// one with each.
+#[test]
+fn router_count_plan_writes_what_count_then_plan_write() {
+    let mut rng = Rng::new(26);
+    let params: Vec<foam_params> = (0..24).map(|_| random_router(&mut rng)).collect();
+    let mut s = Session::new(1, 2 * params.len() as u32).unwrap();
+    s.add_codelets(&poplar_bridge::codelets_gp()).unwrap();
+    let (count, plan) = (s.add_compute_set("count").unwrap(), s.add_compute_set("plan").unwrap());
+    for (t, p) in params.iter().enumerate() {
+        for fused in [false, true] {
+            let tile = (2 * t + fused as usize) as u32;
+            let var = |s: &mut Session, ty, n: usize, name: &str| {
+                let v = s.add_variable(ty, &[n], &format!("{name}{tile}")).unwrap();
+                s.set_tile_mapping(v, tile).unwrap();
+                v
+            };
+            let pv = var(&mut s, ElemType::UnsignedChar, size_of::<foam_params>(), "params");
+            s.set_initial_bytes(pv, &bytes_of(p)).unwrap();
+            let lanes = parent_lane(p) + 1;
+            let inb = var(&mut s, ElemType::UnsignedChar, lane_offset(p, lanes, false), "inboxes");
+            let outb = var(&mut s, ElemType::UnsignedChar, lane_offset(p, lanes, true), "outboxes");
+            let ctl = var(&mut s, ElemType::UnsignedInt, size_of::<foam_router_ctl>() / 4, "ctl");
+            let stats = var(&mut s, ElemType::UnsignedChar, size_of::<foam_tile_stats>(), "stats");
+            let planned = [("params", pv), ("inboxes", inb), ("outboxes", outb), ("ctl", ctl), ("stats", stats)];
+            let counted = [("params", pv), ("inboxes", inb), ("ctl", ctl)];
+            let vertices: Vec<(_, &str, &[(&str, Tensor)])> = if fused {
+                vec![(plan, "RouterCountPlan", &planned)]
+            } else {
+                vec![(count, "RouterCount", &counted), (plan, "RouterPlan", &planned)]
+            };
+            for (cs, ty, connect) in vertices {
+                let v = s.add_vertex(cs, ty, tile).unwrap();
+                for &(field, tensor) in connect {
+                    s.connect(v, field, tensor).unwrap();
+                }
+            }
+            for (name, tensor) in [("in", inb), ("out", outb), ("ctl", ctl), ("stats", stats)] {
+                s.create_host_write(&format!("w{name}{tile}"), tensor).unwrap();
+                s.create_host_read(&format!("r{name}{tile}"), tensor).unwrap();
+            }
+        }
+    }
+    let (count, plan) = (s.execute(count).unwrap(), s.execute(plan).unwrap());
+    let step = s.sequence(&[count, plan]).unwrap();
+    s.compile(&[step]).unwrap();
+    for round in 0..12 {
+        let mut lens = Vec::new();
+        for (t, p) in params.iter().enumerate() {
+            let st = random_step(&mut rng, p);
+            let inbox = inbox_bytes(p, &st.inbox);
+            let out: Vec<u8> = (0..lane_offset(p, parent_lane(p) + 1, true)).map(|_| (rng.next_u64() % 255) as u8).collect();
+            let before = foam_tile_stats { rays_in: upto(&mut rng, 1000), iterations: upto(&mut rng, 100), ..Default::default() };
+            for tile in [2 * t, 2 * t + 1] {
+                s.write_tensor(&format!("win{tile}"), &inbox).unwrap();
+                s.write_tensor(&format!("wout{tile}"), &out).unwrap();
+                s.write_tensor(&format!("wctl{tile}"), &bytes_of(&st.ctl)).unwrap();
+                s.write_tensor(&format!("wstats{tile}"), &bytes_of(&before)).unwrap();
+            }
+            lens.push(out.len());
+        }
+        s.run(0).unwrap();
+        for (t, &out_len) in lens.iter().enumerate() {
+            let read = |s: &mut Session, name: &str, tile: usize, n: usize| {
+                let mut b = vec![0u8; n];
+                s.read_tensor(&format!("r{name}{tile}"), &mut b).unwrap();
+                b
+            };
+            for (name, n) in [("ctl", size_of::<foam_router_ctl>()), ("out", out_len), ("stats", size_of::<foam_tile_stats>())] {
+                let (apart, fused) = (read(&mut s, name, 2 * t, n), read(&mut s, name, 2 * t + 1, n));
+                assert!(apart == fused, "round {round}, router {t}: {name} differs");
+            }
+        }
+    }
+}
+
 /// The root shares its in-flight room among its injectors by the pixels each has
 /// left (foam_inject_up `left`), so that they finish together.
 #[test]

@@ -414,7 +414,7 @@ fn schedules_change_nothing_but_speed() {
         for schedule in Schedule::ALL {
             let o = DeviceOptions { schedule: Some(schedule), ..o.clone() };
             // The injectors emit after their march (for the next step's) under these.
-            let merged = matches!(schedule, Schedule::MergedMarch | Schedule::SendBesideForward);
+            let merged = matches!(schedule, Schedule::MergedMarch | Schedule::SendBesideForward | Schedule::PlanBesideMarch);
             let (f, peak, counts) = render_scheduled(scene, &cam, 256, &o);
             assert_complete(&f);
             let cap = o.spill.map_or(u64::MAX, u64::from);
@@ -424,10 +424,22 @@ fn schedules_change_nothing_but_speed() {
                 assert_eq!(marched, emitted_before(k), "{schedule:?}: iteration {k}'s march ({counts:?})");
             }
             assert_eq!(counts.last().unwrap().0, (cam.width * cam.height) as u64, "every pixel's ray was emitted");
-            frames.push((schedule, f));
+            frames.push((schedule, f, counts));
         }
-        let (_, first) = &frames[0];
-        for (schedule, f) in &frames[1..] {
+        // Two sets are three sets' steps with the plan beside the march and the deal
+        // beside the emit, each tile's work in the same order: the same frame to the
+        // last counter, iteration for iteration (`counts`).
+        let at = |s: Schedule| frames.iter().position(|(t, _, _)| *t == s).unwrap();
+        let (three, two) = (&frames[at(Schedule::SendBesideForward)], &frames[at(Schedule::PlanBesideMarch)]);
+        let run = |f: &DeviceFrame| {
+            let s = &f.stats;
+            let hops = [s.router_hops_mean, s.tracer_hops_mean, s.side_hops_mean].map(f64::to_bits);
+            (s.iterations, s.rays_finished, s.cell_steps, s.max_buffer_occupancy, s.bytes_exchanged, s.spill_peak, hops, s.router_levels.clone())
+        };
+        assert!(two.1.output == three.1.output && two.2 == three.2, "{o:?}: two sets against three");
+        assert_eq!(run(&two.1), run(&three.1), "{o:?}: two sets against three");
+        let (_, first, _) = &frames[0];
+        for (schedule, f, _) in &frames[1..] {
             assert_eq!(f.output, first.output, "{o:?}: the image must not depend on the schedule ({schedule:?})");
             let (apart, this) = (first.stats.iterations, f.stats.iterations);
             assert!(this <= apart + apart / 4, "{o:?}: {this} iterations under {schedule:?}, {apart} apart");

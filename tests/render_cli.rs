@@ -145,7 +145,7 @@ fn bad_input_is_a_one_line_error() {
     check(&["--tune", "side_capacity=0"], "--tune side_capacity=0: 0 is out of range (side_capacity takes 1 to 65536)");
     check(&["--tune", "injector_queue=0"], "--tune injector_queue=0: 0 is out of range (injector_queue takes 1 to 65535)");
     check(&["--tune", "injector_queue=65536"], "--tune injector_queue=65536: 65536 is out of range (injector_queue takes 1 to 65535)");
-    check(&["--tune", "schedule=4"], "--tune schedule=4: 4 is out of range (schedule takes 0 to 3)");
+    check(&["--tune", "schedule=5"], "--tune schedule=5: 5 is out of range (schedule takes 0 to 4)");
     check(&["--tune", "load_cut=101"], "--tune load_cut=101: 101 is out of range (load_cut takes 0 to 100)");
     check(&["--tune", "side_links=4", "--tune", "copies=0", "--tune", "side_links=8"], "--tune side_links=8: side_links is already tuned (side_links=4); give each key once");
     // The old flags are gone, not aliases.

@@ -13,8 +13,8 @@ namespace foam_bridge {
 namespace {
 
 foam::Schedule toSchedule(std::uint8_t schedule) {
-  if (schedule > static_cast<uint8_t>(foam::Schedule::SendBesideForward))
-    throw std::invalid_argument("render spec: schedule " + std::to_string(schedule) + " is none of 0, 1, 2, 3");
+  if (schedule > static_cast<uint8_t>(foam::Schedule::PlanBesideMarch))
+    throw std::invalid_argument("render spec: schedule " + std::to_string(schedule) + " is none of 0, 1, 2, 3, 4");
   return static_cast<foam::Schedule>(schedule);
 }
 

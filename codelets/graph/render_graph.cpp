@@ -250,11 +250,18 @@ private:
       zero(cs, tile, {&x.inbox, &x.outbox, &x.sideIn, &x.sideOut, &x.pixels, &x.results, &x.stats}, x.ctl);
       break;
     case Role::Router:
-      addLocalVertex(cs[cs.at.count], "RouterCount", tile,
-                     {{"params", x.params}, {"inboxes", x.inbox}, {"ctl", x.ctl}});
-      addLocalVertex(cs[cs.at.plan], "RouterPlan", tile,
-                     {{"params", x.params}, {"inboxes", x.inbox}, {"outboxes", x.outbox}, {"ctl", x.ctl},
-                      {"stats", x.stats}});
+      // Counted and planned in one set: one vertex does both, in one worker.
+      if (cs.at.count == cs.at.plan) {
+        addLocalVertex(cs[cs.at.plan], "RouterCountPlan", tile,
+                       {{"params", x.params}, {"inboxes", x.inbox}, {"outboxes", x.outbox}, {"ctl", x.ctl},
+                        {"stats", x.stats}});
+      } else {
+        addLocalVertex(cs[cs.at.count], "RouterCount", tile,
+                       {{"params", x.params}, {"inboxes", x.inbox}, {"ctl", x.ctl}});
+        addLocalVertex(cs[cs.at.plan], "RouterPlan", tile,
+                       {{"params", x.params}, {"inboxes", x.inbox}, {"outboxes", x.outbox}, {"ctl", x.ctl},
+                        {"stats", x.stats}});
+      }
       addLocalVertex(cs[cs.at.forward], "RouterForward", tile,
                      {{"params", x.params}, {"inboxes", x.inbox}, {"queues", x.store}, {"outboxes", x.outbox},
                       {"ctl", x.ctl}});
@@ -270,16 +277,25 @@ private:
     case Role::Injector: {
       // Emit, march, deal (injector.cpp) in the sets the schedule gives them; merged,
       // the march comes first beside the tracers' and the emit last, for the next step.
-      addLocalVertex(cs[cs.at.emit], "Injector", tile,
-                     {{"params", x.params}, {"camera", x.camera}, {"blocks", x.blocks}, {"inbox", x.inbox},
-                      {"queue", x.store}, {"outbox", x.outbox}, {"ctl", x.ctl}, {"status", x.status},
-                      {"stats", x.stats}});
+      // Dealt and emitted in one set: one vertex deals, then emits.
+      const bool dealEmit = cs.at.deal == cs.at.emit;
+      if (!dealEmit)
+        addLocalVertex(cs[cs.at.emit], "Injector", tile,
+                       {{"params", x.params}, {"camera", x.camera}, {"blocks", x.blocks}, {"inbox", x.inbox},
+                        {"queue", x.store}, {"outbox", x.outbox}, {"ctl", x.ctl}, {"status", x.status},
+                        {"stats", x.stats}});
       addLocalVertex(cs[cs.at.injectorMarch], "InjectorMarch", tile,
                      {{"region", x.region}, {"camera", x.camera}, {"params", x.params}, {"queue", x.store},
                       {"ctl", x.ctl}});
-      addLocalVertex(cs[cs.at.deal], "InjectorSend", tile,
-                     {{"params", x.params}, {"inbox", x.inbox}, {"directIn", x.directIn}, {"queue", x.store},
-                      {"outbox", x.outbox}, {"directOut", x.directOut}, {"ctl", x.ctl}, {"stats", x.stats}});
+      if (dealEmit)
+        addLocalVertex(cs[cs.at.deal], "InjectorDealEmit", tile,
+                       {{"params", x.params}, {"camera", x.camera}, {"blocks", x.blocks}, {"inbox", x.inbox},
+                        {"directIn", x.directIn}, {"queue", x.store}, {"outbox", x.outbox},
+                        {"directOut", x.directOut}, {"ctl", x.ctl}, {"status", x.status}, {"stats", x.stats}});
+      else
+        addLocalVertex(cs[cs.at.deal], "InjectorSend", tile,
+                       {{"params", x.params}, {"inbox", x.inbox}, {"directIn", x.directIn}, {"queue", x.store},
+                        {"outbox", x.outbox}, {"directOut", x.directOut}, {"ctl", x.ctl}, {"stats", x.stats}});
       zero(cs, tile, {&x.inbox, &x.outbox, &x.directIn, &x.directOut, &x.status, &x.stats}, x.ctl);
       break;
     }
@@ -440,6 +456,11 @@ StepLayout stepLayout(Schedule schedule) {
     // waits for the march, the plan and the larger of forward and send, where
     // the four-set step waited for count, plan, march and send one after another.
     return {{"step/march+count+spill", "step/plan+deal", "step/forward+send+emit"}, 0, 2, 0, 1, 2, 0, 2, 0, 1};
+  case Schedule::PlanBesideMarch:
+    // The routers count and plan in one worker beside the march, which on most
+    // steps outlasts both: the step no longer waits for a set where only the plan
+    // (and the injectors' deal) runs.
+    return {{"step/march+count+plan+spill", "step/forward+send+deal+emit"}, 0, 1, 0, 0, 1, 0, 1, 0, 1};
   }
   throw std::invalid_argument("render graph: a schedule of no kind");
 }

@@ -16,7 +16,8 @@ enum class Role : uint8_t { Tracer = 0, Router = 1, Spill = 2, Injector = 3 };
 // Which compute set of a step runs each vertex (render_graph.h, stepLayout). A
 // tile's own order never changes: a tracer marches then sends, a router counts,
 // plans then forwards, an injector emits, marches then deals (merged: marches,
-// deals, then emits for the next step). What changes is which tiles' work shares a
+// deals, then emits for the next step). Where two of a tile's vertices share a set,
+// one vertex does both, in that order. What changes is which tiles' work shares a
 // set, and so which busiest tiles a step waits for one after another.
 enum class Schedule : uint8_t {
   Apart = 0,        // 3 sets: tracers march beside the count; injectors march in the plan's set
@@ -25,6 +26,9 @@ enum class Schedule : uint8_t {
   ForwardBesideMarch = 2,
   // 3 sets: march (+ count), plan (+ deal), send beside the routers' forward (+ emit)
   SendBesideForward = 3,
+  // 2 sets: march beside the routers' count and plan (one vertex, RouterCountPlan),
+  // send beside the routers' forward (+ the injectors' deal and emit, InjectorDealEmit)
+  PlanBesideMarch = 4,
 };
 
 // Every edge has one buffer each way; `capacity` rays up (from -> to) and, on tree

@@ -32,12 +32,119 @@ using namespace poplar;
 // at [march_begin, march_end) (march_begin == held). The three vertices each do one
 // thing to the queue, so the graph builder may run them in either of two orders
 // (render_graph.cpp, by the spec's Schedule): emit, march, deal, or march beside the
-// tracers first, deal, and emit last for the next step's march. Each writes the
+// tracers first, deal, and emit last for the next step's march (where the deal and
+// the emit share a set, InjectorDealEmit does both). Each writes the
 // header fields it knows; `next` is written by both Injector and InjectorSend, so
 // whichever runs last leaves it current.
 
 // Emits this step's new primary rays into the queue behind the held ones (one
 // worker), as many as the root allows and the queue holds.
+namespace {
+
+// Injector's step, for it or for InjectorDealEmit after its deal.
+template <class V> bool emitStep(V &vx) {
+  // One declaration a field: `auto` deduces one type per declaration.
+  const auto &params = vx.params;
+  const auto &camera = vx.camera;
+  const auto &blocks = vx.blocks;
+  const auto &inbox = vx.inbox;
+  auto &queue = vx.queue;
+  auto &outbox = vx.outbox;
+  auto &ctl = vx.ctl;
+  auto &status = vx.status;
+  auto &stats = vx.stats;
+  const foam_params p = load<foam_params>(params);
+  const foam_camera cam = load<foam_camera>(camera);
+  const foam_inject_down in = load<foam_inject_down>(inbox);
+  foam_injector_ctl c = load<foam_injector_ctl>(ctl);
+  foam_frame_status fs = load<foam_frame_status>(status);
+  foam_tile_stats st = load<foam_tile_stats>(stats);
+  const unsigned stride = p.ray_bytes, cap = foam_injector_queue(&p);
+  const uint32_t listed = load<uint32_t>(blocks);
+  const uint32_t count = listed < p.block_slots ? listed : p.block_slots;
+  const uint32_t area = (uint32_t)p.block_w * p.block_h;
+  // The next pixel of the open block, (u, v) along its rows (batch_kind 0) or
+  // columns (1): one division per step, none per ray (the IPU divides integers
+  // in software).
+  const uint32_t inner = p.batch_kind == 0 ? p.block_w : p.block_h;
+  if (area == 0) return false;  // the host never plans an empty block
+  uint32_t u = (area - c.block_left) % inner, v = (area - c.block_left) / inner;
+  unsigned char *out = &queue[0];
+
+  const uint32_t kept = c.held;
+  const uint32_t limit = in.allowance < cap - kept ? in.allowance : cap - kept;
+  uint32_t sent = 0;
+  bool idle = false;
+  if (c.block_left == 0 && c.next < count && c.drain_left > 0) {
+    c.drain_left--;
+    idle = true;
+  }
+  // Blocks follow each other within a step unless drain iterations separate them
+  // (the paper's hand-tuned schedule); without, only the credits pace injection.
+  while (!idle && sent < limit) {
+    if (c.block_left == 0) {
+      if (c.next >= count || c.drain_left > 0) break;
+      c.next++;
+      c.block_left = area;
+      c.drain_left = p.drain_iters;
+      u = v = 0;
+    }
+    const foam_block b = load<foam_block>(blocks, 4 + (c.next - 1) * sizeof(foam_block));
+    c.block_left--;
+    const uint32_t x = b.x + (p.batch_kind == 0 ? u : v);
+    const uint32_t y = b.y + (p.batch_kind == 0 ? v : u);
+    if (++u == inner) u = 0, ++v;
+    if (x >= cam.width || y >= cam.height) continue;
+    foam_ray r;
+    FOAM_PROBE(emit);
+    r.shard = cam.start_shard;
+    r.cell = cam.start_cell;
+    r.px = foam_px_make(x, y, 0);
+    r.t = 0.0f;
+    r.T = 1.0f;
+    r.r = r.g = r.b = 0.0f;
+    r.depth = -1.0f;
+    r.router_hops = r.tracer_hops = 0;
+    foam_ray_store(out + (size_t)(kept + sent++) * stride, p.layout, p.hops, &r);
+  }
+  // Rays left unmarched last step (InjectorSend put march_begin at the first of
+  // them) march again, before the new ones.
+  if (c.unmarched == 0) c.march_begin = kept;
+  c.march_end = kept + sent;
+  c.more = c.block_left > 0 || c.next < count;
+
+  // The root counts every ray in flight from `emitted`, and lets this injector
+  // emit next at most `next` (layout.h foam_inject_up).
+  foam_inject_up h = load<foam_inject_up>(outbox);
+  h.emitted = sent;
+  h.next = (uint16_t)(c.more ? cap - kept : 0);
+  // Whole blocks left, the open one's rest, and the pixels off the frame's edge
+  // with them: the root only compares injectors' shares.
+  const uint32_t left = c.block_left + (count - (c.next < count ? c.next : count)) * area;
+  const uint32_t units = left / FOAM_LEFT_UNIT + (left % FOAM_LEFT_UNIT != 0);
+  h.left = (uint16_t)(units < FOAM_LEFT_MAX ? units : FOAM_LEFT_MAX);
+  memcpy(&outbox[0], &h, sizeof h);
+
+  fs.injected += sent;
+  fs.iterations++;
+  fs.total = cam.width * cam.height;
+  uint32_t marched = 0, steps = 0;
+  for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
+    marched += c.work[w][FOAM_IW_VISITS];
+    steps += c.work[w][FOAM_IW_STEPS];
+  }
+  st.rays_in = marched;
+  st.cell_steps = steps;
+  st.pixels += sent;  // rays emitted
+  st.iterations++;
+  memcpy(&ctl[0], &c, sizeof c);
+  memcpy(&status[0], &fs, sizeof fs);
+  memcpy(&stats[0], &st, sizeof st);
+  return true;
+}
+
+}  // namespace
+
 class Injector : public Vertex {
 public:
   Input<Bytes> params;
@@ -50,96 +157,7 @@ public:
   InOut<Bytes> status;
   InOut<Bytes> stats;
 
-  bool compute() {
-    const foam_params p = load<foam_params>(params);
-    const foam_camera cam = load<foam_camera>(camera);
-    const foam_inject_down in = load<foam_inject_down>(inbox);
-    foam_injector_ctl c = load<foam_injector_ctl>(ctl);
-    foam_frame_status fs = load<foam_frame_status>(status);
-    foam_tile_stats st = load<foam_tile_stats>(stats);
-    const unsigned stride = p.ray_bytes, cap = foam_injector_queue(&p);
-    const uint32_t listed = load<uint32_t>(blocks);
-    const uint32_t count = listed < p.block_slots ? listed : p.block_slots;
-    const uint32_t area = (uint32_t)p.block_w * p.block_h;
-    // The next pixel of the open block, (u, v) along its rows (batch_kind 0) or
-    // columns (1): one division per step, none per ray (the IPU divides integers
-    // in software).
-    const uint32_t inner = p.batch_kind == 0 ? p.block_w : p.block_h;
-    if (area == 0) return false;  // the host never plans an empty block
-    uint32_t u = (area - c.block_left) % inner, v = (area - c.block_left) / inner;
-    unsigned char *out = &queue[0];
-
-    const uint32_t kept = c.held;
-    const uint32_t limit = in.allowance < cap - kept ? in.allowance : cap - kept;
-    uint32_t sent = 0;
-    bool idle = false;
-    if (c.block_left == 0 && c.next < count && c.drain_left > 0) {
-      c.drain_left--;
-      idle = true;
-    }
-    // Blocks follow each other within a step unless drain iterations separate them
-    // (the paper's hand-tuned schedule); without, only the credits pace injection.
-    while (!idle && sent < limit) {
-      if (c.block_left == 0) {
-        if (c.next >= count || c.drain_left > 0) break;
-        c.next++;
-        c.block_left = area;
-        c.drain_left = p.drain_iters;
-        u = v = 0;
-      }
-      const foam_block b = load<foam_block>(blocks, 4 + (c.next - 1) * sizeof(foam_block));
-      c.block_left--;
-      const uint32_t x = b.x + (p.batch_kind == 0 ? u : v);
-      const uint32_t y = b.y + (p.batch_kind == 0 ? v : u);
-      if (++u == inner) u = 0, ++v;
-      if (x >= cam.width || y >= cam.height) continue;
-      foam_ray r;
-      FOAM_PROBE(emit);
-      r.shard = cam.start_shard;
-      r.cell = cam.start_cell;
-      r.px = foam_px_make(x, y, 0);
-      r.t = 0.0f;
-      r.T = 1.0f;
-      r.r = r.g = r.b = 0.0f;
-      r.depth = -1.0f;
-      r.router_hops = r.tracer_hops = 0;
-      foam_ray_store(out + (size_t)(kept + sent++) * stride, p.layout, p.hops, &r);
-    }
-    // Rays left unmarched last step (InjectorSend put march_begin at the first of
-    // them) march again, before the new ones.
-    if (c.unmarched == 0) c.march_begin = kept;
-    c.march_end = kept + sent;
-    c.more = c.block_left > 0 || c.next < count;
-
-    // The root counts every ray in flight from `emitted`, and lets this injector
-    // emit next at most `next` (layout.h foam_inject_up).
-    foam_inject_up h = load<foam_inject_up>(outbox);
-    h.emitted = sent;
-    h.next = (uint16_t)(c.more ? cap - kept : 0);
-    // Whole blocks left, the open one's rest, and the pixels off the frame's edge
-    // with them: the root only compares injectors' shares.
-    const uint32_t left = c.block_left + (count - (c.next < count ? c.next : count)) * area;
-    const uint32_t units = left / FOAM_LEFT_UNIT + (left % FOAM_LEFT_UNIT != 0);
-    h.left = (uint16_t)(units < FOAM_LEFT_MAX ? units : FOAM_LEFT_MAX);
-    memcpy(&outbox[0], &h, sizeof h);
-
-    fs.injected += sent;
-    fs.iterations++;
-    fs.total = cam.width * cam.height;
-    uint32_t marched = 0, steps = 0;
-    for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
-      marched += c.work[w][FOAM_IW_VISITS];
-      steps += c.work[w][FOAM_IW_STEPS];
-    }
-    st.rays_in = marched;
-    st.cell_steps = steps;
-    st.pixels += sent;  // rays emitted
-    st.iterations++;
-    memcpy(&ctl[0], &c, sizeof c);
-    memcpy(&status[0], &fs, sizeof fs);
-    memcpy(&stats[0], &st, sizeof st);
-    return true;
-  }
+  bool compute() { return emitStep(*this); }
 };
 
 // Six workers march the queue's newly emitted rays in place through the region's
@@ -207,6 +225,111 @@ public:
 // which reserves a step of room for each credit it grants, paced the whole frame.
 // The root now grants room on its lane only for the rays that want it, and
 // separately lets the injector emit as many as the spill store could still take.
+namespace {
+
+// InjectorSend's step, for it or for InjectorDealEmit.
+template <class V> void dealStep(V &vx) {
+  const auto &params = vx.params;
+  const auto &inbox = vx.inbox;
+  const auto &directIn = vx.directIn;
+  auto &queue = vx.queue;
+  auto &outbox = vx.outbox;
+  auto &directOut = vx.directOut;
+  auto &ctl = vx.ctl;
+  auto &stats = vx.stats;
+  const foam_params p = load<foam_params>(params);
+  foam_inject_up h = load<foam_inject_up>(outbox);
+  foam_injector_ctl c = load<foam_injector_ctl>(ctl);
+  // `cap`: the lane to the root; `qcap`: the queue, which may hold more.
+  const unsigned stride = p.ray_bytes, lanes = p.direct_lanes, cap = p.link_capacity, qcap = foam_injector_queue(&p);
+  const foam_inject_down root = load<foam_inject_down>(inbox);
+  const uint32_t rootCredit = root.credit;
+  const uint32_t rootLimit = rootCredit < cap ? rootCredit : cap;
+  const bool more = c.more != 0;
+  unsigned char *slots = &outbox[0] + sizeof(foam_inject_up);
+  uint32_t limit[FOAM_MAX_FANOUT], sent[FOAM_MAX_FANOUT];
+  for (unsigned k = 0; k < lanes; ++k) {
+    const uint32_t credit = load<foam_inject_down>(directIn, foam_direct_offset(&p, k, 0)).credit;
+    limit[k] = credit < p.direct_capacity ? credit : p.direct_capacity;
+    sent[k] = 0;
+  }
+  // The rays workers stopped inside the region (at most one each), by slot: they
+  // stay held like unmarched ones, and their workers find them where they move.
+  uint32_t stop[FOAM_WORKERS], stopWorker[FOAM_WORKERS], stops = 0, nextStop = 0;
+  for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
+    if (!c.stopped[w]) continue;
+    unsigned j = stops++;
+    for (; j > 0 && stop[j - 1] > c.stopped[w] - 1; --j) stop[j] = stop[j - 1], stopWorker[j] = stopWorker[j - 1];
+    stop[j] = c.stopped[w] - 1;
+    stopWorker[j] = w;
+    c.stopped[w] = 0;
+  }
+  uint32_t up = 0, kept = 0, direct = 0, unmarched = 0, first = 0;
+  for (uint32_t i = 0; i < c.march_end; ++i) {
+    unsigned char *slot = &queue[0] + (size_t)i * stride;
+    FOAM_PROBE(deal);
+    const bool stoppedHere = nextStop < stops && stop[nextStop] == i;
+    if (stoppedHere) c.stopped[stopWorker[nextStop++]] = kept + 1;
+    // A ray no worker reached within the budget, or one stopped in the region,
+    // stays, and marches next step.
+    if (stoppedHere || (p.march_budget && i >= c.march_begin && foam_slot_unmarched(slot))) {
+      if (unmarched++ == 0) first = kept;
+      if (kept != i) foam_slot_copy(&queue[0] + (size_t)kept * stride, slot, stride);
+      kept++;
+      continue;
+    }
+    const unsigned k = lanes ? ((uint32_t)foam_slot_shard(slot) >> p.level_shift) & (lanes - 1) : 0;
+    if (lanes && sent[k] < limit[k]) {
+      foam_slot_copy(&directOut[0] + foam_direct_offset(&p, k, 1) + sizeof(foam_inject_up) + (size_t)sent[k]++ * stride,
+                     slot, stride);
+      direct++;
+    } else if (up < rootLimit) {
+      foam_slot_copy(slots + (size_t)up++ * stride, slot, stride);
+    } else {
+      if (kept != i) foam_slot_copy(&queue[0] + (size_t)kept * stride, slot, stride);
+      kept++;
+    }
+  }
+  // A direct lane is wanted for the rays held back and those the root lets this
+  // injector emit next (the allowance it emits by at its next emit), whichever router
+  // they head for, up to a full lane. Not a full lane whenever pixels are left:
+  // while the root holds emission back no ray would take that credit, and a
+  // router reserves its queue for a step for every credit it grants, so its own
+  // children starved, the more the more injectors there are.
+  const uint32_t room = qcap - kept, next = root.allowance < room ? root.allowance : room;
+  const uint32_t coming = kept + (more ? next : 0);
+  for (unsigned k = 0; k < lanes; ++k) {
+    unsigned char *box = &directOut[0] + foam_direct_offset(&p, k, 1);
+    foam_inject_up d;
+    d.count = sent[k];
+    d.next = 0;
+    d.left = 0;
+    d.emitted = 0;
+    d.pending = coming < p.direct_capacity ? coming : p.direct_capacity;
+    memcpy(box, &d, sizeof d);
+    if (sent[k] < p.direct_capacity) foam_slot_invalidate(box + sizeof d + (size_t)sent[k] * stride);
+  }
+  // The root's lane is wanted for what was held back and what took it now, and,
+  // without direct lanes, for what is coming too; the injector would emit as many
+  // new rays as its queue could hold beside those held.
+  const uint32_t wants = up + (lanes ? kept : coming);
+  h.count = up;
+  h.pending = wants < cap ? wants : cap;
+  h.next = (uint16_t)(more ? qcap - kept : 0);
+  memcpy(&outbox[0], &h, sizeof h);
+  if (up < cap) foam_slot_invalidate(slots + (size_t)up * stride);
+  c.held = kept;
+  c.unmarched = unmarched;
+  c.march_begin = unmarched ? first : kept;
+  c.march_end = kept;
+  memcpy(&ctl[0], &c, sizeof c);
+  foam_tile_stats st = load<foam_tile_stats>(stats);
+  st.side_sent += direct;
+  memcpy(&stats[0], &st, sizeof st);
+}
+
+}  // namespace
+
 class InjectorSend : public Vertex {
 public:
   Input<Bytes> params;
@@ -219,104 +342,42 @@ public:
   InOut<Bytes> stats;
 
   bool compute() {
-    const foam_params p = load<foam_params>(params);
-    foam_inject_up h = load<foam_inject_up>(outbox);
-    foam_injector_ctl c = load<foam_injector_ctl>(ctl);
-    // `cap`: the lane to the root; `qcap`: the queue, which may hold more.
-    const unsigned stride = p.ray_bytes, lanes = p.direct_lanes, cap = p.link_capacity, qcap = foam_injector_queue(&p);
-    const foam_inject_down root = load<foam_inject_down>(inbox);
-    const uint32_t rootCredit = root.credit;
-    const uint32_t rootLimit = rootCredit < cap ? rootCredit : cap;
-    const bool more = c.more != 0;
-    unsigned char *slots = &outbox[0] + sizeof(foam_inject_up);
-    uint32_t limit[FOAM_MAX_FANOUT], sent[FOAM_MAX_FANOUT];
-    for (unsigned k = 0; k < lanes; ++k) {
-      const uint32_t credit = load<foam_inject_down>(directIn, foam_direct_offset(&p, k, 0)).credit;
-      limit[k] = credit < p.direct_capacity ? credit : p.direct_capacity;
-      sent[k] = 0;
-    }
-    // The rays workers stopped inside the region (at most one each), by slot: they
-    // stay held like unmarched ones, and their workers find them where they move.
-    uint32_t stop[FOAM_WORKERS], stopWorker[FOAM_WORKERS], stops = 0, nextStop = 0;
-    for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
-      if (!c.stopped[w]) continue;
-      unsigned j = stops++;
-      for (; j > 0 && stop[j - 1] > c.stopped[w] - 1; --j) stop[j] = stop[j - 1], stopWorker[j] = stopWorker[j - 1];
-      stop[j] = c.stopped[w] - 1;
-      stopWorker[j] = w;
-      c.stopped[w] = 0;
-    }
-    uint32_t up = 0, kept = 0, direct = 0, unmarched = 0, first = 0;
-    for (uint32_t i = 0; i < c.march_end; ++i) {
-      unsigned char *slot = &queue[0] + (size_t)i * stride;
-      FOAM_PROBE(deal);
-      const bool stoppedHere = nextStop < stops && stop[nextStop] == i;
-      if (stoppedHere) c.stopped[stopWorker[nextStop++]] = kept + 1;
-      // A ray no worker reached within the budget, or one stopped in the region,
-      // stays, and marches next step.
-      if (stoppedHere || (p.march_budget && i >= c.march_begin && foam_slot_unmarched(slot))) {
-        if (unmarched++ == 0) first = kept;
-        if (kept != i) foam_slot_copy(&queue[0] + (size_t)kept * stride, slot, stride);
-        kept++;
-        continue;
-      }
-      const unsigned k = lanes ? ((uint32_t)foam_slot_shard(slot) >> p.level_shift) & (lanes - 1) : 0;
-      if (lanes && sent[k] < limit[k]) {
-        foam_slot_copy(&directOut[0] + foam_direct_offset(&p, k, 1) + sizeof(foam_inject_up) + (size_t)sent[k]++ * stride,
-                       slot, stride);
-        direct++;
-      } else if (up < rootLimit) {
-        foam_slot_copy(slots + (size_t)up++ * stride, slot, stride);
-      } else {
-        if (kept != i) foam_slot_copy(&queue[0] + (size_t)kept * stride, slot, stride);
-        kept++;
-      }
-    }
-    // A direct lane is wanted for the rays held back and those the root lets this
-    // injector emit next (the allowance it emits by at its next emit), whichever router
-    // they head for, up to a full lane. Not a full lane whenever pixels are left:
-    // while the root holds emission back no ray would take that credit, and a
-    // router reserves its queue for a step for every credit it grants, so its own
-    // children starved, the more the more injectors there are.
-    const uint32_t room = qcap - kept, next = root.allowance < room ? root.allowance : room;
-    const uint32_t coming = kept + (more ? next : 0);
-    for (unsigned k = 0; k < lanes; ++k) {
-      unsigned char *box = &directOut[0] + foam_direct_offset(&p, k, 1);
-      foam_inject_up d;
-      d.count = sent[k];
-      d.next = 0;
-      d.left = 0;
-      d.emitted = 0;
-      d.pending = coming < p.direct_capacity ? coming : p.direct_capacity;
-      memcpy(box, &d, sizeof d);
-      if (sent[k] < p.direct_capacity) foam_slot_invalidate(box + sizeof d + (size_t)sent[k] * stride);
-    }
-    // The root's lane is wanted for what was held back and what took it now, and,
-    // without direct lanes, for what is coming too; the injector would emit as many
-    // new rays as its queue could hold beside those held.
-    const uint32_t wants = up + (lanes ? kept : coming);
-    h.count = up;
-    h.pending = wants < cap ? wants : cap;
-    h.next = (uint16_t)(more ? qcap - kept : 0);
-    memcpy(&outbox[0], &h, sizeof h);
-    if (up < cap) foam_slot_invalidate(slots + (size_t)up * stride);
-    c.held = kept;
-    c.unmarched = unmarched;
-    c.march_begin = unmarched ? first : kept;
-    c.march_end = kept;
-    memcpy(&ctl[0], &c, sizeof c);
-    foam_tile_stats st = load<foam_tile_stats>(stats);
-    st.side_sent += direct;
-    memcpy(&stats[0], &st, sizeof st);
+    dealStep(*this);
     return true;
+  }
+};
+
+// The deal, then the emit for the next step's march, in one worker: the order
+// Schedule::SendBesideForward runs them in two sets, for a schedule that has one
+// set after the march (Schedule::PlanBesideMarch). The root's header in `inbox`
+// serves both: the room on its lane, and what this injector may emit.
+class InjectorDealEmit : public Vertex {
+public:
+  Input<Bytes> params;
+  Input<Bytes> camera;
+  Input<Bytes> blocks;
+  Input<Bytes> inbox;
+  Input<Bytes> directIn;
+  InOut<Bytes> queue;
+  InOut<Bytes> outbox;
+  InOut<Bytes> directOut;
+  InOut<Words> ctl;
+  InOut<Bytes> status;
+  InOut<Bytes> stats;
+
+  bool compute() {
+    dealStep(*this);
+    return emitStep(*this);
   }
 };
 
 FOAM_STACK(Injector);
 FOAM_STACK(InjectorMarch);
 FOAM_STACK(InjectorSend);
+FOAM_STACK(InjectorDealEmit);
 
 #ifndef __POPC__
+FOAM_HOST_VERTEX(InjectorDealEmit, params, camera, blocks, inbox, directIn, queue, outbox, directOut, ctl, status, stats)
 FOAM_HOST_VERTEX(InjectorSend, params, inbox, directIn, queue, outbox, directOut, ctl, stats)
 FOAM_HOST_VERTEX(InjectorMarch, region, camera, params, queue, ctl)
 FOAM_HOST_VERTEX(Injector, params, camera, blocks, inbox, queue, outbox, ctl, status, stats)

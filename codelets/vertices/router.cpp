@@ -290,6 +290,64 @@ inline void countRays(const Route &route, const unsigned char *at, unsigned n, u
 // child in child order, the up queue the rays going up, then the blocked turns by
 // child. A ray's category is its route's, the same every step, so the runs say
 // what classifying each ray would.
+namespace {
+
+// Worker `workerId`'s share of the count (of `workers`), for RouterCount's worker or
+// for RouterCountPlan, which counts every worker's share in turn: its rows are
+// RouterForward's workers' ranks, however many workers counted them.
+template <class V> void countShare(V &vx, unsigned workerId, unsigned workers) {
+  const foam_params &p = cview<foam_params>(vx.params);
+  const foam_router_ctl &c = cview<foam_router_ctl>(vx.ctl);
+  const auto &inboxes = vx.inboxes;
+  auto &ctl = vx.ctl;
+  // The inboxes' rays, ray by ray: the queues are empty sources here.
+  const Sources s{p, &inboxes[0], {Source{nullptr, 0, true}, parentSource(p, &inboxes[0]), Source{nullptr, 0, false}}};
+  const Route route = routeOf(p);
+  uint32_t counts[FOAM_CATS] = {};
+  Source src;
+  unsigned begin, end;
+  for (Slices w(s, workerId, workers, false); w.next(src, begin, end);)
+    countRays(route, src.ptr + (size_t)begin * p.ray_bytes, end - begin, p.ray_bytes, src.fromParent, counts);
+  // This worker's slices of the queues, as Slices cuts every source for RouterForward
+  // (most routers' queues are empty most steps: nothing to cut).
+  const unsigned f = p.fanout, down = c.down_count, up = c.up_count;
+  if (down) {
+    foam_worker_share(down, workerId, workers, &begin, &end);
+    countRuns(begin, end, f, down, [](unsigned r) { return FOAM_CAT_DOWN + r; },
+              [&](unsigned r) { return c.stay_off[FOAM_CAT_DOWN + r]; }, counts);
+  }
+  if (up) {
+    foam_worker_share(up, workerId, workers, &begin, &end);
+    countRuns(begin, end, f + 1, up, [](unsigned r) { return r ? FOAM_CAT_TURN + r - 1 : FOAM_CAT_UP; },
+              [&](unsigned r) { return r ? c.stay_off[FOAM_CAT_TURN + r - 1] : 0u; }, counts);
+  }
+
+  // This worker's injector lanes in one walk: their rays (in any order: a
+  // worker's counts are totals, and RouterForward's Slices give it the same
+  // rays), and their sums for RouterPlan.
+  uint32_t sums[FOAM_LS_COUNT] = {};
+  unsigned lo, hi;
+  foam_inject_chunk(&p, workerId, workers, &lo, &hi);
+  const uint32_t cap = p.inject_capacity;
+  const bool root = p.max_in_flight != 0;
+  const size_t stride = foam_inject_stride(&p, 0);
+  const unsigned char *lane = injectorIn(p, &inboxes[0], lo);
+  for (unsigned k = lo; k < hi; ++k, lane += stride) {
+    const foam_inject_up &in = *reinterpret_cast<const foam_inject_up *>(lane);
+    countRays(route, lane + sizeof(foam_link_header), in.count, p.ray_bytes, false, counts);
+    sums[FOAM_LS_DEMAND] += minu(in.pending, cap);
+    if (root) {
+      sums[FOAM_LS_ASKED] += in.next;  // as answerInjectors asks
+      sums[FOAM_LS_WEIGHT] += weightOf(in, cap);
+      sums[FOAM_LS_EMITTED] += in.emitted;
+    }
+  }
+  memcpy(&ctl[0] + offsetof(foam_router_ctl, counts) / 4 + workerId * FOAM_CATS, counts, sizeof counts);
+  memcpy(&ctl[0] + offsetof(foam_router_ctl, lane_sums) / 4 + workerId * FOAM_LS_COUNT, sums, sizeof sums);
+}
+
+}  // namespace
+
 class RouterCount : public MultiVertex {
 public:
   Input<Bytes> params;
@@ -297,53 +355,7 @@ public:
   InOut<Words> ctl;  // writes only counts[workerId] and lane_sums[workerId]
 
   bool compute(unsigned workerId) {
-    const foam_params &p = cview<foam_params>(params);
-    const foam_router_ctl &c = cview<foam_router_ctl>(ctl);
-    // The inboxes' rays, ray by ray: the queues are empty sources here.
-    const Sources s{p, &inboxes[0], {Source{nullptr, 0, true}, parentSource(p, &inboxes[0]), Source{nullptr, 0, false}}};
-    const Route route = routeOf(p);
-    const unsigned workers = numWorkers();
-    uint32_t counts[FOAM_CATS] = {};
-    Source src;
-    unsigned begin, end;
-    for (Slices w(s, workerId, workers, false); w.next(src, begin, end);)
-      countRays(route, src.ptr + (size_t)begin * p.ray_bytes, end - begin, p.ray_bytes, src.fromParent, counts);
-    // This worker's slices of the queues, as Slices cuts every source for RouterForward
-    // (most routers' queues are empty most steps: nothing to cut).
-    const unsigned f = p.fanout, down = c.down_count, up = c.up_count;
-    if (down) {
-      foam_worker_share(down, workerId, workers, &begin, &end);
-      countRuns(begin, end, f, down, [](unsigned r) { return FOAM_CAT_DOWN + r; },
-                [&](unsigned r) { return c.stay_off[FOAM_CAT_DOWN + r]; }, counts);
-    }
-    if (up) {
-      foam_worker_share(up, workerId, workers, &begin, &end);
-      countRuns(begin, end, f + 1, up, [](unsigned r) { return r ? FOAM_CAT_TURN + r - 1 : FOAM_CAT_UP; },
-                [&](unsigned r) { return r ? c.stay_off[FOAM_CAT_TURN + r - 1] : 0u; }, counts);
-    }
-
-    // This worker's injector lanes in one walk: their rays (in any order: a
-    // worker's counts are totals, and RouterForward's Slices give it the same
-    // rays), and their sums for RouterPlan.
-    uint32_t sums[FOAM_LS_COUNT] = {};
-    unsigned lo, hi;
-    foam_inject_chunk(&p, workerId, workers, &lo, &hi);
-    const uint32_t cap = p.inject_capacity;
-    const bool root = p.max_in_flight != 0;
-    const size_t stride = foam_inject_stride(&p, 0);
-    const unsigned char *lane = injectorIn(p, &inboxes[0], lo);
-    for (unsigned k = lo; k < hi; ++k, lane += stride) {
-      const foam_inject_up &in = *reinterpret_cast<const foam_inject_up *>(lane);
-      countRays(route, lane + sizeof(foam_link_header), in.count, p.ray_bytes, false, counts);
-      sums[FOAM_LS_DEMAND] += minu(in.pending, cap);
-      if (root) {
-        sums[FOAM_LS_ASKED] += in.next;  // as answerInjectors asks
-        sums[FOAM_LS_WEIGHT] += weightOf(in, cap);
-        sums[FOAM_LS_EMITTED] += in.emitted;
-      }
-    }
-    memcpy(&ctl[0] + offsetof(foam_router_ctl, counts) / 4 + workerId * FOAM_CATS, counts, sizeof counts);
-    memcpy(&ctl[0] + offsetof(foam_router_ctl, lane_sums) / 4 + workerId * FOAM_LS_COUNT, sums, sizeof sums);
+    countShare(*this, workerId, numWorkers());
     return true;
   }
 };
@@ -405,6 +417,125 @@ inline void writeHeader(unsigned char *box, unsigned capacity, uint32_t rayBytes
 
 }  // namespace
 
+namespace {
+
+// RouterPlan's step, for it or for RouterCountPlan after its counts.
+template <class V> void planStep(V &vx) {
+  const foam_params &p = cview<foam_params>(vx.params);
+  foam_router_ctl &c = view<foam_router_ctl>(vx.ctl);
+  const auto &inboxes = vx.inboxes;
+  auto &outboxes = vx.outboxes;
+  auto &stats = vx.stats;
+  const unsigned f = p.fanout, q = p.queue_capacity, pl = foam_parent_lane(&p);
+  const unsigned char *in = &inboxes[0];
+  unsigned char *out = &outboxes[0];
+  const size_t child = foam_child_stride(&p);
+  // Two passes over the children, each doing all it can before the next needs a
+  // sum over them all: a pass per quantity (seven) cost a 16-wide router, one
+  // worker, a loop and a header's address each.
+  //
+  // First the rays going up, within the parent's credit: what is left of it the
+  // turns blocked at their child may escape by.
+  const uint32_t totalUp = sumCat(c, FOAM_CAT_UP);
+  uint32_t up = minu(reinterpret_cast<const foam_link_header *>(in + foam_lane_offset(&p, pl, 0))->credit, p.parent_capacity);
+  c.send[FOAM_CAT_UP] = minu(totalUp, up);
+  c.lane_off[FOAM_CAT_UP] = 0;
+  c.stay_off[FOAM_CAT_UP] = 0;
+  up -= c.send[FOAM_CAT_UP];
+  //
+  // 1. Each child's categories summed, what goes down to it within its credit
+  // (down rays first, then turns), where the rest waits in the down queue; its
+  // turns blocked that escape up, and where the rest waits in the up queue (up,
+  // then turns by child); and what it asks of the upward credit: what it reported
+  // still waiting plus what goes down to it now, which it marches and mostly hands
+  // back (an even split left most of the credit reserved for quiet children while
+  // the one beside the camera waited).
+  uint32_t laneCount[FOAM_MAX_LANES + 1], childDemand[FOAM_MAX_LANES];
+  uint32_t down = 0, wanted = 0, finished = 0;
+  uint32_t off = c.send[FOAM_CAT_UP], upq = totalUp - c.send[FOAM_CAT_UP];
+  for (unsigned ch = 0; ch < f; ++ch) {  // escape[ch] of no child stays 0
+    const foam_link_header &h = *reinterpret_cast<const foam_link_header *>(in + ch * child);
+    const unsigned d = FOAM_CAT_DOWN + ch, t = FOAM_CAT_TURN + ch;
+    const uint32_t totalDown = sumCat(c, d), totalTurn = sumCat(c, t);
+    uint32_t credit = minu(h.credit, p.link_capacity);
+    c.send[d] = minu(totalDown, credit);
+    credit -= c.send[d];
+    c.send[t] = minu(totalTurn, credit);
+    c.lane_off[d] = 0;
+    c.lane_off[t] = c.send[d];
+    laneCount[ch] = c.send[d] + c.send[t];
+    c.stay_off[d] = down;
+    down += totalDown - c.send[d];
+    childDemand[ch] = minu(h.pending + laneCount[ch], p.link_capacity);
+    wanted += childDemand[ch];
+    finished += h.finished;
+    // 2. Its blocked turns that escape up.
+    const uint32_t blocked = totalTurn - c.send[t];
+    c.escape[ch] = minu(blocked, up);
+    up -= c.escape[ch];
+    c.esc_off[ch] = off;
+    off += c.escape[ch];
+    c.stay_off[t] = upq;
+    upq += blocked - c.escape[ch];
+  }
+  laneCount[FOAM_MAX_LANES] = off;
+
+  foam_tile_stats st = load<foam_tile_stats>(stats);
+  if (upq > q) st.overflow += upq - q;  // credits make this impossible
+  if (down > q) st.overflow += down - q;
+
+  c.src_up_count = c.up_count;
+  c.src_down_count = c.down_count;
+  c.up_count = upq;
+  c.down_count = down;
+  c.parity ^= 1u;
+
+  // Credits for next step. Rays granted last step arrive after this exchange,
+  // so they are reserved as if already queued.
+  const uint32_t reservedUp = upq + c.granted_up;
+  const uint32_t availUp = reservedUp < q ? q - reservedUp : 0;
+  // An injector lane's demand: what its injector holds and may emit (RouterCount's sums).
+  for (unsigned w = 0; w < FOAM_WORKERS; ++w) wanted += c.lane_sums[w][FOAM_LS_DEMAND];
+  allowInjectors(p, c, pl, finished);
+  const uint32_t reservedDown = down + c.granted[FOAM_MAX_LANES];
+  c.granted[FOAM_MAX_LANES] = minu(reservedDown < q ? q - reservedDown : 0, p.parent_capacity);
+  // 3. Upward credit shared out by demand over the child lanes, then the injector
+  // lanes (RouterForward shares their part: PrefixShare), when they want more, and
+  // each child's header out. Beyond its demand a child gets the idle credit only
+  // where the queue has room for it on every child: credit stays reserved for a
+  // step whether or not rays arrive under it, so a quiet child's otherwise reports
+  // its demand and waits a step for the grant, and a busy router hands out none.
+  c.share_avail = availUp;
+  c.share_wanted = wanted;
+  c.granted_up = minu(wanted, availUp);
+  const bool room = wanted <= availUp;
+  PrefixShare credit{availUp, room ? 0 : wanted, 0};
+  uint32_t before = 0;
+  const uint32_t idle = wanted + f * p.idle_credit <= availUp ? p.idle_credit : 0u;
+  for (unsigned ch = 0; ch < f; ++ch) {
+    before += childDemand[ch];
+    if (room) {
+      c.granted[ch] = minu(childDemand[ch] + idle, p.link_capacity);
+      c.granted_up += c.granted[ch] - childDemand[ch];
+    } else {
+      c.granted[ch] = credit.upTo(before);
+    }
+    writeHeader(out + ch * child, p.link_capacity, p.ray_bytes, foam_link_header{laneCount[ch], c.granted[ch], 0, down});
+  }
+  c.share_before = before;
+  writeHeader(out + foam_lane_offset(&p, pl, 1), p.parent_capacity, p.ray_bytes,
+              foam_link_header{laneCount[FOAM_MAX_LANES], c.granted[FOAM_MAX_LANES], finished, upq});
+
+  uint32_t moved = laneCount[FOAM_MAX_LANES];  // the parent's lane, then the children's
+  for (unsigned l = 0; l < f; ++l) moved += laneCount[l];
+  st.rays_in += moved;
+  if (upq + down > st.peak_queue) st.peak_queue = upq + down;
+  st.iterations++;
+  memcpy(&stats[0], &st, sizeof st);
+}
+
+}  // namespace
+
 class RouterPlan : public Vertex {
 public:
   Input<Bytes> params;
@@ -414,114 +545,27 @@ public:
   InOut<Bytes> stats;
 
   bool compute() {
-    const foam_params &p = cview<foam_params>(params);
-    foam_router_ctl &c = view<foam_router_ctl>(ctl);
-    const unsigned f = p.fanout, q = p.queue_capacity, pl = foam_parent_lane(&p);
-    const unsigned char *in = &inboxes[0];
-    unsigned char *out = &outboxes[0];
-    const size_t child = foam_child_stride(&p);
-    // Two passes over the children, each doing all it can before the next needs a
-    // sum over them all: a pass per quantity (seven) cost a 16-wide router, one
-    // worker, a loop and a header's address each.
-    //
-    // First the rays going up, within the parent's credit: what is left of it the
-    // turns blocked at their child may escape by.
-    const uint32_t totalUp = sumCat(c, FOAM_CAT_UP);
-    uint32_t up = minu(reinterpret_cast<const foam_link_header *>(in + foam_lane_offset(&p, pl, 0))->credit, p.parent_capacity);
-    c.send[FOAM_CAT_UP] = minu(totalUp, up);
-    c.lane_off[FOAM_CAT_UP] = 0;
-    c.stay_off[FOAM_CAT_UP] = 0;
-    up -= c.send[FOAM_CAT_UP];
-    //
-    // 1. Each child's categories summed, what goes down to it within its credit
-    // (down rays first, then turns), where the rest waits in the down queue; its
-    // turns blocked that escape up, and where the rest waits in the up queue (up,
-    // then turns by child); and what it asks of the upward credit: what it reported
-    // still waiting plus what goes down to it now, which it marches and mostly hands
-    // back (an even split left most of the credit reserved for quiet children while
-    // the one beside the camera waited).
-    uint32_t laneCount[FOAM_MAX_LANES + 1], childDemand[FOAM_MAX_LANES];
-    uint32_t down = 0, wanted = 0, finished = 0;
-    uint32_t off = c.send[FOAM_CAT_UP], upq = totalUp - c.send[FOAM_CAT_UP];
-    for (unsigned ch = 0; ch < f; ++ch) {  // escape[ch] of no child stays 0
-      const foam_link_header &h = *reinterpret_cast<const foam_link_header *>(in + ch * child);
-      const unsigned d = FOAM_CAT_DOWN + ch, t = FOAM_CAT_TURN + ch;
-      const uint32_t totalDown = sumCat(c, d), totalTurn = sumCat(c, t);
-      uint32_t credit = minu(h.credit, p.link_capacity);
-      c.send[d] = minu(totalDown, credit);
-      credit -= c.send[d];
-      c.send[t] = minu(totalTurn, credit);
-      c.lane_off[d] = 0;
-      c.lane_off[t] = c.send[d];
-      laneCount[ch] = c.send[d] + c.send[t];
-      c.stay_off[d] = down;
-      down += totalDown - c.send[d];
-      childDemand[ch] = minu(h.pending + laneCount[ch], p.link_capacity);
-      wanted += childDemand[ch];
-      finished += h.finished;
-      // 2. Its blocked turns that escape up.
-      const uint32_t blocked = totalTurn - c.send[t];
-      c.escape[ch] = minu(blocked, up);
-      up -= c.escape[ch];
-      c.esc_off[ch] = off;
-      off += c.escape[ch];
-      c.stay_off[t] = upq;
-      upq += blocked - c.escape[ch];
-    }
-    laneCount[FOAM_MAX_LANES] = off;
+    planStep(*this);
+    return true;
+  }
+};
 
-    foam_tile_stats st = load<foam_tile_stats>(stats);
-    if (upq > q) st.overflow += upq - q;  // credits make this impossible
-    if (down > q) st.overflow += down - q;
+// Phases 1 and 2 in one worker, for a schedule that runs them beside the tracers'
+// march (Schedule::PlanBesideMarch): the march outlasts a router's count and plan
+// together on most steps, so the step no longer waits for a set in which only the
+// plan runs. It counts the six workers' shares one after another, so its rows,
+// and with them RouterForward's ranks, are those RouterCount's workers write.
+class RouterCountPlan : public Vertex {
+public:
+  Input<Bytes> params;
+  Input<Bytes> inboxes;
+  InOut<Bytes> outboxes;
+  InOut<Words> ctl;
+  InOut<Bytes> stats;
 
-    c.src_up_count = c.up_count;
-    c.src_down_count = c.down_count;
-    c.up_count = upq;
-    c.down_count = down;
-    c.parity ^= 1u;
-
-    // Credits for next step. Rays granted last step arrive after this exchange,
-    // so they are reserved as if already queued.
-    const uint32_t reservedUp = upq + c.granted_up;
-    const uint32_t availUp = reservedUp < q ? q - reservedUp : 0;
-    // An injector lane's demand: what its injector holds and may emit (RouterCount's sums).
-    for (unsigned w = 0; w < FOAM_WORKERS; ++w) wanted += c.lane_sums[w][FOAM_LS_DEMAND];
-    allowInjectors(p, c, pl, finished);
-    const uint32_t reservedDown = down + c.granted[FOAM_MAX_LANES];
-    c.granted[FOAM_MAX_LANES] = minu(reservedDown < q ? q - reservedDown : 0, p.parent_capacity);
-    // 3. Upward credit shared out by demand over the child lanes, then the injector
-    // lanes (RouterForward shares their part: PrefixShare), when they want more, and
-    // each child's header out. Beyond its demand a child gets the idle credit only
-    // where the queue has room for it on every child: credit stays reserved for a
-    // step whether or not rays arrive under it, so a quiet child's otherwise reports
-    // its demand and waits a step for the grant, and a busy router hands out none.
-    c.share_avail = availUp;
-    c.share_wanted = wanted;
-    c.granted_up = minu(wanted, availUp);
-    const bool room = wanted <= availUp;
-    PrefixShare credit{availUp, room ? 0 : wanted, 0};
-    uint32_t before = 0;
-    const uint32_t idle = wanted + f * p.idle_credit <= availUp ? p.idle_credit : 0u;
-    for (unsigned ch = 0; ch < f; ++ch) {
-      before += childDemand[ch];
-      if (room) {
-        c.granted[ch] = minu(childDemand[ch] + idle, p.link_capacity);
-        c.granted_up += c.granted[ch] - childDemand[ch];
-      } else {
-        c.granted[ch] = credit.upTo(before);
-      }
-      writeHeader(out + ch * child, p.link_capacity, p.ray_bytes, foam_link_header{laneCount[ch], c.granted[ch], 0, down});
-    }
-    c.share_before = before;
-    writeHeader(out + foam_lane_offset(&p, pl, 1), p.parent_capacity, p.ray_bytes,
-                foam_link_header{laneCount[FOAM_MAX_LANES], c.granted[FOAM_MAX_LANES], finished, upq});
-
-    uint32_t moved = laneCount[FOAM_MAX_LANES];  // the parent's lane, then the children's
-    for (unsigned l = 0; l < f; ++l) moved += laneCount[l];
-    st.rays_in += moved;
-    if (upq + down > st.peak_queue) st.peak_queue = upq + down;
-    st.iterations++;
-    memcpy(&stats[0], &st, sizeof st);
+  bool compute() {
+    for (unsigned w = 0; w < FOAM_WORKERS; ++w) countShare(*this, w, FOAM_WORKERS);
+    planStep(*this);
     return true;
   }
 };
@@ -610,10 +654,12 @@ public:
 
 FOAM_STACK(RouterCount);
 FOAM_STACK(RouterPlan);
+FOAM_STACK(RouterCountPlan);
 FOAM_STACK(RouterForward);
 
 #ifndef __POPC__
 FOAM_HOST_VERTEX(RouterCount, params, inboxes, ctl)
 FOAM_HOST_VERTEX(RouterPlan, params, inboxes, outboxes, ctl, stats)
+FOAM_HOST_VERTEX(RouterCountPlan, params, inboxes, outboxes, ctl, stats)
 FOAM_HOST_VERTEX(RouterForward, params, inboxes, queues, outboxes, ctl)
 #endif

@@ -3,22 +3,32 @@
 //! needs, as the host runtime measures and counts them in every tile's memory
 //! (`poplar_bridge::program_bytes`).
 
+use super::options::Schedule;
 use super::tree::Role;
 
-/// The vertex types codelets/graph/render_graph.cpp maps to a tile of `role`.
-pub fn vertex_types(role: Role) -> &'static [&'static str] {
+/// The vertex types codelets/graph/render_graph.cpp maps to a tile of `role` under
+/// `schedule`: where a router counts and plans in one set one vertex does both
+/// (RouterCountPlan), and where an injector deals and emits in one set one vertex
+/// deals and emits (InjectorDealEmit), as the graph builder's step layout says.
+pub fn vertex_types(role: Role, schedule: Schedule) -> &'static [&'static str] {
+    // The layout: sets, then the set of TracerMarch, TracerSend, RouterCount,
+    // RouterPlan, RouterForward, SpillStore, Injector, InjectorMarch, InjectorSend.
+    let at = poplar_bridge::step_layout(schedule as u8).expect("the graph builder lays out every schedule");
+    let (count_plan, deal_emit) = (at[3] == at[4], at[7] == at[9]);
     match role {
         Role::Tracer => &["TracerMarch", "TracerSend", "ZeroBytes", "ZeroWords"],
+        Role::Router if count_plan => &["RouterCountPlan", "RouterForward", "ZeroBytes", "ZeroWords"],
         Role::Router => &["RouterCount", "RouterPlan", "RouterForward", "ZeroBytes", "ZeroWords"],
         Role::Spill => &["SpillStore", "ZeroBytes", "ZeroWords"],
+        Role::Injector if deal_emit => &["InjectorMarch", "InjectorDealEmit", "ZeroBytes", "ZeroWords"],
         Role::Injector => &["Injector", "InjectorMarch", "InjectorSend", "ZeroBytes", "ZeroWords"],
     }
 }
 
-/// Code and worker stacks of a tile of `role`; None in a build against the Poplar
-/// SDK, where popc decides them.
+/// Code and worker stacks of a tile of `role` (the most under any schedule); None in
+/// a build against the Poplar SDK, where popc decides them.
 pub fn program_bytes(role: Role) -> Option<u64> {
-    poplar_bridge::program_bytes(vertex_types(role))
+    Schedule::ALL.iter().map(|&s| poplar_bridge::program_bytes(vertex_types(role, s))).try_fold(0, |most, b| b.map(|b| most.max(b)))
 }
 
 #[cfg(test)]
@@ -56,9 +66,15 @@ mod tests {
     fn every_role_vertex_type_is_compiled_in() {
         let costs = poplar_bridge::vertex_costs();
         for role in ROLES {
-            for t in vertex_types(role) {
-                assert!(costs.iter().any(|c| c.name == *t && c.measured), "{t}");
+            for s in Schedule::ALL {
+                for t in vertex_types(role, s) {
+                    assert!(costs.iter().any(|c| c.name == *t && c.measured), "{t}");
+                }
             }
         }
+        // The two-set schedule's routers and injectors run one vertex where the others run two.
+        assert!(vertex_types(Role::Router, Schedule::PlanBesideMarch).contains(&"RouterCountPlan"));
+        assert!(!vertex_types(Role::Router, Schedule::SendBesideForward).contains(&"RouterCountPlan"));
+        assert!(vertex_types(Role::Injector, Schedule::PlanBesideMarch).contains(&"InjectorDealEmit"));
     }
 }

@@ -69,7 +69,7 @@ def main(argv):
     x86["Generator"].update({k: round(reduced(spill, "SpillStore").get(k, 0.0), 2) for k in SPILL_EVENTS})
     for t in ("TracerMarch", "InjectorMarch"):
         x86[t].update({k: round(reduced(sh, t).get(k, 0.0), 2) for k in SH_EVENTS})
-    routers = ("RouterCount", "RouterForward", "RouterPlan")
+    routers = ("RouterCount", "RouterForward", "RouterPlan", "RouterCountPlan")
     for t in routers:
         x86[t] = {k: round(v, 2) for k, v in lanes["fit"][t].items()}
     out = {

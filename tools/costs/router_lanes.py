@@ -24,6 +24,9 @@ Fits, x86-64 and IPU instructions, least squares over every worker run:
       + lane * own lanes + root_lane * own lanes at the root + ray * rays
   RouterPlan (one worker): fixed + child * children + lane * injector lanes
       + root_lane * injector lanes at the root
+  RouterCountPlan (one worker: RouterCount's six shares, then RouterPlan; recorded
+      under Schedule::PlanBesideMarch, --tune schedule=4): as RouterCount's worker,
+      every injector lane its own
 where a worker's own lanes are its whole share of the injector lanes
 (foam_inject_chunk in codelets/include/foam/lanes.h): RouterCount sums them for
 RouterPlan, RouterForward writes their headers, and RouterPlan reads none of them.
@@ -51,9 +54,11 @@ import numpy as np
 
 from ipu_mix import objdump, weight
 
-# foam_params offsets (codelets/include/foam/layout.h).
-FANOUT, INJECT_LANES, MAX_IN_FLIGHT = 28, 36, 44
-TYPES = ("RouterCount", "RouterForward", "RouterPlan")
+# foam_params fields (codelets/include/foam/layout.h): offset and struct format. Since
+# session 56 fanout and inject_lanes are 16 bits (the fits before it read 32-bit
+# fields at 28, 36 and 44).
+FANOUT, INJECT_LANES, MAX_IN_FLIGHT = (26, "<H"), (30, "<H"), (36, "<I")
+TYPES = ("RouterCount", "RouterForward", "RouterPlan", "RouterCountPlan")
 WORKERS = 6  # FOAM_WORKERS
 
 
@@ -78,7 +83,7 @@ def points(d, bin_dir, types=TYPES):
             o, n = blobs[r["f"]["params"]]
             bb.seek(o)
             b = bb.read(n)
-            field = lambda off: struct.unpack_from("<I", b, off)[0]
+            field = lambda at: struct.unpack_from(at[1], b, at[0])[0]
             meta[r["i"]] = (r["type"], field(MAX_IN_FLIGHT) > 0, field(FANOUT), field(INJECT_LANES))
     # Only the types being fitted are replayed (the others are --keep'd).
     tag = "" if tuple(types) == TYPES else "_" + "_".join(types)
@@ -112,7 +117,8 @@ def points(d, bin_dir, types=TYPES):
         rays, moved = events.get((i, w), (0, 0))
         if v == 0:  # a dump callgrind closed before the worker ran: no compute() runs free
             continue
-        own = lanes * (w + 1) // WORKERS - lanes * w // WORKERS
+        # RouterCountPlan is one worker: every lane is its own.
+        own = lanes if t == "RouterCountPlan" else lanes * (w + 1) // WORKERS - lanes * w // WORKERS
         out.append((t, fanout, lanes, root, rays, moved, own, v, ipu))
     return out
 
@@ -193,7 +199,9 @@ def main(argv):
         "root_lane": lambda r: r[2] if r[3] else 0.0,
     }
     result, result_ipu, notes = {}, {}, {}
-    for t, cols in (("RouterCount", per_worker), ("RouterForward", per_worker), ("RouterPlan", plan)):
+    fitted_types = (("RouterCount", per_worker), ("RouterForward", per_worker), ("RouterPlan", plan),
+                    ("RouterCountPlan", per_worker))
+    for t, cols in fitted_types:
         if t in keep:
             old = keep[t]
             result[t], result_ipu[t] = old["fit"][t], old["fit_ipu"][t]

@@ -12,11 +12,13 @@
 #define FOAM_STACK_TracerSend 832
 #define FOAM_STACK_RouterCount 448
 #define FOAM_STACK_RouterPlan 512
+#define FOAM_STACK_RouterCountPlan 576
 #define FOAM_STACK_RouterForward 704
 #define FOAM_STACK_SpillStore 576
 #define FOAM_STACK_Injector 704
 #define FOAM_STACK_InjectorMarch 896
 #define FOAM_STACK_InjectorSend 960
+#define FOAM_STACK_InjectorDealEmit 1024
 #define FOAM_STACK_ZeroBytes 128
 #define FOAM_STACK_ZeroWords 128
 

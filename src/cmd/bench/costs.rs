@@ -138,6 +138,9 @@ pub struct Ipu {
     pub RouterCount: Walk,
     pub RouterForward: Walk,
     pub RouterPlan: Plan,
+    /// RouterCount's six shares and RouterPlan in one worker (Schedule::PlanBesideMarch),
+    /// per call as a RouterCount worker with every injector lane its own.
+    pub RouterCountPlan: Walk,
     pub Injector: PerItem,
     pub InjectorSend: PerItem,
     /// Measured as `Generator`, the spill store's vertex before it was renamed.

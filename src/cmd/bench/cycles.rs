@@ -234,14 +234,27 @@ pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, sh_rest: us
 /// RouterPlan plans (one), RouterForward moves every ray, queued or arrived (six,
 /// `moved` rays each); every worker of each walks all `children` and its own share
 /// of the `lanes` injector (or direct) lanes, and at the `root` also sums and
-/// answers its injectors' allowance on them.
-pub fn router_cycles(classified: &[u64; WORKERS], moved: &[u64; WORKERS], children: u32, lanes: u32, root: bool) -> [f64; 3] {
+/// answers its injectors' allowance on them. With `one_worker_count` one vertex,
+/// RouterCountPlan, counts the six workers' shares and plans in one worker: its
+/// cycles are the count's, and the plan's are 0.
+pub fn router_cycles(classified: &[u64; WORKERS], moved: &[u64; WORKERS], children: u32, lanes: u32, root: bool, one_worker_count: bool) -> [f64; 3] {
     let c = &*COSTS;
     let own = |w: usize| crate::device::tree::worker_lanes(lanes as usize, w, WORKERS).len() as u32;
     let walk = |cost: &Walk, rays: &[u64; WORKERS]| {
         multi_worker_cycles(rays.iter().enumerate().map(|(w, &n)| cost.per_worker(children, own(w), root, n)))
     };
-    [walk(&c.RouterCount, classified), single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)), walk(&c.RouterForward, moved)]
+    let forward = walk(&c.RouterForward, moved);
+    if one_worker_count {
+        let both = c.RouterCountPlan.per_worker(children, lanes, root, classified.iter().sum());
+        return [single_worker_cycles(both), 0.0, forward];
+    }
+    [walk(&c.RouterCount, classified), single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)), forward]
+}
+
+/// Whether `schedule` counts a router's rays in one worker (RouterCountPlan), with
+/// its plan.
+pub fn counts_in_one_worker(schedule: Schedule) -> bool {
+    set_of(schedule, Part::Count) == set_of(schedule, Part::Plan)
 }
 
 /// The spill store's cycles: rays taken from the root or sent back, and the
@@ -504,19 +517,25 @@ mod tests {
         use Part::*;
         for s in Schedule::ALL {
             // Every tile keeps its own order, in sets of the schedule.
+            // Two of a tile's vertices share a set only as one vertex that does both
+            // in order (RouterCountPlan, InjectorDealEmit).
+            let fused = [(Count, Plan), (Deal, Emit)];
+            let before = |a: Part, b: Part| set_of(s, a) < set_of(s, b) || (fused.contains(&(a, b)) && set_of(s, a) == set_of(s, b));
             for order in [&[TracerMarch, TracerSend][..], &[Count, Plan, Forward], &[Spill]] {
-                assert!(order.windows(2).all(|w| set_of(s, w[0]) < set_of(s, w[1])), "{s:?}: {order:?}");
+                assert!(order.windows(2).all(|w| before(w[0], w[1])), "{s:?}: {order:?}");
             }
-            let inj = if matches!(s, Schedule::MergedMarch | Schedule::SendBesideForward) { [InjectorMarch, Deal, Emit] } else { [Emit, InjectorMarch, Deal] };
-            assert!(inj.windows(2).all(|w| set_of(s, w[0]) < set_of(s, w[1])), "{s:?}: {inj:?}");
+            let merged = matches!(s, Schedule::MergedMarch | Schedule::SendBesideForward | Schedule::PlanBesideMarch);
+            let inj = if merged { [InjectorMarch, Deal, Emit] } else { [Emit, InjectorMarch, Deal] };
+            assert!(inj.windows(2).all(|w| before(w[0], w[1])), "{s:?}: {inj:?}");
             let all = [TracerMarch, TracerSend, Count, Plan, Forward, Spill, Emit, InjectorMarch, Deal];
             assert!(all.iter().all(|&p| set_of(s, p) < sets_of(s)), "{s:?}: a set past its last");
             assert!((0..sets_of(s)).all(|k| all.iter().any(|&p| set_of(s, p) == k)), "{s:?}: a set that runs no vertex");
         }
-        // The graph builder's table: three sets, three, four, three; and no other schedule.
-        assert_eq!(Schedule::ALL.map(sets_of), [3, 3, 4, 3]);
+        // The graph builder's table: three sets, three, four, three, two; and no other schedule.
+        assert_eq!(Schedule::ALL.map(sets_of), [3, 3, 4, 3, 2]);
         let e = poplar_bridge::step_layout(Schedule::ALL.len() as u8).unwrap_err().to_string();
-        assert!(e.contains("schedule 4 is none of"), "{e}");
+        assert!(e.contains("schedule 5 is none of"), "{e}");
+        assert_eq!(Schedule::ALL.map(counts_in_one_worker), [false, false, false, false, true]);
         // Four sets: the routers' forward beside the march.
         let f = Schedule::ForwardBesideMarch;
         assert_eq!((set_of(f, Forward), set_of(f, Count)), (set_of(f, TracerMarch), set_of(f, Emit)));
@@ -524,6 +543,23 @@ mod tests {
         let s = Schedule::SendBesideForward;
         assert_eq!((set_of(s, Count), set_of(s, Forward)), (set_of(s, TracerMarch), set_of(s, TracerSend)));
         assert_eq!(place(s, &parts), [march, deal, emit, 0.0], "beside: march, deal, emit");
+        // Two: the plan beside the march too, and the deal with the emit.
+        let t = Schedule::PlanBesideMarch;
+        assert_eq!((set_of(t, Count), set_of(t, Plan), set_of(t, Forward)), (0, 0, set_of(t, TracerSend)));
+        assert_eq!(place(t, &parts), [march, deal + emit, 0.0, 0.0], "two sets: march, then deal and emit");
+    }
+
+    #[test]
+    fn a_router_counting_in_one_worker_counts_and_plans_there() {
+        let classified = [30, 10, 0, 5, 0, 0];
+        let moved = [7, 0, 0, 0, 0, 2];
+        let [count, plan, forward] = router_cycles(&classified, &moved, 32, 12, true, false);
+        let [both, none, forward_one] = router_cycles(&classified, &moved, 32, 12, true, true);
+        assert_eq!((none, forward_one), (0.0, forward), "the plan is in the count's vertex; the forward is as before");
+        assert_eq!(both, single_worker_cycles(COSTS.RouterCountPlan.per_worker(32, 12, true, 45)));
+        // One worker counts what six counted (their busiest share costs a sixth of
+        // the cycles one worker spends on it), and then plans.
+        assert!(both > plan && both < WORKERS as f64 * count + plan, "{both} against {count} + {plan}");
     }
 
     #[test]

@@ -15,7 +15,8 @@ use foam_layout::{
 use serde::Serialize;
 
 use super::cycles::{
-    MAX_SETS, MarchWork, Part, SendWalk, SetCycles, WORKERS, injector_cycles, place, router_cycles, sets_of, spill_cycles, tracer_cycles,
+    MAX_SETS, MarchWork, Part, SendWalk, SetCycles, WORKERS, counts_in_one_worker, injector_cycles, place, router_cycles, sets_of, spill_cycles,
+    tracer_cycles,
 };
 use crate::device::Schedule;
 use crate::camera::Camera;
@@ -166,7 +167,7 @@ fn tile_cycles(
             // RouterCount counts its slices of the queues by their runs, not ray by ray.
             let slice = |n: u64, w: usize| crate::device::tree::worker_lanes(n as usize, w, WORKERS).len() as u64;
             let classified: [u64; WORKERS] = std::array::from_fn(|w| rays[w].saturating_sub(slice(up, w) + slice(down, w)));
-            let [count, plan, forward] = router_cycles(&classified, &rays, n.fanout, n.inject_lanes, root);
+            let [count, plan, forward] = router_cycles(&classified, &rays, n.fanout, n.inject_lanes, root, counts_in_one_worker(schedule));
             place(schedule, &[(Part::Count, count), (Part::Plan, plan), (Part::Forward, forward)])
         }
         Role::Spill => place(schedule, &[(Part::Spill, spill_cycles((s.rays_in - p.rays_in) as u64, tracers))]),

@@ -176,7 +176,7 @@ fn point(w: &mut String, p: &Point) {
         p.injector_queue
     );
     let _ = writeln!(w, "direct lanes from injectors past the root: {} of {} rays", p.direct_lanes, p.direct_capacity);
-    let planned = if p.march_budget_planned { " (planned: the dearest injector's sampled steps over 160 iterations, 150 where its regions march all, 220 after a cut by load, 230 after a lean one; 80 and 175 in blocks of 4; the tracers' pace where the hottest tracer takes 2 times as long)" } else { "" };
+    let planned = if p.march_budget_planned { format!(" (planned: {})", march_budget_rule()) } else { String::new() };
     if p.march_budget == 0 {
         let _ = writeln!(w, "march budget: none (injectors march every ray they emitted){planned}");
     } else {
@@ -192,8 +192,8 @@ fn point(w: &mut String, p: &Point) {
     let sets = crate::cmd::bench::cycles::sets_of(schedule);
     let why = match (p.schedule_asked, schedule) {
         (true, _) => "as asked".to_string(),
-        (false, crate::device::Schedule::SendBesideForward) => format!(
-            "planned: the tracers send beside the routers' forward after a cut by load where the camera regions march under {:.0} % of the sampled steps",
+        (false, crate::device::Schedule::PlanBesideMarch) => format!(
+            "planned: the routers count and plan beside the march, and the tracers send beside their forward, after a cut by load where the camera regions march under {:.0} % of the sampled steps",
             100.0 * crate::device::options::SEND_BESIDE_FORWARD_SHARE
         ),
         (false, _) => "planned".to_string(),
@@ -361,4 +361,15 @@ fn per_ipu(w: &mut String, p: &Point) {
             l.ipu, l.tiles_used, l.tracers, l.bytes, l.busiest_tile_bytes, l.bytes_out_per_iteration, l.bytes_in_per_iteration
         );
     }
+}
+
+/// The planned march budget's rule as bench prints it, from the constants that make it
+/// (`planned_march_budget`, `paced_march_budget`).
+pub fn march_budget_rule() -> String {
+    use crate::device::options::*;
+    format!(
+        "the dearest injector's sampled steps over {BUDGET_ITERATIONS} iterations, {BUDGET_ITERATIONS_INJECTORS_ALONE} where its regions march all, \
+         {BUDGET_ITERATIONS_LOAD_CUT} after a cut by load, {BUDGET_ITERATIONS_LEAN_CUT} after a lean one; {BUDGET_ITERATIONS_FINE_ALONE} and \
+         {BUDGET_ITERATIONS_FINE_LOAD_CUT} in blocks of 4; the tracers' pace where the hottest tracer takes {PACE_RATIO} times as long"
+    )
 }
