@@ -415,10 +415,6 @@ inline void writeHeader(unsigned char *box, unsigned capacity, uint32_t rayBytes
   if (lh.count < capacity) foam_slot_invalidate(box + sizeof lh + (size_t)lh.count * rayBytes);
 }
 
-}  // namespace
-
-namespace {
-
 // RouterPlan's step, for it or for RouterCountPlan after its counts.
 template <class V> void planStep(V &vx) {
   const foam_params &p = cview<foam_params>(vx.params);
