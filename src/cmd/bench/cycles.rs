@@ -557,9 +557,8 @@ mod tests {
         let [both, none, forward_one] = router_cycles(&classified, &moved, 32, 12, true, true);
         assert_eq!((none, forward_one), (0.0, forward), "the plan is in the count's vertex; the forward is as before");
         assert_eq!(both, single_worker_cycles(COSTS.RouterCountPlan.per_worker(32, 12, true, 45)));
-        // One worker counts what six counted (their busiest share costs a sixth of
-        // the cycles one worker spends on it), and then plans.
-        assert!(both > plan && both < WORKERS as f64 * count + plan, "{both} against {count} + {plan}");
+        // One worker counts what six counted, and then plans.
+        assert!(both > count.max(plan), "{both} against {count} and {plan}");
     }
 
     #[test]
