@@ -12,7 +12,7 @@ use foam_layout::{
     FOAM_LS_EMITTED, FOAM_LS_WEIGHT, FOAM_MAX_LANES, FOAM_WORKERS, foam_link_header, foam_params, foam_router_ctl,
     foam_tile_stats,
 };
-use poplar_bridge::{ElemType, Session, Tensor};
+use poplar_bridge::{ComputeSet, ElemType, Session, Tensor};
 
 mod common;
 
@@ -425,35 +425,14 @@ fn router_graph(params: &[foam_params]) -> Session {
     let sets = ["count", "plan", "forward"].map(|name| s.add_compute_set(name).unwrap());
     for (t, p) in params.iter().enumerate() {
         let tile = t as u32;
-        let var = |s: &mut Session, ty, n: usize, name: &str| {
-            let v = s.add_variable(ty, &[n], &format!("{name}{t}")).unwrap();
-            s.set_tile_mapping(v, tile).unwrap();
-            v
-        };
-        let pv = var(&mut s, ElemType::UnsignedChar, size_of::<foam_params>(), "params");
-        s.set_initial_bytes(pv, &bytes_of(p)).unwrap();
-        let lanes = parent_lane(p) + 1;
-        let inb = var(&mut s, ElemType::UnsignedChar, lane_offset(p, lanes, false), "inboxes");
-        let outb = var(&mut s, ElemType::UnsignedChar, lane_offset(p, lanes, true), "outboxes");
+        let r = router_tensors(&mut s, p, tile);
         let queue_bytes = (4 * p.queue_capacity * RAY_BYTES) as usize;
-        let queues = var(&mut s, ElemType::UnsignedChar, queue_bytes, "queues");
+        let queues = s.add_variable(ElemType::UnsignedChar, &[queue_bytes], &format!("queues{tile}")).unwrap();
+        s.set_tile_mapping(queues, tile).unwrap();
         s.set_initial_bytes(queues, &vec![0xFF; queue_bytes]).unwrap();
-        let ctl = var(&mut s, ElemType::UnsignedInt, size_of::<foam_router_ctl>() / 4, "ctl");
-        let stats = var(&mut s, ElemType::UnsignedChar, size_of::<foam_tile_stats>(), "stats");
-        let fields: [(&str, &[(&str, Tensor)]); 3] = [
-            ("RouterCount", &[("params", pv), ("inboxes", inb), ("ctl", ctl)]),
-            ("RouterPlan", &[("params", pv), ("inboxes", inb), ("outboxes", outb), ("ctl", ctl), ("stats", stats)]),
-            ("RouterForward", &[("params", pv), ("inboxes", inb), ("queues", queues), ("outboxes", outb), ("ctl", ctl)]),
-        ];
-        for (cs, (ty, connect)) in sets.iter().zip(fields) {
-            let v = s.add_vertex(*cs, ty, tile).unwrap();
-            for &(field, tensor) in connect {
-                s.connect(v, field, tensor).unwrap();
-            }
-        }
-        for (name, tensor) in [("in", inb), ("out", outb), ("ctl", ctl), ("stats", stats)] {
-            s.create_host_write(&format!("w{name}{t}"), tensor).unwrap();
-            s.create_host_read(&format!("r{name}{t}"), tensor).unwrap();
+        let forwarded = [("params", r.params), ("inboxes", r.inboxes), ("queues", queues), ("outboxes", r.outboxes), ("ctl", r.ctl)];
+        for (cs, (ty, connect)) in sets.iter().zip([("RouterCount", &r.counted()[..]), ("RouterPlan", &r.planned()), ("RouterForward", &forwarded)]) {
+            add_connected(&mut s, *cs, ty, tile, connect);
         }
     }
     let count = s.execute(sets[0]).unwrap();
@@ -462,6 +441,59 @@ fn router_graph(params: &[foam_params]) -> Session {
     let step = s.sequence(&[plan, forward]).unwrap();
     s.compile(&[count, step]).unwrap();
     s
+}
+
+/// A router's tensors on `tile` (named with the tile's number), its params written,
+/// and host handles `w<name><tile>` and `r<name><tile>` to write and read its inboxes
+/// ("in"), outboxes ("out"), control block and statistics.
+struct RouterTensors {
+    params: Tensor,
+    inboxes: Tensor,
+    outboxes: Tensor,
+    ctl: Tensor,
+    stats: Tensor,
+}
+
+impl RouterTensors {
+    /// RouterCount's fields.
+    fn counted(&self) -> [(&'static str, Tensor); 3] {
+        [("params", self.params), ("inboxes", self.inboxes), ("ctl", self.ctl)]
+    }
+
+    /// RouterPlan's fields, and RouterCountPlan's.
+    fn planned(&self) -> [(&'static str, Tensor); 5] {
+        [("params", self.params), ("inboxes", self.inboxes), ("outboxes", self.outboxes), ("ctl", self.ctl), ("stats", self.stats)]
+    }
+}
+
+fn router_tensors(s: &mut Session, p: &foam_params, tile: u32) -> RouterTensors {
+    let mut var = |ty, n: usize, name: &str| {
+        let v = s.add_variable(ty, &[n], &format!("{name}{tile}")).unwrap();
+        s.set_tile_mapping(v, tile).unwrap();
+        v
+    };
+    let lanes = parent_lane(p) + 1;
+    let r = RouterTensors {
+        params: var(ElemType::UnsignedChar, size_of::<foam_params>(), "params"),
+        inboxes: var(ElemType::UnsignedChar, lane_offset(p, lanes, false), "inboxes"),
+        outboxes: var(ElemType::UnsignedChar, lane_offset(p, lanes, true), "outboxes"),
+        ctl: var(ElemType::UnsignedInt, size_of::<foam_router_ctl>() / 4, "ctl"),
+        stats: var(ElemType::UnsignedChar, size_of::<foam_tile_stats>(), "stats"),
+    };
+    s.set_initial_bytes(r.params, &bytes_of(p)).unwrap();
+    for (name, tensor) in [("in", r.inboxes), ("out", r.outboxes), ("ctl", r.ctl), ("stats", r.stats)] {
+        s.create_host_write(&format!("w{name}{tile}"), tensor).unwrap();
+        s.create_host_read(&format!("r{name}{tile}"), tensor).unwrap();
+    }
+    r
+}
+
+/// A vertex of type `ty` on `tile` in compute set `cs`, its fields connected.
+fn add_connected(s: &mut Session, cs: ComputeSet, ty: &str, tile: u32, connect: &[(&str, Tensor)]) {
+    let v = s.add_vertex(cs, ty, tile).unwrap();
+    for &(field, tensor) in connect {
+        s.connect(v, field, tensor).unwrap();
+    }
 }
 
 /// An inbox of `p`'s lanes: `headers` at each lane's start, every ray slot empty.
@@ -594,34 +626,12 @@ fn router_count_plan_writes_what_count_then_plan_write() {
     for (t, p) in params.iter().enumerate() {
         for fused in [false, true] {
             let tile = (2 * t + fused as usize) as u32;
-            let var = |s: &mut Session, ty, n: usize, name: &str| {
-                let v = s.add_variable(ty, &[n], &format!("{name}{tile}")).unwrap();
-                s.set_tile_mapping(v, tile).unwrap();
-                v
-            };
-            let pv = var(&mut s, ElemType::UnsignedChar, size_of::<foam_params>(), "params");
-            s.set_initial_bytes(pv, &bytes_of(p)).unwrap();
-            let lanes = parent_lane(p) + 1;
-            let inb = var(&mut s, ElemType::UnsignedChar, lane_offset(p, lanes, false), "inboxes");
-            let outb = var(&mut s, ElemType::UnsignedChar, lane_offset(p, lanes, true), "outboxes");
-            let ctl = var(&mut s, ElemType::UnsignedInt, size_of::<foam_router_ctl>() / 4, "ctl");
-            let stats = var(&mut s, ElemType::UnsignedChar, size_of::<foam_tile_stats>(), "stats");
-            let planned = [("params", pv), ("inboxes", inb), ("outboxes", outb), ("ctl", ctl), ("stats", stats)];
-            let counted = [("params", pv), ("inboxes", inb), ("ctl", ctl)];
-            let vertices: Vec<(_, &str, &[(&str, Tensor)])> = if fused {
-                vec![(plan, "RouterCountPlan", &planned)]
+            let r = router_tensors(&mut s, p, tile);
+            if fused {
+                add_connected(&mut s, plan, "RouterCountPlan", tile, &r.planned());
             } else {
-                vec![(count, "RouterCount", &counted), (plan, "RouterPlan", &planned)]
-            };
-            for (cs, ty, connect) in vertices {
-                let v = s.add_vertex(cs, ty, tile).unwrap();
-                for &(field, tensor) in connect {
-                    s.connect(v, field, tensor).unwrap();
-                }
-            }
-            for (name, tensor) in [("in", inb), ("out", outb), ("ctl", ctl), ("stats", stats)] {
-                s.create_host_write(&format!("w{name}{tile}"), tensor).unwrap();
-                s.create_host_read(&format!("r{name}{tile}"), tensor).unwrap();
+                add_connected(&mut s, count, "RouterCount", tile, &r.counted());
+                add_connected(&mut s, plan, "RouterPlan", tile, &r.planned());
             }
         }
     }
