@@ -9,8 +9,8 @@ use std::mem::size_of;
 use foam_ipu::synth::rng::Rng;
 use foam_layout::{
     FOAM_CAT_DOWN, FOAM_CAT_TURN, FOAM_CAT_UP, FOAM_CATS, FOAM_INVALID_SHARD, FOAM_LS_ASKED, FOAM_LS_DEMAND,
-    FOAM_LS_EMITTED, FOAM_LS_WEIGHT, FOAM_MAX_LANES, FOAM_WORKERS, foam_link_header, foam_params, foam_router_ctl,
-    foam_tile_stats,
+    FOAM_LS_EMITTED, FOAM_LS_WEIGHT, FOAM_MAX_LANES, FOAM_WORKERS, foam_link_header, foam_params, foam_replica_lanes,
+    foam_router_ctl, foam_tile_stats,
 };
 use poplar_bridge::{ComputeSet, ElemType, Session, Tensor};
 
@@ -506,6 +506,35 @@ fn inbox_bytes(p: &foam_params, headers: &[foam_link_header]) -> Vec<u8> {
     inbox
 }
 
+/// `p` routing by shard id: the children its bits choose (up to 16), shards past
+/// them going up, and where it has lanes to spare, child 0's shard on two tiles
+/// (its own lane and the first spare one, picked by the ray's pixel).
+fn routed(mut p: foam_params) -> foam_params {
+    let bits = (p.fanout as u32).ilog2().min(4);
+    p.route_bits = bits as u16;
+    if (p.fanout as u32) > 1 << bits {
+        let mut r = foam_replica_lanes { replica_bits: [0; 16], replica_lane: [0; 16] };
+        r.replica_bits[0] = 1;
+        r.replica_lane[0] = (1u32 << bits) as u8;
+        p.__bindgen_anon_1.replicas = r;
+    }
+    p
+}
+
+/// Rays in every inbox slot `headers` count as full: shard ids in and past `p`'s
+/// subtree (routed: its children's ids, then ids that go up) and random pixels.
+fn fill_rays(rng: &mut Rng, p: &foam_params, headers: &[foam_link_header], inbox: &mut [u8]) {
+    let ids = 2u32 << p.route_bits;
+    for (l, h) in headers.iter().enumerate() {
+        let first = lane_offset(p, l, false) + size_of::<foam_link_header>();
+        for k in 0..h.count as usize {
+            let at = first + k * RAY_BYTES as usize;
+            inbox[at..at + 2].copy_from_slice(&(upto(rng, ids - 1) as u16).to_le_bytes());
+            inbox[at + 4..at + 8].copy_from_slice(&(rng.next_u64() as u32 & 0x000F_FFFF).to_le_bytes());
+        }
+    }
+}
+
 /// What RouterCount's worker `w` counts where every inbox slot is empty: its slice
 /// of each queue (as RouterForward's workers cut every source) against the runs
 /// the queue is in (`c.stay_off`).
@@ -619,7 +648,7 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
 #[test]
 fn router_count_plan_writes_what_count_then_plan_write() {
     let mut rng = Rng::new(26);
-    let params: Vec<foam_params> = (0..24).map(|_| random_router(&mut rng)).collect();
+    let params: Vec<foam_params> = (0..24).map(|_| routed(random_router(&mut rng))).collect();
     let mut s = Session::new(1, 2 * params.len() as u32).unwrap();
     s.add_codelets(&poplar_bridge::codelets_gp()).unwrap();
     let (count, plan) = (s.add_compute_set("count").unwrap(), s.add_compute_set("plan").unwrap());
@@ -642,7 +671,8 @@ fn router_count_plan_writes_what_count_then_plan_write() {
         let mut lens = Vec::new();
         for (t, p) in params.iter().enumerate() {
             let st = random_step(&mut rng, p);
-            let inbox = inbox_bytes(p, &st.inbox);
+            let mut inbox = inbox_bytes(p, &st.inbox);
+            fill_rays(&mut rng, p, &st.inbox, &mut inbox);
             let out: Vec<u8> = (0..lane_offset(p, parent_lane(p) + 1, true)).map(|_| (rng.next_u64() % 255) as u8).collect();
             let before = foam_tile_stats { rays_in: upto(&mut rng, 1000), iterations: upto(&mut rng, 100), ..Default::default() };
             for tile in [2 * t, 2 * t + 1] {

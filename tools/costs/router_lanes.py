@@ -22,11 +22,17 @@ pooled ratio 1.14.
 Fits, x86-64 and IPU instructions, least squares over every worker run:
   RouterCount, RouterForward (per worker): fixed + child * children
       + lane * own lanes + root_lane * own lanes at the root + ray * rays
+      + replica_ray * rays at a router with replica lanes
   RouterPlan (one worker): fixed + child * children + lane * injector lanes
       + root_lane * injector lanes at the root
-  RouterCountPlan (one worker: RouterCount's six shares, then RouterPlan; recorded
-      under Schedule::PlanBesideMarch, --tune schedule=4): as RouterCount's worker,
-      every injector lane its own
+  RouterCountPlan (one worker: the six workers' counts in one walk, then
+      RouterPlan; recorded under Schedule::PlanBesideMarch, --tune schedule=4): as
+      RouterCount's worker, every injector lane its own
+A ray at a router with replica lanes (foam_params.replica_bits) is classified by its
+pixel's class too (ray.h foam_replica_class): without replica_ray, RouterCountPlan's
+fit put that into the per-child cost (replica routers are the wide ones) and came out
+with a per-call cost of -1370, under every 2-child replica router's measured 1657.
+Types kept from fits made before replica_ray have none (0 in the model).
 where a worker's own lanes are its whole share of the injector lanes
 (foam_inject_chunk in codelets/include/foam/lanes.h): RouterCount sums them for
 RouterPlan, RouterForward writes their headers, and RouterPlan reads none of them.
@@ -58,6 +64,9 @@ from ipu_mix import objdump, weight
 # session 56 fanout and inject_lanes are 16 bits (the fits before it read 32-bit
 # fields at 28, 36 and 44).
 FANOUT, INJECT_LANES, MAX_IN_FLIGHT = (26, "<H"), (30, "<H"), (36, "<I")
+# foam_params.replicas.replica_bits (a router's union member): 16 bytes, any non-zero
+# where a child's shard has replica tiles on the router's lanes or under it.
+REPLICA_BITS = (52, 16)
 TYPES = ("RouterCount", "RouterForward", "RouterPlan", "RouterCountPlan")
 WORKERS = 6  # FOAM_WORKERS
 
@@ -84,7 +93,8 @@ def points(d, bin_dir, types=TYPES):
             bb.seek(o)
             b = bb.read(n)
             field = lambda at: struct.unpack_from(at[1], b, at[0])[0]
-            meta[r["i"]] = (r["type"], field(MAX_IN_FLIGHT) > 0, field(FANOUT), field(INJECT_LANES))
+            replicas = any(b[REPLICA_BITS[0]:REPLICA_BITS[0] + REPLICA_BITS[1]])
+            meta[r["i"]] = (r["type"], field(MAX_IN_FLIGHT) > 0, field(FANOUT), field(INJECT_LANES), replicas)
     # Only the types being fitted are replayed (the others are --keep'd).
     tag = "" if tuple(types) == TYPES else "_" + "_".join(types)
     sel, cg, feat = f"{d}/sel_routers{tag}.txt", f"{d}/cg_routers_instr{tag}.out", f"{d}/feat.tsv"
@@ -113,13 +123,13 @@ def points(d, bin_dir, types=TYPES):
         if not m:
             continue
         i, w = int(m.group(1)), int(m.group(2))
-        t, root, fanout, lanes = meta[i]
+        t, root, fanout, lanes, replicas = meta[i]
         rays, moved = events.get((i, w), (0, 0))
         if v == 0:  # a dump callgrind closed before the worker ran: no compute() runs free
             continue
         # RouterCountPlan is one worker: every lane is its own.
         own = lanes if t == "RouterCountPlan" else lanes * (w + 1) // WORKERS - lanes * w // WORKERS
-        out.append((t, fanout, lanes, root, rays, moved, own, v, ipu))
+        out.append((t, fanout, lanes, root, rays, moved, own, v, ipu, replicas))
     return out
 
 
@@ -191,6 +201,7 @@ def main(argv):
         "lane": lambda r: r[6],
         "root_lane": lambda r: r[6] if r[3] else 0.0,
         "ray": lambda r: r[4],
+        "replica_ray": lambda r: r[4] if r[9] else 0.0,
     }
     plan = {
         "fixed": lambda r: 1.0,

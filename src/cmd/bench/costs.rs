@@ -86,7 +86,8 @@ pub struct Spill {
 /// worker takes a slice of each), per injector (or direct) lane of its own share
 /// (whole lanes: foam_inject_chunk), the same again at the root, which also sums and
 /// answers the in-flight allowance on them, and per ray (measured on routers of 2 to
-/// 16 children and 0 to 256 injector lanes: tools/costs/router_lanes.py).
+/// 16 children and 0 to 256 injector lanes: tools/costs/router_lanes.py); and
+/// RouterCountPlan, one worker, the same terms with every lane its own.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Walk {
@@ -96,16 +97,20 @@ pub struct Walk {
     pub root_lane: f64,
     #[serde(rename = "ray")]
     pub item: f64,
+    /// Per ray again at a router with replica lanes, which picks a replicated
+    /// shard's tile by the ray's pixel (0 for the types fitted before this term).
+    #[serde(rename = "replica_ray", default)]
+    pub replica_item: f64,
 }
 
 impl Walk {
     /// One worker's instructions for `items` rays on a router of `children`, with
-    /// `lanes` injector lanes its own.
-    pub fn per_worker(&self, children: u32, lanes: u32, root: bool, items: u64) -> f64 {
+    /// `lanes` injector lanes its own, and with replica lanes if `replicas`.
+    pub fn per_worker(&self, children: u32, lanes: u32, root: bool, items: u64, replicas: bool) -> f64 {
         self.fixed
             + self.child * children as f64
             + (self.lane + if root { self.root_lane } else { 0.0 }) * lanes as f64
-            + self.item * items as f64
+            + (self.item + if replicas { self.replica_item } else { 0.0 }) * items as f64
     }
 }
 
@@ -251,7 +256,7 @@ mod tests {
         // RouterPlan reads none of the injector lanes (RouterCount sums them): what a
         // lane adds to it, at the root or not, is within the fit's noise.
         assert!((plan(8, 256, true) - plan(8, 0, false)).abs() < 2.0 * 256.0, "RouterPlan per lane");
-        let count = |l: u32, root| c.RouterCount.per_worker(8, l, root, 0);
+        let count = |l: u32, root| c.RouterCount.per_worker(8, l, root, 0, false);
         close(count(43, true) - count(0, true), 43.0 * (at("RouterCount", "lane") + at("RouterCount", "root_lane")));
         assert!(count(43, true) > count(43, false) && count(43, false) > count(0, false));
     }

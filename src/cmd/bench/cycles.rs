@@ -234,18 +234,19 @@ pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, sh_rest: us
 /// RouterPlan plans (one), RouterForward moves every ray, queued or arrived (six,
 /// `moved` rays each); every worker of each walks all `children` and its own share
 /// of the `lanes` injector (or direct) lanes, and at the `root` also sums and
-/// answers its injectors' allowance on them. With `one_worker_count` one vertex,
-/// RouterCountPlan, counts the six workers' shares and plans in one worker: its
-/// cycles are the count's, and the plan's are 0.
-pub fn router_cycles(classified: &[u64; WORKERS], moved: &[u64; WORKERS], children: u32, lanes: u32, root: bool, one_worker_count: bool) -> [f64; 3] {
+/// answers its injectors' allowance on them; a router with `replicas` lanes also
+/// picks a replicated shard's tile by each ray's pixel. With `one_worker_count` one
+/// vertex, RouterCountPlan, counts the six workers' shares and plans in one worker:
+/// its cycles are the count's, and the plan's are 0.
+pub fn router_cycles(classified: &[u64; WORKERS], moved: &[u64; WORKERS], (children, lanes): (u32, u32), root: bool, replicas: bool, one_worker_count: bool) -> [f64; 3] {
     let c = &*COSTS;
     let own = |w: usize| crate::device::tree::worker_lanes(lanes as usize, w, WORKERS).len() as u32;
     let walk = |cost: &Walk, rays: &[u64; WORKERS]| {
-        multi_worker_cycles(rays.iter().enumerate().map(|(w, &n)| cost.per_worker(children, own(w), root, n)))
+        multi_worker_cycles(rays.iter().enumerate().map(|(w, &n)| cost.per_worker(children, own(w), root, n, replicas)))
     };
     let forward = walk(&c.RouterForward, moved);
     if one_worker_count {
-        let both = c.RouterCountPlan.per_worker(children, lanes, root, classified.iter().sum());
+        let both = c.RouterCountPlan.per_worker(children, lanes, root, classified.iter().sum(), replicas);
         return [single_worker_cycles(both), 0.0, forward];
     }
     [walk(&c.RouterCount, classified), single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)), forward]
@@ -553,12 +554,15 @@ mod tests {
     fn a_router_counting_in_one_worker_counts_and_plans_there() {
         let classified = [30, 10, 0, 5, 0, 0];
         let moved = [7, 0, 0, 0, 0, 2];
-        let [count, plan, forward] = router_cycles(&classified, &moved, 32, 12, true, false);
-        let [both, none, forward_one] = router_cycles(&classified, &moved, 32, 12, true, true);
+        let [count, plan, forward] = router_cycles(&classified, &moved, (32, 12), true, false, false);
+        let [both, none, forward_one] = router_cycles(&classified, &moved, (32, 12), true, false, true);
         assert_eq!((none, forward_one), (0.0, forward), "the plan is in the count's vertex; the forward is as before");
-        assert_eq!(both, single_worker_cycles(COSTS.RouterCountPlan.per_worker(32, 12, true, 45)));
+        assert_eq!(both, single_worker_cycles(COSTS.RouterCountPlan.per_worker(32, 12, true, 45, false)));
         // One worker counts what six counted, and then plans.
         assert!(both > count.max(plan), "{both} against {count} and {plan}");
+        // Replica lanes cost the one-worker count a term per ray of its own.
+        let [replicated, _, _] = router_cycles(&classified, &moved, (32, 12), true, true, true);
+        assert!(COSTS.RouterCountPlan.replica_item > 0.0 && replicated > both, "{replicated} against {both}");
     }
 
     #[test]

@@ -167,7 +167,8 @@ fn tile_cycles(
             // RouterCount counts its slices of the queues by their runs, not ray by ray.
             let slice = |n: u64, w: usize| crate::device::tree::worker_lanes(n as usize, w, WORKERS).len() as u64;
             let classified: [u64; WORKERS] = std::array::from_fn(|w| rays[w].saturating_sub(slice(up, w) + slice(down, w)));
-            let [count, plan, forward] = router_cycles(&classified, &rays, n.fanout, n.inject_lanes, root, counts_in_one_worker(schedule));
+            let replicas = n.replica_bits.iter().any(|&b| b > 0);
+            let [count, plan, forward] = router_cycles(&classified, &rays, (n.fanout, n.inject_lanes), root, replicas, counts_in_one_worker(schedule));
             place(schedule, &[(Part::Count, count), (Part::Plan, plan), (Part::Forward, forward)])
         }
         Role::Spill => place(schedule, &[(Part::Spill, spill_cycles((s.rays_in - p.rays_in) as u64, tracers))]),
