@@ -31,7 +31,7 @@ Fits, x86-64 and IPU instructions, least squares over every worker run:
 A ray at a router with replica lanes (foam_params.replica_bits) is classified by its
 pixel's class too (ray.h foam_replica_class): without replica_ray, RouterCountPlan's
 fit put that into the per-child cost (replica routers are the wide ones) and came out
-with a per-call cost of -1370, under every 2-child replica router's measured 1657.
+with a per-call cost of about -1350, under every 2-child replica router's measured 1657.
 Types kept from fits made before replica_ray have none (0 in the model).
 where a worker's own lanes are its whole share of the injector lanes
 (foam_inject_chunk in codelets/include/foam/lanes.h): RouterCount sums them for
