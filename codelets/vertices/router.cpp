@@ -272,6 +272,18 @@ inline void countRuns(unsigned begin, unsigned end, unsigned runs, unsigned tota
   }
 }
 
+// The queues with rays, each as the runs RouterForward left it in (RouterPlan's
+// stay_off): `each(total, runs, cat, start)` for the down queue, a run per child in
+// child order, then the up queue, the rays going up, then the blocked turns by child.
+template <typename F> inline void forEachQueue(const foam_router_ctl &c, unsigned fanout, F each) {
+  if (c.down_count)
+    each(c.down_count, fanout, [](unsigned r) { return FOAM_CAT_DOWN + r; },
+         [&c](unsigned r) { return c.stay_off[FOAM_CAT_DOWN + r]; });
+  if (c.up_count)
+    each(c.up_count, fanout + 1, [](unsigned r) { return r ? FOAM_CAT_TURN + r - 1 : FOAM_CAT_UP; },
+         [&c](unsigned r) { return r ? c.stay_off[FOAM_CAT_TURN + r - 1] : 0u; });
+}
+
 // Adds the categories of `n` rays from `at` to `counts`.
 inline void countRays(const Route &route, const unsigned char *at, unsigned n, unsigned stride, bool fromParent,
                       uint32_t counts[FOAM_CATS]) {
@@ -334,17 +346,11 @@ template <class V> void countShare(V &vx, unsigned workerId, unsigned workers) {
     countRays(route, src.ptr + (size_t)begin * p.ray_bytes, end - begin, p.ray_bytes, src.fromParent, counts);
   // This worker's slices of the queues, as Slices cuts every source for RouterForward
   // (most routers' queues are empty most steps: nothing to cut).
-  const unsigned f = p.fanout, down = c.down_count, up = c.up_count;
-  if (down) {
-    foam_worker_share(down, workerId, workers, &begin, &end);
-    countRuns(begin, end, f, down, [](unsigned r) { return FOAM_CAT_DOWN + r; },
-              [&](unsigned r) { return c.stay_off[FOAM_CAT_DOWN + r]; }, counts);
-  }
-  if (up) {
-    foam_worker_share(up, workerId, workers, &begin, &end);
-    countRuns(begin, end, f + 1, up, [](unsigned r) { return r ? FOAM_CAT_TURN + r - 1 : FOAM_CAT_UP; },
-              [&](unsigned r) { return r ? c.stay_off[FOAM_CAT_TURN + r - 1] : 0u; }, counts);
-  }
+  forEachQueue(c, p.fanout, [&](unsigned total, unsigned runs, auto cat, auto start) {
+    unsigned lo, hi;
+    foam_worker_share(total, workerId, workers, &lo, &hi);
+    countRuns(lo, hi, runs, total, cat, start, counts);
+  });
 
   uint32_t sums[FOAM_LS_COUNT] = {};
   countInjectorLanes(p, route, &inboxes[0], workerId, workers, counts, sums);
@@ -388,9 +394,9 @@ template <class V> void countAll(V &vx) {
     const uint32_t n = load<uint32_t>(lane);
     if (n) walk(lane + sizeof(foam_link_header), n, false);
   }
-  // A queue's runs (countRuns) cut at the workers' ends: each run's rays go to the
+  // The queues' runs (countRuns) cut at the workers' ends: each run's rays go to the
   // workers whose slices it overlaps.
-  auto runs = [&](unsigned total, unsigned count, auto cat, auto start) {
+  forEachQueue(c, f, [&](unsigned total, unsigned count, auto cat, auto start) {
     shareEnds(total, ends);
     unsigned w = 0;
     for (unsigned r = 0; r < count; ++r) {
@@ -403,13 +409,7 @@ template <class V> void countAll(V &vx) {
         lo = to;
       }
     }
-  };
-  if (c.down_count)
-    runs(c.down_count, f, [](unsigned r) { return FOAM_CAT_DOWN + r; },
-         [&](unsigned r) { return c.stay_off[FOAM_CAT_DOWN + r]; });
-  if (c.up_count)
-    runs(c.up_count, f + 1, [](unsigned r) { return r ? FOAM_CAT_TURN + r - 1 : FOAM_CAT_UP; },
-         [&](unsigned r) { return r ? c.stay_off[FOAM_CAT_TURN + r - 1] : 0u; });
+  });
   // The injector lanes, each worker's chunk whole, and their sums, as countShare.
   uint32_t *lsums = &vx.ctl[0] + offsetof(foam_router_ctl, lane_sums) / 4;
   for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
