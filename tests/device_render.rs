@@ -447,6 +447,62 @@ fn schedules_change_nothing_but_speed() {
     }
 }
 
+/// Each router's work words end with the shares its RouterPlan left for its
+/// RouterForward (`foam_router_ctl.share_*`), which the cost model reads to charge the
+/// lanes' divides only on the steps that make them: where the root's credit gate
+/// binds and router queues are short, the root rations its injectors' allowance on
+/// some steps and not on others,
+/// some router's lanes want more upward credit than it has, and no router but the
+/// root has an allowance to share.
+#[test]
+fn routers_report_the_shares_their_forward_divides() {
+    use foam_ipu::device::frame::{ROUTER_HEAD_WORDS, ROUTER_SHARE_WORDS, work_offsets};
+    use foam_ipu::device::tree::Role;
+    use foam_layout::foam_router_ctl as Ctl;
+    use std::mem::offset_of;
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    assert_eq!(ROUTER_SHARE_WORDS, 6, "share_avail to share_shift");
+    let word = |off: usize| {
+        ROUTER_HEAD_WORDS + foam_layout::FOAM_WORKERS as usize * foam_layout::FOAM_CATS as usize + (off - offset_of!(Ctl, share_avail)) / 4
+    };
+    let (avail, wanted) = (word(offset_of!(Ctl, share_avail)), word(offset_of!(Ctl, share_wanted)));
+    let (room, asked, shift) = (word(offset_of!(Ctl, share_room)), word(offset_of!(Ctl, share_asked)), word(offset_of!(Ctl, share_shift)));
+    // Steps on which the root rationed its allowance, on which it did not, and router
+    // steps on which the lanes wanted more credit than there was.
+    let shares = |o: &DeviceOptions| {
+        let plan = DevicePlan::new(scene, 256, cam.width, cam.height, o, &()).unwrap();
+        let (offsets, len) = work_offsets(&plan.tree.nodes);
+        let root = plan.tree.root();
+        let routers: Vec<usize> = (0..plan.tree.nodes.len()).filter(|&i| plan.tree.nodes[i].role == Role::Router).collect();
+        let (mut rationed, mut calm, mut short) = (0, 0, 0);
+        let mut per_call = |_: &foam_frame_status, _: &[foam_tile_stats], work: &[u32]| {
+            assert_eq!(work.len(), len, "the stream carries every node's words");
+            for &r in &routers {
+                let w = &work[offsets[r]..];
+                if r == root {
+                    if w[asked] > w[room] { rationed += 1 } else { calm += 1 }
+                    assert!(w[shift] < 16, "the root's weights' shift: {}", w[shift]);
+                } else {
+                    assert_eq!((w[room], w[asked], w[shift]), (0, 0, 0), "router {r} shares no allowance");
+                }
+                short += (w[wanted] > w[avail]) as u32;
+            }
+        };
+        let f = DeviceRenderer::new(plan).unwrap().render_observed(scene, &cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
+        assert_complete(&f);
+        (rationed, calm, short)
+    };
+    let base = DeviceOptions { rc: 1, ..opts(RayLayout::Half) };
+    // The root's credit gate binds.
+    let gated = DeviceOptions { injectors: 3, batch: Batch::Cols(3), drain_iters: 2, inject_capacity: Some(16), spill: Some(384), ..base.clone() };
+    let (rationed, calm, _) = shares(&gated);
+    assert!(rationed > 0 && calm > 0, "the root rationed on {rationed} steps and not on {calm}");
+    // Routers' queues of 8 behind links of 4.
+    let (_, _, short) = shares(&DeviceOptions { router_queue: Some(8), link_capacity: vec![4], ..base });
+    assert!(short > 0, "no router's lanes ever wanted more credit than it had");
+}
+
 /// An injector's queue paces what it emits; its lane to the root, which the exchange
 /// copies whole every iteration, carries only what the direct lanes did not take.
 /// With lanes of one ray behind queues of 64, queues of two behind lanes of 16, or

@@ -391,10 +391,12 @@ private:
       switch (spec_.nodes[i].role) {
       case Role::Tracer: words(0, offsetof(foam_tracer_ctl, work) + sizeof(foam_tracer_ctl::work)); break;
       case Role::Injector: words(offsetof(foam_injector_ctl, work), sizeof(foam_injector_ctl::work)); break;
-      // From the queues' sizes RouterCount walked (their runs, not their rays) to the counts.
+      // From the queues' sizes RouterCount walked (their runs, not their rays) to the
+      // counts, then the shares RouterForward divides over its lanes when they are short.
       case Role::Router:
         words(offsetof(foam_router_ctl, src_up_count),
               offsetof(foam_router_ctl, counts) + sizeof(foam_router_ctl::counts) - offsetof(foam_router_ctl, src_up_count));
+        words(offsetof(foam_router_ctl, share_avail), offsetof(foam_router_ctl, allowed_by) - offsetof(foam_router_ctl, share_avail));
         break;
       case Role::Spill: break;
       }

@@ -49,22 +49,31 @@ pub const TRACER_HEAD_WORDS: usize = std::mem::offset_of!(foam_layout::foam_trac
 pub const ROUTER_HEAD_WORDS: usize =
     (std::mem::offset_of!(foam_layout::foam_router_ctl, counts) - std::mem::offset_of!(foam_layout::foam_router_ctl, src_up_count)) / 4;
 
+/// Words of a router's shares as its RouterPlan left them (`foam_router_ctl.share_avail`
+/// to `.share_shift`), which the `WORK_HANDLE` stream carries after its counts:
+/// whether its RouterForward divides its lanes' shares of the upward credit or of the
+/// root's allowance that step, which the cost model charges per lane.
+pub const ROUTER_SHARE_WORDS: usize =
+    (std::mem::offset_of!(foam_layout::foam_router_ctl, allowed_by) - std::mem::offset_of!(foam_layout::foam_router_ctl, share_avail)) / 4;
+
 /// Words of a node's per-worker work counters in the `WORK_HANDLE` stream (what
 /// [`PerCall`] gets as its third argument, in node order); a tracer's follow its
-/// [`TRACER_HEAD_WORDS`], a router's its [`ROUTER_HEAD_WORDS`].
+/// [`TRACER_HEAD_WORDS`], a router's its [`ROUTER_HEAD_WORDS`] and come before its
+/// [`ROUTER_SHARE_WORDS`].
 pub fn work_words(role: Role) -> usize {
-    let head = match role {
-        Role::Tracer => TRACER_HEAD_WORDS,
-        Role::Router => ROUTER_HEAD_WORDS,
-        _ => 0,
+    let (head, tail) = match role {
+        Role::Tracer => (TRACER_HEAD_WORDS, 0),
+        Role::Router => (ROUTER_HEAD_WORDS, ROUTER_SHARE_WORDS),
+        _ => (0, 0),
     };
-    head + FOAM_WORKERS as usize
-        * match role {
-            Role::Tracer => FOAM_TW_COUNTERS,
-            Role::Injector => FOAM_IW_COUNTERS,
-            Role::Router => FOAM_CATS,
-            Role::Spill => 0,
-        } as usize
+    head + tail
+        + FOAM_WORKERS as usize
+            * match role {
+                Role::Tracer => FOAM_TW_COUNTERS,
+                Role::Injector => FOAM_IW_COUNTERS,
+                Role::Router => FOAM_CATS,
+                Role::Spill => 0,
+            } as usize
 }
 
 /// Where each of `nodes`' work counters start in the `WORK_HANDLE` stream (node

@@ -101,15 +101,37 @@ pub struct Walk {
     /// shard's tile by the ray's pixel (0 for the types fitted before this term).
     #[serde(rename = "replica_ray", default)]
     pub replica_item: f64,
+    /// Per own lane again while the upward credit is short, and at the root while
+    /// the injectors' allowance is rationed: only then does RouterForward divide its
+    /// lanes' shares (0 for the other types, which share nothing out).
+    #[serde(default)]
+    pub short_lane: f64,
+    #[serde(default)]
+    pub ration_lane: f64,
+}
+
+/// Which shares a router's RouterForward divides over its lanes in a step, as its
+/// RouterPlan left them (`foam_router_ctl.share_*`): the upward credit where the
+/// lanes want more than it (`short`), the root's allowance where its injectors ask
+/// more than there is room for (`rationed`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Shares {
+    pub short: bool,
+    pub rationed: bool,
 }
 
 impl Walk {
     /// One worker's instructions for `items` rays on a router of `children`, with
-    /// `lanes` injector lanes its own, and with replica lanes if `replicas`.
-    pub fn per_worker(&self, children: u32, lanes: u32, root: bool, items: u64, replicas: bool) -> f64 {
+    /// `lanes` injector lanes its own, and with replica lanes if `replicas`, dividing
+    /// `shares` over its lanes.
+    pub fn per_worker(&self, children: u32, lanes: u32, root: bool, items: u64, replicas: bool, shares: Shares) -> f64 {
+        let lane = self.lane
+            + if root { self.root_lane } else { 0.0 }
+            + if shares.short { self.short_lane } else { 0.0 }
+            + if shares.rationed { self.ration_lane } else { 0.0 };
         self.fixed
             + self.child * children as f64
-            + (self.lane + if root { self.root_lane } else { 0.0 }) * lanes as f64
+            + lane * lanes as f64
             + (self.item + if replicas { self.replica_item } else { 0.0 }) * items as f64
     }
 }
@@ -256,7 +278,7 @@ mod tests {
         // RouterPlan reads none of the injector lanes (RouterCount sums them): what a
         // lane adds to it, at the root or not, is within the fit's noise.
         assert!((plan(8, 256, true) - plan(8, 0, false)).abs() < 2.0 * 256.0, "RouterPlan per lane");
-        let count = |l: u32, root| c.RouterCount.per_worker(8, l, root, 0, false);
+        let count = |l: u32, root| c.RouterCount.per_worker(8, l, root, 0, false, Shares::default());
         close(count(43, true) - count(0, true), 43.0 * (at("RouterCount", "lane") + at("RouterCount", "root_lane")));
         assert!(count(43, true) > count(43, false) && count(43, false) > count(0, false));
     }

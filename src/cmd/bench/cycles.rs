@@ -38,7 +38,7 @@ use std::sync::LazyLock;
 
 use serde::Serialize;
 
-use super::costs::{COSTS, Walk};
+use super::costs::{COSTS, Shares, Walk};
 use super::profile::Profile;
 use crate::device::Schedule;
 
@@ -237,19 +237,28 @@ pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, sh_rest: us
 /// answers its injectors' allowance on them; a router with `replicas` lanes also
 /// picks a replicated shard's tile by each ray's pixel. With `one_worker_count` one
 /// vertex, RouterCountPlan, counts the six workers' shares and plans in one worker:
-/// its cycles are the count's, and the plan's are 0.
-pub fn router_cycles(classified: &[u64; WORKERS], moved: &[u64; WORKERS], (children, lanes): (u32, u32), root: bool, replicas: bool, one_worker_count: bool) -> [f64; 3] {
+/// its cycles are the count's, and the plan's are 0. RouterForward's workers also
+/// divide their lanes' shares of what `shares` says is short this step.
+pub fn router_cycles(
+    classified: &[u64; WORKERS],
+    moved: &[u64; WORKERS],
+    (children, lanes): (u32, u32),
+    root: bool,
+    replicas: bool,
+    shares: Shares,
+    one_worker_count: bool,
+) -> [f64; 3] {
     let c = &*COSTS;
     let own = |w: usize| crate::device::tree::worker_lanes(lanes as usize, w, WORKERS).len() as u32;
-    let walk = |cost: &Walk, rays: &[u64; WORKERS]| {
-        multi_worker_cycles(rays.iter().enumerate().map(|(w, &n)| cost.per_worker(children, own(w), root, n, replicas)))
+    let walk = |cost: &Walk, rays: &[u64; WORKERS], shares: Shares| {
+        multi_worker_cycles(rays.iter().enumerate().map(|(w, &n)| cost.per_worker(children, own(w), root, n, replicas, shares)))
     };
-    let forward = walk(&c.RouterForward, moved);
+    let forward = walk(&c.RouterForward, moved, shares);
     if one_worker_count {
-        let both = c.RouterCountPlan.per_worker(children, lanes, root, classified.iter().sum(), replicas);
+        let both = c.RouterCountPlan.per_worker(children, lanes, root, classified.iter().sum(), replicas, Shares::default());
         return [single_worker_cycles(both), 0.0, forward];
     }
-    [walk(&c.RouterCount, classified), single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)), forward]
+    [walk(&c.RouterCount, classified, Shares::default()), single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)), forward]
 }
 
 /// Whether `schedule` counts a router's rays in one worker (RouterCountPlan), with
@@ -554,15 +563,36 @@ mod tests {
     fn a_router_counting_in_one_worker_counts_and_plans_there() {
         let classified = [30, 10, 0, 5, 0, 0];
         let moved = [7, 0, 0, 0, 0, 2];
-        let [count, plan, forward] = router_cycles(&classified, &moved, (32, 12), true, false, false);
-        let [both, none, forward_one] = router_cycles(&classified, &moved, (32, 12), true, false, true);
+        let none_short = Shares::default();
+        let [count, plan, forward] = router_cycles(&classified, &moved, (32, 12), true, false, none_short, false);
+        let [both, none, forward_one] = router_cycles(&classified, &moved, (32, 12), true, false, none_short, true);
         assert_eq!((none, forward_one), (0.0, forward), "the plan is in the count's vertex; the forward is as before");
-        assert_eq!(both, single_worker_cycles(COSTS.RouterCountPlan.per_worker(32, 12, true, 45, false)));
+        assert_eq!(both, single_worker_cycles(COSTS.RouterCountPlan.per_worker(32, 12, true, 45, false, none_short)));
         // One worker counts what six counted, and then plans.
         assert!(both > count.max(plan), "{both} against {count} and {plan}");
         // Replica lanes cost the one-worker count a term per ray of its own.
-        let [replicated, _, _] = router_cycles(&classified, &moved, (32, 12), true, true, true);
+        let [replicated, _, _] = router_cycles(&classified, &moved, (32, 12), true, true, none_short, true);
         assert!(COSTS.RouterCountPlan.replica_item > 0.0 && replicated > both, "{replicated} against {both}");
+    }
+
+    #[test]
+    fn a_router_dividing_its_lanes_shares_pays_per_lane_in_its_forward_only() {
+        let classified = [30, 10, 0, 5, 0, 0];
+        let moved = [7, 0, 0, 0, 0, 2];
+        let at = |lanes, root, shares| router_cycles(&classified, &moved, (8, lanes), root, false, shares, false);
+        let short = Shares { short: true, rationed: false };
+        let both = Shares { short: true, rationed: true };
+        let [count, plan, calm] = at(194, true, Shares::default());
+        let [count_s, plan_s, divided] = at(194, true, short);
+        assert_eq!((count_s, plan_s), (count, plan), "only RouterForward divides shares");
+        // 194 lanes over six workers: each owns 32 or 33 of them.
+        let f = &COSTS.RouterForward;
+        assert!(f.short_lane > 0.0 && f.ration_lane > 0.0, "{f:?}");
+        let extra = (divided - calm) / WORKERS as f64;
+        assert!(extra >= 32.0 * f.short_lane - 1e-6 && extra <= 33.0 * f.short_lane + 1e-6, "{extra}");
+        assert!(at(194, true, both)[2] > divided);
+        // A router with no lanes of its own has nothing to divide.
+        assert_eq!(at(0, false, both)[2], at(0, false, Shares::default())[2]);
     }
 
     #[test]

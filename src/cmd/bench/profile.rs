@@ -14,6 +14,7 @@ use foam_layout::{
 };
 use serde::Serialize;
 
+use super::costs::Shares;
 use super::cycles::{
     MAX_SETS, MarchWork, Part, SendWalk, SetCycles, WORKERS, counts_in_one_worker, injector_cycles, place, router_cycles, sets_of, spill_cycles,
     tracer_cycles,
@@ -101,6 +102,16 @@ const SRC_DOWN: usize = (std::mem::offset_of!(foam_layout::foam_router_ctl, src_
     - std::mem::offset_of!(foam_layout::foam_router_ctl, src_up_count))
     / 4;
 
+/// Words of `foam_router_ctl.share_*` in a router's `WORK_HANDLE` words past its
+/// counts (which start at `share_avail`).
+const fn share_word(offset: usize) -> usize {
+    (offset - std::mem::offset_of!(foam_layout::foam_router_ctl, share_avail)) / 4
+}
+const SHARE_AVAIL: usize = share_word(std::mem::offset_of!(foam_layout::foam_router_ctl, share_avail));
+const SHARE_WANTED: usize = share_word(std::mem::offset_of!(foam_layout::foam_router_ctl, share_wanted));
+const SHARE_ROOM: usize = share_word(std::mem::offset_of!(foam_layout::foam_router_ctl, share_room));
+const SHARE_ASKED: usize = share_word(std::mem::offset_of!(foam_layout::foam_router_ctl, share_asked));
+
 /// Pixels a tracer finished between two readings of its work counters (its
 /// `WORK_HANDLE` words past [`TRACER_HEAD_WORDS`]), over its workers.
 fn finished_pixels(work: &[u32], prev: &[u32]) -> u64 {
@@ -168,7 +179,9 @@ fn tile_cycles(
             let slice = |n: u64, w: usize| crate::device::tree::worker_lanes(n as usize, w, WORKERS).len() as u64;
             let classified: [u64; WORKERS] = std::array::from_fn(|w| rays[w].saturating_sub(slice(up, w) + slice(down, w)));
             let replicas = n.replica_bits.iter().any(|&b| b > 0);
-            let [count, plan, forward] = router_cycles(&classified, &rays, (n.fanout, n.inject_lanes), root, replicas, counts_in_one_worker(schedule));
+            let share = &work[ROUTER_HEAD_WORDS + WORKERS * FOAM_CATS as usize..];
+            let shares = Shares { short: share[SHARE_WANTED] > share[SHARE_AVAIL], rationed: root && share[SHARE_ASKED] > share[SHARE_ROOM] };
+            let [count, plan, forward] = router_cycles(&classified, &rays, (n.fanout, n.inject_lanes), root, replicas, shares, counts_in_one_worker(schedule));
             place(schedule, &[(Part::Count, count), (Part::Plan, plan), (Part::Forward, forward)])
         }
         Role::Spill => place(schedule, &[(Part::Spill, spill_cycles((s.rays_in - p.rays_in) as u64, tracers))]),
