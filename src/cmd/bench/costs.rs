@@ -282,4 +282,28 @@ mod tests {
         close(count(43, true) - count(0, true), 43.0 * (at("RouterCount", "lane") + at("RouterCount", "root_lane")));
         assert!(count(43, true) > count(43, false) && count(43, false) > count(0, false));
     }
+
+    /// `tools/costs/router_lanes.py` reads a router's shape and shares from the
+    /// recorded blobs at fixed offsets; after session 56 widened `foam_params`' fields
+    /// it read the wrong ones unnoticed. They are the layout's (codelets/include/foam/layout.h).
+    #[test]
+    fn router_lanes_reads_the_fields_where_the_layout_puts_them() {
+        use foam_layout::{foam_params, foam_params__bindgen_ty_1 as Union, foam_replica_lanes, foam_router_ctl};
+        use std::mem::offset_of;
+        let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tools/costs/router_lanes.py")).unwrap();
+        let numbers = |name: &str| -> Vec<usize> {
+            let line = src.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("router_lanes.py: no {name}"));
+            line.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect()
+        };
+        assert_eq!(
+            numbers("FANOUT, INJECT_LANES, MAX_IN_FLIGHT ="),
+            [offset_of!(foam_params, fanout), offset_of!(foam_params, inject_lanes), offset_of!(foam_params, max_in_flight)]
+        );
+        let replicas = offset_of!(foam_params, __bindgen_anon_1) + offset_of!(Union, replicas) + offset_of!(foam_replica_lanes, replica_bits);
+        assert_eq!(numbers("REPLICA_BITS ="), [replicas, foam_layout::FOAM_MAX_FANOUT as usize]);
+        // Each share is read as two words in a row: (avail, wanted), (room, asked).
+        assert_eq!(numbers("SHARE_CREDIT, SHARE_ALLOWANCE ="), [offset_of!(foam_router_ctl, share_avail), offset_of!(foam_router_ctl, share_room)]);
+        assert_eq!(offset_of!(foam_router_ctl, share_wanted), offset_of!(foam_router_ctl, share_avail) + 4);
+        assert_eq!(offset_of!(foam_router_ctl, share_asked), offset_of!(foam_router_ctl, share_room) + 4);
+    }
 }
