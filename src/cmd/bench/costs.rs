@@ -86,8 +86,9 @@ pub struct Spill {
 /// worker takes a slice of each), per injector (or direct) lane of its own share
 /// (whole lanes: foam_inject_chunk), the same again at the root, which also sums and
 /// answers the in-flight allowance on them, and per ray (measured on routers of 2 to
-/// 16 children and 0 to 256 injector lanes: tools/costs/router_lanes.py); and
-/// RouterCountPlan, one worker, the same terms with every lane its own.
+/// 32 children and 0 to 512 injector or direct lanes: tools/costs/router_lanes.py);
+/// RouterForward also per own lane while it divides a share over them ([`Shares`]);
+/// and RouterCountPlan, one worker, the same terms with every lane its own.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Walk {
