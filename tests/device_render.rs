@@ -449,11 +449,10 @@ fn schedules_change_nothing_but_speed() {
 
 /// Each router's work words end with the shares its RouterPlan left for its
 /// RouterForward (`foam_router_ctl.share_*`), which the cost model reads to charge the
-/// lanes' divides only on the steps that make them: where the root's credit gate
-/// binds and router queues are short, the root rations its injectors' allowance on
-/// some steps and not on others,
-/// some router's lanes want more upward credit than it has, and no router but the
-/// root has an allowance to share.
+/// lanes' divides only on the steps that make them. Where the root's credit gate
+/// binds, the root rations its injectors' allowance on some steps and not on others;
+/// where the routers' queues are short, some router's lanes want more upward credit
+/// than it has; no router but the root has an allowance to share.
 #[test]
 fn routers_report_the_shares_their_forward_divides() {
     use foam_ipu::device::frame::{ROUTER_HEAD_WORDS, ROUTER_SHARE_WORDS, work_offsets};
