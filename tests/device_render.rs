@@ -455,16 +455,13 @@ fn schedules_change_nothing_but_speed() {
 /// than it has; no router but the root has an allowance to share.
 #[test]
 fn routers_report_the_shares_their_forward_divides() {
-    use foam_ipu::device::frame::{ROUTER_HEAD_WORDS, ROUTER_SHARE_WORDS, work_offsets};
+    use foam_ipu::device::frame::{ROUTER_SHARE_WORDS, router_share_word as word, work_offsets};
     use foam_ipu::device::tree::Role;
     use foam_layout::foam_router_ctl as Ctl;
     use std::mem::offset_of;
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(96, 72).unwrap();
     assert_eq!(ROUTER_SHARE_WORDS, 6, "share_avail to share_shift");
-    let word = |off: usize| {
-        ROUTER_HEAD_WORDS + foam_layout::FOAM_WORKERS as usize * foam_layout::FOAM_CATS as usize + (off - offset_of!(Ctl, share_avail)) / 4
-    };
     let (avail, wanted) = (word(offset_of!(Ctl, share_avail)), word(offset_of!(Ctl, share_wanted)));
     let (room, asked, shift) = (word(offset_of!(Ctl, share_room)), word(offset_of!(Ctl, share_asked)), word(offset_of!(Ctl, share_shift)));
     // Steps on which the root rationed its allowance, on which it did not, and router

@@ -56,6 +56,14 @@ pub const ROUTER_HEAD_WORDS: usize =
 pub const ROUTER_SHARE_WORDS: usize =
     (std::mem::offset_of!(foam_layout::foam_router_ctl, allowed_by) - std::mem::offset_of!(foam_layout::foam_router_ctl, share_avail)) / 4;
 
+/// Where the `foam_router_ctl` share field at byte `offset` (`share_avail` to
+/// `share_shift`) sits in a router's [`work_words`]: after its head and its counts.
+pub const fn router_share_word(offset: usize) -> usize {
+    ROUTER_HEAD_WORDS
+        + FOAM_WORKERS as usize * FOAM_CATS as usize
+        + (offset - std::mem::offset_of!(foam_layout::foam_router_ctl, share_avail)) / 4
+}
+
 /// Words of a node's per-worker work counters in the `WORK_HANDLE` stream (what
 /// [`PerCall`] gets as its third argument, in node order); a tracer's follow its
 /// [`TRACER_HEAD_WORDS`], a router's its [`ROUTER_HEAD_WORDS`] and come before its

@@ -22,7 +22,7 @@ use super::cycles::{
 use crate::device::Schedule;
 use crate::camera::Camera;
 use crate::device::edges::EdgeKind;
-use crate::device::frame::{ROUTER_HEAD_WORDS, TRACER_HEAD_WORDS, work_offsets, work_words};
+use crate::device::frame::{ROUTER_HEAD_WORDS, TRACER_HEAD_WORDS, router_share_word, work_offsets, work_words};
 use crate::device::tree::Role;
 use crate::device::{DeviceError, DevicePlan, DeviceRenderer};
 
@@ -102,15 +102,11 @@ const SRC_DOWN: usize = (std::mem::offset_of!(foam_layout::foam_router_ctl, src_
     - std::mem::offset_of!(foam_layout::foam_router_ctl, src_up_count))
     / 4;
 
-/// Words of `foam_router_ctl.share_*` in a router's `WORK_HANDLE` words past its
-/// counts (which start at `share_avail`).
-const fn share_word(offset: usize) -> usize {
-    (offset - std::mem::offset_of!(foam_layout::foam_router_ctl, share_avail)) / 4
-}
-const SHARE_AVAIL: usize = share_word(std::mem::offset_of!(foam_layout::foam_router_ctl, share_avail));
-const SHARE_WANTED: usize = share_word(std::mem::offset_of!(foam_layout::foam_router_ctl, share_wanted));
-const SHARE_ROOM: usize = share_word(std::mem::offset_of!(foam_layout::foam_router_ctl, share_room));
-const SHARE_ASKED: usize = share_word(std::mem::offset_of!(foam_layout::foam_router_ctl, share_asked));
+/// Words of `foam_router_ctl.share_*` in a router's `WORK_HANDLE` words.
+const SHARE_AVAIL: usize = router_share_word(std::mem::offset_of!(foam_layout::foam_router_ctl, share_avail));
+const SHARE_WANTED: usize = router_share_word(std::mem::offset_of!(foam_layout::foam_router_ctl, share_wanted));
+const SHARE_ROOM: usize = router_share_word(std::mem::offset_of!(foam_layout::foam_router_ctl, share_room));
+const SHARE_ASKED: usize = router_share_word(std::mem::offset_of!(foam_layout::foam_router_ctl, share_asked));
 
 /// Pixels a tracer finished between two readings of its work counters (its
 /// `WORK_HANDLE` words past [`TRACER_HEAD_WORDS`]), over its workers.
@@ -179,8 +175,7 @@ fn tile_cycles(
             let slice = |n: u64, w: usize| crate::device::tree::worker_lanes(n as usize, w, WORKERS).len() as u64;
             let classified: [u64; WORKERS] = std::array::from_fn(|w| rays[w].saturating_sub(slice(up, w) + slice(down, w)));
             let replicas = n.replica_bits.iter().any(|&b| b > 0);
-            let share = &work[ROUTER_HEAD_WORDS + WORKERS * FOAM_CATS as usize..];
-            let shares = Shares { short: share[SHARE_WANTED] > share[SHARE_AVAIL], rationed: root && share[SHARE_ASKED] > share[SHARE_ROOM] };
+            let shares = Shares { short: work[SHARE_WANTED] > work[SHARE_AVAIL], rationed: root && work[SHARE_ASKED] > work[SHARE_ROOM] };
             let [count, plan, forward] = router_cycles(&classified, &rays, (n.fanout, n.inject_lanes), root, replicas, shares, counts_in_one_worker(schedule));
             place(schedule, &[(Part::Count, count), (Part::Plan, plan), (Part::Forward, forward)])
         }
