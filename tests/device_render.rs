@@ -499,6 +499,49 @@ fn routers_report_the_shares_their_forward_divides() {
     assert!(short > 0, "no router's lanes ever wanted more credit than it had");
 }
 
+/// The `WORK_HANDLE` stream carries what TracerSend did with a tracer's held rays:
+/// `unread`, the prefix no worker reached, which it passed over (a prefix of the held
+/// rays the step before, and of those it leaves), and `held`, so that the cost model
+/// charges it `held - unread` rays read and kept unmarched. With a tracer budget of a
+/// few cell steps, tracers keep rays unmarched on some steps and pass held rays over
+/// on others; without a budget, neither.
+#[test]
+fn tracers_report_the_held_rays_they_pass_over_and_keep() {
+    use foam_ipu::device::frame::work_offsets;
+    use foam_ipu::device::tree::Role;
+    use foam_layout::foam_tracer_ctl as Ctl;
+    use std::mem::offset_of;
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    let (pending, unread, held) = (offset_of!(Ctl, pending) / 4, offset_of!(Ctl, unread) / 4, offset_of!(Ctl, held) / 4);
+    // Rays kept unmarched and rays passed over, summed over every tracer's steps.
+    let held_rays = |o: &DeviceOptions| {
+        let plan = DevicePlan::new(scene, 256, cam.width, cam.height, o, &()).unwrap();
+        let (offsets, len) = work_offsets(&plan.tree.nodes);
+        let tracers: Vec<usize> = (0..plan.tree.nodes.len()).filter(|&i| plan.tree.nodes[i].role == Role::Tracer).collect();
+        let mut before = vec![0u32; plan.tree.nodes.len()];
+        let (mut kept, mut passed) = (0u64, 0u64);
+        let mut per_call = |_: &foam_frame_status, _: &[foam_tile_stats], work: &[u32]| {
+            assert_eq!(work.len(), len, "the stream carries every node's words");
+            for &t in &tracers {
+                let w = &work[offsets[t]..];
+                assert!(w[unread] <= before[t] && w[unread] <= w[held] && w[held] <= w[pending],
+                    "tracer {t}: {} passed over of {} held before, {} held of {} pending now", w[unread], before[t], w[held], w[pending]);
+                kept += (w[held] - w[unread]) as u64;
+                passed += w[unread] as u64;
+                before[t] = w[held];
+            }
+        };
+        let f = DeviceRenderer::new(plan).unwrap().render_observed(scene, &cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
+        assert_complete(&f);
+        (kept, passed)
+    };
+    let base = DeviceOptions { rc: 1, ..opts(RayLayout::Half) };
+    let (kept, passed) = held_rays(&DeviceOptions { tracer_budget: Some(4), ..base.clone() });
+    assert!(kept > 0 && passed > 0, "with a budget of 4 steps: {kept} kept unmarched, {passed} passed over");
+    assert_eq!(held_rays(&DeviceOptions { tracer_budget: Some(0), ..base }), (0, 0), "no budget, no held rays");
+}
+
 /// An injector's queue paces what it emits; its lane to the root, which the exchange
 /// copies whole every iteration, carries only what the direct lanes did not take.
 /// With lanes of one ray behind queues of 64, queues of two behind lanes of 16, or

@@ -251,7 +251,7 @@ public:
     const unsigned limit = in.credit < p.link_capacity ? in.credit : p.link_capacity;
     unsigned char *out = &outbox[0] + sizeof(foam_link_header);
     unsigned char *store = &pending[0];
-    unsigned sent = 0, kept = 0;
+    unsigned sent = 0, kept = 0, overflow = 0;
     unsigned sideLimit[FOAM_MAX_SIDES], sideSent[FOAM_MAX_SIDES];
     // The cost model's events: its side links, and the rays waiting for credit in its
     // pending store, which this call walks again.
@@ -296,6 +296,7 @@ public:
       // registers and moves cost a ray sent about a quarter of its instructions.
       static_assert(FOAM_MAX_SIDES == 16, "four halvings");
       unsigned k = 0;
+      unsigned char *to = nullptr;
       if (p.side_links) {
         k += (p.side_shard[k + 7] < dest) << 3;
         k += (p.side_shard[k + 3] < dest) << 2;
@@ -303,8 +304,9 @@ public:
         k += p.side_shard[k] < dest;
       }
       if (k < p.side_links && p.side_shard[k] == dest) {
-        unsigned group = 1;
-        while (k + group < p.side_links && p.side_shard[k + group] == dest) ++group;
+        // A shard of one tile (side_class 0) has one link, and no class to pick.
+        const unsigned far = p.side_class[k];
+        unsigned group = 1, first = 0;
         // The link to the ray's class's tile: links into one shard go in class
         // order, so it is the group's first plus the classes between (0 where the
         // shard has one tile). Where this tile has no link to that tile (a
@@ -315,24 +317,30 @@ public:
         // tile is a replicas' router longer, the link its class picks modulo the
         // links. A full pick tries the others. Written for the tracer program's
         // room in the tile reserve (tests program.rs): this form, a walk from the
-        // pick, costs 46 host bytes over the pick it replaced.
-        const unsigned far = p.side_class[k];
-        unsigned first = foam_replica_class(foam_slot_px(src), (far >> 4) & 7u) - (far & 15u);
-        if (first >= group) {
-          if (far & FOAM_SIDE_CLASS_ALIGNED) group = 0;
-          first &= group - 1u;
+        // pick, costs 46 host bytes over the pick it replaced, and the one copy
+        // below for either link saves 108 (each copy is a switch over the payload
+        // sizes).
+        if (far) {
+          while (k + group < p.side_links && p.side_shard[k + group] == dest) ++group;
+          first = foam_replica_class(foam_slot_px(src), (far >> 4) & 7u) - (far & 15u);
+          if (first >= group) {
+            if (far & FOAM_SIDE_CLASS_ALIGNED) group = 0;
+            first &= group - 1u;
+          }
         }
         for (unsigned j = k + first, n = group; n; --n) {
           if (sideSent[j] != sideLimit[j]) {
-            unsigned char *slots = &sideOut[0] + foam_side_offset(&p, j) + sizeof(foam_link_header);
-            foam_slot_copy(slots + (size_t)sideSent[j]++ * stride, src, stride);
-            return true;
+            to = &sideOut[0] + foam_side_offset(&p, j) + sizeof(foam_link_header) + (size_t)sideSent[j]++ * stride;
+            break;
           }
           if (++j == k + group) j = k;
         }
       }
-      if (sent == limit) return false;
-      foam_slot_copy(out + (size_t)sent++ * stride, src, stride);
+      if (!to) {
+        if (sent == limit) return false;
+        to = out + (size_t)sent++ * stride;
+      }
+      foam_slot_copy(to, src, stride);
       return true;
     };
 
@@ -344,20 +352,27 @@ public:
     // behind them, every held ray after the first one to wait (a ray a worker
     // paused, early in the store) swapped three slots, hundreds a step on a tracer
     // holding rays back. The back is used where it cannot reach the store's rays not
-    // yet read (every ray not held might wait: a first look counts them); else the
-    // swaps.
+    // yet read (every ray not held might wait); else the swaps. Where the room past
+    // the store's rays takes every ray this call reads, it cannot; only where it does
+    // not (rare) does a first look count the rays that might wait: on every call, it
+    // read each ray twice.
     // The held rays no worker reached lead the store (TracerMarch takes them from the
     // last one down, each worker noting the lowest it marched): they stay where they
     // are, unread. A tracer holding hundreds back read each of them every step.
     unsigned held = c.held;
     for (unsigned w = 0; w < FOAM_WORKERS; ++w) held = c.handoff[w] < held ? c.handoff[w] : held;
     from[0].first = held;
+    c.unread = held;
     unsigned mayWait = 0;
-    for (unsigned b = 0; b < sources; ++b) {
-      const Source f = from[b];
-      for (unsigned i = f.first; i < f.count; ++i) {
-        const uint16_t dest = foam_slot_shard(f.slots + (size_t)i * stride);
-        mayWait += dest != FOAM_INVALID_SHARD && dest != p.shard;
+    for (unsigned b = 0; b < sources; ++b) mayWait += from[b].count - from[b].first;
+    if (capacity - c.pending < mayWait) {
+      mayWait = 0;
+      for (unsigned b = 0; b < sources; ++b) {
+        const Source f = from[b];
+        for (unsigned i = f.first; i < f.count; ++i) {
+          const uint16_t dest = foam_slot_shard(f.slots + (size_t)i * stride);
+          mayWait += dest != FOAM_INVALID_SHARD && dest != p.shard;
+        }
       }
     }
     const bool back = capacity - c.pending >= mayWait;
@@ -368,6 +383,7 @@ public:
       kept++;
       unsigned char *to;
       if (unmarched) {
+        FOAM_PROBE(unmarched);
         to = store + (size_t)held++ * stride;
         if (!back && held != kept) {
           static_assert(sizeof(foam_ray_fp32) + sizeof(foam_ray_hops) <= 32, "the widest payload fits");
@@ -390,7 +406,9 @@ public:
       const Source f = from[b];
       for (unsigned i = f.first; i < f.count; ++i) {
         const unsigned char *src = f.slots + (size_t)i * stride;
-        if (b > 0) FOAM_PROBE(scan);
+        // Every slot read but the rays waiting for credit (wait_walk): the inboxes'
+        // and the held ones past the prefix, so `loaded + (held - unread)` of them.
+        if (b > 0 || i < c.held) FOAM_PROBE(scan);
         // An empty inbox slot, or a held ray that finished here.
         const uint16_t dest = foam_slot_shard(src);
         if (dest == FOAM_INVALID_SHARD) continue;
@@ -403,7 +421,7 @@ public:
         if (kept < capacity)
           keep(src, unmarched);
         else
-          c.overflow++;  // credits make this impossible; counted so a bug cannot hide
+          overflow++;  // credits make this impossible; counted so a bug cannot hide
       }
     }
     // The waiting rays from the back to [held, kept): those not already there, into
@@ -464,7 +482,7 @@ public:
     st.cell_steps = totals[FOAM_TW_STEPS];
     st.pixels = totals[FOAM_TW_PIXELS];
     st.misrouted = totals[FOAM_TW_MISROUTED];
-    st.overflow = c.overflow;
+    st.overflow += overflow;
     if (kept > st.peak_queue) st.peak_queue = kept;
     st.iterations++;
     memcpy(&stats[0], &st, sizeof st);

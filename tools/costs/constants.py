@@ -15,10 +15,11 @@ coefficient) the marching types take; the rest comes from FIT.json. SPILL.json: 
 of recordings with the spill store summing every tracer's finished pixels, its SpillStore
 entry: the spill store's (measured as `Generator`) call and word summed (SPILL_EVENTS);
 its rays, which those recordings never send up, keep FIT.json's Generator fit. SEND.json:
-`costs.py fit` of TracerSend's own recordings (last made when it stopped reading the
-held rays and read each side link once), its TracerSend entry: every term of
-TracerSend, whose model has its side links and the rays waiting for credit that it
-walks again. MARCH.json: `costs.py fit` of the marching types' own recordings (made
+`costs.py fit` of TracerSend's own recordings (last made in session 62, when the
+tracer's ctl began to say how many held rays it kept unmarched), its TracerSend entry:
+every term of TracerSend, whose model has its side links, the rays waiting for credit
+that it walks again, and the rays it keeps unmarched (read, and moved into the held
+prefix). MARCH.json: `costs.py fit` of the marching types' own recordings (made
 in session 46 for TracerMarch, the march as it pauses a ray at its budget and hands
 TracerSend the held slots it reached; in session 50 for both, when the budget began
 to count each cell step by its faces), its TracerMarch entry, and its InjectorMarch
@@ -38,7 +39,7 @@ import sys
 EVENTS = {
     "TracerMarch": ["fixed", "active", "ray", "held", "visit", "step", "neighbour", "result"],
     "InjectorMarch": ["fixed", "active", "held", "visit", "step", "neighbour"],
-    "TracerSend": ["fixed", "active", "scan", "send", "link", "wait_walk"],
+    "TracerSend": ["fixed", "active", "scan", "send", "link", "wait_walk", "unmarched"],
     "Injector": ["fixed", "active", "emit"],
     "InjectorSend": ["fixed", "active", "deal"],
     "Generator": ["fixed", "active", "arrival"],

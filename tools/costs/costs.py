@@ -32,7 +32,7 @@ MODELS = {
                     "result", "pixel"] + SH_FULL,
     "InjectorMarch": ["ray", "held", "visit", "region_find", "step", "neighbour", "ahead", "composite", "depth"]
     + SH_FULL,
-    "TracerSend": ["scan", "send", "link", "wait_walk"],
+    "TracerSend": ["scan", "send", "link", "wait_walk", "unmarched"],
     "RouterCount": ["ray"],
     "RouterForward": ["ray", "moved"],
     "RouterPlan": [],
@@ -46,7 +46,7 @@ MODELS = {
 # Where "active" (a worker with work) is not any of the model's events: the spill store
 # sums the tracers' words on every call, and only rays make it busy; TracerSend answers
 # its side links on every call, and rays make it busy.
-ACTIVE_EVENTS = {"SpillStore": ["arrival"], "TracerSend": ["scan", "send", "wait_walk"]}
+ACTIVE_EVENTS = {"SpillStore": ["arrival"], "TracerSend": ["scan", "send", "wait_walk", "unmarched"]}
 # The reduced model the cost table states: per ray loaded, per ray marched on (held),
 # per shard visit, per cell step, per neighbour tested, per finished ray written; with
 # SH, per basis (once per ray marched on) and per cell step (sh_step: the colour folded

@@ -7,7 +7,8 @@
 #define FOAM_PROBE_EVENTS(X) \
   X(visit) X(neighbour) X(ahead) X(step) X(composite) X(depth) X(region_find) X(held) X(ray) X(result) \
   X(pixel) X(send) X(scan) X(moved) X(emit) X(deal) X(arrival) \
-  X(sh_visit) X(sh_basis) X(sh_step) X(sh_stepcoeff) X(sh_colour) X(sh_coeff) X(finish_word) X(link) X(wait_walk)
+  X(sh_visit) X(sh_basis) X(sh_step) X(sh_stepcoeff) X(sh_colour) X(sh_coeff) X(finish_word) X(link) X(wait_walk) \
+  X(unmarched)
 
 #define FOAM_PROBE_DECL(e) inline unsigned long foam_probe_##e;
 FOAM_PROBE_EVENTS(FOAM_PROBE_DECL)

@@ -558,7 +558,10 @@ FOAM_STATIC_ASSERT(FOAM_TW_STEPS == FOAM_TW_MARCHED + 1 && FOAM_TW_NEIGHBOURS ==
 typedef struct foam_tracer_ctl {
   uint32_t pending;   /* rays waiting in the pending store for credit */
   uint32_t granted;   /* credit given to the parent last step, still outstanding */
-  uint32_t overflow;
+  /* Of the held rays, the prefix no worker reached this step, which TracerSend passed
+   * over in place; the other `held - unread` it read and kept unmarched, each a slot
+   * copy (the cost model charges them per ray). */
+  uint32_t unread;
   uint32_t held;      /* of the pending rays, those left unmarched (march_budget) */
   uint32_t work[FOAM_WORKERS][FOAM_TW_COUNTERS];
   uint32_t side_granted[FOAM_MAX_SIDES]; /* credit given on each side link last step */

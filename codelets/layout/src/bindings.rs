@@ -1040,7 +1040,7 @@ impl Default for foam_router_ctl {
 pub struct foam_tracer_ctl {
     pub pending: u32,
     pub granted: u32,
-    pub overflow: u32,
+    pub unread: u32,
     pub held: u32,
     pub work: [[u32; 8usize]; 6usize],
     pub side_granted: [u32; 16usize],
@@ -1060,8 +1060,8 @@ const _: () = {
         "Offset of field: foam_tracer_ctl::granted",
     ][::core::mem::offset_of!(foam_tracer_ctl, granted) - 4usize];
     [
-        "Offset of field: foam_tracer_ctl::overflow",
-    ][::core::mem::offset_of!(foam_tracer_ctl, overflow) - 8usize];
+        "Offset of field: foam_tracer_ctl::unread",
+    ][::core::mem::offset_of!(foam_tracer_ctl, unread) - 8usize];
     [
         "Offset of field: foam_tracer_ctl::held",
     ][::core::mem::offset_of!(foam_tracer_ctl, held) - 12usize];

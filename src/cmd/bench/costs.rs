@@ -45,9 +45,11 @@ pub struct March {
 }
 
 /// TracerSend (one worker): per call, once with any ray, per ray scanned, per ray
-/// sent; per side link (every call reads and answers each link's header), and per
-/// ray waiting for credit in its pending store (`wait_walk`), which every call walks
-/// again (the rays held unmarched it passes over unread).
+/// sent; per side link (every call reads and answers each link's header), per ray
+/// waiting for credit in its pending store (`wait_walk`), which every call walks
+/// again (the rays held unmarched that no worker reached it passes over unread), and
+/// per ray it keeps unmarched (`unmarched`: the march's budget left it, and it moves
+/// into the held prefix, a slot copy).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Send {
@@ -57,6 +59,7 @@ pub struct Send {
     pub send: f64,
     pub link: f64,
     pub wait_walk: f64,
+    pub unmarched: f64,
 }
 
 /// A vertex whose cost is a call, a worker (or call) with work, and an item.

@@ -192,13 +192,15 @@ fn item_instr(c: &super::costs::PerItem, items: u64) -> f64 {
     c.fixed + if items > 0 { c.active + c.item * items as f64 } else { 0.0 }
 }
 
-/// What a tracer's TracerSend walks besides the rays it scans: its side links, and
-/// the rays waiting for credit in its pending store from the step before (those held
-/// unmarched it passes over unread).
+/// What a tracer's TracerSend walks besides the rays the march loaded: its side links,
+/// the rays waiting for credit in its pending store from the step before, and the
+/// rays it keeps unmarched this step (read, and moved into the held prefix; those held
+/// unmarched that no worker reached it passes over unread).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SendWalk {
     pub side_links: u32,
     pub waiting: u64,
+    pub unmarched: u64,
 }
 
 /// A tracer's cycles: TracerMarch (six workers), TracerSend (one: it scans every ray
@@ -209,11 +211,13 @@ pub fn tracer_cycles(workers: &[MarchWork; WORKERS], finished: u64, sh_rest: usi
     let loaded: u64 = workers.iter().map(|w| w.loaded).sum();
     let sent = loaded.saturating_sub(finished);
     let s = &c.TracerSend;
-    let busy = loaded + walk.waiting > 0;
+    // It reads every ray the march loaded and every one it keeps unmarched.
+    let scanned = loaded + walk.unmarched;
+    let busy = scanned + walk.waiting > 0;
     let send = s.fixed
         + s.link * walk.side_links as f64
         + s.wait_walk * walk.waiting as f64
-        + if busy { s.active + s.scan * loaded as f64 + s.send * sent as f64 } else { 0.0 };
+        + if busy { s.active + s.scan * scanned as f64 + s.send * sent as f64 + s.unmarched * walk.unmarched as f64 } else { 0.0 };
     let march = workers.iter().map(|w| march_instr(&c.TracerMarch, w) + sh_instr(&c.TracerMarch, sh_rest, w));
     [multi_worker_cycles(march), single_worker_cycles(send)]
 }
@@ -486,11 +490,17 @@ mod tests {
         // Every side link, and every ray waiting in the pending store, costs
         // TracerSend on every call, busy or idle.
         let s = &COSTS.TracerSend;
-        let walk = SendWalk { side_links: 16, waiting: 10 };
+        let walk = SendWalk { side_links: 16, waiting: 10, unmarched: 0 };
         let walked = tracer_cycles(&[MarchWork::default(); WORKERS], 0, 0, walk)[1];
         let want = s.fixed + s.active + 16.0 * s.link + 10.0 * s.wait_walk;
         assert!((walked - 6.0 * want).abs() < 1e-6, "{walked} != 6 x {want}");
         assert!(s.link > 0.0 && s.wait_walk > 0.0, "the table charges links and waiting rays");
+        // A ray kept unmarched is read (a scan) and moved into the held prefix, though
+        // the march never loaded it: alone, it makes the call busy.
+        let held = tracer_cycles(&[MarchWork::default(); WORKERS], 0, 0, SendWalk { unmarched: 5, ..SendWalk::default() })[1];
+        let want = s.fixed + s.active + 5.0 * (s.scan + s.unmarched);
+        assert!((held - 6.0 * want).abs() < 1e-6, "{held} != 6 x {want}");
+        assert!(s.unmarched > 0.0, "the table charges the rays kept unmarched");
     }
 
     #[test]

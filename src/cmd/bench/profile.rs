@@ -92,9 +92,11 @@ struct TileAt {
     side_links: u32,
 }
 
-/// Words of `foam_tracer_ctl.pending` and `.held` in a tracer's `WORK_HANDLE` words.
+/// Words of `foam_tracer_ctl.pending`, `.held` and `.unread` in a tracer's
+/// `WORK_HANDLE` words.
 const PENDING: usize = std::mem::offset_of!(foam_layout::foam_tracer_ctl, pending) / 4;
 const HELD: usize = std::mem::offset_of!(foam_layout::foam_tracer_ctl, held) / 4;
+const UNREAD: usize = std::mem::offset_of!(foam_layout::foam_tracer_ctl, unread) / 4;
 /// Words of `foam_router_ctl.src_up_count` and `.src_down_count` in a router's
 /// `WORK_HANDLE` words (which start at `src_up_count`).
 const SRC_UP: usize = 0;
@@ -139,8 +141,13 @@ fn tile_cycles(
     match n.role {
         Role::Tracer => {
             // The rays waiting in the store as the step before left it are what
-            // TracerSend walks again.
-            let walk = SendWalk { side_links: at.side_links, waiting: prev[PENDING].saturating_sub(prev[HELD]) as u64 };
+            // TracerSend walks again; of the held ones it leaves, those past the
+            // prefix it passed over are the ones it kept unmarched this step.
+            let walk = SendWalk {
+                side_links: at.side_links,
+                waiting: prev[PENDING].saturating_sub(prev[HELD]) as u64,
+                unmarched: work[HELD].saturating_sub(work[UNREAD]) as u64,
+            };
             let (work, prev) = (&work[TRACER_HEAD_WORDS..], &prev[TRACER_HEAD_WORDS..]);
             let w = worker_deltas(work, prev, FOAM_TW_COUNTERS as usize, |d| MarchWork {
                 loaded: d(FOAM_TW_LOADED),
