@@ -267,7 +267,8 @@ fn the_frame_ends_one_step_after_its_last_pixel() {
 
 /// A tile's lanes come from the spec's edges alone, so the graph builder refuses,
 /// in one line naming the tile or edge, edges that are not a device: a tracer with
-/// no edge up, two edges on one lane, an edge between roles its kind cannot join.
+/// no edge up, two edges on one lane, an edge between roles its kind cannot join,
+/// side links out of their shards' order, two side links to one tile.
 #[test]
 fn the_builder_refuses_edges_that_are_not_a_device() {
     use foam_ipu::device::edges::EdgeKind;
@@ -317,6 +318,28 @@ fn the_builder_refuses_edges_that_are_not_a_device() {
         *lane(p, s[1]) = x;
     });
     assert!(e.contains("side links go in ascending order of their shard"), "{e}");
+    // TracerSend tries one link into a shard of one tile: a side link twinned, the
+    // twin on the lane after it at both ends (the links after it moved up one, so
+    // both ends keep their shards' order), leads twice to one tile.
+    let twin_of = (plan.spec.edges.iter().enumerate())
+        .find(|(_, e)| EdgeKind::of(e) == EdgeKind::Side && sides_at(&plan, e.from).len() < 16 && sides_at(&plan, e.to).len() < 16)
+        .map(|(k, _)| k)
+        .expect("a side link whose ends have room for another");
+    let e = refusal(&|p| {
+        let twin = p.spec.edges[twin_of].clone();
+        for (node, lane) in [(twin.from, twin.from_lane), (twin.to, twin.to_lane)] {
+            for e in p.spec.edges.iter_mut().filter(|e| EdgeKind::of(e) == EdgeKind::Side) {
+                if e.from == node && e.from_lane > lane {
+                    e.from_lane += 1;
+                }
+                if e.to == node && e.to_lane > lane {
+                    e.to_lane += 1;
+                }
+            }
+        }
+        p.spec.edges.push(poplar_bridge::RenderEdge { from_lane: twin.from_lane + 1, to_lane: twin.to_lane + 1, ..twin });
+    });
+    assert!(e.contains("both lead to"), "{e}");
     // A router's child lanes past the ones its shard-id bits choose must each be a
     // tile of one replicated child (router.cpp classify would never send them a ray,
     // or send them another shard's).

@@ -179,7 +179,14 @@ foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &la
     p.side_capacity = lanes.sides.empty() ? 0u : lanes.sides[0]->capacity;
     for (std::size_t k = 0; k < lanes.sides.size(); ++k) {
       const EdgeSpec &e = *lanes.sides[k];
-      p.side_shard[k] = (uint16_t)ownParams(spec.nodes[e.from == i ? e.to : e.from]).shard;
+      const unsigned far = e.from == i ? e.to : e.from;
+      p.side_shard[k] = (uint16_t)ownParams(spec.nodes[far]).shard;
+      // TracerSend tries one link into a shard of one tile: a second link to a tile
+      // would carry nothing.
+      for (std::size_t j = 0; j < k; ++j)
+        if ((lanes.sides[j]->from == i ? lanes.sides[j]->to : lanes.sides[j]->from) == far)
+          refuse(name + ": side links " + std::to_string(j) + " and " + std::to_string(k) + " both lead to " +
+                 nodeName(spec.nodes[far], far));
       // TracerSend finds a ray's links by bisection.
       if (k > 0 && p.side_shard[k] < p.side_shard[k - 1])
         refuse(name + ": side link " + std::to_string(k) + " leads to shard " + std::to_string(p.side_shard[k]) +
