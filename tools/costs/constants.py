@@ -8,7 +8,8 @@ reduced model). RATIO.json: IPU thread instructions per x86-64 instruction for e
 vertex type (`ipu_mix.py`). LANES.json: `router_lanes.py`, the three router types'
 costs per call as their children and injector (or direct) lanes grow, which the
 pooled fit cannot see (it had one cost per call, from routers of at most 16 children
-and 32 injector lanes), and per ray. SH.json: `costs.py shfit` of one scene rendered at SH degrees 1 to 3, the
+and 32 injector lanes), and per ray. SH.json: `costs.py shfit` of recordings at SH degrees 1 to 3 (since session 62 garden
+at 1, bicycle at 2, the 1 M synth at 3), the
 SH colour's own instructions (replay-o2 minus replay-nosh on the same records) fitted
 on its events, whose SH terms (sh_*: per visit and per cell step, fixed and per
 coefficient) the marching types take; the rest comes from FIT.json. SPILL.json: `costs.py fit`
