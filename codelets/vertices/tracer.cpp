@@ -407,7 +407,8 @@ public:
       for (unsigned i = f.first; i < f.count; ++i) {
         const unsigned char *src = f.slots + (size_t)i * stride;
         // Every slot read but the rays waiting for credit (wait_walk): the inboxes'
-        // and the held ones past the prefix, so `loaded + (held - unread)` of them.
+        // and the held ones past the prefix, the rays the march loaded (less the
+        // paused ones it resumed, which wait) and the `held - unread` kept unmarched.
         if (b > 0 || i < c.held) FOAM_PROBE(scan);
         // An empty inbox slot, or a held ray that finished here.
         const uint16_t dest = foam_slot_shard(src);
