@@ -447,6 +447,29 @@ fn schedules_change_nothing_but_speed() {
     }
 }
 
+/// Renders the 96x72 garden view with `o` (rc 1: one iteration per host call) on 256
+/// shards, checking that every ray finishes, and after every iteration hands `step`
+/// each node of `role`: its index, whether it is the root, and its words of the
+/// `WORK_HANDLE` stream (from where they start).
+fn each_iteration_of(o: &DeviceOptions, role: foam_ipu::device::tree::Role, mut step: impl FnMut(usize, bool, &[u32])) {
+    use foam_ipu::device::frame::work_offsets;
+    assert_eq!(o.rc, 1, "one iteration per host call");
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(96, 72).unwrap();
+    let plan = DevicePlan::new(scene, 256, cam.width, cam.height, o, &()).unwrap();
+    let (offsets, len) = work_offsets(&plan.tree.nodes);
+    let root = plan.tree.root();
+    let nodes: Vec<usize> = (0..plan.tree.nodes.len()).filter(|&i| plan.tree.nodes[i].role == role).collect();
+    let mut per_call = |_: &foam_frame_status, _: &[foam_tile_stats], work: &[u32]| {
+        assert_eq!(work.len(), len, "the stream carries every node's words");
+        for &i in &nodes {
+            step(i, i == root, &work[offsets[i]..]);
+        }
+    };
+    let f = DeviceRenderer::new(plan).unwrap().render_observed(scene, &cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
+    assert_complete(&f);
+}
+
 /// Each router's work words end with the shares its RouterPlan left for its
 /// RouterForward (`foam_router_ctl.share_*`), which the cost model reads to charge the
 /// lanes' divides only on the steps that make them. Where the root's credit gate
@@ -455,38 +478,26 @@ fn schedules_change_nothing_but_speed() {
 /// than it has; no router but the root has an allowance to share.
 #[test]
 fn routers_report_the_shares_their_forward_divides() {
-    use foam_ipu::device::frame::{ROUTER_SHARE_WORDS, router_share_word as word, work_offsets};
+    use foam_ipu::device::frame::{ROUTER_SHARE_WORDS, router_share_word as word};
     use foam_ipu::device::tree::Role;
     use foam_layout::foam_router_ctl as Ctl;
     use std::mem::offset_of;
-    let (scene, garden_cam) = garden();
-    let cam = garden_cam.resized(96, 72).unwrap();
     assert_eq!(ROUTER_SHARE_WORDS, 6, "share_avail to share_shift");
     let (avail, wanted) = (word(offset_of!(Ctl, share_avail)), word(offset_of!(Ctl, share_wanted)));
     let (room, asked, shift) = (word(offset_of!(Ctl, share_room)), word(offset_of!(Ctl, share_asked)), word(offset_of!(Ctl, share_shift)));
     // Steps on which the root rationed its allowance, on which it did not, and router
     // steps on which the lanes wanted more credit than there was.
     let shares = |o: &DeviceOptions| {
-        let plan = DevicePlan::new(scene, 256, cam.width, cam.height, o, &()).unwrap();
-        let (offsets, len) = work_offsets(&plan.tree.nodes);
-        let root = plan.tree.root();
-        let routers: Vec<usize> = (0..plan.tree.nodes.len()).filter(|&i| plan.tree.nodes[i].role == Role::Router).collect();
         let (mut rationed, mut calm, mut short) = (0, 0, 0);
-        let mut per_call = |_: &foam_frame_status, _: &[foam_tile_stats], work: &[u32]| {
-            assert_eq!(work.len(), len, "the stream carries every node's words");
-            for &r in &routers {
-                let w = &work[offsets[r]..];
-                if r == root {
-                    if w[asked] > w[room] { rationed += 1 } else { calm += 1 }
-                    assert!(w[shift] < 16, "the root's weights' shift: {}", w[shift]);
-                } else {
-                    assert_eq!((w[room], w[asked], w[shift]), (0, 0, 0), "router {r} shares no allowance");
-                }
-                short += (w[wanted] > w[avail]) as u32;
+        each_iteration_of(o, Role::Router, |r, root, w| {
+            if root {
+                if w[asked] > w[room] { rationed += 1 } else { calm += 1 }
+                assert!(w[shift] < 16, "the root's weights' shift: {}", w[shift]);
+            } else {
+                assert_eq!((w[room], w[asked], w[shift]), (0, 0, 0), "router {r} shares no allowance");
             }
-        };
-        let f = DeviceRenderer::new(plan).unwrap().render_observed(scene, &cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
-        assert_complete(&f);
+            short += (w[wanted] > w[avail]) as u32;
+        });
         (rationed, calm, short)
     };
     let base = DeviceOptions { rc: 1, ..opts(RayLayout::Half) };
@@ -507,33 +518,23 @@ fn routers_report_the_shares_their_forward_divides() {
 /// on others; without a budget, neither.
 #[test]
 fn tracers_report_the_held_rays_they_pass_over_and_keep() {
-    use foam_ipu::device::frame::work_offsets;
     use foam_ipu::device::tree::Role;
     use foam_layout::foam_tracer_ctl as Ctl;
+    use std::collections::HashMap;
     use std::mem::offset_of;
-    let (scene, garden_cam) = garden();
-    let cam = garden_cam.resized(96, 72).unwrap();
     let (pending, unread, held) = (offset_of!(Ctl, pending) / 4, offset_of!(Ctl, unread) / 4, offset_of!(Ctl, held) / 4);
     // Rays kept unmarched and rays passed over, summed over every tracer's steps.
     let held_rays = |o: &DeviceOptions| {
-        let plan = DevicePlan::new(scene, 256, cam.width, cam.height, o, &()).unwrap();
-        let (offsets, len) = work_offsets(&plan.tree.nodes);
-        let tracers: Vec<usize> = (0..plan.tree.nodes.len()).filter(|&i| plan.tree.nodes[i].role == Role::Tracer).collect();
-        let mut before = vec![0u32; plan.tree.nodes.len()];
+        let mut before = HashMap::new();
         let (mut kept, mut passed) = (0u64, 0u64);
-        let mut per_call = |_: &foam_frame_status, _: &[foam_tile_stats], work: &[u32]| {
-            assert_eq!(work.len(), len, "the stream carries every node's words");
-            for &t in &tracers {
-                let w = &work[offsets[t]..];
-                assert!(w[unread] <= before[t] && w[unread] <= w[held] && w[held] <= w[pending],
-                    "tracer {t}: {} passed over of {} held before, {} held of {} pending now", w[unread], before[t], w[held], w[pending]);
-                kept += (w[held] - w[unread]) as u64;
-                passed += w[unread] as u64;
-                before[t] = w[held];
-            }
-        };
-        let f = DeviceRenderer::new(plan).unwrap().render_observed(scene, &cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
-        assert_complete(&f);
+        each_iteration_of(o, Role::Tracer, |t, _, w| {
+            let before = before.entry(t).or_insert(0u32);
+            assert!(w[unread] <= *before && w[unread] <= w[held] && w[held] <= w[pending],
+                "tracer {t}: {} passed over of {} held before, {} held of {} pending now", w[unread], *before, w[held], w[pending]);
+            kept += (w[held] - w[unread]) as u64;
+            passed += w[unread] as u64;
+            *before = w[held];
+        });
         (kept, passed)
     };
     let base = DeviceOptions { rc: 1, ..opts(RayLayout::Half) };
