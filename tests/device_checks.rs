@@ -326,7 +326,7 @@ fn the_builder_refuses_edges_that_are_not_a_device() {
         .map(|(k, _)| k)
         .expect("a side link whose ends have room for another");
     let e = refusal(&|p| {
-        let twin = p.spec.edges[twin_of].clone();
+        let twin = p.spec.edges[twin_of];
         for (node, lane) in [(twin.from, twin.from_lane), (twin.to, twin.to_lane)] {
             for e in p.spec.edges.iter_mut().filter(|e| EdgeKind::of(e) == EdgeKind::Side) {
                 if e.from == node && e.from_lane > lane {

@@ -11,6 +11,9 @@
 namespace foam {
 namespace {
 
+// The node at the other end of side link `e` from node `i`.
+unsigned farEnd(const EdgeSpec &e, std::size_t i) { return e.from == i ? e.to : e.from; }
+
 const char *kindName(EdgeKind k) {
   switch (k) {
   case EdgeKind::Tree: return "tree edge";
@@ -178,13 +181,12 @@ foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &la
     p.side_links = (uint32_t)lanes.sides.size();
     p.side_capacity = lanes.sides.empty() ? 0u : lanes.sides[0]->capacity;
     for (std::size_t k = 0; k < lanes.sides.size(); ++k) {
-      const EdgeSpec &e = *lanes.sides[k];
-      const unsigned far = e.from == i ? e.to : e.from;
+      const unsigned far = farEnd(*lanes.sides[k], i);
       p.side_shard[k] = (uint16_t)ownParams(spec.nodes[far]).shard;
       // TracerSend tries one link into a shard of one tile: a second link to a tile
       // would carry nothing.
       for (std::size_t j = 0; j < k; ++j)
-        if ((lanes.sides[j]->from == i ? lanes.sides[j]->to : lanes.sides[j]->from) == far)
+        if (farEnd(*lanes.sides[j], i) == far)
           refuse(name + ": side links " + std::to_string(j) + " and " + std::to_string(k) + " both lead to " +
                  nodeName(spec.nodes[far], far));
       // TracerSend finds a ray's links by bisection.
@@ -303,10 +305,8 @@ Topology topology(const RenderSpec &spec) {
   if (t.injectors.empty()) refuse("the plan has no injector");
   for (std::size_t i = 0; i < spec.nodes.size(); ++i)
     if (spec.nodes[i].role == Role::Tracer)
-      for (std::size_t k = 0; k < t.lanes[i].sides.size(); ++k) {
-        const EdgeSpec &e = *t.lanes[i].sides[k];
-        t.params[i].side_class[k] = tileClass(t, e.from == i ? e.to : e.from);
-      }
+      for (std::size_t k = 0; k < t.lanes[i].sides.size(); ++k)
+        t.params[i].side_class[k] = tileClass(t, farEnd(*t.lanes[i].sides[k], i));
   for (std::size_t i : t.injectors) {
     if (t.lanes[i].up->to != t.root) refuse(nodeName(spec.nodes[i], i) + ": its lane must lead to the root");
     checkDirectLanes(spec, t, i);
