@@ -281,6 +281,11 @@ public:
       sideSent[k] = 0;
       sideGranted += c.side_granted[k];
     }
+    // Side link j's slots start at sideSlots + j * linkBytes (foam_side_offset). Found
+    // here, not per ray sent: the rays' copies are byte stores, which may alias the
+    // vertex's fields and the params as far as the compiler knows, so it read them
+    // again and multiplied out the offset for every ray.
+    unsigned char *const sideSlots = &sideOut[0] + sizeof(foam_link_header);
     // Sends the ray in `src`, bound for shard `dest`, on if some link has credit for it.
     // Side links are in ascending order of their shard (topology.cpp refuses others),
     // so the ray's first link is found by bisection: walking up to sixteen links cost
@@ -330,7 +335,7 @@ public:
         }
         for (unsigned j = k + first, n = group; n; --n) {
           if (sideSent[j] != sideLimit[j]) {
-            to = &sideOut[0] + foam_side_offset(&p, j) + sizeof(foam_link_header) + (size_t)sideSent[j]++ * stride;
+            to = sideSlots + j * linkBytes + (size_t)sideSent[j]++ * stride;
             break;
           }
           if (++j == k + group) j = k;
@@ -340,7 +345,10 @@ public:
         if (sent == limit) return false;
         to = out + (size_t)sent++ * stride;
       }
-      foam_slot_copy(to, src, stride);
+      // The half layout, the default, before foam_slot_copy's switch over the sizes
+      // (which tests it second).
+      if (stride == sizeof(foam_ray_half)) memcpy(to, src, sizeof(foam_ray_half));
+      else foam_slot_copy(to, src, stride);
       return true;
     };
 
