@@ -361,18 +361,12 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
 /// and, per iteration, the primary rays the injectors had emitted and marched by
 /// then (their cumulative counters).
 fn render_scheduled(scene: &Scene, cam: &Camera, shards: u64, o: &DeviceOptions) -> (DeviceFrame, u64, Vec<(u64, u64)>) {
-    use foam_ipu::device::frame::work_words;
+    use foam_ipu::device::frame::work_offsets;
     use foam_ipu::device::tree::Role;
     assert_eq!(o.rc, 1, "one iteration per host call");
     let plan = DevicePlan::new(scene, shards, cam.width, cam.height, o, &()).unwrap();
-    let mut injectors = Vec::new();
-    let mut at = 0;
-    for n in &plan.tree.nodes {
-        if n.role == Role::Injector {
-            injectors.push(at);
-        }
-        at += work_words(n.role);
-    }
+    let (offsets, _) = work_offsets(&plan.tree.nodes);
+    let injectors: Vec<usize> = plan.tree.nodes.iter().zip(&offsets).filter(|(n, _)| n.role == Role::Injector).map(|(_, &o)| o).collect();
     let (mut peak, mut counts) = (0u64, Vec::new());
     let mut per_call = |st: &foam_frame_status, _: &[foam_tile_stats], work: &[u32]| {
         peak = peak.max(st.injected as u64 - st.finished as u64);
