@@ -346,8 +346,9 @@ public:
         to = out + (size_t)sent++ * stride;
       }
       // The half layout, the default, before foam_slot_copy's switch over the sizes
-      // (which tests it second).
-      if (stride == sizeof(foam_ray_half)) memcpy(to, src, sizeof(foam_ray_half));
+      // (which tests it second); slots are 4-aligned, as foam_slot_copy assumes.
+      if (stride == sizeof(foam_ray_half))
+        memcpy(__builtin_assume_aligned(to, 4), __builtin_assume_aligned(src, 4), sizeof(foam_ray_half));
       else foam_slot_copy(to, src, stride);
       return true;
     };
