@@ -650,19 +650,19 @@ struct ForwardTo {
   size_t childStride;
 };
 
-// RouterForward's walk over worker `workerId`'s slices of the sources, for a payload
-// of `Fixed` bytes (0: p.ray_bytes, read at run time). The half layout's 20 bytes,
-// the default, get their own copy of the walk: every ray moved then copies a
-// constant length and finds its slot by a constant stride, without foam_slot_copy's
-// switch over the sizes (with the flag read once below, 14 % of the busy forwards'
+// RouterForward's walk over worker `workerId`'s slices of the sources, for a half
+// payload (`Half`) or any other (p.ray_bytes, read at run time). The half layout, the
+// default, gets its own copy of the walk: every ray moved then copies a constant
+// length and finds its slot by a constant stride, without foam_slot_copy's switch
+// over the sizes (with the flag read once below, 14 % of the busy forwards'
 // instructions on a degree 2 recording of the bicycle scene).
 // `rank`: the worker's next rank in every category. Inlined, as the walk was.
-template <unsigned Fixed>
+template <bool Half>
 __attribute__((always_inline)) inline void forwardRays(const Sources &s, unsigned workerId, unsigned workers,
                                                        const ForwardTo &to, uint32_t rank[FOAM_CATS]) {
   const foam_params &p = to.p;
   const foam_router_ctl &c = to.c;
-  const unsigned st = Fixed ? Fixed : p.ray_bytes, q = p.queue_capacity;
+  const unsigned st = Half ? (unsigned)sizeof(foam_ray_half) : p.ray_bytes, q = p.queue_capacity;
   const Route route = routeOf(p);
   // Read before the walk: the rays' copies are byte stores, which may alias the
   // params as far as the compiler knows, so it read the flag again for every ray.
@@ -702,7 +702,7 @@ __attribute__((always_inline)) inline void forwardRays(const Sources &s, unsigne
       }
       if (!dst) continue;  // over capacity: RouterPlan counted it as overflow
       FOAM_PROBE(moved);
-      if (Fixed) memcpy(__builtin_assume_aligned(dst, 4), __builtin_assume_aligned(src, 4), Fixed);
+      if (Half) foam_half_slot_copy(dst, src);
       else foam_slot_copy(dst, src, st);
       if (leaves && countHops) {  // one more router visited
         foam_ray_hops h;
@@ -747,8 +747,8 @@ public:
     if (workerId) forEachCat(p.fanout, [&](unsigned k) { rank[k] = c.base[workerId][k]; });
     else forEachCat(p.fanout, [&](unsigned k) { rank[k] = 0; });
     const unsigned workers = numWorkers();
-    if (stride == sizeof(foam_ray_half)) forwardRays<sizeof(foam_ray_half)>(s, workerId, workers, to, rank);
-    else forwardRays<0>(s, workerId, workers, to, rank);
+    if (stride == sizeof(foam_ray_half)) forwardRays<true>(s, workerId, workers, to, rank);
+    else forwardRays<false>(s, workerId, workers, to, rank);
     const uint32_t allowed = p.inject_lanes ? answerInjectors(p, &inboxes[0], boxes, c, workerId, workers) : 0;
     memcpy(&ctl[0] + offsetof(foam_router_ctl, allowed_by) / 4 + workerId, &allowed, sizeof allowed);
     return true;

@@ -345,10 +345,8 @@ public:
         if (sent == limit) return false;
         to = out + (size_t)sent++ * stride;
       }
-      // The half layout, the default, before foam_slot_copy's switch over the sizes
-      // (which tests it second); slots are 4-aligned, as foam_slot_copy assumes.
-      if (stride == sizeof(foam_ray_half))
-        memcpy(__builtin_assume_aligned(to, 4), __builtin_assume_aligned(src, 4), sizeof(foam_ray_half));
+      // The half layout, the default, before foam_slot_copy's switch over the sizes.
+      if (stride == sizeof(foam_ray_half)) foam_half_slot_copy(to, src);
       else foam_slot_copy(to, src, stride);
       return true;
     };

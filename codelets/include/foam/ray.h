@@ -157,4 +157,10 @@ static inline void foam_slot_copy(unsigned char *dst, const unsigned char *src, 
   }
 }
 
+/* foam_slot_copy of a half payload (the default layout), for loops that ask the
+ * layout once: no switch over the sizes, which tests 20 bytes second. */
+static inline void foam_half_slot_copy(unsigned char *dst, const unsigned char *src) {
+  memcpy(__builtin_assume_aligned(dst, 4), __builtin_assume_aligned(src, 4), sizeof(foam_ray_half));
+}
+
 #endif /* FOAM_RAY_H */
