@@ -13,7 +13,7 @@ use foam_ipu::device::tree::Role;
 use foam_ipu::device::{DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
 use foam_ipu::scene::Scene;
 use foam_layout::{
-    FOAM_BUDGET_FACE_Q8, FOAM_BUDGET_STEP_Q8, FOAM_BUDGET_VISIT_Q8, FOAM_IW_COUNTERS, FOAM_TW_COUNTERS, FOAM_WORKERS,
+    FOAM_BUDGET_FACE_Q8, FOAM_BUDGET_RAY_Q8, FOAM_BUDGET_STEP_Q8, FOAM_BUDGET_VISIT_Q8, FOAM_IW_COUNTERS, FOAM_TW_COUNTERS, FOAM_WORKERS,
     foam_frame_status, foam_tile_stats,
 };
 use partition::RayLayout;
@@ -46,18 +46,19 @@ fn options(layout: RayLayout, which: Budget, budget: Option<u32>) -> DeviceOptio
 /// The frame `o` plans for `cam`, the budget the plan gave the role `which` names,
 /// and the cell steps that role's tiles marched. With a budget, no worker of the
 /// role spends more in a step (rc 1: the observer sees every step, and each worker's
-/// counters) than its budget allows: it counts each cell step by its faces and each
-/// shard visit (march.h foam_budget_used: `FOAM_BUDGET_STEP_Q8`, `_FACE_Q8`,
-/// `_VISIT_Q8`, in 1/256 of a 15-face step), starts a ray or a visit only under the
-/// budget, and marches a visit's steps on for at most what is left, in steps of
-/// the scene's dearest (its most faces), plus a visit and a rounding.
+/// counters) than its budget allows: it counts each cell step by its faces, each
+/// shard visit and each ray marched on (march.h foam_budget_q8: `FOAM_BUDGET_STEP_Q8`,
+/// `_FACE_Q8`, `_VISIT_Q8`, `_RAY_Q8`, in 1/256 of a 15-face step), starts a ray or a
+/// visit only under the budget, and marches a visit's steps on for at most what is
+/// left, in steps of the scene's dearest (its most faces), plus a ray, a visit and a
+/// rounding.
 fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (DeviceFrame, u32, u64) {
     let plan = DevicePlan::for_camera(scene, SHARDS, cam, o, &()).unwrap();
     let (budget, nodes): (u32, Vec<usize>) = match which {
         Budget::Injectors => (plan.march_budget(), plan.tree.injectors().collect()),
         Budget::Tracers => (plan.tracer_budget(), plan.tree.tracer_nodes().map(|(n, _)| n).collect()),
     };
-    // Each node's per-worker counters (visits, steps, faces first) in the work stream.
+    // Each node's per-worker counters (visits, steps, faces and rays first) in the work stream.
     let (starts, at) = work_offsets(&plan.tree.nodes);
     let offsets: Vec<(usize, usize)> = plan
         .tree
@@ -83,7 +84,10 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
             for w in 0..FOAM_WORKERS as usize {
                 let d = |k: usize| (work[o + w * row + k].wrapping_sub(prev[o + w * row + k])) as u64;
                 // In 1/256 of a 15-face step.
-                let spent = d(1) * FOAM_BUDGET_STEP_Q8 as u64 + d(2) * FOAM_BUDGET_FACE_Q8 as u64 + d(0) * FOAM_BUDGET_VISIT_Q8 as u64;
+                let spent = d(1) * FOAM_BUDGET_STEP_Q8 as u64
+                    + d(2) * FOAM_BUDGET_FACE_Q8 as u64
+                    + d(0) * FOAM_BUDGET_VISIT_Q8 as u64
+                    + d(3) * FOAM_BUDGET_RAY_Q8 as u64;
                 most_spent = most_spent.max(spent);
             }
         }
@@ -98,7 +102,7 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
     // twice when it read it half-way).
     assert_eq!(misrouted, 0, "a tracer worker read a slot that was not its own");
     if budget > 0 {
-        let bound = (budget as u64 + 1) * dearest + FOAM_BUDGET_VISIT_Q8 as u64 + 256;
+        let bound = (budget as u64 + 1) * dearest + FOAM_BUDGET_VISIT_Q8 as u64 + FOAM_BUDGET_RAY_Q8 as u64 + 256;
         assert!(most_spent <= bound, "a worker spent {most_spent}/256 steps of budget {budget} in one step, over {bound}/256");
     }
     (f, budget, steps)

@@ -181,7 +181,7 @@ public:
     // Worker w takes rays w, w + 6, ... as TracerMarch does: rays emitted together
     // (neighbouring pixels) cost alike, so contiguous ranges left one worker the
     // dearest part of the region.
-    const uint32_t limit = p.march_budget ? foam_budget_used(&work[FOAM_IW_VISITS]) + p.march_budget : 0u;
+    const uint32_t limit = foam_budget_limit(&work[FOAM_IW_VISITS], p.march_budget);
     unsigned *stopped = &ctl[0] + offsetof(foam_injector_ctl, stopped) / 4 + workerId;
     // A worker's budget runs out inside a ray, after exactly its steps, not at the
     // ray's end (rays cross up to a few hundred of the region's cells) nor at the
@@ -207,7 +207,7 @@ public:
     };
     if (resume) march(resume - 1, true);
     for (unsigned i = c.march_begin + workerId; i < c.march_end && !*stopped; i += workers) {
-      if (limit && foam_budget_used(&work[FOAM_IW_VISITS]) >= limit) break;
+      if (foam_budget_spent(&work[FOAM_IW_VISITS], limit)) break;
       // Held rays between the unmarched ones were marched already (a stopped one
       // is its worker's to resume).
       if (c.unmarched && !foam_slot_unmarched(slots + (size_t)i * p.ray_bytes)) continue;

@@ -147,10 +147,9 @@ public:
     // (one source, one part of the view) cost alike, so contiguous ranges left the
     // busiest worker 1.5x the mean, and a tile waits for its busiest worker.
     unsigned next = workerId;
-    const uint32_t start = foam_budget_used(&work[FOAM_TW_MARCHED]);
     // The budget ends inside a ray, after exactly its steps: a tile waits for its
     // busiest worker, and ending at a ray's end left it a ray's rest of cells over.
-    const uint32_t limit = p.march_budget ? start + p.march_budget : 0u;
+    const uint32_t limit = foam_budget_limit(&work[FOAM_TW_MARCHED], p.march_budget);
     unsigned *pausedAt = &ctl[0] + (offsetof(foam_tracer_ctl, paused) + workerId * sizeof(foam_paused_ray)) / 4;
     foam_paused_ray paused;
     if (resume) memcpy(&paused, pausedAt, sizeof paused);
@@ -212,7 +211,7 @@ public:
       // of the store that TracerSend passes over in place.
       const bool down = b == 0 && held;
       for (; next < base + in.count[b]; next += workers) {
-        if (stopped || (limit && foam_budget_used(&work[FOAM_TW_MARCHED]) - start >= p.march_budget)) break;
+        if (stopped || foam_budget_spent(&work[FOAM_TW_MARCHED], limit)) break;
         const unsigned k = down ? held - 1 - (next - base) : next - base;
         unsigned char *slot = in.slots[b] + (size_t)k * p.ray_bytes;
         visit(slot, false);

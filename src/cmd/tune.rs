@@ -248,14 +248,14 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "march_budget",
         planned: "the dearest injector's sampled cell steps over 160 iterations of its six workers (150 where the camera regions march 99 % of the sampled steps or more, 220 where the shards were cut by load, 230 where they were cut by load with lean tracers; 80 and 175 where the view is cut in blocks of 4 or less); where the hottest tracer tile's sampled steps at the tracers' budget take 2 times as many iterations or more, the tracers' pace: the dearest injector's steps times the tracers' budget over the hottest tracer tile's",
-        doc: "Cell steps an injector's worker marches per iteration, each step counted by its faces (one of 15 faces is one) and each shard visit as 0.58 of a step, before it leaves the rest of its rays for the next (0: no limit).",
+        doc: "Cell steps an injector's worker marches per iteration, each step counted by its faces (one of 15 faces is one) and each shard visit as 0.58 of a step and each ray as 0.63, before it leaves the rest of its rays for the next (0: no limit).",
         set: |o, v| o.march_budget = Some(count(v)),
         ..ONE_NUMBER
     },
     Key {
         name: "tracer_budget",
         planned: "the injectors' budget (as planned, before any pace set by the tracers) times (1 + the camera regions' share of the sampled cell steps) / 2; the injectors' own where the shards were cut by load and the view is in blocks of more than 4; at least what marches the hottest tracer tile's sampled steps in 480 iterations",
-        doc: "Cell steps a tracer's worker marches per iteration, each step counted by its faces (one of 15 faces is one) and each shard visit as 0.58 of a step, before it holds the rest of its rays for the next (0: no limit).",
+        doc: "Cell steps a tracer's worker marches per iteration, each step counted by its faces (one of 15 faces is one) and each shard visit as 0.58 of a step and each ray as 0.63, before it holds the rest of its rays for the next (0: no limit).",
         set: |o, v| o.tracer_budget = Some(count(v)),
         ..ONE_NUMBER
     },

@@ -988,7 +988,7 @@ pub fn planned_replica_lanes(o: &DeviceOptions, share: f64) -> u32 {
 
 /// What a cell step with `faces` faces counts of a march budget, in steps of 15
 /// faces (layout.h `FOAM_BUDGET_STEP_Q8` and `FOAM_BUDGET_FACE_Q8`, march.h
-/// foam_budget_used).
+/// foam_budget_q8).
 pub fn budget_step_units(faces: f64) -> f64 {
     (foam_layout::FOAM_BUDGET_STEP_Q8 as f64 + foam_layout::FOAM_BUDGET_FACE_Q8 as f64 * faces) / 256.0
 }

@@ -413,7 +413,7 @@ impl DevicePlan {
             None => super::options::paced_march_budget(planned, dearest, hottest, tracer_budget),
         };
         // The sample counts cell steps; a budget counts each step by its faces
-        // (march.h foam_budget_used), so a planned one buys the scene's mean step.
+        // (march.h foam_budget_q8), so a planned one buys the scene's mean step.
         let step = super::options::budget_step_units(scene.adjacency.len() as f64 / scene.len().max(1) as f64);
         let units = |b: u32, tuned: bool| if tuned { b } else { (b as f64 * step).round() as u32 };
         let (budget, tracer_budget) = (units(budget, options.march_budget.is_some()), units(tracer_budget, options.tracer_budget.is_some()));

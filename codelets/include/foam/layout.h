@@ -204,6 +204,10 @@ FOAM_STATIC_ASSERT(sizeof(foam_block) == 4, "foam_block is 4 bytes");
  * for the dearest. */
 #define FOAM_BUDGET_STEP_Q8 62
 #define FOAM_BUDGET_FACE_Q8 13
+/* A ray marched on, in 1/256 of a step of 15 faces: loading it and rebuilding its
+ * camera ray and SH basis (about 410 to 440 IPU instructions in the measured cost
+ * table, beyond its visit). */
+#define FOAM_BUDGET_RAY_Q8 160
 
 /* ---- framebuffer slice ---------------------------------------------------- */
 
@@ -430,8 +434,8 @@ typedef struct foam_params {
   uint32_t block_slots;    /* entries its block list has room for */
   /* Cell steps a worker of InjectorMarch (injector) or TracerMarch (tracer) marches
    * in one step, each counted by its faces (FOAM_BUDGET_STEP_Q8 + FOAM_BUDGET_FACE_Q8 a
-   * face, in 1/256 of a step of 15 faces) and each shard visit as FOAM_BUDGET_VISIT_Q8
-   * (march.h foam_budget_used), before it leaves its remaining rays, unmarched, for
+   * face, in 1/256 of a step of 15 faces), each shard visit as FOAM_BUDGET_VISIT_Q8
+   * and each ray marched on as FOAM_BUDGET_RAY_Q8 (march.h foam_budget_q8), before it leaves its remaining rays, unmarched, for
    * the next step (0: no limit); a tracer holds them at the front of its pending
    * store (foam_tracer_ctl.held). The ray its budget ends in pauses after exactly
    * the steps left (foam_paused_ray). */
@@ -543,18 +547,20 @@ typedef struct foam_router_ctl {
 FOAM_STATIC_ASSERT(sizeof(foam_router_ctl) == 4460, "foam_router_ctl is 4460 bytes");
 
 /* Per-worker counters of a tracer, written by TracerMarch (one row per worker). */
-/* MARCHED, STEPS, NEIGHBOURS in a row: foam_march_copies adds to them (as to an injector's). */
+/* MARCHED, STEPS, NEIGHBOURS in a row: foam_march_copies adds to them (as to an
+ * injector's), and RAYS after them: foam_budget_q8 reads the four. */
 #define FOAM_TW_MARCHED 0
 #define FOAM_TW_STEPS 1
 #define FOAM_TW_NEIGHBOURS 2 /* faces tested by the march (the cost model's unit) */
-#define FOAM_TW_PIXELS 3
+#define FOAM_TW_RAYS 3       /* rays marched on, foam_march_copies (the cost model's) */
 #define FOAM_TW_MISROUTED 4
 #define FOAM_TW_RESULTS 5 /* result-store slots used this frame */
 #define FOAM_TW_LOADED 6  /* rays loaded from the inboxes (the cost model's) */
-#define FOAM_TW_RAYS 7    /* rays marched on, foam_march_copies (the cost model's) */
+#define FOAM_TW_PIXELS 7
 #define FOAM_TW_COUNTERS 8
-FOAM_STATIC_ASSERT(FOAM_TW_STEPS == FOAM_TW_MARCHED + 1 && FOAM_TW_NEIGHBOURS == FOAM_TW_MARCHED + 2,
-                   "foam_march_copies adds to three counters in a row");
+FOAM_STATIC_ASSERT(FOAM_TW_STEPS == FOAM_TW_MARCHED + 1 && FOAM_TW_NEIGHBOURS == FOAM_TW_MARCHED + 2 &&
+                       FOAM_TW_RAYS == FOAM_TW_MARCHED + 3,
+                   "foam_march_copies adds to three counters in a row, foam_budget_q8 reads four");
 typedef struct foam_tracer_ctl {
   uint32_t pending;   /* rays waiting in the pending store for credit */
   uint32_t granted;   /* credit given to the parent last step, still outstanding */
@@ -600,8 +606,9 @@ FOAM_STATIC_ASSERT(sizeof(foam_spill_ctl) == 16, "foam_spill_ctl is 16 bytes");
 #define FOAM_IW_NEIGHBOURS 2
 #define FOAM_IW_RAYS 3 /* rays marched */
 #define FOAM_IW_COUNTERS 4
-FOAM_STATIC_ASSERT(FOAM_IW_STEPS == FOAM_IW_VISITS + 1 && FOAM_IW_NEIGHBOURS == FOAM_IW_VISITS + 2,
-                   "foam_march_copies adds to three counters in a row");
+FOAM_STATIC_ASSERT(FOAM_IW_STEPS == FOAM_IW_VISITS + 1 && FOAM_IW_NEIGHBOURS == FOAM_IW_VISITS + 2 &&
+                       FOAM_IW_RAYS == FOAM_IW_VISITS + 3,
+                   "foam_march_copies adds to three counters in a row, foam_budget_q8 reads four");
 typedef struct foam_injector_ctl {
   uint32_t next;       /* next entry of the block list */
   uint32_t block_left; /* pixels of the current block not yet emitted (0: none open) */

@@ -428,20 +428,33 @@ static inline void foam_ray_resume(const foam_paused_ray *p, foam_ray *ray) {
   ray->depth = p->depth;
 }
 
-/* n * q8 / 256, rounded down, in 32 bits for any count n. */
-static inline uint32_t foam_q8(uint32_t n, uint32_t q8) { return (n >> 8) * q8 + (((n & 255u) * q8) >> 8); }
-
 /* What a worker's march budget has spent (layout.h march_budget): its cell steps,
- * each FOAM_BUDGET_STEP_Q8 and FOAM_BUDGET_FACE_Q8 a face tested, and each shard visit
- * FOAM_BUDGET_VISIT_Q8, in 1/256 of a step of 15 faces (`work`: visits, steps,
- * faces, as foam_march_copies counts them). Without the visits, the busiest tile of
- * a step was the one whose rays crossed the most shards: an injector visits a shard
- * every 1.2 to 3.7 cell steps on the bicycle scene cut by load, every 2.4 to 11.8
- * on the 1 M scene. Not inlined: TracerMarch asks it in three places, and three
- * copies of its sums took 450 B of the tile reserve the tracer program fits in (one
- * inlined where a ray's visits ask it, and a call elsewhere, still 48 B too many). */
-static __attribute__((noinline)) uint32_t foam_budget_used(const uint32_t *work) {
-  return foam_q8(work[1], FOAM_BUDGET_STEP_Q8) + foam_q8(work[2], FOAM_BUDGET_FACE_Q8) + foam_q8(work[0], FOAM_BUDGET_VISIT_Q8);
+ * each FOAM_BUDGET_STEP_Q8 and FOAM_BUDGET_FACE_Q8 a face tested, each shard visit
+ * FOAM_BUDGET_VISIT_Q8 and each ray marched on FOAM_BUDGET_RAY_Q8, in 1/256 of a step
+ * of 15 faces (`work`: visits, steps, faces, rays, as foam_march_copies and the
+ * marching vertices count them), modulo 2^32: the counters run over the frame, and
+ * only the difference between two readings of one step is used, which is exact.
+ * Without the visits, the busiest tile of a step was the one whose rays crossed the
+ * most shards (an injector visits a shard every 1.2 to 3.7 cell steps on the bicycle
+ * scene cut by load); without the rays, a tracer worker that marched many short
+ * visits. Not inlined: TracerMarch asks it in three places, and the tracer program
+ * has no room for three copies. */
+static __attribute__((noinline)) uint32_t foam_budget_q8(const uint32_t *work) {
+  return work[0] * FOAM_BUDGET_VISIT_Q8 + work[1] * FOAM_BUDGET_STEP_Q8 + work[2] * FOAM_BUDGET_FACE_Q8 +
+         work[3] * FOAM_BUDGET_RAY_Q8;
+}
+
+/* Where a worker's budget of `steps` (march_budget, at most 65536) ends, for
+ * foam_budget_q8 readings of the same step: a budget is spent once `limit` minus
+ * the reading is 0 or less as a signed number (a step's spending is far below 2^31).
+ * Odd, so never 0, which says there is no budget; that moves the end by 1/256 step. */
+static inline uint32_t foam_budget_limit(const uint32_t *work, uint32_t steps) {
+  return steps ? (foam_budget_q8(work) + (steps << 8)) | 1u : 0u;
+}
+
+/* Whether a worker whose budget ends at `limit` (foam_budget_limit) has spent it. */
+static inline int foam_budget_spent(const uint32_t *work, uint32_t limit) {
+  return limit && (int32_t)(limit - foam_budget_q8(work)) <= 0;
 }
 
 /* Index of `shard` among a region's copies (layout.h foam_region_header, listed by
@@ -466,8 +479,8 @@ static inline int foam_region_find(const foam_region_header *h, uint16_t shard) 
  * work[0], work[1] and work[2] (layout.h: FOAM_TW_MARCHED.. and FOAM_IW_VISITS..
  * are in that order).
  *
- * Once the budget spent (foam_budget_used(work)) reaches `steps_limit` (0: none)
- * the ray stops and 1 is returned: inside the shard, after exactly the steps left,
+ * Once the budget spent (foam_budget_q8(work)) reaches `limit` (foam_budget_limit;
+ * 0: none) the ray stops and 1 is returned: inside the shard, after exactly the steps left,
  * or at the shard boundary it reached, its fp32 state in *pause (foam_ray_pause; a
  * worker's budget then ends where it should, not a shard's rest of cells later). A
  * ray loaded from such a pause goes on with `resumed` set, after foam_ray_resume.
@@ -479,7 +492,7 @@ static inline __attribute__((always_inline)) int foam_march_copies(const foam_ca
                                                                     const unsigned char *own,
                                                                     const foam_region_header *directory,
                                                                     const unsigned char *region, foam_ray *ray,
-                                                                    uint32_t *work, uint32_t steps_limit,
+                                                                    uint32_t *work, uint32_t limit,
                                                                     foam_paused_ray *pause, int resumed) {
   foam_vec3 o, d; /* the pixel's ray, the same on every shard it crosses here */
   FOAM_PROBE(held);
@@ -498,15 +511,15 @@ static inline __attribute__((always_inline)) int foam_march_copies(const foam_ca
       if (k < 0) break; /* it leaves the tile: its payload is in its slot */
       blob = region + directory->offset[k];
     }
-    const uint32_t used = foam_budget_used(work);
-    if (steps_limit && visits && used >= steps_limit) {
+    const int32_t left_q8 = (int32_t)(limit - foam_budget_q8(work));
+    if (limit && visits && left_q8 <= 0) {
       foam_ray_pause(ray, pause); /* what its payload holds: resumed, the same */
       return 1;
     }
     foam_shard_view view;
     foam_shard_open(blob, &view);
     /* At least one step, so that a worker past its limit still moves its ray on. */
-    const uint32_t left = steps_limit ? (steps_limit > used ? steps_limit - used : 1u) : 0u;
+    const uint32_t left = limit ? (left_q8 > 0 ? ((uint32_t)left_q8 + 255u) >> 8 : 1u) : 0u;
     if (view.h.sh_rest != basis_rest) {
       basis_rest = view.h.sh_rest;
       foam_sh_basis(d, basis_rest, basis);

@@ -180,13 +180,13 @@ fn point(w: &mut String, p: &Point) {
     if p.march_budget == 0 {
         let _ = writeln!(w, "march budget: none (injectors march every ray they emitted){planned}");
     } else {
-        let _ = writeln!(w, "march budget: {} cell steps (of 15 faces; a shard visit 0.58 of one) per injector worker per iteration{planned}", p.march_budget);
+        let _ = writeln!(w, "march budget: {} cell steps (of 15 faces; a shard visit 0.58 of one, a ray 0.63) per injector worker per iteration{planned}", p.march_budget);
     }
     let planned = if p.tracer_budget_planned { " (planned: the injectors' budget scaled by their regions' share, or theirs after a cut by load in blocks of 8; at least what marches the hottest tracer's sampled steps in 480 iterations)" } else { "" };
     if p.tracer_budget == 0 {
         let _ = writeln!(w, "tracer budget: none (tracers march every ray that reaches them){planned}");
     } else {
-        let _ = writeln!(w, "tracer budget: {} cell steps (of 15 faces; a shard visit 0.58 of one) per tracer worker per iteration{planned}", p.tracer_budget);
+        let _ = writeln!(w, "tracer budget: {} cell steps (of 15 faces; a shard visit 0.58 of one, a ray 0.63) per tracer worker per iteration{planned}", p.tracer_budget);
     }
     let schedule = crate::device::Schedule::ALL[p.schedule as usize];
     let sets = crate::cmd::bench::cycles::sets_of(schedule);
