@@ -849,7 +849,7 @@ use foam_ipu::scene::Scene;
 use partition::RayLayout;
 use foam_layout::{
     FOAM_FINISHED_CELL, FOAM_MAX_CELL_STEPS, FOAM_TW_COUNTERS, FOAM_TW_RAYS, FOAM_TW_LOADED, FOAM_TW_MARCHED, FOAM_TW_NEIGHBOURS,
-    FOAM_TW_STEPS, foam_camera,
+    FOAM_BUDGET_FACE_Q8, FOAM_BUDGET_RAY_Q8, FOAM_BUDGET_STEP_Q8, FOAM_BUDGET_VISIT_Q8, FOAM_TW_STEPS, foam_camera,
     foam_ray_fp32, foam_ray_half, foam_ray_mixed, foam_region_header, foam_tracer_ctl,
 };
 use payload::State;
@@ -988,8 +988,9 @@ fn expected(states: &[State], k: u32, all: bool, owner: &dyn Fn(u32) -> usize, p
 }
 
 /// Tiles of TracerMarch, each holding the start shard (and, on every second tile,
-/// every other shard as copies), marching `rays[i]` in layout `layouts[i / 2]`.
-fn march_graph(packed: &Packed, own: usize, layouts: &[RayLayout], camera: &foam_camera, rays: &[Vec<u8>]) -> Session {
+/// every other shard as copies), marching `rays[i]` in layout `layouts[i / 2]`, each
+/// worker at most `budget` steps (march_budget; 0: no limit) from counters at `work`.
+fn march_graph(packed: &Packed, own: usize, layouts: &[RayLayout], camera: &foam_camera, rays: &[Vec<u8>], budget: u32, work: u32) -> Session {
     let tiles = 2 * layouts.len();
     let mut s = Session::new(1, tiles as u32).unwrap();
     s.add_codelets(&poplar_bridge::codelets_gp()).unwrap();
@@ -1008,6 +1009,7 @@ fn march_graph(packed: &Packed, own: usize, layouts: &[RayLayout], camera: &foam
             ray_bytes,
             link_capacity: n,
             shard: own as u32,
+            march_budget: budget,
             ..Default::default()
         };
         let copies = region(&packed.blobs, if all { &others } else { &[] });
@@ -1028,7 +1030,7 @@ fn march_graph(packed: &Packed, own: usize, layouts: &[RayLayout], camera: &foam
             ("sideIn", init("sideIn", ElemType::UnsignedChar, &[0; 16])),
             ("pixels", init("pixels", ElemType::UnsignedChar, &[0; 28])),
             ("results", init("results", ElemType::UnsignedChar, &[0; 4])),
-            ("ctl", init("ctl", ElemType::UnsignedInt, &[0; size_of::<foam_tracer_ctl>()])),
+            ("ctl", init("ctl", ElemType::UnsignedInt, &ctl_bytes(work))),
             ("pending", init("pending", ElemType::UnsignedChar, &[0; 4])),
         ];
         let v = s.add_vertex(cs, "TracerMarch", t as u32).unwrap();
@@ -1041,6 +1043,15 @@ fn march_graph(packed: &Packed, own: usize, layouts: &[RayLayout], camera: &foam
     let prog = s.execute(cs).unwrap();
     s.compile(&[prog]).unwrap();
     s
+}
+
+/// A tracer's control block, every worker's counters at `work`.
+fn ctl_bytes(work: u32) -> Vec<u8> {
+    let mut c: foam_tracer_ctl = read_as(&[0u8; size_of::<foam_tracer_ctl>()]);
+    for row in c.work.iter_mut() {
+        row.fill(work);
+    }
+    bytes_of(&c)
 }
 
 /// What the rays reached, over a scene's test.
@@ -1100,7 +1111,7 @@ fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> See
         rays.push(bytes.clone());
         rays.push(bytes);
     }
-    let mut s = march_graph(&packed, own, &layouts, &camera, &rays);
+    let mut s = march_graph(&packed, own, &layouts, &camera, &rays, 0, 0);
     s.run(0).unwrap();
     for t in 0..2 * layouts.len() {
         let (layout, all) = (layouts[t / 2], t % 2 == 1);
@@ -1180,4 +1191,70 @@ fn march_follows_the_reference_cell_by_cell_on_voronoi_cells() {
     let pixels: Vec<(u32, u32)> = (1..18).step_by(4).flat_map(|y| (1..24).step_by(5).map(move |x| (x, y))).collect();
     let seen = march_cell_by_cell(&scene, &cam, &pixels);
     assert!(seen.depth > 0 && seen.left > 0 && seen.capped_after_crossing > 0, "{seen:?}");
+}
+
+/// A worker's march budget counts each ray it marches on (march.h foam_budget_q8:
+/// steps by their faces, shard visits and rays): rays capped at one cell each, many
+/// per worker, and a budget of 40 steps. Every worker stops at the first ray that
+/// takes its spending to the budget, counted with the rays: at or over it, and under
+/// it by less than a ray before that ray. Counted without the rays, a worker marches
+/// about half as many rays again. The counters run over a frame and the budget's sum
+/// wraps (modulo 2^32, compared as a difference): the same from counters whose sum
+/// wraps within the step (compared as plain numbers, no ray would march).
+#[test]
+fn a_march_budget_counts_every_ray() {
+    march_budget_counts_every_ray_from(0);
+    // Every counter at this start sums to 5,000/256 steps under 2^32 (the weights add
+    // to 383, odd, so some start does): the step's budget ends past the wrap.
+    let start = 2_534_367_112u32;
+    let weights = FOAM_BUDGET_VISIT_Q8 + FOAM_BUDGET_STEP_Q8 + FOAM_BUDGET_FACE_Q8 + FOAM_BUDGET_RAY_Q8;
+    assert_eq!(start.wrapping_mul(weights), 5000u32.wrapping_neg());
+    march_budget_counts_every_ray_from(start);
+}
+
+fn march_budget_counts_every_ray_from(work0: u32) {
+    let l = lattice::Lattice::new(8, 0, |x, y, z| (0.05 + 0.01 * ((x + y + z) % 3) as f32, [50, 60, 70]));
+    let cam = Camera::look_at(24, 18, 70.0, glam::DVec3::new(1.37, 2.21, 0.63), glam::DVec3::new(5.1, 4.3, 7.7), glam::DVec3::Z).unwrap();
+    let packed = pack(&l.scene, &cam);
+    let start = SiteIndex::new(&l.scene).unwrap().nearest(cam.position.to_array());
+    let own = packed.part.owner(start);
+    let camera = foam_camera { slice_pixels: 1, homes: HOMES, home_shift: 0, ..packed.camera };
+    let layout = RayLayout::Half;
+    // 60 rays a worker, each one cell from the camera's cell, then finished by its cap.
+    let pixels: Vec<(u32, u32)> = (2..18).flat_map(|y| (0..24).map(move |x| (x, y))).take(6 * 60).collect();
+    let mut bytes = Vec::new();
+    for &(x, y) in &pixels {
+        let slot = Slot {
+            shard: own as u16,
+            cell: packed.part.local_index(start) as u16,
+            px: px(x, y, FOAM_MAX_CELL_STEPS - 1),
+            t: 0.0,
+            tt: 1.0,
+            rgb: [0.0; 3],
+            depth: -1.0,
+        };
+        bytes.extend(encode(layout, &slot));
+    }
+    const BUDGET: u32 = 40;
+    let mut s = march_graph(&packed, own, &[layout], &camera, &[bytes.clone(), bytes], BUDGET, work0);
+    s.run(0).unwrap();
+    let faces = (0..l.scene.len()).map(|c| l.scene.neighbours(c).len() as u64).max().unwrap();
+    let ray_most = (FOAM_BUDGET_VISIT_Q8 + FOAM_BUDGET_STEP_Q8 + FOAM_BUDGET_RAY_Q8) as u64 + FOAM_BUDGET_FACE_Q8 as u64 * faces;
+    for t in 0..2 {
+        let mut ctl = vec![0u8; size_of::<foam_tracer_ctl>()];
+        s.read_tensor(&format!("ctl{t}"), &mut ctl).unwrap();
+        let c: foam_tracer_ctl = read_as(&ctl);
+        for (w, work) in c.work.iter().enumerate() {
+            let n = |k: u32| work[k as usize].wrapping_sub(work0) as u64;
+            let (rays, visits) = (n(FOAM_TW_RAYS), n(FOAM_TW_MARCHED));
+            assert_eq!((rays, n(FOAM_TW_STEPS)), (visits, visits), "tile {t} worker {w}: one visit and one cell a ray");
+            assert!(rays < 60, "tile {t} worker {w}: its budget never ran out ({rays} rays)");
+            let spent = n(FOAM_TW_STEPS) * FOAM_BUDGET_STEP_Q8 as u64
+                + n(FOAM_TW_NEIGHBOURS) * FOAM_BUDGET_FACE_Q8 as u64
+                + visits * FOAM_BUDGET_VISIT_Q8 as u64
+                + rays * FOAM_BUDGET_RAY_Q8 as u64;
+            let budget = BUDGET as u64 * 256;
+            assert!(spent >= budget && spent <= budget + ray_most, "tile {t} worker {w} from {work0}: spent {spent}/256 in {rays} rays, budget {budget}/256");
+        }
+    }
 }
