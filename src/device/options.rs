@@ -264,6 +264,9 @@ pub const TILE_BYTES: u32 = 638_976;
 /// The most rays one buffer or store may be given: more than a tile can hold of the
 /// smallest payload (31,948 rays of 20 bytes).
 pub const MAX_BUFFER_RAYS: u32 = 1 << 16;
+// `--tune march_budget` and `tracer_budget` take up to MAX_BUFFER_RAYS, which the
+// march must be able to count (layout.h FOAM_MAX_MARCH_BUDGET).
+const _: () = assert!(MAX_BUFFER_RAYS <= foam_layout::FOAM_MAX_MARCH_BUDGET);
 
 /// The most `max_iterations` (and so `rc`) may be: about an hour of host-runtime
 /// iterations at 1024 shards.

@@ -415,7 +415,10 @@ impl DevicePlan {
         // The sample counts cell steps; a budget counts each step by its faces
         // (march.h foam_budget_q8), so a planned one buys the scene's mean step.
         let step = super::options::budget_step_units(scene.adjacency.len() as f64 / scene.len().max(1) as f64);
-        let units = |b: u32, tuned: bool| if tuned { b } else { (b as f64 * step).round() as u32 };
+        // A planned budget past the largest the march counts is no limit that matters.
+        let units = |b: u32, tuned: bool| {
+            if tuned { b } else { ((b as f64 * step).round() as u32).min(foam_layout::FOAM_MAX_MARCH_BUDGET) }
+        };
         let (budget, tracer_budget) = (units(budget, options.march_budget.is_some()), units(tracer_budget, options.tracer_budget.is_some()));
         for (i, n) in tree.nodes.iter().enumerate() {
             let b = match n.role {

@@ -208,6 +208,10 @@ FOAM_STATIC_ASSERT(sizeof(foam_block) == 4, "foam_block is 4 bytes");
  * camera ray and SH basis (about 410 to 440 IPU instructions in the measured cost
  * table, beyond its visit). */
 #define FOAM_BUDGET_RAY_Q8 160
+/* The largest march budget (foam_params.march_budget, steps a worker per step): the
+ * march counts it in 1/256 of a step in 32 bits and compares a step's spending as a
+ * signed difference (march.h foam_budget_limit), so it must stay far below 2^23. */
+#define FOAM_MAX_MARCH_BUDGET 65536u
 
 /* ---- framebuffer slice ---------------------------------------------------- */
 

@@ -30,6 +30,7 @@ pub const FOAM_BUDGET_VISIT_Q8: u32 = 148;
 pub const FOAM_BUDGET_STEP_Q8: u32 = 62;
 pub const FOAM_BUDGET_FACE_Q8: u32 = 13;
 pub const FOAM_BUDGET_RAY_Q8: u32 = 160;
+pub const FOAM_MAX_MARCH_BUDGET: u32 = 65536;
 pub const FOAM_PX_BITS: u32 = 11;
 pub const FOAM_MAX_IMAGE_SIDE: u32 = 2048;
 pub const FOAM_PX_MASK: u32 = 2047;
