@@ -1249,10 +1249,7 @@ fn march_budget_counts_every_ray_from(work0: u32) {
             let (rays, visits) = (n(FOAM_TW_RAYS), n(FOAM_TW_MARCHED));
             assert_eq!((rays, n(FOAM_TW_STEPS)), (visits, visits), "tile {t} worker {w}: one visit and one cell a ray");
             assert!(rays < 60, "tile {t} worker {w}: its budget never ran out ({rays} rays)");
-            let spent = n(FOAM_TW_STEPS) * FOAM_BUDGET_STEP_Q8 as u64
-                + n(FOAM_TW_NEIGHBOURS) * FOAM_BUDGET_FACE_Q8 as u64
-                + visits * FOAM_BUDGET_VISIT_Q8 as u64
-                + rays * FOAM_BUDGET_RAY_Q8 as u64;
+            let spent = common::budget_spent_q8(visits, n(FOAM_TW_STEPS), n(FOAM_TW_NEIGHBOURS), rays);
             let budget = BUDGET as u64 * 256;
             assert!(spent >= budget && spent <= budget + ray_most, "tile {t} worker {w} from {work0}: spent {spent}/256 in {rays} rays, budget {budget}/256");
         }

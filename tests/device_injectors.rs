@@ -84,10 +84,7 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
             for w in 0..FOAM_WORKERS as usize {
                 let d = |k: usize| (work[o + w * row + k].wrapping_sub(prev[o + w * row + k])) as u64;
                 // In 1/256 of a 15-face step.
-                let spent = d(1) * FOAM_BUDGET_STEP_Q8 as u64
-                    + d(2) * FOAM_BUDGET_FACE_Q8 as u64
-                    + d(0) * FOAM_BUDGET_VISIT_Q8 as u64
-                    + d(3) * FOAM_BUDGET_RAY_Q8 as u64;
+                let spent = common::budget_spent_q8(d(0), d(1), d(2), d(3));
                 most_spent = most_spent.max(spent);
             }
         }

@@ -439,10 +439,10 @@ typedef struct foam_params {
   /* Cell steps a worker of InjectorMarch (injector) or TracerMarch (tracer) marches
    * in one step, each counted by its faces (FOAM_BUDGET_STEP_Q8 + FOAM_BUDGET_FACE_Q8 a
    * face, in 1/256 of a step of 15 faces), each shard visit as FOAM_BUDGET_VISIT_Q8
-   * and each ray marched on as FOAM_BUDGET_RAY_Q8 (march.h foam_budget_q8), before it leaves its remaining rays, unmarched, for
-   * the next step (0: no limit); a tracer holds them at the front of its pending
-   * store (foam_tracer_ctl.held). The ray its budget ends in pauses after exactly
-   * the steps left (foam_paused_ray). */
+   * and each ray marched on as FOAM_BUDGET_RAY_Q8 (march.h foam_budget_q8), before
+   * it leaves its remaining rays, unmarched, for the next step (0: no limit); a
+   * tracer holds them at the front of its pending store (foam_tracer_ctl.held). The
+   * ray its budget ends in pauses after exactly the steps left (foam_paused_ray). */
   uint32_t march_budget;
   /* [lanes] direct lanes, one to each router under the root (lane k to the root's
    * child k, k = (id >> level_shift) & (direct_lanes-1)), which carry primary rays

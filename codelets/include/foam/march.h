@@ -452,9 +452,15 @@ static inline uint32_t foam_budget_limit(const uint32_t *work, uint32_t steps) {
   return steps ? (foam_budget_q8(work) + (steps << 8)) | 1u : 0u;
 }
 
+/* What is left of a budget that ends at `limit` (foam_budget_limit), in 1/256 of a
+ * step: 0 or less once it is spent. Meaningless without a budget (limit 0). */
+static inline int32_t foam_budget_left(const uint32_t *work, uint32_t limit) {
+  return (int32_t)(limit - foam_budget_q8(work));
+}
+
 /* Whether a worker whose budget ends at `limit` (foam_budget_limit) has spent it. */
 static inline int foam_budget_spent(const uint32_t *work, uint32_t limit) {
-  return limit && (int32_t)(limit - foam_budget_q8(work)) <= 0;
+  return limit && foam_budget_left(work, limit) <= 0;
 }
 
 /* Index of `shard` among a region's copies (layout.h foam_region_header, listed by
@@ -511,7 +517,7 @@ static inline __attribute__((always_inline)) int foam_march_copies(const foam_ca
       if (k < 0) break; /* it leaves the tile: its payload is in its slot */
       blob = region + directory->offset[k];
     }
-    const int32_t left_q8 = (int32_t)(limit - foam_budget_q8(work));
+    const int32_t left_q8 = foam_budget_left(work, limit);
     if (limit && visits && left_q8 <= 0) {
       foam_ray_pause(ray, pause); /* what its payload holds: resumed, the same */
       return 1;
