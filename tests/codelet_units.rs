@@ -849,7 +849,7 @@ use foam_ipu::scene::Scene;
 use partition::RayLayout;
 use foam_layout::{
     FOAM_FINISHED_CELL, FOAM_MAX_CELL_STEPS, FOAM_TW_COUNTERS, FOAM_TW_RAYS, FOAM_TW_LOADED, FOAM_TW_MARCHED, FOAM_TW_NEIGHBOURS,
-    FOAM_BUDGET_FACE_Q8, FOAM_BUDGET_RAY_Q8, FOAM_BUDGET_STEP_Q8, FOAM_BUDGET_VISIT_Q8, FOAM_TW_STEPS, foam_camera,
+    FOAM_BUDGET_FACE_Q8, FOAM_BUDGET_RAY_Q8, FOAM_BUDGET_STEP_Q8, FOAM_BUDGET_VISIT_Q8, FOAM_PAUSED_SHARD, FOAM_TW_STEPS, foam_camera,
     foam_ray_fp32, foam_ray_half, foam_ray_mixed, foam_region_header, foam_tracer_ctl,
 };
 use payload::State;
@@ -1254,4 +1254,115 @@ fn march_budget_counts_every_ray_from(work0: u32) {
             assert!(spent >= budget && spent <= budget + ray_most, "tile {t} worker {w} from {work0}: spent {spent}/256 in {rays} rays, budget {budget}/256");
         }
     }
+}
+
+/// Where a fresh ray marched alone by a worker of `budget` q8 (FOAM_BUDGET_*) stops,
+/// from the oracle's states of its path: the cells it marches, and the faces those
+/// have. A step is counted by its cell's faces as it is taken, and the ray stops after
+/// the step that spends the budget (paused in its shard, or at the shard boundary
+/// that step reached, whose visit then counts too); sooner where it finishes, or, on
+/// a tile holding its first shard alone (`all` false), where it leaves that shard.
+fn budget_stop(scene: &Scene, states: &[State], owner: &dyn Fn(u32) -> usize, all: bool, budget: u64) -> (u32, u64) {
+    let mut spent = FOAM_BUDGET_RAY_Q8 as u64;
+    let mut faces = 0;
+    for m in 1..states.len() {
+        let (here, next) = (states[m - 1].cell, &states[m]);
+        let f = scene.neighbours(here as usize).len() as u64;
+        spent += FOAM_BUDGET_STEP_Q8 as u64 + FOAM_BUDGET_FACE_Q8 as u64 * f;
+        faces += f;
+        assert_ne!(next.cell, u32::MAX, "the ray's hull cell comes before its budget ends");
+        if next.finished || spent >= budget {
+            return (m as u32, faces);
+        }
+        if owner(next.cell) != owner(here) {
+            if !all {
+                return (m as u32, faces);
+            }
+            spent += FOAM_BUDGET_VISIT_Q8 as u64;
+            if spent >= budget {
+                return (m as u32, faces);
+            }
+        }
+    }
+    unreachable!("the oracle's last state is finished")
+}
+
+/// A visit ends at the step whose cell's faces spend what is left of the worker's
+/// budget, not after a count of 15-face steps: one ray a worker, for budgets of a few
+/// steps, stops after exactly the cells the budget's measure says, on a tile with its
+/// first shard alone and one with all; on Voronoi cells (5 to 30 faces) and on a
+/// lattice's (6 or fewer, where a count of steps would stop at about half the budget).
+#[test]
+fn a_visit_stops_at_the_step_that_spends_the_budget() {
+    let voronoi = foam_ipu::synth::scene_gen::generate(
+        &foam_ipu::synth::scene_gen::Params { cells: 3000, seed: 3, sh_degree: 0, preset: "garden".into() },
+        &|_| {},
+    )
+    .unwrap();
+    visits_stop_where_the_budget_is_spent(&voronoi, &common::garden().1.resized(24, 18).unwrap());
+    let l = lattice::Lattice::new(8, 0, |x, y, z| (0.02 + 0.01 * ((x + y + z) % 3) as f32, [50, 60, 70]));
+    let cam = Camera::look_at(24, 18, 70.0, glam::DVec3::new(1.37, 2.21, 0.63), glam::DVec3::new(5.1, 4.3, 7.7), glam::DVec3::Z).unwrap();
+    visits_stop_where_the_budget_is_spent(&l.scene, &cam);
+}
+
+fn visits_stop_where_the_budget_is_spent(scene: &Scene, cam: &Camera) {
+    let packed = pack(scene, cam);
+    let owner = |c: u32| packed.part.owner(c);
+    let start = SiteIndex::new(scene).unwrap().nearest(cam.position.to_array());
+    let own = owner(start);
+    let camera = foam_camera { slice_pixels: 1, homes: HOMES, home_shift: 0, ..packed.camera };
+    let tracer = Tracer::new(scene);
+    let layout = RayLayout::Fp32;
+    // Six of the longest paths, one for each worker (worker w marches ray w).
+    let mut paths: Vec<((u32, u32), Vec<State>)> = (1..18)
+        .flat_map(|y| (0..24).map(move |x| (x, y)))
+        .filter_map(|(x, y)| {
+            let (o, d) = cam.pixel_ray(x, y);
+            Some(((x, y), payload::states(&tracer, &owner, start, o, d, 0.001, layout)?))
+        })
+        .collect();
+    paths.sort_by_key(|(_, states)| std::cmp::Reverse(states.len()));
+    paths.truncate(6);
+    let mut bytes = Vec::new();
+    for &((x, y), _) in &paths {
+        let slot = Slot {
+            shard: own as u16,
+            cell: packed.part.local_index(start) as u16,
+            px: px(x, y, 0),
+            t: 0.0,
+            tt: 1.0,
+            rgb: [0.0; 3],
+            depth: -1.0,
+        };
+        bytes.extend(encode(layout, &slot));
+    }
+    let mut paused = 0;
+    for budget in [1u32, 2, 3, 5] {
+        let mut s = march_graph(&packed, own, &[layout], &camera, &[bytes.clone(), bytes.clone()], budget, 0);
+        s.run(0).unwrap();
+        for t in 0..2 {
+            let mut ctl = vec![0u8; size_of::<foam_tracer_ctl>()];
+            s.read_tensor(&format!("ctl{t}"), &mut ctl).unwrap();
+            let c: foam_tracer_ctl = read_as(&ctl);
+            let mut inbox = vec![0u8; 16 + bytes.len()];
+            s.read_tensor(&format!("inbox{t}"), &mut inbox).unwrap();
+            let stride = layout.payload_bytes() as usize;
+            for (w, (_, states)) in paths.iter().enumerate() {
+                let what = format!("budget {budget}, tile {t} ({} shards), worker {w}", if t == 1 { 8 } else { 1 });
+                let (cells, faces) = budget_stop(scene, states, &owner, t == 1, budget as u64 * 256);
+                let work = &c.work[w];
+                let got = (work[FOAM_TW_STEPS as usize], work[FOAM_TW_NEIGHBOURS as usize] as u64);
+                assert_eq!(got, (cells, faces), "{what}: cells and faces");
+                // A ray paused inside its shard goes on from the cell the oracle enters next.
+                let slot = &inbox[16 + w * stride..][..2];
+                if u16::from_le_bytes([slot[0], slot[1]]) as u32 == FOAM_PAUSED_SHARD {
+                    let next = states[cells as usize].cell;
+                    let p = c.paused[w];
+                    assert_eq!((p.shard as usize, p.cell as usize), (owner(next), packed.part.local_index(next)), "{what}: paused");
+                    paused += 1;
+                }
+            }
+        }
+    }
+    assert!(paused > 0, "some ray paused inside a shard");
 }

@@ -49,9 +49,8 @@ fn options(layout: RayLayout, which: Budget, budget: Option<u32>) -> DeviceOptio
 /// counters) than its budget allows: it counts each cell step by its faces, each
 /// shard visit and each ray marched on (march.h foam_budget_q8: `FOAM_BUDGET_STEP_Q8`,
 /// `_FACE_Q8`, `_VISIT_Q8`, `_RAY_Q8`, in 1/256 of a 15-face step), starts a ray or a
-/// visit only under the budget, and marches a visit's steps on for at most what is
-/// left, in steps of the scene's dearest (its most faces), plus a ray, a visit and a
-/// rounding.
+/// visit only under the budget, and ends a visit at the step that spends it: at most
+/// the budget, a ray, a step of the scene's dearest cell (its most faces) and a visit.
 fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (DeviceFrame, u32, u64) {
     let plan = DevicePlan::for_camera(scene, SHARDS, cam, o, &()).unwrap();
     let (budget, nodes): (u32, Vec<usize>) = match which {
@@ -72,7 +71,7 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
         })
         .collect();
     let faces = (0..scene.len()).map(|i| scene.neighbours(i).len() as u64).max().unwrap_or(0);
-    let dearest = (FOAM_BUDGET_STEP_Q8 as u64 + FOAM_BUDGET_FACE_Q8 as u64 * faces).max(256);
+    let dearest = FOAM_BUDGET_STEP_Q8 as u64 + FOAM_BUDGET_FACE_Q8 as u64 * faces;
     let mut steps = 0u64;
     let mut prev = vec![0u32; at];
     let (mut most_spent, mut misrouted) = (0u64, 0u64);
@@ -99,7 +98,7 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
     // twice when it read it half-way).
     assert_eq!(misrouted, 0, "a tracer worker read a slot that was not its own");
     if budget > 0 {
-        let bound = (budget as u64 + 1) * dearest + FOAM_BUDGET_VISIT_Q8 as u64 + FOAM_BUDGET_RAY_Q8 as u64 + 256;
+        let bound = budget as u64 * 256 + dearest + FOAM_BUDGET_VISIT_Q8 as u64 + FOAM_BUDGET_RAY_Q8 as u64;
         assert!(most_spent <= bound, "a worker spent {most_spent}/256 steps of budget {budget} in one step, over {bound}/256");
     }
     (f, budget, steps)

@@ -183,7 +183,7 @@ public:
     // dearest part of the region.
     const uint32_t limit = foam_budget_limit(&work[FOAM_IW_VISITS], p.march_budget);
     unsigned *stopped = &ctl[0] + offsetof(foam_injector_ctl, stopped) / 4 + workerId;
-    // A worker's budget runs out inside a ray, after exactly its steps, not at the
+    // A worker's budget runs out inside a ray, after the step that spends it, not at the
     // ray's end (rays cross up to a few hundred of the region's cells) nor at the
     // next shard boundary (the tile waits for its busiest worker, and a shard's
     // rest of cells made it 1.3x the mean): the ray it pauses stays held, and it

@@ -147,14 +147,13 @@ public:
     // (one source, one part of the view) cost alike, so contiguous ranges left the
     // busiest worker 1.5x the mean, and a tile waits for its busiest worker.
     unsigned next = workerId;
-    // The budget ends inside a ray, after exactly its steps: a tile waits for its
+    // The budget ends inside a ray, after the step that spends it: a tile waits for its
     // busiest worker, and ending at a ray's end left it a ray's rest of cells over.
     const uint32_t limit = foam_budget_limit(&work[FOAM_TW_MARCHED], p.march_budget);
     unsigned *pausedAt = &ctl[0] + (offsetof(foam_tracer_ctl, paused) + workerId * sizeof(foam_paused_ray)) / 4;
     foam_paused_ray paused;
     if (resume) memcpy(&paused, pausedAt, sizeof paused);
-    // A worker pauses one ray a step (its state has one slot): the budget counts a
-    // step by its faces, so the steps left can end a ray's visit below the budget.
+    // A worker pauses one ray a step (its state has one slot), and stops there.
     bool stopped = false;
     // Marches the ray in `slot` (from its pause if `resumed`) and writes what it left.
     auto visit = [&](unsigned char *slot, bool resumed) {

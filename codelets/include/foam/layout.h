@@ -442,7 +442,7 @@ typedef struct foam_params {
    * and each ray marched on as FOAM_BUDGET_RAY_Q8 (march.h foam_budget_q8), before
    * it leaves its remaining rays, unmarched, for the next step (0: no limit); a
    * tracer holds them at the front of its pending store (foam_tracer_ctl.held). The
-   * ray its budget ends in pauses after exactly the steps left (foam_paused_ray). */
+   * ray its budget ends in pauses after the step that spends it (foam_paused_ray). */
   uint32_t march_budget;
   /* [lanes] direct lanes, one to each router under the root (lane k to the root's
    * child k, k = (id >> level_shift) & (direct_lanes-1)), which carry primary rays
@@ -628,8 +628,8 @@ typedef struct foam_injector_ctl {
    * march_budget ran out (0: none): it stays with the held ones and that worker
    * marches it on first next step, from `paused`. */
   uint32_t stopped[FOAM_WORKERS];
-  /* Per worker, the fp32 state of that ray, paused inside a shard after exactly the
-   * budget's steps (march.h foam_march_copies): its slot's payload holds the rest,
+  /* Per worker, the fp32 state of that ray, paused inside a shard after the step
+   * that spent the budget (march.h foam_march_copies): its slot's payload holds the rest,
    * rounded as between tiles, and marched on from both it is the same ray. */
   foam_paused_ray paused[FOAM_WORKERS];
 } foam_injector_ctl;

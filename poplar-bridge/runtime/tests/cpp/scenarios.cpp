@@ -455,7 +455,7 @@ std::string marchTraps() {
   ray.depth = -1.0f;
   std::uint32_t cells = 0, neighbours = 0;
   const foam_vec3 origin{-0.5f, 0.0f, 0.0f}, along{1.0f, 0.0f, 0.0f};
-  const foam_march_end end = foam_march(&view, origin, along, nullptr, 0.001f, 0u, &ray, &cells, &neighbours);
+  const foam_march_end end = foam_march(&view, origin, along, nullptr, 0.001f, INT32_MAX, &ray, &cells, &neighbours);
   fedisableexcept(FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW);
   std::ostringstream o2;
   o2 << "direction=" << d.x << "," << d.y << "," << d.z << ";end=" << end << ";cells=" << cells
