@@ -849,7 +849,7 @@ use foam_ipu::scene::Scene;
 use partition::RayLayout;
 use foam_layout::{
     FOAM_FINISHED_CELL, FOAM_MAX_CELL_STEPS, FOAM_TW_COUNTERS, FOAM_TW_RAYS, FOAM_TW_LOADED, FOAM_TW_MARCHED, FOAM_TW_NEIGHBOURS,
-    FOAM_BUDGET_FACE_Q8, FOAM_BUDGET_RAY_Q8, FOAM_BUDGET_STEP_Q8, FOAM_BUDGET_VISIT_Q8, FOAM_PAUSED_SHARD, FOAM_TW_STEPS, foam_camera,
+    FOAM_PAUSED_SHARD, FOAM_TW_STEPS, foam_camera,
     foam_ray_fp32, foam_ray_half, foam_ray_mixed, foam_region_header, foam_tracer_ctl,
 };
 use payload::State;
@@ -1054,6 +1054,34 @@ fn ctl_bytes(work: u32) -> Vec<u8> {
     bytes_of(&c)
 }
 
+/// Tile `t`'s control block after a march_graph run.
+fn read_ctl(s: &mut Session, t: usize) -> foam_tracer_ctl {
+    let mut ctl = vec![0u8; size_of::<foam_tracer_ctl>()];
+    s.read_tensor(&format!("ctl{t}"), &mut ctl).unwrap();
+    read_as(&ctl)
+}
+
+/// A fresh ray of pixel `px` (x, y and the steps it has taken) in the camera's cell
+/// `start`, as an injector emits it.
+fn fresh_slot(packed: &Packed, start: u32, px: u32) -> Slot {
+    Slot { shard: packed.part.owner(start) as u16, cell: packed.part.local_index(start) as u16, px, t: 0.0, tt: 1.0, rgb: [0.0; 3], depth: -1.0 }
+}
+
+/// The view the lattice tests look through.
+fn lattice_camera() -> Camera {
+    Camera::look_at(24, 18, 70.0, glam::DVec3::new(1.37, 2.21, 0.63), glam::DVec3::new(5.1, 4.3, 7.7), glam::DVec3::Z).unwrap()
+}
+
+/// 3,000 Voronoi cells of the garden preset, and garden's camera at 24×18.
+fn voronoi_cells() -> (Scene, Camera) {
+    let scene = foam_ipu::synth::scene_gen::generate(
+        &foam_ipu::synth::scene_gen::Params { cells: 3000, seed: 3, sh_degree: 0, preset: "garden".into() },
+        &|_| {},
+    )
+    .unwrap();
+    (scene, common::garden().1.resized(24, 18).unwrap())
+}
+
 /// What the rays reached, over a scene's test.
 #[derive(Default, Debug)]
 struct Seen {
@@ -1094,16 +1122,7 @@ fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> See
             let states = std::rc::Rc::new(payload::states(&tracer, &owner, start, o, d, 0.001, layout).expect("no grazed edge"));
             let cells = states.last().unwrap().steps;
             for k in 1..=cells + 1 {
-                let fresh = Slot {
-                    shard: own as u16,
-                    cell: packed.part.local_index(start) as u16,
-                    px: px(x, y, FOAM_MAX_CELL_STEPS - k),
-                    t: 0.0,
-                    tt: 1.0,
-                    rgb: [0.0; 3],
-                    depth: -1.0,
-                };
-                bytes.extend(encode(layout, &fresh));
+                bytes.extend(encode(layout, &fresh_slot(&packed, start, px(x, y, FOAM_MAX_CELL_STEPS - k))));
                 list.push((x, y, k, states.clone()));
             }
         }
@@ -1117,9 +1136,8 @@ fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> See
         let (layout, all) = (layouts[t / 2], t % 2 == 1);
         let stride = layout.payload_bytes() as usize;
         let mut inbox = vec![0u8; 16 + rays[t].len()];
-        let mut ctl = vec![0u8; size_of::<foam_tracer_ctl>()];
         s.read_tensor(&format!("inbox{t}"), &mut inbox).unwrap();
-        s.read_tensor(&format!("ctl{t}"), &mut ctl).unwrap();
+        let c = read_ctl(&mut s, t);
         let (mut cells, mut visits, mut neighbours) = (0, 0, (0, 0));
         for (i, (x, y, k, states)) in plan[t / 2].iter().enumerate() {
             let got = decode(layout, &inbox[16 + i * stride..16 + (i + 1) * stride]);
@@ -1151,7 +1169,6 @@ fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> See
             }
             seen.capped_after_crossing += u32::from(all && *k < end.steps && v > 1);
         }
-        let c: foam_tracer_ctl = read_as(&ctl);
         let total = |k: u32| -> u32 { c.work.iter().map(|w| w[k as usize]).sum() };
         assert_eq!(c.work[0].len(), FOAM_TW_COUNTERS as usize);
         assert_eq!(total(FOAM_TW_STEPS), cells, "{} cells marched on tile {t}", layout.name());
@@ -1174,7 +1191,7 @@ fn march_follows_the_reference_cell_by_cell_on_a_lattice() {
         let sigma = if dense { 2.5 } else if (x + 2 * y + z) % 4 == 0 { 0.0 } else { 0.05 + 0.07 * ((x + 3 * z) % 4) as f32 };
         (sigma, [(40 * x) as u8, (30 * y) as u8, (25 * z + 20) as u8])
     });
-    let cam = Camera::look_at(24, 18, 70.0, glam::DVec3::new(1.37, 2.21, 0.63), glam::DVec3::new(5.1, 4.3, 7.7), glam::DVec3::Z).unwrap();
+    let cam = lattice_camera();
     let pixels: Vec<(u32, u32)> = (1..18).step_by(4).flat_map(|y| (1..24).step_by(5).map(move |x| (x, y))).collect();
     let seen = march_cell_by_cell(&l.scene, &cam, &pixels);
     assert!(seen.hull > 0 && seen.opaque > 0 && seen.depth > 0 && seen.left > 0 && seen.capped_after_crossing > 0, "{seen:?}");
@@ -1182,12 +1199,7 @@ fn march_follows_the_reference_cell_by_cell_on_a_lattice() {
 
 #[test]
 fn march_follows_the_reference_cell_by_cell_on_voronoi_cells() {
-    let scene = foam_ipu::synth::scene_gen::generate(
-        &foam_ipu::synth::scene_gen::Params { cells: 3000, seed: 3, sh_degree: 0, preset: "garden".into() },
-        &|_| {},
-    )
-    .unwrap();
-    let cam = common::garden().1.resized(24, 18).unwrap();
+    let (scene, cam) = voronoi_cells();
     let pixels: Vec<(u32, u32)> = (1..18).step_by(4).flat_map(|y| (1..24).step_by(5).map(move |x| (x, y))).collect();
     let seen = march_cell_by_cell(&scene, &cam, &pixels);
     assert!(seen.depth > 0 && seen.left > 0 && seen.capped_after_crossing > 0, "{seen:?}");
@@ -1207,14 +1219,14 @@ fn a_march_budget_counts_every_ray() {
     // Every counter at this start sums to 5,000/256 steps under 2^32 (the weights add
     // to 383, odd, so some start does): the step's budget ends past the wrap.
     let start = 2_534_367_112u32;
-    let weights = FOAM_BUDGET_VISIT_Q8 + FOAM_BUDGET_STEP_Q8 + FOAM_BUDGET_FACE_Q8 + FOAM_BUDGET_RAY_Q8;
+    let weights = common::budget_spent_q8(1, 1, 1, 1) as u32;
     assert_eq!(start.wrapping_mul(weights), 5000u32.wrapping_neg());
     march_budget_counts_every_ray_from(start);
 }
 
 fn march_budget_counts_every_ray_from(work0: u32) {
     let l = lattice::Lattice::new(8, 0, |x, y, z| (0.05 + 0.01 * ((x + y + z) % 3) as f32, [50, 60, 70]));
-    let cam = Camera::look_at(24, 18, 70.0, glam::DVec3::new(1.37, 2.21, 0.63), glam::DVec3::new(5.1, 4.3, 7.7), glam::DVec3::Z).unwrap();
+    let cam = lattice_camera();
     let packed = pack(&l.scene, &cam);
     let start = SiteIndex::new(&l.scene).unwrap().nearest(cam.position.to_array());
     let own = packed.part.owner(start);
@@ -1224,26 +1236,15 @@ fn march_budget_counts_every_ray_from(work0: u32) {
     let pixels: Vec<(u32, u32)> = (2..18).flat_map(|y| (0..24).map(move |x| (x, y))).take(6 * 60).collect();
     let mut bytes = Vec::new();
     for &(x, y) in &pixels {
-        let slot = Slot {
-            shard: own as u16,
-            cell: packed.part.local_index(start) as u16,
-            px: px(x, y, FOAM_MAX_CELL_STEPS - 1),
-            t: 0.0,
-            tt: 1.0,
-            rgb: [0.0; 3],
-            depth: -1.0,
-        };
-        bytes.extend(encode(layout, &slot));
+        bytes.extend(encode(layout, &fresh_slot(&packed, start, px(x, y, FOAM_MAX_CELL_STEPS - 1))));
     }
     const BUDGET: u32 = 40;
     let mut s = march_graph(&packed, own, &[layout], &camera, &[bytes.clone(), bytes], BUDGET, work0);
     s.run(0).unwrap();
     let faces = (0..l.scene.len()).map(|c| l.scene.neighbours(c).len() as u64).max().unwrap();
-    let ray_most = (FOAM_BUDGET_VISIT_Q8 + FOAM_BUDGET_STEP_Q8 + FOAM_BUDGET_RAY_Q8) as u64 + FOAM_BUDGET_FACE_Q8 as u64 * faces;
+    let ray_most = common::budget_spent_q8(1, 1, faces, 1);
     for t in 0..2 {
-        let mut ctl = vec![0u8; size_of::<foam_tracer_ctl>()];
-        s.read_tensor(&format!("ctl{t}"), &mut ctl).unwrap();
-        let c: foam_tracer_ctl = read_as(&ctl);
+        let c = read_ctl(&mut s, t);
         for (w, work) in c.work.iter().enumerate() {
             let n = |k: u32| work[k as usize].wrapping_sub(work0) as u64;
             let (rays, visits) = (n(FOAM_TW_RAYS), n(FOAM_TW_MARCHED));
@@ -1263,23 +1264,18 @@ fn march_budget_counts_every_ray_from(work0: u32) {
 /// that step reached, whose visit then counts too); sooner where it finishes, or, on
 /// a tile holding its first shard alone (`all` false), where it leaves that shard.
 fn budget_stop(scene: &Scene, states: &[State], owner: &dyn Fn(u32) -> usize, all: bool, budget: u64) -> (u32, u64) {
-    let mut spent = FOAM_BUDGET_RAY_Q8 as u64;
-    let mut faces = 0;
+    let (mut faces, mut visits) = (0, 0);
     for m in 1..states.len() {
         let (here, next) = (states[m - 1].cell, &states[m]);
-        let f = scene.neighbours(here as usize).len() as u64;
-        spent += FOAM_BUDGET_STEP_Q8 as u64 + FOAM_BUDGET_FACE_Q8 as u64 * f;
-        faces += f;
+        faces += scene.neighbours(here as usize).len() as u64;
+        let spent = |visits| common::budget_spent_q8(visits, m as u64, faces, 1);
         assert_ne!(next.cell, u32::MAX, "the ray's hull cell comes before its budget ends");
-        if next.finished || spent >= budget {
+        if next.finished || spent(visits) >= budget {
             return (m as u32, faces);
         }
         if owner(next.cell) != owner(here) {
-            if !all {
-                return (m as u32, faces);
-            }
-            spent += FOAM_BUDGET_VISIT_Q8 as u64;
-            if spent >= budget {
+            visits += 1;
+            if !all || spent(visits) >= budget {
                 return (m as u32, faces);
             }
         }
@@ -1294,15 +1290,10 @@ fn budget_stop(scene: &Scene, states: &[State], owner: &dyn Fn(u32) -> usize, al
 /// lattice's (6 or fewer, where a count of steps would stop at about half the budget).
 #[test]
 fn a_visit_stops_at_the_step_that_spends_the_budget() {
-    let voronoi = foam_ipu::synth::scene_gen::generate(
-        &foam_ipu::synth::scene_gen::Params { cells: 3000, seed: 3, sh_degree: 0, preset: "garden".into() },
-        &|_| {},
-    )
-    .unwrap();
-    visits_stop_where_the_budget_is_spent(&voronoi, &common::garden().1.resized(24, 18).unwrap());
+    let (voronoi, cam) = voronoi_cells();
+    visits_stop_where_the_budget_is_spent(&voronoi, &cam);
     let l = lattice::Lattice::new(8, 0, |x, y, z| (0.02 + 0.01 * ((x + y + z) % 3) as f32, [50, 60, 70]));
-    let cam = Camera::look_at(24, 18, 70.0, glam::DVec3::new(1.37, 2.21, 0.63), glam::DVec3::new(5.1, 4.3, 7.7), glam::DVec3::Z).unwrap();
-    visits_stop_where_the_budget_is_spent(&l.scene, &cam);
+    visits_stop_where_the_budget_is_spent(&l.scene, &lattice_camera());
 }
 
 fn visits_stop_where_the_budget_is_spent(scene: &Scene, cam: &Camera) {
@@ -1325,25 +1316,14 @@ fn visits_stop_where_the_budget_is_spent(scene: &Scene, cam: &Camera) {
     paths.truncate(6);
     let mut bytes = Vec::new();
     for &((x, y), _) in &paths {
-        let slot = Slot {
-            shard: own as u16,
-            cell: packed.part.local_index(start) as u16,
-            px: px(x, y, 0),
-            t: 0.0,
-            tt: 1.0,
-            rgb: [0.0; 3],
-            depth: -1.0,
-        };
-        bytes.extend(encode(layout, &slot));
+        bytes.extend(encode(layout, &fresh_slot(&packed, start, px(x, y, 0))));
     }
     let mut paused = 0;
     for budget in [1u32, 2, 3, 5] {
         let mut s = march_graph(&packed, own, &[layout], &camera, &[bytes.clone(), bytes.clone()], budget, 0);
         s.run(0).unwrap();
         for t in 0..2 {
-            let mut ctl = vec![0u8; size_of::<foam_tracer_ctl>()];
-            s.read_tensor(&format!("ctl{t}"), &mut ctl).unwrap();
-            let c: foam_tracer_ctl = read_as(&ctl);
+            let c = read_ctl(&mut s, t);
             let mut inbox = vec![0u8; 16 + bytes.len()];
             s.read_tensor(&format!("inbox{t}"), &mut inbox).unwrap();
             let stride = layout.payload_bytes() as usize;

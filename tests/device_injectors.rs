@@ -12,10 +12,7 @@ use foam_ipu::device::frame::{TRACER_HEAD_WORDS, work_offsets};
 use foam_ipu::device::tree::Role;
 use foam_ipu::device::{DeviceFrame, DeviceOptions, DevicePlan, DeviceRenderer};
 use foam_ipu::scene::Scene;
-use foam_layout::{
-    FOAM_BUDGET_FACE_Q8, FOAM_BUDGET_RAY_Q8, FOAM_BUDGET_STEP_Q8, FOAM_BUDGET_VISIT_Q8, FOAM_IW_COUNTERS, FOAM_TW_COUNTERS, FOAM_WORKERS,
-    foam_frame_status, foam_tile_stats,
-};
+use foam_layout::{FOAM_IW_COUNTERS, FOAM_TW_COUNTERS, FOAM_WORKERS, foam_frame_status, foam_tile_stats};
 use partition::RayLayout;
 
 mod common;
@@ -71,7 +68,8 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
         })
         .collect();
     let faces = (0..scene.len()).map(|i| scene.neighbours(i).len() as u64).max().unwrap_or(0);
-    let dearest = FOAM_BUDGET_STEP_Q8 as u64 + FOAM_BUDGET_FACE_Q8 as u64 * faces;
+    // A visit, one step of the dearest cell and a ray: what a worker under its budget may still start.
+    let last = common::budget_spent_q8(1, 1, faces, 1);
     let mut steps = 0u64;
     let mut prev = vec![0u32; at];
     let (mut most_spent, mut misrouted) = (0u64, 0u64);
@@ -98,7 +96,7 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
     // twice when it read it half-way).
     assert_eq!(misrouted, 0, "a tracer worker read a slot that was not its own");
     if budget > 0 {
-        let bound = budget as u64 * 256 + dearest + FOAM_BUDGET_VISIT_Q8 as u64 + FOAM_BUDGET_RAY_Q8 as u64;
+        let bound = budget as u64 * 256 + last;
         assert!(most_spent <= bound, "a worker spent {most_spent}/256 steps of budget {budget} in one step, over {bound}/256");
     }
     (f, budget, steps)
