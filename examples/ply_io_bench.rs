@@ -21,10 +21,7 @@ fn arg(name: &str, default: usize) -> usize {
     args.iter()
         .position(|a| a == name)
         .and_then(|p| args.get(p + 1))
-        .map(|v| {
-            v.parse()
-                .unwrap_or_else(|_| panic!("{name} needs a number, got {v}"))
-        })
+        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name} needs a number, got {v}")))
         .unwrap_or(default)
 }
 
@@ -77,40 +74,22 @@ fn main() -> anyhow::Result<()> {
             std::fs::read(&path)?; // warm the page cache
         }
         let len = std::fs::metadata(&path)?.len();
-        let (parsed, _) = timed(&mut wall[1], &mut cpu[1], || {
-            parse_scene(std::fs::File::open(&path)?, Some(len))
-        })?;
+        let (parsed, _) = timed(&mut wall[1], &mut cpu[1], || parse_scene(std::fs::File::open(&path)?, Some(len)))?;
         timed(&mut wall[2], &mut cpu[2], || validate(&parsed))?;
         drop(parsed);
         let back = timed(&mut wall[3], &mut cpu[3], || read_scene(&path))?;
-        anyhow::ensure!(
-            back == scene,
-            "read-back scene differs from the written one"
-        );
+        anyhow::ensure!(back == scene, "read-back scene differs from the written one");
     }
     let mb = std::fs::metadata(&path)?.len() as f64 / 1e6;
     let args: Vec<String> = std::env::args().collect();
-    if let Some(keep) = args
-        .iter()
-        .position(|a| a == "--keep")
-        .and_then(|p| args.get(p + 1))
-    {
+    if let Some(keep) = args.iter().position(|a| a == "--keep").and_then(|p| args.get(p + 1)) {
         std::fs::copy(&path, keep)?;
     }
     println!("file: {mb:.1} MB; median of {runs} runs (wall time; CPU time of all threads):");
-    let names = [
-        "write",
-        "parse (no validation)",
-        "validate only",
-        "read_scene (parse + validate)",
-    ];
+    let names = ["write", "parse (no validation)", "validate only", "read_scene (parse + validate)"];
     for ((what, w), c) in names.iter().zip(wall).zip(cpu) {
         let s = median(w);
-        println!(
-            "  {what:<30} {s:>7.3} s  {:>6.2} GB/s   cpu {:>6.2} s",
-            mb / 1e3 / s,
-            median(c)
-        );
+        println!("  {what:<30} {s:>7.3} s  {:>6.2} GB/s   cpu {:>6.2} s", mb / 1e3 / s, median(c));
     }
     Ok(())
 }

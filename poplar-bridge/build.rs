@@ -14,9 +14,7 @@ mod codelet_costs;
 fn cpp_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = fs::read_dir(dir)
         .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
-                .collect()
+            rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "cpp")).collect()
         })
         .unwrap_or_default();
     v.sort();
@@ -93,8 +91,7 @@ fn main() {
         println!("cargo:rustc-link-lib=poplar");
         println!("cargo:rustc-env=FOAM_CODELETS_GP={}", gp.display());
     } else {
-        b.include(runtime_dir.join("include"))
-            .define("FOAM_CODELETS_GP", "\"foam_codelets.gp\"");
+        b.include(runtime_dir.join("include")).define("FOAM_CODELETS_GP", "\"foam_codelets.gp\"");
         println!("cargo:rustc-env=FOAM_CODELETS_GP=foam_codelets.gp");
         for f in cpp_files(&runtime_dir.join("src")) {
             b.file(f);
@@ -126,10 +123,7 @@ fn main() {
             }
             let anchor = format!("foam_codelet_unit_{i}");
             let wrapper = units.join(format!("{i}_{base}"));
-            let text = format!(
-                "#include \"{}\"\nextern \"C\" int {anchor}() {{ return 1; }}\n",
-                c.display()
-            );
+            let text = format!("#include \"{}\"\nextern \"C\" int {anchor}() {{ return 1; }}\n", c.display());
             if fs::read_to_string(&wrapper).ok().as_deref() != Some(text.as_str()) {
                 fs::write(&wrapper, text).unwrap();
             }

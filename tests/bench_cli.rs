@@ -16,16 +16,8 @@ fn bench(extra: &[&str]) -> String {
     let mut args = vec!["bench", "assets/garden.ply"];
     args.extend_from_slice(&SMALL);
     args.extend_from_slice(extra);
-    let args: Vec<String> = args
-        .iter()
-        .map(|a| {
-            if *a == "assets/garden.ply" {
-                garden()
-            } else {
-                a.to_string()
-            }
-        })
-        .collect();
+    let args: Vec<String> =
+        args.iter().map(|a| if *a == "assets/garden.ply" { garden() } else { a.to_string() }).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let r = run(&args);
     assert!(r.status.success(), "{:?}: {}", args, String::from_utf8_lossy(&r.stderr));
@@ -71,32 +63,13 @@ fn json_has_the_keys_and_consistent_numbers() {
     // Without replicas, whose routers would count among the level-1 routers.
     let out = bench(&["--frames", "2", "--json", "--tune", "replicas=0"]);
     let v: Value = serde_json::from_str(&out).expect("valid JSON on stdout");
-    for key in [
-        "scene",
-        "cells",
-        "width",
-        "height",
-        "shards",
-        "layout",
-        "rc",
-        "batch",
-        "reference_s",
-        "run",
-        "sweeps",
-    ] {
+    for key in ["scene", "cells", "width", "height", "shards", "layout", "rc", "batch", "reference_s", "run", "sweeps"]
+    {
         assert!(v.get(key).is_some(), "no {key} in {v}");
     }
     assert_eq!(v["reference_frames_s"].as_array().unwrap().len(), 2);
     let p = &v["run"];
-    for key in [
-        "device_s",
-        "device_frames_s",
-        "reference_s",
-        "time_ratio",
-        "psnr_db",
-        "stats",
-        "estimate",
-    ] {
+    for key in ["device_s", "device_frames_s", "reference_s", "time_ratio", "psnr_db", "stats", "estimate"] {
         assert!(p.get(key).is_some(), "no run.{key} in {p}");
     }
     let ratio = p["device_s"].as_f64().unwrap() / p["reference_s"].as_f64().unwrap();
@@ -122,13 +95,7 @@ fn json_has_the_keys_and_consistent_numbers() {
     let levels = st["router_levels"].as_array().unwrap();
     // 64 shards under 16-wide routers: four level-1 routers and a root with four children.
     assert_eq!(levels.len(), 2);
-    assert_eq!(
-        levels
-            .iter()
-            .map(|l| l["routers"].as_u64().unwrap())
-            .collect::<Vec<_>>(),
-        vec![4, 1]
-    );
+    assert_eq!(levels.iter().map(|l| l["routers"].as_u64().unwrap()).collect::<Vec<_>>(), vec![4, 1]);
     let forwarded: u64 = levels.iter().map(|l| l["rays_forwarded"].as_u64().unwrap()).sum();
     let hops = st["router_hops_mean"].as_f64().unwrap() * 3072.0;
     assert!((forwarded as f64 - hops).abs() < 0.5, "{forwarded} vs {hops}");
@@ -157,11 +124,19 @@ fn json_has_the_keys_and_consistent_numbers() {
     let lb = |c: u64| 16 + c * 20;
     let level1 = 16 * lb(caps[0]) + lb(caps[1]);
     let injectors = p["injectors"].as_u64().unwrap();
-    assert_eq!((injectors, p["injectors_asked"].as_u64().unwrap()), (256, 256), "a root of 4 children has room for all");
+    assert_eq!(
+        (injectors, p["injectors_asked"].as_u64().unwrap()),
+        (256, 256),
+        "a root of 4 children has room for all"
+    );
     assert_eq!(p["inject_capacity"].as_u64(), Some(8), "256 injectors share the lanes of 16 of 128 rays");
     assert_eq!(p["injector_queue"].as_u64(), Some(48), "and queues of 12,288 rays, apart from their lanes");
     assert!(p["load_cut"].is_null(), "garden's regions march all its steps: its shards stay balanced by bytes");
-    assert_eq!((p["schedule"].as_u64(), p["schedule_asked"].as_bool()), (Some(2), Some(false)), "not cut: the default schedule");
+    assert_eq!(
+        (p["schedule"].as_u64(), p["schedule_asked"].as_bool()),
+        (Some(2), Some(false)),
+        "not cut: the default schedule"
+    );
     let root = 4 * lb(caps[1]) + lb(caps[2]) + injectors * lb(0);
     // The root also takes in every injector's lane whole, and the exchange waits for
     // the tile that receives the most as for the one that sends the most.
@@ -196,7 +171,8 @@ fn compare_paper_runs_the_papers_configuration_beside_the_default() {
     // The paper's configuration: quadtree routers (64 shards: 16, 4, 1 per level),
     // rows:1, one injector, 256-ray links, and none of this design's shortcuts.
     assert_eq!(paper["batch"], "rows:1");
-    let levels: Vec<u64> = paper["stats"]["router_levels"].as_array().unwrap().iter().map(|l| l["routers"].as_u64().unwrap()).collect();
+    let levels: Vec<u64> =
+        paper["stats"]["router_levels"].as_array().unwrap().iter().map(|l| l["routers"].as_u64().unwrap()).collect();
     assert_eq!(levels, [16, 4, 1]);
     assert!(paper["link_capacity"].as_array().unwrap().iter().all(|c| c == 256), "{}", paper["link_capacity"]);
     for key in ["side_links", "shard_copies", "direct_lanes"] {
@@ -221,16 +197,8 @@ fn compare_paper_runs_the_papers_configuration_beside_the_default() {
 fn a_tiny_sweep_writes_tables_json_and_plots() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("out");
-    let out = bench(&[
-        "--frames",
-        "1",
-        "--sweep",
-        "rc=1,40",
-        "--sweep",
-        "batch=rows:1|cols:2",
-        "--out",
-        d.to_str().unwrap(),
-    ]);
+    let out =
+        bench(&["--frames", "1", "--sweep", "rc=1,40", "--sweep", "batch=rows:1|cols:2", "--out", d.to_str().unwrap()]);
     assert!(out.contains("sweep rc (batch blocks:8):"), "{out}");
     assert!(out.contains("sweep batch (rc 20):"), "{out}");
     assert!(out.contains("cols:2"), "{out}");
@@ -243,24 +211,14 @@ fn a_tiny_sweep_writes_tables_json_and_plots() {
     let sweeps = v["sweeps"].as_array().unwrap();
     assert_eq!(sweeps.len(), 2);
     let rc = sweeps[0]["points"].as_array().unwrap();
-    assert_eq!(
-        rc.iter().map(|p| p["rc"].as_u64().unwrap()).collect::<Vec<_>>(),
-        vec![1, 40]
-    );
+    assert_eq!(rc.iter().map(|p| p["rc"].as_u64().unwrap()).collect::<Vec<_>>(), vec![1, 40]);
     // rc changes how often the host looks, not what the device does per iteration.
-    let needed: Vec<u64> = rc
-        .iter()
-        .map(|p| p["estimate"]["iterations_needed"].as_u64().unwrap())
-        .collect();
+    let needed: Vec<u64> = rc.iter().map(|p| p["estimate"]["iterations_needed"].as_u64().unwrap()).collect();
     assert_eq!(needed[0], needed[1]);
     assert_eq!(rc[0]["stats"]["iterations"].as_u64().unwrap(), needed[0]);
     assert!(rc[0]["stats"]["host_calls"].as_u64().unwrap() > rc[1]["stats"]["host_calls"].as_u64().unwrap());
-    let batch: Vec<&str> = sweeps[1]["points"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["batch"].as_str().unwrap())
-        .collect();
+    let batch: Vec<&str> =
+        sweeps[1]["points"].as_array().unwrap().iter().map(|p| p["batch"].as_str().unwrap()).collect();
     assert_eq!(batch, vec!["rows:1", "cols:2"]);
 }
 
@@ -273,7 +231,9 @@ fn tuned_link_sizes_are_kept() {
         let v: Value = serde_json::from_str(&out).expect("valid JSON on stdout");
         v["run"].clone()
     };
-    let caps = |p: &Value| -> Vec<u64> { p["link_capacity"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect() };
+    let caps = |p: &Value| -> Vec<u64> {
+        p["link_capacity"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect()
+    };
     let p = point("side_capacity=32");
     assert!(!p["links_sized_to_camera"].as_bool().unwrap());
     assert_eq!((caps(&p), p["side_capacity"].as_u64().unwrap()), (vec![256, 384, 384], 32));
@@ -306,7 +266,10 @@ fn bad_input_is_a_one_line_error() {
         (&["--shards", "many"][..], "unknown shard count 'many' (a power of two, or auto)"),
         (&["--tune", "spil=1"][..], "--tune spil=1: unknown key 'spil'"),
         (&["--tune", "spill=0"][..], "--tune spill=0: 0 is out of range (spill takes 1 to 65536)"),
-        (&["--tune", "ends_on_device=2"][..], "--tune ends_on_device=2: 2 is out of range (ends_on_device takes 0 to 1)"),
+        (
+            &["--tune", "ends_on_device=2"][..],
+            "--tune ends_on_device=2: 2 is out of range (ends_on_device takes 0 to 1)",
+        ),
         (&["--backend", "ipu"][..], "--features poplar"),
         (&["--compare-paper", "--sweep", "rc=1"][..], "--compare-paper"),
     ] {
@@ -336,7 +299,10 @@ fn the_default_batch_is_finer_where_512_injectors_share_the_view() {
         let r = run(&args);
         assert!(r.status.success(), "{:?}: {}", args, String::from_utf8_lossy(&r.stderr));
         let out = String::from_utf8(r.stdout).unwrap();
-        let line = out.lines().find(|l| l.starts_with("configuration:")).unwrap_or_else(|| panic!("no configuration in:\n{out}"));
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("configuration:"))
+            .unwrap_or_else(|| panic!("no configuration in:\n{out}"));
         line.split("batch ").nth(1).unwrap().to_string()
     };
     assert_eq!(batch(&[]), "blocks:4");

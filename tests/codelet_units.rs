@@ -103,7 +103,8 @@ struct RouterStep {
 /// the credit it was given. Everything else is random.
 fn random_step(rng: &mut Rng, p: &foam_params) -> RouterStep {
     let (f, pl, q) = (p.fanout as usize, parent_lane(p), p.queue_capacity);
-    let mut c: foam_router_ctl = read_as(&(0..size_of::<foam_router_ctl>()).map(|_| rng.next_u64() as u8).collect::<Vec<_>>());
+    let mut c: foam_router_ctl =
+        read_as(&(0..size_of::<foam_router_ctl>()).map(|_| rng.next_u64() as u8).collect::<Vec<_>>());
     c.parity = upto(rng, 1);
     // Half the steps of a router with idle credit are quiet (little queued or
     // granted), where the idle credit fits.
@@ -230,7 +231,13 @@ struct Reached {
 
 /// The invariants of one step of RouterPlan and RouterForward, from its input and
 /// output; what limits the step reached is added to `reached`.
-fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foam_tile_stats, reached: &mut Reached) -> Result<(), String> {
+fn check_router(
+    p: &foam_params,
+    s: &RouterStep,
+    o: &RouterPlanned,
+    before: &foam_tile_stats,
+    reached: &mut Reached,
+) -> Result<(), String> {
     let (f, pl, q) = (p.fanout as usize, parent_lane(p), p.queue_capacity);
     let (c, n) = (&s.ctl, &o.ctl);
     let t = |k: u32| s.total[k as usize];
@@ -258,9 +265,15 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
         let want = t(FOAM_CAT_DOWN + ch as u32) + t(FOAM_CAT_TURN + ch as u32);
         check(o.out[ch].count == d + tn, format!("lane {ch}: count {} != {d} + {tn}", o.out[ch].count));
         check(o.out[ch].count <= credit, format!("lane {ch}: {} sent on a credit of {credit}", o.out[ch].count));
-        check(o.out[ch].count == want.min(credit), format!("lane {ch}: {} sent of {want} on a credit of {credit}", o.out[ch].count));
+        check(
+            o.out[ch].count == want.min(credit),
+            format!("lane {ch}: {} sent of {want} on a credit of {credit}", o.out[ch].count),
+        );
         reached.lane_credit += u32::from(want > credit);
-        check(n.lane_off[FOAM_CAT_DOWN as usize + ch] == 0 && n.lane_off[FOAM_CAT_TURN as usize + ch] == d, format!("lane {ch}: slots overlap"));
+        check(
+            n.lane_off[FOAM_CAT_DOWN as usize + ch] == 0 && n.lane_off[FOAM_CAT_TURN as usize + ch] == d,
+            format!("lane {ch}: slots overlap"),
+        );
         let blocked = t(FOAM_CAT_TURN + ch as u32) - tn;
         check(n.escape[ch] <= blocked, format!("child {ch}: {} escapes of {blocked} blocked turns", n.escape[ch]));
         blocked_turns += blocked;
@@ -291,14 +304,20 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     // the categories a ray can take here).
     let untouched = (f..FOAM_MAX_LANES as usize).all(|ch| {
         let cats = [FOAM_CAT_DOWN as usize + ch, FOAM_CAT_TURN as usize + ch];
-        n.esc_off[ch] == 0 && cats.iter().all(|&k| n.send[k] == 0 && n.lane_off[k] == 0 && n.stay_off[k] == 0 && n.base.iter().all(|w| w[k] == 0))
+        n.esc_off[ch] == 0
+            && cats.iter().all(|&k| {
+                n.send[k] == 0 && n.lane_off[k] == 0 && n.stay_off[k] == 0 && n.base.iter().all(|w| w[k] == 0)
+            })
     });
     check(untouched, "fields of children the router does not have were written".into());
     // What stays: nothing lost, nothing made, the queues within capacity, and each
     // category's share of them where the one before ends.
     let total: u32 = s.total.iter().sum();
     let sent: u32 = o.out.iter().map(|h| h.count).sum();
-    check(total == sent + n.up_count + n.down_count, format!("{total} rays != {sent} sent + {} + {} queued", n.up_count, n.down_count));
+    check(
+        total == sent + n.up_count + n.down_count,
+        format!("{total} rays != {sent} sent + {} + {} queued", n.up_count, n.down_count),
+    );
     check(n.up_count <= q && n.down_count <= q, format!("queues {} and {} over {q}", n.up_count, n.down_count));
     let mut at = 0;
     for ch in 0..f {
@@ -320,16 +339,34 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     let upward: u32 = (0..pl).map(|l| o.out[l].credit).sum();
     let outstanding = c.granted_up;
     reached.queue_room += u32::from(n.up_count + outstanding + upward == q && upward > 0);
-    check(n.up_count + outstanding + upward <= q, format!("up: {} queued + {outstanding} outstanding + {upward} granted > {q}", n.up_count));
+    check(
+        n.up_count + outstanding + upward <= q,
+        format!("up: {} queued + {outstanding} outstanding + {upward} granted > {q}", n.up_count),
+    );
     let parent = FOAM_MAX_LANES as usize;
-    check(n.down_count + c.granted[parent] + o.out[pl].credit <= q, format!("down: {} queued + {} outstanding + {} granted > {q}", n.down_count, c.granted[parent], o.out[pl].credit));
+    check(
+        n.down_count + c.granted[parent] + o.out[pl].credit <= q,
+        format!(
+            "down: {} queued + {} outstanding + {} granted > {q}",
+            n.down_count, c.granted[parent], o.out[pl].credit
+        ),
+    );
     for l in 0..=pl {
-        check(o.out[l].credit <= lane_capacity(p, l, false), format!("lane {l}: credit {} beyond its {}", o.out[l].credit, lane_capacity(p, l, false)));
+        check(
+            o.out[l].credit <= lane_capacity(p, l, false),
+            format!("lane {l}: credit {} beyond its {}", o.out[l].credit, lane_capacity(p, l, false)),
+        );
     }
     for ch in 0..f {
-        check(n.granted[ch] == o.out[ch].credit, format!("lane {ch}: granted {} but told {}", n.granted[ch], o.out[ch].credit));
+        check(
+            n.granted[ch] == o.out[ch].credit,
+            format!("lane {ch}: granted {} but told {}", n.granted[ch], o.out[ch].credit),
+        );
     }
-    check(n.granted[parent] == o.out[pl].credit, format!("parent: granted {} but told {}", n.granted[parent], o.out[pl].credit));
+    check(
+        n.granted[parent] == o.out[pl].credit,
+        format!("parent: granted {} but told {}", n.granted[parent], o.out[pl].credit),
+    );
     check(n.granted_up == upward, format!("granted {} up but told {upward}", n.granted_up));
     // Credit follows demand: all of it when there is room, else as much of the room
     // as there is, each lane within a ray of its demand's part. Where the room holds
@@ -345,12 +382,18 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     let idle_of = |l: usize| if l < f { (demand(l) + idle).min(p.link_capacity) - demand(l) } else { 0 };
     let extra: u32 = (0..f).map(idle_of).sum();
     reached.idle_credit += u32::from(extra > 0);
-    check(upward == wanted.min(avail) + extra, format!("{upward} granted up of {wanted} wanted and {extra} idle with {avail} free"));
+    check(
+        upward == wanted.min(avail) + extra,
+        format!("{upward} granted up of {wanted} wanted and {extra} idle with {avail} free"),
+    );
     for l in 0..pl {
         let part = demand(l) as f64 * avail.min(wanted) as f64 / wanted.max(1) as f64;
         let idle_here = idle_of(l);
         let got = o.out[l].credit as f64 - idle_here as f64;
-        check((got - part).abs() < 1.0, format!("lane {l}: credit {} for a part of {part:.2} and {idle_here} idle", o.out[l].credit));
+        check(
+            (got - part).abs() < 1.0,
+            format!("lane {l}: credit {} for a part of {part:.2} and {idle_here} idle", o.out[l].credit),
+        );
     }
     // Emission the root allows its injectors: within what they asked for, and never
     // beyond what keeps every ray in flight inside the spill store.
@@ -360,7 +403,10 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     if p.max_in_flight > 0 && pl > f {
         check(n.injected == c.injected + emitted, format!("injected {} != {} + {emitted}", n.injected, c.injected));
         let flying = n.injected - finished.min(n.injected) + c.allowed_by.iter().sum::<u32>();
-        check(allowed == 0 || flying + allowed <= p.max_in_flight, format!("{flying} in flight + {allowed} allowed > {}", p.max_in_flight));
+        check(
+            allowed == 0 || flying + allowed <= p.max_in_flight,
+            format!("{flying} in flight + {allowed} allowed > {}", p.max_in_flight),
+        );
         check(n.allowed_by.iter().sum::<u32>() == allowed, "allowance recorded".into());
         // An injector asks for what its queue has room for, which its lane need not hold.
         let ask = |l: usize| s.inbox[l].credit & 0xFFFF;
@@ -377,7 +423,14 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
             for b in f..pl {
                 let (aa, ab) = (o.out[a].pending, o.out[b].pending);
                 if weight(a) >= weight(b) && aa < ask(a) && ab > aa + rounding {
-                    check(false, format!("injector lane {a} (weight {}) allowed {aa}, lane {b} (weight {}) {ab}", weight(a), weight(b)));
+                    check(
+                        false,
+                        format!(
+                            "injector lane {a} (weight {}) allowed {aa}, lane {b} (weight {}) {ab}",
+                            weight(a),
+                            weight(b)
+                        ),
+                    );
                 }
                 reached.weighted += u32::from(weight(a) > weight(b) && aa > ab && ask(b) > ab);
             }
@@ -391,11 +444,17 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
             for l in f..pl {
                 let part = (room as f64 * weight(l) as f64 / weights as f64).min(ask(l) as f64);
                 let a = o.out[l].pending;
-                check((a as f64 - part).abs() < rounding as f64, format!("injector lane {l}: allowed {a} for a part of {part:.2}"));
+                check(
+                    (a as f64 - part).abs() < rounding as f64,
+                    format!("injector lane {l}: allowed {a} for a part of {part:.2}"),
+                );
             }
         }
         for l in f..pl {
-            check(o.out[l].pending <= ask(l), format!("injector lane {l}: {} allowed of {} asked", o.out[l].pending, ask(l)));
+            check(
+                o.out[l].pending <= ask(l),
+                format!("injector lane {l}: {} allowed of {} asked", o.out[l].pending, ask(l)),
+            );
         }
     } else {
         check(allowed == 0 && n.injected == c.injected, "only the root admits rays".into());
@@ -405,9 +464,15 @@ fn check_router(p: &foam_params, s: &RouterStep, o: &RouterPlanned, before: &foa
     check(o.out[pl].finished == finished, format!("finished {} != {finished}", o.out[pl].finished));
     for l in 0..=pl {
         let full = o.out[l].count >= lane_capacity(p, l, true);
-        check(full || o.tails[l] == Some(FOAM_INVALID_SHARD as u16), format!("lane {l}: no empty-slot mark after {} rays", o.out[l].count));
+        check(
+            full || o.tails[l] == Some(FOAM_INVALID_SHARD as u16),
+            format!("lane {l}: no empty-slot mark after {} rays", o.out[l].count),
+        );
     }
-    check(n.parity == c.parity ^ 1 && n.src_up_count == c.up_count && n.src_down_count == c.down_count, "queue halves".into());
+    check(
+        n.parity == c.parity ^ 1 && n.src_up_count == c.up_count && n.src_down_count == c.down_count,
+        "queue halves".into(),
+    );
     let st = &o.stats;
     check(st.overflow == before.overflow, format!("overflow counted: {}", st.overflow));
     check(st.iterations == before.iterations + 1 && st.rays_in == before.rays_in + sent, "statistics".into());
@@ -430,8 +495,18 @@ fn router_graph(params: &[foam_params]) -> Session {
         let queues = s.add_variable(ElemType::UnsignedChar, &[queue_bytes], &format!("queues{tile}")).unwrap();
         s.set_tile_mapping(queues, tile).unwrap();
         s.set_initial_bytes(queues, &vec![0xFF; queue_bytes]).unwrap();
-        let forwarded = [("params", r.params), ("inboxes", r.inboxes), ("queues", queues), ("outboxes", r.outboxes), ("ctl", r.ctl)];
-        for (cs, (ty, connect)) in sets.iter().zip([("RouterCount", &r.counted()[..]), ("RouterPlan", &r.planned()), ("RouterForward", &forwarded)]) {
+        let forwarded = [
+            ("params", r.params),
+            ("inboxes", r.inboxes),
+            ("queues", queues),
+            ("outboxes", r.outboxes),
+            ("ctl", r.ctl),
+        ];
+        for (cs, (ty, connect)) in sets.iter().zip([
+            ("RouterCount", &r.counted()[..]),
+            ("RouterPlan", &r.planned()),
+            ("RouterForward", &forwarded),
+        ]) {
             add_connected(&mut s, *cs, ty, tile, connect);
         }
     }
@@ -462,7 +537,13 @@ impl RouterTensors {
 
     /// RouterPlan's fields, and RouterCountPlan's.
     fn planned(&self) -> [(&'static str, Tensor); 5] {
-        [("params", self.params), ("inboxes", self.inboxes), ("outboxes", self.outboxes), ("ctl", self.ctl), ("stats", self.stats)]
+        [
+            ("params", self.params),
+            ("inboxes", self.inboxes),
+            ("outboxes", self.outboxes),
+            ("ctl", self.ctl),
+            ("stats", self.stats),
+        ]
     }
 }
 
@@ -584,8 +665,14 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
             for (t, (p, st)) in params.iter().zip(&steps).enumerate() {
                 let inbox = inbox_bytes(p, &st.inbox);
                 // Garbage where RouterPlan must write, so that nothing passes by luck.
-                let out: Vec<u8> = (0..lane_offset(p, parent_lane(p) + 1, true)).map(|_| (rng.next_u64() % 255) as u8).collect();
-                let before = foam_tile_stats { rays_in: upto(&mut rng, 1000), iterations: upto(&mut rng, 100), peak_queue: upto(&mut rng, 50), ..Default::default() };
+                let out: Vec<u8> =
+                    (0..lane_offset(p, parent_lane(p) + 1, true)).map(|_| (rng.next_u64() % 255) as u8).collect();
+                let before = foam_tile_stats {
+                    rays_in: upto(&mut rng, 1000),
+                    iterations: upto(&mut rng, 100),
+                    peak_queue: upto(&mut rng, 50),
+                    ..Default::default()
+                };
                 s.write_tensor(&format!("win{t}"), &inbox).unwrap();
                 s.write_tensor(&format!("wout{t}"), &out).unwrap();
                 s.write_tensor(&format!("wctl{t}"), &bytes_of(&st.ctl)).unwrap();
@@ -603,7 +690,11 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
                     let want = lane_sums(p, &st.inbox, w);
                     assert_eq!(counted.lane_sums[w as usize], want, "round {round}, router {t}, worker {w}: lane sums");
                     // No ray in an empty inbox slot, and the queues by their runs.
-                    assert_eq!(counted.counts[w as usize], queue_counts(&st.ctl, p.fanout as usize, w), "round {round}, router {t}, worker {w}: counts");
+                    assert_eq!(
+                        counted.counts[w as usize],
+                        queue_counts(&st.ctl, p.fanout as usize, w),
+                        "round {round}, router {t}, worker {w}: counts"
+                    );
                 }
                 st.ctl.lane_sums = counted.lane_sums;
                 s.write_tensor(&format!("wctl{t}"), &bytes_of(&st.ctl)).unwrap();
@@ -616,19 +707,27 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
                 s.read_tensor(&format!("rout{t}"), &mut out).unwrap();
                 s.read_tensor(&format!("rctl{t}"), &mut ctl).unwrap();
                 s.read_tensor(&format!("rstats{t}"), &mut stats).unwrap();
-                let header = |l: usize| read_as::<foam_link_header>(&out[lane_offset(p, l, true)..][..size_of::<foam_link_header>()]);
+                let header = |l: usize| {
+                    read_as::<foam_link_header>(&out[lane_offset(p, l, true)..][..size_of::<foam_link_header>()])
+                };
                 let headers: Vec<foam_link_header> = (0..=parent_lane(p)).map(header).collect();
                 let tails = headers
                     .iter()
                     .enumerate()
                     .map(|(l, h)| {
-                        let at = lane_offset(p, l, true) + size_of::<foam_link_header>() + (h.count * RAY_BYTES) as usize;
+                        let at =
+                            lane_offset(p, l, true) + size_of::<foam_link_header>() + (h.count * RAY_BYTES) as usize;
                         (h.count < lane_capacity(p, l, true)).then(|| u16::from_le_bytes([out[at], out[at + 1]]))
                     })
                     .collect();
                 let planned = RouterPlanned { ctl: read_as(&ctl), out: headers, tails, stats: read_as(&stats) };
                 if let Err(e) = check_router(p, st, &planned, &befores[t], &mut reached) {
-                    panic!("round {round}, router {t} (fanout {}, {} injector lanes, queue {}): {e}", (p.fanout as u32), (p.inject_lanes as u32), p.queue_capacity);
+                    panic!(
+                        "round {round}, router {t} (fanout {}, {} injector lanes, queue {}): {e}",
+                        (p.fanout as u32),
+                        (p.inject_lanes as u32),
+                        p.queue_capacity
+                    );
                 }
                 cases += 1;
             }
@@ -637,7 +736,12 @@ fn router_plan_keeps_its_credit_invariants_on_random_states() {
     assert_eq!(cases, 4 * 16 * 16);
     // The random states reach every limit, often.
     let r = &reached;
-    assert!([r.lane_credit, r.escapes, r.parent_credit, r.queue_room, r.in_flight_room, r.weighted, r.idle_credit].iter().all(|&n| n >= 20), "{r:?}");
+    assert!(
+        [r.lane_credit, r.escapes, r.parent_credit, r.queue_room, r.in_flight_room, r.weighted, r.idle_credit]
+            .iter()
+            .all(|&n| n >= 20),
+        "{r:?}"
+    );
 }
 
 /// RouterCountPlan (Schedule::PlanBesideMarch: one worker counts the six workers'
@@ -673,8 +777,13 @@ fn router_count_plan_writes_what_count_then_plan_write() {
             let st = random_step(&mut rng, p);
             let mut inbox = inbox_bytes(p, &st.inbox);
             fill_rays(&mut rng, p, &st.inbox, &mut inbox);
-            let out: Vec<u8> = (0..lane_offset(p, parent_lane(p) + 1, true)).map(|_| (rng.next_u64() % 255) as u8).collect();
-            let before = foam_tile_stats { rays_in: upto(&mut rng, 1000), iterations: upto(&mut rng, 100), ..Default::default() };
+            let out: Vec<u8> =
+                (0..lane_offset(p, parent_lane(p) + 1, true)).map(|_| (rng.next_u64() % 255) as u8).collect();
+            let before = foam_tile_stats {
+                rays_in: upto(&mut rng, 1000),
+                iterations: upto(&mut rng, 100),
+                ..Default::default()
+            };
             for tile in [2 * t, 2 * t + 1] {
                 s.write_tensor(&format!("win{tile}"), &inbox).unwrap();
                 s.write_tensor(&format!("wout{tile}"), &out).unwrap();
@@ -690,7 +799,9 @@ fn router_count_plan_writes_what_count_then_plan_write() {
                 s.read_tensor(&format!("r{name}{tile}"), &mut b).unwrap();
                 b
             };
-            for (name, n) in [("ctl", size_of::<foam_router_ctl>()), ("out", out_len), ("stats", size_of::<foam_tile_stats>())] {
+            for (name, n) in
+                [("ctl", size_of::<foam_router_ctl>()), ("out", out_len), ("stats", size_of::<foam_tile_stats>())]
+            {
                 let (apart, fused) = (read(&mut s, name, 2 * t, n), read(&mut s, name, 2 * t + 1, n));
                 assert!(apart == fused, "round {round}, router {t}: {name} differs");
             }
@@ -728,8 +839,9 @@ fn root_allows_injectors_by_pixels_left() {
     s.run(1).unwrap();
     let mut out = vec![0u8; lane_offset(&p, pl + 1, true)];
     s.read_tensor("rout0", &mut out).unwrap();
-    let allowed: Vec<u32> =
-        (2..5).map(|l| read_as::<foam_link_header>(&out[lane_offset(&p, l, true)..][..size_of::<foam_link_header>()]).pending).collect();
+    let allowed: Vec<u32> = (2..5)
+        .map(|l| read_as::<foam_link_header>(&out[lane_offset(&p, l, true)..][..size_of::<foam_link_header>()]).pending)
+        .collect();
     // 40 rays of room, 3 : 1 (equal shares would be 20 and 20).
     assert_eq!(allowed, vec![30, 10, 0]);
 }
@@ -784,7 +896,15 @@ fn injector_send(lanes: u32, shards: &[u16], credit: u32, allowance: u32, more: 
         ("inbox", init(&mut s, "inbox", ElemType::UnsignedChar, &bytes_of(&down))),
         ("directIn", init(&mut s, "directIn", ElemType::UnsignedChar, &direct_in)),
         ("queue", init(&mut s, "queue", ElemType::UnsignedChar, &queue)),
-        ("outbox", init(&mut s, "outbox", ElemType::UnsignedChar, &vec![0u8; size_of::<foam_inject_up>() + cap as usize * slot])),
+        (
+            "outbox",
+            init(
+                &mut s,
+                "outbox",
+                ElemType::UnsignedChar,
+                &vec![0u8; size_of::<foam_inject_up>() + cap as usize * slot],
+            ),
+        ),
         ("directOut", init(&mut s, "directOut", ElemType::UnsignedChar, &vec![0u8; lanes.max(1) as usize * lane_out])),
         ("ctl", init(&mut s, "ctl", ElemType::UnsignedInt, &bytes_of(&ctl))),
         ("stats", init(&mut s, "stats", ElemType::UnsignedChar, &[0; size_of::<foam_tile_stats>()])),
@@ -804,7 +924,9 @@ fn injector_send(lanes: u32, shards: &[u16], credit: u32, allowance: u32, more: 
     let out = read(&mut s, "directOut", lanes.max(1) as usize * lane_out);
     let root = read(&mut s, "outbox", size_of::<foam_inject_up>() + cap as usize * slot);
     let ctl: foam_injector_ctl = read_as(&read(&mut s, "ctl", size_of::<foam_injector_ctl>()));
-    let direct = (0..lanes as usize).map(|k| read_as::<foam_inject_up>(&out[k * lane_out..][..size_of::<foam_inject_up>()]).pending).collect();
+    let direct = (0..lanes as usize)
+        .map(|k| read_as::<foam_inject_up>(&out[k * lane_out..][..size_of::<foam_inject_up>()]).pending)
+        .collect();
     Dealt { direct, root: read_as::<foam_inject_up>(&root[..size_of::<foam_inject_up>()]).pending, held: ctl.held }
 }
 
@@ -846,12 +968,12 @@ use foam_ipu::camera::Camera;
 use foam_ipu::device::{DeviceOptions, DevicePlan};
 use foam_ipu::reference::{SiteIndex, Tracer};
 use foam_ipu::scene::Scene;
-use partition::RayLayout;
 use foam_layout::{
-    FOAM_FINISHED_CELL, FOAM_MAX_CELL_STEPS, FOAM_TW_COUNTERS, FOAM_TW_RAYS, FOAM_TW_LOADED, FOAM_TW_MARCHED, FOAM_TW_NEIGHBOURS,
-    FOAM_PAUSED_SHARD, FOAM_TW_STEPS, foam_camera,
-    foam_ray_fp32, foam_ray_half, foam_ray_mixed, foam_region_header, foam_tracer_ctl,
+    FOAM_FINISHED_CELL, FOAM_MAX_CELL_STEPS, FOAM_PAUSED_SHARD, FOAM_TW_COUNTERS, FOAM_TW_LOADED, FOAM_TW_MARCHED,
+    FOAM_TW_NEIGHBOURS, FOAM_TW_RAYS, FOAM_TW_STEPS, foam_camera, foam_ray_fp32, foam_ray_half, foam_ray_mixed,
+    foam_region_header, foam_tracer_ctl,
 };
+use partition::RayLayout;
 use payload::State;
 
 /// Framebuffer homes the camera block names (a power of two, as the 2^depth leaves of
@@ -882,8 +1004,18 @@ fn f16(b: u16) -> f32 {
 fn encode(layout: RayLayout, s: &Slot) -> Vec<u8> {
     let dest = foam_layout::foam_ray_dest { shard: s.shard, cell: s.cell };
     match layout {
-        RayLayout::Fp32 => bytes_of(&foam_ray_fp32 { dest, px: s.px, t: s.t, T: s.tt, r: s.rgb[0], g: s.rgb[1], b: s.rgb[2] }),
-        RayLayout::Mixed => bytes_of(&foam_ray_mixed { dest, px: s.px, t: h16(s.t), T: h16(s.tt), r: s.rgb[0], g: s.rgb[1], b: s.rgb[2] }),
+        RayLayout::Fp32 => {
+            bytes_of(&foam_ray_fp32 { dest, px: s.px, t: s.t, T: s.tt, r: s.rgb[0], g: s.rgb[1], b: s.rgb[2] })
+        }
+        RayLayout::Mixed => bytes_of(&foam_ray_mixed {
+            dest,
+            px: s.px,
+            t: h16(s.t),
+            T: h16(s.tt),
+            r: s.rgb[0],
+            g: s.rgb[1],
+            b: s.rgb[2],
+        }),
         RayLayout::Half => bytes_of(&foam_ray_half {
             dest,
             px: s.px,
@@ -901,16 +1033,40 @@ fn decode(layout: RayLayout, b: &[u8]) -> Slot {
     match layout {
         RayLayout::Fp32 => {
             let v: foam_ray_fp32 = read_as(b);
-            Slot { shard: v.dest.shard, cell: v.dest.cell, px: v.px, t: v.t, tt: v.T, rgb: [v.r, v.g, v.b], depth: -1.0 }
+            Slot {
+                shard: v.dest.shard,
+                cell: v.dest.cell,
+                px: v.px,
+                t: v.t,
+                tt: v.T,
+                rgb: [v.r, v.g, v.b],
+                depth: -1.0,
+            }
         }
         RayLayout::Mixed => {
             let v: foam_ray_mixed = read_as(b);
-            Slot { shard: v.dest.shard, cell: v.dest.cell, px: v.px, t: f16(v.t), tt: f16(v.T), rgb: [v.r, v.g, v.b], depth: -1.0 }
+            Slot {
+                shard: v.dest.shard,
+                cell: v.dest.cell,
+                px: v.px,
+                t: f16(v.t),
+                tt: f16(v.T),
+                rgb: [v.r, v.g, v.b],
+                depth: -1.0,
+            }
         }
         RayLayout::Half => {
             let v: foam_ray_half = read_as(b);
             let rgb = [f16(v.r), f16(v.g), f16(v.b)];
-            Slot { shard: v.dest.shard, cell: v.dest.cell, px: v.px, t: f16(v.t), tt: f16(v.T), rgb, depth: f16(v.depth) }
+            Slot {
+                shard: v.dest.shard,
+                cell: v.dest.cell,
+                px: v.px,
+                t: f16(v.t),
+                tt: f16(v.T),
+                rgb,
+                depth: f16(v.depth),
+            }
         }
     }
 }
@@ -929,7 +1085,10 @@ struct Packed {
 
 fn pack(scene: &Scene, cam: &Camera) -> Packed {
     let plan = DevicePlan::new(scene, 8, cam.width, cam.height, &DeviceOptions::default(), &()).unwrap();
-    let blobs = plan.spec.nodes[..plan.shards()].iter().map(|n| plan.spec.shards[n.shard_offset..][..n.shard_bytes].to_vec()).collect();
+    let blobs = plan.spec.nodes[..plan.shards()]
+        .iter()
+        .map(|n| plan.spec.shards[n.shard_offset..][..n.shard_bytes].to_vec())
+        .collect();
     let camera = read_as(&plan.frame_blocks(scene, cam, 0).unwrap().camera);
     Packed { part: plan.partition, blobs, camera }
 }
@@ -955,7 +1114,17 @@ fn region(blobs: &[Vec<u8>], shards: &[usize]) -> Vec<u8> {
 /// a tile holding one shard may instead hand the ray on into it: the second slot,
 /// whose destination is not checked.
 #[allow(clippy::too_many_arguments)]
-fn expected(states: &[State], k: u32, all: bool, owner: &dyn Fn(u32) -> usize, part: &partition::Partition, layout: RayLayout, x: u32, y: u32, width: u32) -> (Slot, u32, u32, Option<Slot>) {
+fn expected(
+    states: &[State],
+    k: u32,
+    all: bool,
+    owner: &dyn Fn(u32) -> usize,
+    part: &partition::Partition,
+    layout: RayLayout,
+    x: u32,
+    y: u32,
+    width: u32,
+) -> (Slot, u32, u32, Option<Slot>) {
     let start_steps = FOAM_MAX_CELL_STEPS - k;
     let slot = |s: &State, dest: (u16, u16), steps: u32| {
         let p = s.through(layout);
@@ -973,7 +1142,8 @@ fn expected(states: &[State], k: u32, all: bool, owner: &dyn Fn(u32) -> usize, p
         // payload if that is in another shard.
         if s.cell == u32::MAX && !all {
             let end = &states[m + 1];
-            let finished = slot(end, (home, FOAM_FINISHED_CELL as u16), (start_steps + end.steps).min(FOAM_MAX_CELL_STEPS - 1));
+            let finished =
+                slot(end, (home, FOAM_FINISHED_CELL as u16), (start_steps + end.steps).min(FOAM_MAX_CELL_STEPS - 1));
             return (finished, end.steps, visits, Some(slot(s, (0, 0), start_steps + s.steps)));
         }
         if s.cell != u32::MAX && owner(s.cell) != owner(states[m - 1].cell) {
@@ -990,7 +1160,15 @@ fn expected(states: &[State], k: u32, all: bool, owner: &dyn Fn(u32) -> usize, p
 /// Tiles of TracerMarch, each holding the start shard (and, on every second tile,
 /// every other shard as copies), marching `rays[i]` in layout `layouts[i / 2]`, each
 /// worker at most `budget` steps (march_budget; 0: no limit) from counters at `work`.
-fn march_graph(packed: &Packed, own: usize, layouts: &[RayLayout], camera: &foam_camera, rays: &[Vec<u8>], budget: u32, work: u32) -> Session {
+fn march_graph(
+    packed: &Packed,
+    own: usize,
+    layouts: &[RayLayout],
+    camera: &foam_camera,
+    rays: &[Vec<u8>],
+    budget: u32,
+    work: u32,
+) -> Session {
     let tiles = 2 * layouts.len();
     let mut s = Session::new(1, tiles as u32).unwrap();
     s.add_codelets(&poplar_bridge::codelets_gp()).unwrap();
@@ -1013,7 +1191,8 @@ fn march_graph(packed: &Packed, own: usize, layouts: &[RayLayout], camera: &foam
             ..Default::default()
         };
         let copies = region(&packed.blobs, if all { &others } else { &[] });
-        let inbox = [bytes_of(&foam_link_header { count: n, credit: 0, finished: 0, pending: 0 }), rays[t].clone()].concat();
+        let inbox =
+            [bytes_of(&foam_link_header { count: n, credit: 0, finished: 0, pending: 0 }), rays[t].clone()].concat();
         let mut init = |name: &str, ty: ElemType, bytes: &[u8]| {
             let elems = if ty == ElemType::UnsignedInt { bytes.len() / 4 } else { bytes.len() };
             let v = s.add_variable(ty, &[elems], &format!("{name}{t}")).unwrap();
@@ -1064,12 +1243,21 @@ fn read_ctl(s: &mut Session, t: usize) -> foam_tracer_ctl {
 /// A fresh ray of pixel `px` (x, y and the steps it has taken) in the camera's cell
 /// `start`, as an injector emits it.
 fn fresh_slot(packed: &Packed, start: u32, px: u32) -> Slot {
-    Slot { shard: packed.part.owner(start) as u16, cell: packed.part.local_index(start) as u16, px, t: 0.0, tt: 1.0, rgb: [0.0; 3], depth: -1.0 }
+    Slot {
+        shard: packed.part.owner(start) as u16,
+        cell: packed.part.local_index(start) as u16,
+        px,
+        t: 0.0,
+        tt: 1.0,
+        rgb: [0.0; 3],
+        depth: -1.0,
+    }
 }
 
 /// The view the lattice tests look through.
 fn lattice_camera() -> Camera {
-    Camera::look_at(24, 18, 70.0, glam::DVec3::new(1.37, 2.21, 0.63), glam::DVec3::new(5.1, 4.3, 7.7), glam::DVec3::Z).unwrap()
+    Camera::look_at(24, 18, 70.0, glam::DVec3::new(1.37, 2.21, 0.63), glam::DVec3::new(5.1, 4.3, 7.7), glam::DVec3::Z)
+        .unwrap()
 }
 
 /// 3,000 Voronoi cells of the garden preset, and garden's camera at 24×18.
@@ -1101,7 +1289,10 @@ fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> See
     let owner = |c: u32| packed.part.owner(c);
     let start = SiteIndex::new(scene).unwrap().nearest(cam.position.to_array());
     let own = owner(start);
-    assert_eq!((packed.camera.start_shard as usize, packed.camera.start_cell as usize), (own, packed.part.local_index(start)));
+    assert_eq!(
+        (packed.camera.start_shard as usize, packed.camera.start_cell as usize),
+        (own, packed.part.local_index(start))
+    );
     // One framebuffer slot, and no pixel at home on a tile here.
     let camera = foam_camera { slice_pixels: 1, homes: HOMES, home_shift: 0, ..packed.camera };
     let tracer = Tracer::new(scene);
@@ -1119,7 +1310,8 @@ fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> See
         for &(x, y) in pixels {
             assert!(y * cam.width + x >= 8, "a test pixel's home must not be a tile here");
             let (o, d) = cam.pixel_ray(x, y);
-            let states = std::rc::Rc::new(payload::states(&tracer, &owner, start, o, d, 0.001, layout).expect("no grazed edge"));
+            let states =
+                std::rc::Rc::new(payload::states(&tracer, &owner, start, o, d, 0.001, layout).expect("no grazed edge"));
             let cells = states.last().unwrap().steps;
             for k in 1..=cells + 1 {
                 bytes.extend(encode(layout, &fresh_slot(&packed, start, px(x, y, FOAM_MAX_CELL_STEPS - k))));
@@ -1142,8 +1334,13 @@ fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> See
         for (i, (x, y, k, states)) in plan[t / 2].iter().enumerate() {
             let got = decode(layout, &inbox[16 + i * stride..16 + (i + 1) * stride]);
             let (want, c, v, alt) = expected(states, *k, all, &owner, &packed.part, layout, *x, *y, cam.width);
-            let took_alt = alt.is_some_and(|a| got.cell != FOAM_FINISHED_CELL as u16 && Slot { shard: 0, cell: 0, ..got } == a);
-            let what = format!("{} on a tile with {} shard(s), pixel ({x}, {y}), cap {k}", layout.name(), if all { 8 } else { 1 });
+            let took_alt =
+                alt.is_some_and(|a| got.cell != FOAM_FINISHED_CELL as u16 && Slot { shard: 0, cell: 0, ..got } == a);
+            let what = format!(
+                "{} on a tile with {} shard(s), pixel ({x}, {y}), cap {k}",
+                layout.name(),
+                if all { 8 } else { 1 }
+            );
             let marched = if took_alt {
                 assert_ne!(got.shard as usize, own, "{what}: handed on into its own shard");
                 c - 1
@@ -1176,8 +1373,15 @@ fn march_cell_by_cell(scene: &Scene, cam: &Camera, pixels: &[(u32, u32)]) -> See
         let n = plan[t / 2].len() as u32;
         assert_eq!((total(FOAM_TW_LOADED), total(FOAM_TW_RAYS)), (n, n), "rays loaded and marched on tile {t}");
         let tested = total(FOAM_TW_NEIGHBOURS);
-        assert!(tested >= neighbours.0 && tested <= neighbours.1, "{} neighbours tested on tile {t}: {tested} not in {neighbours:?}", layout.name());
-        assert!(total(FOAM_TW_MARCHED) >= visits && total(FOAM_TW_MARCHED) <= visits + plan[t / 2].len() as u32, "shard visits on tile {t}");
+        assert!(
+            tested >= neighbours.0 && tested <= neighbours.1,
+            "{} neighbours tested on tile {t}: {tested} not in {neighbours:?}",
+            layout.name()
+        );
+        assert!(
+            total(FOAM_TW_MARCHED) >= visits && total(FOAM_TW_MARCHED) <= visits + plan[t / 2].len() as u32,
+            "shard visits on tile {t}"
+        );
     }
     seen
 }
@@ -1188,13 +1392,22 @@ fn march_follows_the_reference_cell_by_cell_on_a_lattice() {
     // stop in the block, or cross 50 % transmittance on the way.
     let l = lattice::Lattice::new(8, 0, |x, y, z| {
         let dense = x >= 5 && y >= 5;
-        let sigma = if dense { 2.5 } else if (x + 2 * y + z) % 4 == 0 { 0.0 } else { 0.05 + 0.07 * ((x + 3 * z) % 4) as f32 };
+        let sigma = if dense {
+            2.5
+        } else if (x + 2 * y + z) % 4 == 0 {
+            0.0
+        } else {
+            0.05 + 0.07 * ((x + 3 * z) % 4) as f32
+        };
         (sigma, [(40 * x) as u8, (30 * y) as u8, (25 * z + 20) as u8])
     });
     let cam = lattice_camera();
     let pixels: Vec<(u32, u32)> = (1..18).step_by(4).flat_map(|y| (1..24).step_by(5).map(move |x| (x, y))).collect();
     let seen = march_cell_by_cell(&l.scene, &cam, &pixels);
-    assert!(seen.hull > 0 && seen.opaque > 0 && seen.depth > 0 && seen.left > 0 && seen.capped_after_crossing > 0, "{seen:?}");
+    assert!(
+        seen.hull > 0 && seen.opaque > 0 && seen.depth > 0 && seen.left > 0 && seen.capped_after_crossing > 0,
+        "{seen:?}"
+    );
 }
 
 #[test]
@@ -1252,7 +1465,10 @@ fn march_budget_counts_every_ray_from(work0: u32) {
             assert!(rays < 60, "tile {t} worker {w}: its budget never ran out ({rays} rays)");
             let spent = common::budget_spent_q8(visits, n(FOAM_TW_STEPS), n(FOAM_TW_NEIGHBOURS), rays);
             let budget = BUDGET as u64 * 256;
-            assert!(spent >= budget && spent <= budget + ray_most, "tile {t} worker {w} from {work0}: spent {spent}/256 in {rays} rays, budget {budget}/256");
+            assert!(
+                spent >= budget && spent <= budget + ray_most,
+                "tile {t} worker {w} from {work0}: spent {spent}/256 in {rays} rays, budget {budget}/256"
+            );
         }
     }
 }
@@ -1338,7 +1554,11 @@ fn visits_stop_where_the_budget_is_spent(scene: &Scene, cam: &Camera) {
                 if u16::from_le_bytes([slot[0], slot[1]]) as u32 == FOAM_PAUSED_SHARD {
                     let next = states[cells as usize].cell;
                     let p = c.paused[w];
-                    assert_eq!((p.shard as usize, p.cell as usize), (owner(next), packed.part.local_index(next)), "{what}: paused");
+                    assert_eq!(
+                        (p.shard as usize, p.cell as usize),
+                        (owner(next), packed.part.local_index(next)),
+                        "{what}: paused"
+                    );
                     paused += 1;
                 }
             }

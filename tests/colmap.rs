@@ -6,10 +6,7 @@ mod common;
 use common::{expect_error, python, repo_path, run};
 
 fn fixture() -> String {
-    repo_path("tests/fixtures/colmap_small")
-        .to_str()
-        .unwrap()
-        .to_owned()
+    repo_path("tests/fixtures/colmap_small").to_str().unwrap().to_owned()
 }
 
 fn cameras_json(extra: &[&str]) -> serde_json::Value {
@@ -17,11 +14,7 @@ fn cameras_json(extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["cameras", "--colmap", &dir, "--json"];
     args.extend_from_slice(extra);
     let out = run(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -50,17 +43,8 @@ for i in range(0, len(lines), 2):
 views.sort(key=lambda v: v['name'])
 print(json.dumps(views))
 "#;
-    let out = python()
-        .arg("-c")
-        .arg(script)
-        .arg(fixture())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = python().arg("-c").arg(script).arg(fixture()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let want: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let got = cameras_json(&[]);
     let (want, got) = (want.as_array().unwrap(), got.as_array().unwrap());
@@ -75,17 +59,11 @@ print(json.dumps(views))
             assert_eq!(c[key], w[key], "{key}");
         }
         for key in ["fx", "fy", "cx", "cy"] {
-            assert!(
-                (c[key].as_f64().unwrap() - w[key].as_f64().unwrap()).abs() < 1e-4,
-                "{key}"
-            );
+            assert!((c[key].as_f64().unwrap() - w[key].as_f64().unwrap()).abs() < 1e-4, "{key}");
         }
         for r in 0..4 {
             for col in 0..4 {
-                let (a, b) = (
-                    c["c2w"][r][col].as_f64().unwrap(),
-                    w["c2w"][r][col].as_f64().unwrap(),
-                );
+                let (a, b) = (c["c2w"][r][col].as_f64().unwrap(), w["c2w"][r][col].as_f64().unwrap());
                 assert!((a - b).abs() < 1e-6, "view {k} c2w[{r}][{col}]: {a} vs {b}");
             }
         }
@@ -100,17 +78,11 @@ fn test_split_and_downsample() {
     assert_eq!(names, ["frame_000.png", "frame_008.png"]);
     assert_eq!(got[1]["index"], 8);
     let c = &got[0]["camera"];
-    assert_eq!(
-        (c["width"].as_u64(), c["height"].as_u64()),
-        (Some(80), Some(60))
-    );
+    assert_eq!((c["width"].as_u64(), c["height"].as_u64()), (Some(80), Some(60)));
     assert_eq!(c["fx"].as_f64(), Some(75.25));
     let text = run(&["cameras", "--colmap", &fixture(), "--test-views"]);
     let text = String::from_utf8(text.stdout).unwrap();
-    assert!(
-        text.contains("10 views") && text.contains("8 frame_008.png 160 120"),
-        "{text}"
-    );
+    assert!(text.contains("10 views") && text.contains("8 frame_008.png 160 120"), "{text}");
     assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 2);
 }
 
@@ -120,54 +92,16 @@ fn views_by_name_stem_or_index_resolve_in_reference() {
     // missing scene file; a good one gets as far as the scene.
     let dir = fixture();
     for view in ["frame_003.png", "frame_003", "3"] {
-        let e = expect_error(&[
-            "reference",
-            "missing.ply",
-            "--colmap",
-            &dir,
-            "--view",
-            view,
-            "-o",
-            "x.png",
-        ]);
+        let e = expect_error(&["reference", "missing.ply", "--colmap", &dir, "--view", view, "-o", "x.png"]);
         assert!(e.contains("missing.ply"), "view {view}: {e}");
     }
-    let e = expect_error(&[
-        "reference",
-        "s.ply",
-        "--colmap",
-        &dir,
-        "--view",
-        "nope.png",
-        "-o",
-        "x.png",
-    ]);
+    let e = expect_error(&["reference", "s.ply", "--colmap", &dir, "--view", "nope.png", "-o", "x.png"]);
     assert!(e.contains("no view named \"nope.png\""), "{e}");
-    let e = expect_error(&[
-        "reference",
-        "s.ply",
-        "--colmap",
-        &dir,
-        "--view",
-        "10",
-        "-o",
-        "x.png",
-    ]);
+    let e = expect_error(&["reference", "s.ply", "--colmap", &dir, "--view", "10", "-o", "x.png"]);
     assert!(e.contains("view index 10 out of range"), "{e}");
     let e = expect_error(&["reference", "s.ply", "--colmap", &dir, "-o", "x.png"]);
     assert!(e.contains("--colmap needs --view"), "{e}");
-    let e = expect_error(&[
-        "reference",
-        "s.ply",
-        "--colmap",
-        &dir,
-        "--view",
-        "0",
-        "--downsample",
-        "0",
-        "-o",
-        "x.png",
-    ]);
+    let e = expect_error(&["reference", "s.ply", "--colmap", &dir, "--view", "0", "--downsample", "0", "-o", "x.png"]);
     assert!(e.contains("--downsample"), "{e}");
 }
 
@@ -181,31 +115,19 @@ fn bad_models_are_refused() {
         std::fs::write(tmp.path().join("images.txt"), imgs).unwrap();
     };
     let d = tmp.path().to_str().unwrap();
-    write(
-        "1 OPENCV 160 120 150 150 80 60 0.1 0.01 0 0\n2 PINHOLE 8 6 7 7 4 3\n",
-        &images,
-    );
+    write("1 OPENCV 160 120 150 150 80 60 0.1 0.01 0 0\n2 PINHOLE 8 6 7 7 4 3\n", &images);
     let e = expect_error(&["cameras", "--colmap", d]);
-    assert!(
-        e.contains("cameras.txt") && e.contains("distortion model OPENCV") && e.contains("line 1"),
-        "{e}"
-    );
+    assert!(e.contains("cameras.txt") && e.contains("distortion model OPENCV") && e.contains("line 1"), "{e}");
     write("1 PINHOLE 160 120 150 150 80\n", &images);
     let e = expect_error(&["cameras", "--colmap", d]);
     assert!(e.contains("expected 4"), "{e}");
     write("1 PINHOLE 160 120 150 150 80 60\n", &images);
     let e = expect_error(&["cameras", "--colmap", d]);
-    assert!(
-        e.contains("images.txt") && e.contains("undefined camera 2"),
-        "{e}"
-    );
+    assert!(e.contains("images.txt") && e.contains("undefined camera 2"), "{e}");
     write("1 PINHOLE 160 120 150 150 80 60\n", "1 1 0 0 0 0 0 0 1\n\n");
     let e = expect_error(&["cameras", "--colmap", d]);
     assert!(e.contains("image 1 has no name"), "{e}");
-    write(
-        "1 PINHOLE 160 120 150 150 80 60\n",
-        "1 1 0 0 zero 0 0 0 1 a.png\n\n",
-    );
+    write("1 PINHOLE 160 120 150 150 80 60\n", "1 1 0 0 zero 0 0 0 1 a.png\n\n");
     let e = expect_error(&["cameras", "--colmap", d]);
     assert!(e.contains("line 1: bad QZ"), "{e}");
     write("1 PINHOLE 160 120 150 150 80 60\n", "# nothing\n");
@@ -216,8 +138,5 @@ fn bad_models_are_refused() {
     let e = expect_error(&["cameras", "--colmap", d]);
     assert!(e.contains("model_converter"), "{e}");
     let e = expect_error(&["cameras", "--colmap", "/nonexistent/colmap"]);
-    assert!(
-        e.contains("/nonexistent/colmap") && e.contains("not found"),
-        "{e}"
-    );
+    assert!(e.contains("/nonexistent/colmap") && e.contains("not found"), "{e}");
 }

@@ -21,8 +21,7 @@ fn image(w: usize, h: usize, seed: u32, noise: f32) -> Vec<f32> {
                 x = x.wrapping_mul(0x5bd1e995);
                 x ^= x >> 15;
                 let n = (x & 0xffff) as f32 / 65535.0 - 0.5;
-                let base =
-                    0.5 + 0.4 * ((i as f32 * 0.21 + c as f32).sin() * (j as f32 * 0.13).cos());
+                let base = 0.5 + 0.4 * ((i as f32 * 0.21 + c as f32).sin() * (j as f32 * 0.13).cos());
                 v.push((base + noise * n).clamp(0.0, 1.0));
             }
         }
@@ -47,18 +46,8 @@ ssim = structural_similarity(a, b, gaussian_weights=True, sigma=1.5, use_sample_
                              data_range=1.0, channel_axis=2)
 print(repr(float(psnr)), repr(float(ssim)))
 "#;
-    let out = python()
-        .arg("-c")
-        .arg(script)
-        .arg(a)
-        .arg(b)
-        .output()
-        .expect("python runs");
-    assert!(
-        out.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = python().arg("-c").arg(script).arg(a).arg(b).output().expect("python runs");
+    assert!(out.status.success(), "python failed: {}", String::from_utf8_lossy(&out.stderr));
     let s = String::from_utf8(out.stdout).unwrap();
     let v: Vec<f64> = s.split_whitespace().map(|t| t.parse().unwrap()).collect();
     (v[0], v[1])
@@ -66,11 +55,7 @@ print(repr(float(psnr)), repr(float(ssim)))
 
 fn compare_json(args: &[&str]) -> serde_json::Value {
     let out = run(args);
-    assert!(
-        out.status.success(),
-        "compare failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "compare failed: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -87,21 +72,10 @@ fn psnr_and_ssim_match_scikit_image() {
         write_npy_f32(&p("b.npy"), &[h, w, 3], &b).unwrap();
         for (x, y) in [("a.png", "b.png"), ("a.npy", "b.npy"), ("a.png", "b.npy")] {
             let (want_psnr, want_ssim) = skimage_metrics(&p(x), &p(y));
-            let j = compare_json(&[
-                "compare",
-                p(x).to_str().unwrap(),
-                p(y).to_str().unwrap(),
-                "--json",
-            ]);
+            let j = compare_json(&["compare", p(x).to_str().unwrap(), p(y).to_str().unwrap(), "--json"]);
             let (psnr, ssim) = (j["psnr"].as_f64().unwrap(), j["ssim"].as_f64().unwrap());
-            assert!(
-                (psnr - want_psnr).abs() < 1e-4,
-                "{w}x{h} {x} {y}: psnr {psnr} vs {want_psnr}"
-            );
-            assert!(
-                (ssim - want_ssim).abs() < 1e-4,
-                "{w}x{h} {x} {y}: ssim {ssim} vs {want_ssim}"
-            );
+            assert!((psnr - want_psnr).abs() < 1e-4, "{w}x{h} {x} {y}: psnr {psnr} vs {want_psnr}");
+            assert!((ssim - want_ssim).abs() < 1e-4, "{w}x{h} {x} {y}: ssim {ssim} vs {want_ssim}");
             assert!(ssim < 0.999, "test images should differ");
         }
     }
@@ -116,16 +90,8 @@ fn identical_images_and_pixel_counts() {
     let pb = dir.path().join("b.npy");
     write_npy_f32(&pa, &[16, 20, 3], &a).unwrap();
     write_npy_f32(&pb, &[16, 20, 3], &a).unwrap();
-    let j = compare_json(&[
-        "compare",
-        pa.to_str().unwrap(),
-        pb.to_str().unwrap(),
-        "--json",
-    ]);
-    assert!(
-        j["psnr"].is_null(),
-        "identical images: infinite PSNR is null in JSON"
-    );
+    let j = compare_json(&["compare", pa.to_str().unwrap(), pb.to_str().unwrap(), "--json"]);
+    assert!(j["psnr"].is_null(), "identical images: infinite PSNR is null in JSON");
     assert_eq!(j["ssim"].as_f64(), Some(1.0));
     assert_eq!(j["differing_pixels"].as_u64(), Some(0));
     // Three pixels changed, one by 0.25 (the max), two by 0.01.
@@ -133,22 +99,10 @@ fn identical_images_and_pixel_counts() {
     b[3 * 7 + 2] -= 0.25;
     b[3 * 100 + 1] += 0.01;
     write_npy_f32(&pb, &[16, 20, 3], &b).unwrap();
-    let j = compare_json(&[
-        "compare",
-        pa.to_str().unwrap(),
-        pb.to_str().unwrap(),
-        "--json",
-    ]);
+    let j = compare_json(&["compare", pa.to_str().unwrap(), pb.to_str().unwrap(), "--json"]);
     assert_eq!(j["differing_pixels"].as_u64(), Some(3));
     assert!((j["max_abs_diff"].as_f64().unwrap() - 0.25).abs() < 1e-6);
-    let j = compare_json(&[
-        "compare",
-        pa.to_str().unwrap(),
-        pb.to_str().unwrap(),
-        "--json",
-        "--tolerance",
-        "0.02",
-    ]);
+    let j = compare_json(&["compare", pa.to_str().unwrap(), pb.to_str().unwrap(), "--json", "--tolerance", "0.02"]);
     assert_eq!(j["differing_pixels"].as_u64(), Some(1));
 }
 
@@ -177,26 +131,11 @@ fn directories_pair_by_name_and_min_psnr_sets_exit_status() {
     assert!((j["mean_ssim"].as_f64().unwrap() - mean_ssim).abs() < 1e-4);
     assert_eq!(j["pairs"][1]["name"], "y.png");
 
-    let ok = run(&[
-        "compare",
-        a,
-        b,
-        "--min-psnr",
-        &format!("{}", mean_psnr - 0.01),
-    ]);
+    let ok = run(&["compare", a, b, "--min-psnr", &format!("{}", mean_psnr - 0.01)]);
     assert_eq!(ok.status.code(), Some(0));
     let text = String::from_utf8(ok.stdout).unwrap();
-    assert!(
-        text.contains("x.png: psnr") && text.contains("mean over 2 pairs"),
-        "{text}"
-    );
-    let low = run(&[
-        "compare",
-        a,
-        b,
-        "--min-psnr",
-        &format!("{}", mean_psnr + 0.01),
-    ]);
+    assert!(text.contains("x.png: psnr") && text.contains("mean over 2 pairs"), "{text}");
+    let low = run(&["compare", a, b, "--min-psnr", &format!("{}", mean_psnr + 0.01)]);
     assert_eq!(low.status.code(), Some(2), "below --min-psnr exits 2");
     assert!(String::from_utf8_lossy(&low.stderr).contains("below --min-psnr"));
 }
@@ -208,15 +147,9 @@ fn bad_inputs_are_one_line_errors() {
     write_rgb(Path::new(&p("a.png")), 20, 10, &image(20, 10, 1, 0.1)).unwrap();
     write_rgb(Path::new(&p("b.png")), 10, 20, &image(10, 20, 1, 0.1)).unwrap();
     let e = expect_error(&["compare", &p("a.png"), &p("b.png")]);
-    assert!(
-        e.contains("size mismatch") && e.contains("20x10") && e.contains("10x20"),
-        "{e}"
-    );
+    assert!(e.contains("size mismatch") && e.contains("20x10") && e.contains("10x20"), "{e}");
     let e = expect_error(&["compare", &p("a.png"), &p("missing.png")]);
-    assert!(
-        e.contains("missing.png") && e.contains("no such file"),
-        "{e}"
-    );
+    assert!(e.contains("missing.png") && e.contains("no such file"), "{e}");
     std::fs::write(p("junk.png"), b"not a png").unwrap();
     let e = expect_error(&["compare", &p("a.png"), &p("junk.png")]);
     assert!(e.contains("junk.png"), "{e}");

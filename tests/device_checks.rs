@@ -26,7 +26,8 @@ fn patch_params(plan: &mut DevicePlan, pick: &dyn Fn(usize, Role) -> bool, edit:
         let mut p: foam_params = unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) };
         edit(&mut p);
         // SAFETY: as above, written back byte for byte.
-        let raw = unsafe { std::slice::from_raw_parts((&p as *const foam_params).cast::<u8>(), size_of::<foam_params>()) };
+        let raw =
+            unsafe { std::slice::from_raw_parts((&p as *const foam_params).cast::<u8>(), size_of::<foam_params>()) };
         bytes.copy_from_slice(raw);
     }
 }
@@ -86,8 +87,11 @@ fn the_frame_loop_reports_a_deadlock_and_a_credit_violation() {
     // injectors march the start shard alone and the links and router queues are
     // narrower still (with the buffers above, the tracers' rays flow on and 16
     // slots too many never meet a full tracer).
-    let congested = DeviceOptions { region_bytes: Some(0), link_capacity: vec![8], router_queue: Some(16), ..small_buffers() };
-    let e = message(frame_of(&congested, &|plan| patch_params(plan, &|_, role| role == Role::Tracer, &|p| p.extra_credit = 16)));
+    let congested =
+        DeviceOptions { region_bytes: Some(0), link_capacity: vec![8], router_queue: Some(16), ..small_buffers() };
+    let e = message(frame_of(&congested, &|plan| {
+        patch_params(plan, &|_, role| role == Role::Tracer, &|p| p.extra_credit = 16)
+    }));
     assert!(e.contains("rays found no room (a credit violation)") && e.contains("(tracer)"), "{e}");
     // A spill store that over-grants while more rays are in flight than it holds is
     // caught the moment it cannot store one.
@@ -121,17 +125,27 @@ fn modelled_bytes(plan: &DevicePlan, bytes: &[poplar_bridge::TileBytes], i: usiz
     let tile = partition::MK2_TILE_BYTES as u32;
     let records = (b.params + b.stats + b.ctl + b.camera + b.status) as u64;
     let buffers = b.total() as u64 - records;
-    let fills = |store: u32| assert!(buffers as u32 + TILE_RESERVE_BYTES <= tile, "{:?} {i}: {buffers} B with a store of {store}", n.role);
+    let fills = |store: u32| {
+        assert!(buffers as u32 + TILE_RESERVE_BYTES <= tile, "{:?} {i}: {buffers} B with a store of {store}", n.role)
+    };
     match n.role {
         Role::Tracer => {
-            let own = DeviceOptions { side_links: plan.sides[i].len() as u32, results: p.result_slots * FOAM_WORKERS, ..o.clone() };
+            let own = DeviceOptions {
+                side_links: plan.sides[i].len() as u32,
+                results: p.result_slots * FOAM_WORKERS,
+                ..o.clone()
+            };
             // A replica holds its shard's copies.
             let shard = plan.tree.shard_of(i).expect("a tracer node holds a shard");
             let copies: usize = plan.copies[shard].iter().map(|&s| plan.spec.nodes[s].shard_bytes).sum();
             // The footprint's items but the program and the reserve are tensors, its
             // records included.
             let f = tracer_footprint(&own, rb, plan.slice_pixels);
-            assert_eq!(f.tile_bytes(spec.shard_bytes as u64) - f.program - f.reserve + copies as u64, b.total() as u64, "tracer {i}");
+            assert_eq!(
+                f.tile_bytes(spec.shard_bytes as u64) - f.program - f.reserve + copies as u64,
+                b.total() as u64,
+                "tracer {i}"
+            );
             return (b.total() as u64, 0);
         }
         Role::Router => {
@@ -146,7 +160,10 @@ fn modelled_bytes(plan: &DevicePlan, bytes: &[poplar_bridge::TileBytes], i: usiz
             fills(p.queue_capacity);
         }
         Role::Injector => {
-            assert_eq!((b.region, b.blocks), (plan.spec.region_bytes, foam_ipu::device::blocks::list_bytes(p.block_slots)));
+            assert_eq!(
+                (b.region, b.blocks),
+                (plan.spec.region_bytes, foam_ipu::device::blocks::list_bytes(p.block_slots))
+            );
             fills(b.region as u32);
         }
     }
@@ -175,7 +192,12 @@ fn check_tile_model(plan: &DevicePlan, report: &poplar_bridge::MemoryReport, wha
             n.tile,
             tile.tensor_bytes
         );
-        assert!(whole <= model + TILE_RESERVE_BYTES as u64, "{what}: {:?} tile {}: {whole} B beyond the model's {model} + reserve", n.role, n.tile);
+        assert!(
+            whole <= model + TILE_RESERVE_BYTES as u64,
+            "{what}: {:?} tile {}: {whole} B beyond the model's {model} + reserve",
+            n.role,
+            n.tile
+        );
         roles.insert(format!("{:?}", n.role));
         if n.role == Role::Tracer {
             tracers.push(whole);
@@ -198,13 +220,22 @@ fn every_tile_holds_what_the_plan_modelled() {
     let footprint = foam_ipu::device::plan::tracer_footprint(&DeviceOptions::default(), cam.width, cam.height, 1024);
     for (s, (&w, &b)) in whole.iter().zip(&shard_bytes).enumerate() {
         let predicted = footprint.tile_bytes(b);
-        assert!(w <= predicted && predicted - w < 64 * 1024, "tracer {s}: {w} B on the tile, `partition` predicts {predicted}");
+        assert!(
+            w <= predicted && predicted - w < 64 * 1024,
+            "tracer {s}: {w} B on the tile, `partition` predicts {predicted}"
+        );
     }
     // Planned for the camera, with the largest payload: shard copies and result
     // stores grown into the tiles, links sized to the view.
     // Sixteen injectors: with 32 their regions hold nearly every sampled path of this
     // small view, and no tracer would need copies.
-    let o = DeviceOptions { layout: partition::RayLayout::Fp32, hops: true, size_links: true, injectors: 16, ..DeviceOptions::default() };
+    let o = DeviceOptions {
+        layout: partition::RayLayout::Fp32,
+        hops: true,
+        size_links: true,
+        injectors: 16,
+        ..DeviceOptions::default()
+    };
     let plan = DevicePlan::for_camera(scene, 1024, cam, &o, &()).unwrap();
     assert!(plan.copies.iter().any(|c| !c.is_empty()));
     let r = DeviceRenderer::new(plan).unwrap();
@@ -213,7 +244,10 @@ fn every_tile_holds_what_the_plan_modelled() {
 
 /// Garden's view at `width` × `height` planned for it in 256 shards, one iteration
 /// per host call, as `profile` needs it.
-fn garden_plan_to_profile(width: u32, height: u32) -> (&'static foam_ipu::scene::Scene, foam_ipu::camera::Camera, DevicePlan) {
+fn garden_plan_to_profile(
+    width: u32,
+    height: u32,
+) -> (&'static foam_ipu::scene::Scene, foam_ipu::camera::Camera, DevicePlan) {
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(width, height).unwrap();
     let o = DeviceOptions { rc: 1, ..DeviceOptions::default() };
@@ -229,18 +263,24 @@ fn the_cycle_model_profile_adds_up_to_the_frame_counters() {
     let p = foam_ipu::cmd::bench::profile::profile(plan, scene, &cam).unwrap();
     let f = &p.frame;
     assert_eq!(p.iterations.len() as u64, f.iterations, "one record per iteration");
-    let sum = |g: &dyn Fn(&foam_ipu::cmd::bench::profile::IterationLoad) -> u64| p.iterations.iter().map(g).sum::<u64>();
+    let sum =
+        |g: &dyn Fn(&foam_ipu::cmd::bench::profile::IterationLoad) -> u64| p.iterations.iter().map(g).sum::<u64>();
     assert_eq!(sum(&|i| i.cell_steps), f.cell_steps, "cells marched");
     let router_hops: u64 = f.router_levels.iter().map(|l| l.rays_forwarded).sum();
     assert_eq!(sum(&|i| i.router_rays), router_hops, "rays forwarded");
     assert_eq!(sum(&|i| i.injected), f.rays, "primary rays emitted");
-    assert!(p.iterations.iter().all(|i| i.busiest_cell_steps <= i.cell_steps && i.busiest_router_rays <= i.router_rays));
+    assert!(
+        p.iterations.iter().all(|i| i.busiest_cell_steps <= i.cell_steps && i.busiest_router_rays <= i.router_rays)
+    );
     assert!(p.iterations.iter().any(|i| i.busiest_cell_steps > 0 && i.busiest_router_rays > 0));
     // Every tile's compute per frame is at most what the busiest tiles of each set
     // took, and the busiest tile's is at least the mean.
     let sets: f64 = p.iterations.iter().map(|i| i.step_cycles.iter().sum::<f64>()).sum();
     assert_eq!(p.tile_cycles.len(), p.tile_roles.len());
-    assert!(p.tile_cycles.iter().all(|&c| c > 0.0 && c <= sets * (1.0 + 1e-12)), "a tile's frame compute within the sets'");
+    assert!(
+        p.tile_cycles.iter().all(|&c| c > 0.0 && c <= sets * (1.0 + 1e-12)),
+        "a tile's frame compute within the sets'"
+    );
     let b = foam_ipu::cmd::bench::cycles::balance(&p);
     assert_eq!((b.tiles_chip, b.tiles_used), (1472, p.tile_cycles.len() as u64));
     assert!(b.busiest_over_mean_used >= 1.0 && b.busiest_over_mean_chip > b.busiest_over_mean_used);
@@ -282,7 +322,9 @@ fn the_builder_refuses_edges_that_are_not_a_device() {
         assert!(!e.contains('\n'), "{e}");
         e
     };
-    let up = |p: &DevicePlan, node: u32| p.spec.edges.iter().position(|e| e.from == node && EdgeKind::of(e) == EdgeKind::Tree).unwrap();
+    let up = |p: &DevicePlan, node: u32| {
+        p.spec.edges.iter().position(|e| e.from == node && EdgeKind::of(e) == EdgeKind::Tree).unwrap()
+    };
     let e = refusal(&|p| {
         let k = up(p, 0);
         p.spec.edges.remove(k);
@@ -306,7 +348,9 @@ fn the_builder_refuses_edges_that_are_not_a_device() {
         at.sort();
         at.into_iter().map(|(_, k, from)| (k, from)).collect()
     };
-    let t = (0..plan.tree.nodes.len() as u32).find(|&t| sides_at(&plan, t).len() >= 2).expect("a tracer with two side links");
+    let t = (0..plan.tree.nodes.len() as u32)
+        .find(|&t| sides_at(&plan, t).len() >= 2)
+        .expect("a tracer with two side links");
     let e = refusal(&|p| {
         let s = sides_at(p, t);
         fn lane(p: &mut DevicePlan, (k, from): (usize, bool)) -> &mut u32 {
@@ -322,7 +366,9 @@ fn the_builder_refuses_edges_that_are_not_a_device() {
     // twin on the lane after it at both ends (the links after it moved up one, so
     // both ends keep their shards' order), leads twice to one tile.
     let twin_of = (plan.spec.edges.iter().enumerate())
-        .find(|(_, e)| EdgeKind::of(e) == EdgeKind::Side && sides_at(&plan, e.from).len() < 16 && sides_at(&plan, e.to).len() < 16)
+        .find(|(_, e)| {
+            EdgeKind::of(e) == EdgeKind::Side && sides_at(&plan, e.from).len() < 16 && sides_at(&plan, e.to).len() < 16
+        })
         .map(|(k, _)| k)
         .expect("a side link whose ends have room for another");
     let e = refusal(&|p| {
@@ -337,7 +383,11 @@ fn the_builder_refuses_edges_that_are_not_a_device() {
                 }
             }
         }
-        p.spec.edges.push(poplar_bridge::RenderEdge { from_lane: twin.from_lane + 1, to_lane: twin.to_lane + 1, ..twin });
+        p.spec.edges.push(poplar_bridge::RenderEdge {
+            from_lane: twin.from_lane + 1,
+            to_lane: twin.to_lane + 1,
+            ..twin
+        });
     });
     assert!(e.contains("both lead to"), "{e}");
     // A router's child lanes past the ones its shard-id bits choose must each be a

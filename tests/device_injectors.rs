@@ -97,7 +97,10 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
     assert_eq!(misrouted, 0, "a tracer worker read a slot that was not its own");
     if budget > 0 {
         let bound = budget as u64 * 256 + last;
-        assert!(most_spent <= bound, "a worker spent {most_spent}/256 steps of budget {budget} in one step, over {bound}/256");
+        assert!(
+            most_spent <= bound,
+            "a worker spent {most_spent}/256 steps of budget {budget} in one step, over {bound}/256"
+        );
     }
     (f, budget, steps)
 }
@@ -126,8 +129,18 @@ fn a_budget_changes_nothing_but_speed(which: Budget) {
             free.stats.iterations
         );
         for (name, f) in [("planned", &planned), ("one step", &tight)] {
-            assert_eq!(f.output, free.output, "{} {name}: colour, opacity and depth must not depend on the budget", layout.name());
-            assert_eq!(f.stats.cell_steps, free.stats.cell_steps, "{} {name}: the same marching, in other steps", layout.name());
+            assert_eq!(
+                f.output,
+                free.output,
+                "{} {name}: colour, opacity and depth must not depend on the budget",
+                layout.name()
+            );
+            assert_eq!(
+                f.stats.cell_steps,
+                free.stats.cell_steps,
+                "{} {name}: the same marching, in other steps",
+                layout.name()
+            );
         }
     }
 }

@@ -31,7 +31,14 @@ fn render_in(scene: &Scene, cam: &Camera, o: &DeviceOptions, shards: u64) -> (De
 /// Injectors that hold only the start shard leave the tracers most of the frame,
 /// so that the load lands on them.
 fn options(layout: RayLayout, load_cut: u32) -> DeviceOptions {
-    DeviceOptions { layout, load_cut: Some(load_cut), region_bytes: Some(0), size_links: true, rc: 1, ..DeviceOptions::default() }
+    DeviceOptions {
+        layout,
+        load_cut: Some(load_cut),
+        region_bytes: Some(0),
+        size_links: true,
+        rc: 1,
+        ..DeviceOptions::default()
+    }
 }
 
 /// Cells per shard of the plan's cut.
@@ -49,8 +56,15 @@ fn a_cut_by_load_changes_the_shards_and_not_the_image() {
         assert_eq!((plain.load_cut, by_load.load_cut), (None, Some(95)), "{}", layout.name());
         let (a, b) = (cells(&plain), cells(&by_load));
         let spread = |v: &[usize]| *v.iter().max().unwrap() as f64 / *v.iter().min().unwrap() as f64;
-        assert!(spread(&b) > 2.0 * spread(&a), "{}: shards of {}..{} cells, by bytes {}..{}", layout.name(),
-            b.iter().min().unwrap(), b.iter().max().unwrap(), a.iter().min().unwrap(), a.iter().max().unwrap());
+        assert!(
+            spread(&b) > 2.0 * spread(&a),
+            "{}: shards of {}..{} cells, by bytes {}..{}",
+            layout.name(),
+            b.iter().min().unwrap(),
+            b.iter().max().unwrap(),
+            a.iter().min().unwrap(),
+            a.iter().max().unwrap()
+        );
         // The half payload rounds a ray at every shard it leaves, so only fp32
         // marches the very same cells whatever the shards.
         if layout == RayLayout::Fp32 {
@@ -67,7 +81,8 @@ fn a_cut_by_load_loses_no_ray_with_buffers_shrunk() {
     // fp32: smaller buffers leave the tile more room for its shard, so the cut by
     // load differs too, and only fp32 rays do not depend on the shards.
     let (roomy, _) = render(scene, &cam, &options(RayLayout::Fp32, 0));
-    let (squeezed, plan) = render(scene, &cam, &tight_buffers(DeviceOptions { results: 0, ..options(RayLayout::Fp32, 95) }));
+    let (squeezed, plan) =
+        render(scene, &cam, &tight_buffers(DeviceOptions { results: 0, ..options(RayLayout::Fp32, 95) }));
     assert_eq!(plan.load_cut, Some(95));
     assert!(squeezed.stats.max_buffer_occupancy <= 8);
     assert!(squeezed.output == roomy.output, "the image must depend on neither the cut nor buffer sizes");
@@ -85,7 +100,9 @@ fn a_lean_cut_fills_the_cold_tiles_and_changes_nothing_but_the_tiles() {
     let queues = |plan: &DevicePlan| -> Vec<u32> {
         plan.tree
             .tracer_nodes()
-            .map(|(i, _)| bytemuck::pod_read_unaligned::<foam_layout::foam_params>(&plan.spec.nodes[i].params).queue_capacity)
+            .map(|(i, _)| {
+                bytemuck::pod_read_unaligned::<foam_layout::foam_params>(&plan.spec.nodes[i].params).queue_capacity
+            })
             .collect()
     };
     let full = DeviceOptions::default().tracer_queue;
@@ -93,12 +110,21 @@ fn a_lean_cut_fills_the_cold_tiles_and_changes_nothing_but_the_tiles() {
     let (cut, by_load) = at(&options(RayLayout::Fp32, 95));
     // A long pending store, which the cold shards' tiles have no room for.
     let long = 8192;
-    let (lean, leaner) = at(&DeviceOptions { lean_queue: Some(64), tracer_queue: long, ..options(RayLayout::Fp32, 95) });
+    let (lean, leaner) =
+        at(&DeviceOptions { lean_queue: Some(64), tracer_queue: long, ..options(RayLayout::Fp32, 95) });
     assert_eq!((by_load.load_cut, leaner.load_cut), (Some(95), Some(95)));
-    assert!(queues(&by_bytes).iter().chain(&queues(&by_load)).all(|&q| q == full), "without lean_queue every store is whole");
+    assert!(
+        queues(&by_bytes).iter().chain(&queues(&by_load)).all(|&q| q == full),
+        "without lean_queue every store is whole"
+    );
     let q = queues(&leaner);
     assert!(q.iter().any(|&q| q < long) && q.contains(&long) && q.iter().all(|&q| q >= 64), "lean stores: {q:?}");
     let biggest = |p: &DevicePlan| cells(p).into_iter().max().unwrap();
-    assert!(biggest(&leaner) > biggest(&by_load), "the cold shards take more cells: {} against {}", biggest(&leaner), biggest(&by_load));
+    assert!(
+        biggest(&leaner) > biggest(&by_load),
+        "the cold shards take more cells: {} against {}",
+        biggest(&leaner),
+        biggest(&by_load)
+    );
     assert!(lean.output == plain.output && cut.output == plain.output, "fp32: the image must not depend on the cut");
 }

@@ -9,8 +9,8 @@ use foam_ipu::device::{Batch, DeviceFrame, DeviceOptions, DevicePlan, DeviceRend
 use foam_ipu::metrics::{diff_stats, psnr};
 use foam_ipu::reference::{RenderOutput, SiteIndex, TraceOptions, Tracer, render_from};
 use foam_ipu::scene::Scene;
-use partition::RayLayout;
 use foam_layout::{foam_frame_status, foam_tile_stats};
+use partition::RayLayout;
 
 mod common;
 mod payload;
@@ -53,7 +53,10 @@ fn assert_complete(f: &DeviceFrame) {
     let s = &f.stats;
     assert_eq!(s.rays_finished, (s.width * s.height) as u64, "the tracers' pixel counters cover the frame");
     assert!(s.tracer_hops_mean >= 1.0, "every ray is marched at least once: {}", s.tracer_hops_mean);
-    assert!(s.cell_steps as f64 >= s.tracer_hops_mean * s.rays_finished as f64, "a marching visit steps through a cell at least");
+    assert!(
+        s.cell_steps as f64 >= s.tracer_hops_mean * s.rays_finished as f64,
+        "a marching visit steps through a cell at least"
+    );
 }
 
 /// Each pixel of `f` (rendered with `layout` on `shards` shards) is what the reference
@@ -81,7 +84,13 @@ fn assert_matches_the_payload_oracle(f: &DeviceFrame, scene: &Scene, cam: &Camer
         }
     }
     assert!(grazing * 1000 <= cam.width * cam.height, "{grazing} rays graze an edge");
-    assert!(mismatched.is_empty(), "{} {} pixels differ from the payload oracle, first {:?}", mismatched.len(), layout.name(), mismatched.first());
+    assert!(
+        mismatched.is_empty(),
+        "{} {} pixels differ from the payload oracle, first {:?}",
+        mismatched.len(),
+        layout.name(),
+        mismatched.first()
+    );
 }
 
 /// Half-payload depth against the reference's, where both reached the 50 % point.
@@ -92,7 +101,10 @@ struct DepthError {
 }
 
 fn depth_error(got: &[f32], want: &[f32]) -> DepthError {
-    assert!(got.iter().zip(want).all(|(g, w)| (*g < 0.0) == (*w < 0.0)), "the 50 % point reached on the device and not in the reference, or back");
+    assert!(
+        got.iter().zip(want).all(|(g, w)| (*g < 0.0) == (*w < 0.0)),
+        "the 50 % point reached on the device and not in the reference, or back"
+    );
     let mut rel: Vec<f64> = Vec::new();
     let mut worst = 0.0f64;
     for (&g, &w) in got.iter().zip(want).filter(|(_, w)| **w > 0.0) {
@@ -127,7 +139,13 @@ fn garden_vga_fp32_is_the_reference_and_half_is_its_payload_rounding() {
     // 13.08 m (10.1 m where the reference has 23.2 m). The oracle with that rounding
     // reproduces every pixel, so nothing else moves it.
     let e = depth_error(&half.output.depth, &want.depth);
-    assert!(e.median_rel <= 2.5e-4 && e.beyond_1pc <= 0.001 && e.worst_m <= 13.5, "median {:.2e}, {:.3} % beyond 1 %, worst {:.2} m", e.median_rel, 100.0 * e.beyond_1pc, e.worst_m);
+    assert!(
+        e.median_rel <= 2.5e-4 && e.beyond_1pc <= 0.001 && e.worst_m <= 13.5,
+        "median {:.2e}, {:.3} % beyond 1 %, worst {:.2} m",
+        e.median_rel,
+        100.0 * e.beyond_1pc,
+        e.worst_m
+    );
     assert_matches_the_payload_oracle(&half, scene, cam, 1024, RayLayout::Half);
 }
 
@@ -176,13 +194,19 @@ fn larger_synth_scene_matches_the_reference() {
         let links = plan.side_links();
         assert!(links > 0);
         let held: Vec<usize> = plan.copies.iter().map(Vec::len).collect();
-        assert!(held.iter().all(|&n| n <= copies as usize) && (copies == 0) == held.iter().all(|&n| n == 0), "{copies}");
+        assert!(
+            held.iter().all(|&n| n <= copies as usize) && (copies == 0) == held.iter().all(|&n| n == 0),
+            "{copies}"
+        );
         let grown = plan.result_slots.iter().filter(|&&s| s > o.results / 6).count();
         assert!(grown > 0, "result stores grow where the sample expects rays to end");
         let f = DeviceRenderer::new(plan).unwrap().render(&scene, &cam, &mut |_, _| {}).unwrap();
         assert_complete(&f);
         assert!(f.stats.side_hops_mean > 0.0);
-        assert_eq!(f.output, half.output, "the image must not depend on side links, copies or result stores ({copies} copies)");
+        assert_eq!(
+            f.output, half.output,
+            "the image must not depend on side links, copies or result stores ({copies} copies)"
+        );
         router_hops.push(f.stats.router_hops_mean);
     }
     assert!(router_hops[1] < router_hops[0], "copies save router hops: {router_hops:?}");
@@ -205,10 +229,7 @@ fn links_sized_to_a_light_view_shrink_and_change_nothing_but_speed() {
     assert_complete(&f);
     assert_eq!(f.output, base.output, "the image must not depend on link sizes");
     // Given sizes, or sizing off, are kept as they are.
-    for o in [
-        DeviceOptions { link_capacity: vec![128, 768, 384], ..sized_opts.clone() },
-        opts(RayLayout::Half),
-    ] {
+    for o in [DeviceOptions { link_capacity: vec![128, 768, 384], ..sized_opts.clone() }, opts(RayLayout::Half)] {
         let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
         let want = if o.link_capacity.is_empty() { vec![256, 384, 384] } else { o.link_capacity.clone() };
         assert_eq!((plan.options.link_capacity.clone(), plan.options.side_capacity), (want, 32));
@@ -254,7 +275,8 @@ fn render_watched(scene: &Scene, cam: &Camera, shards: u64, o: &DeviceOptions) -
     let mut per_call = |st: &foam_frame_status, _: &[foam_tile_stats], _: &[u32]| {
         w.peak_in_flight = w.peak_in_flight.max(st.injected as u64 - st.finished as u64);
     };
-    let f = DeviceRenderer::new(plan).unwrap().render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
+    let f =
+        DeviceRenderer::new(plan).unwrap().render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
     (f, w)
 }
 
@@ -312,7 +334,11 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
     for o in &variants {
         let (f, w) = render_watched(scene, &cam, 256, o);
         assert_complete(&f);
-        assert_eq!(f.output, base.output, "{:?} / {:?}: the image must not depend on the tree", o.fanout, o.link_capacity);
+        assert_eq!(
+            f.output, base.output,
+            "{:?} / {:?}: the image must not depend on the tree",
+            o.fanout, o.link_capacity
+        );
         hops.push(f.stats.router_hops_per_tracer_hop);
         sides.push(f.stats.side_hops_mean);
         iterations.push(f.stats.iterations);
@@ -348,37 +374,57 @@ fn tree_shape_link_sizes_camera_region_and_result_stores_change_nothing_but_spee
     assert!(hops[8] > b, "without side links: {} router hops per tracer hop vs {b}", hops[8]);
     // One-ray side links run out of credit: fewer crossings take them than take the
     // default links, and the rest go through the routers.
-    assert!(sides[9] < base.stats.side_hops_mean, "one-ray side links bind: {} vs {} side hops per ray", sides[9], base.stats.side_hops_mean);
+    assert!(
+        sides[9] < base.stats.side_hops_mean,
+        "one-ray side links bind: {} vs {} side hops per ray",
+        sides[9],
+        base.stats.side_hops_mean
+    );
     assert!(hops[9] > b, "crossings the side links could not take: {} router hops per tracer hop vs {b}", hops[9]);
     // Direct lanes take the primary rays past the root.
     assert!(hops[10] > b, "without direct lanes: {} router hops per tracer hop vs {b}", hops[10]);
     assert!(sides[12] > 0.0, "five side links carry crossings: {sides:?}");
     // Idle credit lets a quiet child's ray go up without asking first.
-    assert!(iterations[13] > base.stats.iterations, "without idle credit: {} iterations vs {}", iterations[13], base.stats.iterations);
+    assert!(
+        iterations[13] > base.stats.iterations,
+        "without idle credit: {} iterations vs {}",
+        iterations[13],
+        base.stats.iterations
+    );
 }
 
 /// A frame rendered one iteration per host call, with the most rays ever in flight
 /// and, per iteration, the primary rays the injectors had emitted and marched by
 /// then (their cumulative counters).
-fn render_scheduled(scene: &Scene, cam: &Camera, shards: u64, o: &DeviceOptions) -> (DeviceFrame, u64, Vec<(u64, u64)>) {
+fn render_scheduled(
+    scene: &Scene,
+    cam: &Camera,
+    shards: u64,
+    o: &DeviceOptions,
+) -> (DeviceFrame, u64, Vec<(u64, u64)>) {
     use foam_ipu::device::frame::work_offsets;
     use foam_ipu::device::tree::Role;
     assert_eq!(o.rc, 1, "one iteration per host call");
     let plan = DevicePlan::new(scene, shards, cam.width, cam.height, o, &()).unwrap();
     let (offsets, _) = work_offsets(&plan.tree.nodes);
-    let injectors: Vec<usize> = plan.tree.nodes.iter().zip(&offsets).filter(|(n, _)| n.role == Role::Injector).map(|(_, &o)| o).collect();
+    let injectors: Vec<usize> =
+        plan.tree.nodes.iter().zip(&offsets).filter(|(n, _)| n.role == Role::Injector).map(|(_, &o)| o).collect();
     let (mut peak, mut counts) = (0u64, Vec::new());
     let mut per_call = |st: &foam_frame_status, _: &[foam_tile_stats], work: &[u32]| {
         peak = peak.max(st.injected as u64 - st.finished as u64);
         let rays = foam_layout::FOAM_IW_RAYS as usize;
         let marched = injectors
             .iter()
-            .flat_map(|&o| (0..foam_layout::FOAM_WORKERS as usize).map(move |w| o + w * foam_layout::FOAM_IW_COUNTERS as usize + rays))
+            .flat_map(|&o| {
+                (0..foam_layout::FOAM_WORKERS as usize)
+                    .map(move |w| o + w * foam_layout::FOAM_IW_COUNTERS as usize + rays)
+            })
             .map(|i| work[i] as u64)
             .sum();
         counts.push((st.injected as u64, marched));
     };
-    let f = DeviceRenderer::new(plan).unwrap().render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
+    let f =
+        DeviceRenderer::new(plan).unwrap().render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
     (f, peak, counts)
 }
 
@@ -397,7 +443,14 @@ fn schedules_change_nothing_but_speed() {
     let configs = [
         base.clone(),
         // The root's credit gate binds, with idle steps between blocks.
-        DeviceOptions { injectors: 3, batch: Batch::Cols(3), drain_iters: 2, inject_capacity: Some(16), spill: Some(384), ..base.clone() },
+        DeviceOptions {
+            injectors: 3,
+            batch: Batch::Cols(3),
+            drain_iters: 2,
+            inject_capacity: Some(16),
+            spill: Some(384),
+            ..base.clone()
+        },
         // Most rays wait in the injectors' queues: one-ray direct lanes, a root lane of two.
         DeviceOptions { direct_capacity: Some(1), inject_capacity: Some(2), ..base.clone() },
         // The paper's one injector on scan-ordered rows, every ray across the root.
@@ -408,12 +461,14 @@ fn schedules_change_nothing_but_speed() {
         for schedule in Schedule::ALL {
             let o = DeviceOptions { schedule: Some(schedule), ..o.clone() };
             // The injectors emit after their march (for the next step's) under these.
-            let merged = matches!(schedule, Schedule::MergedMarch | Schedule::SendBesideForward | Schedule::PlanBesideMarch);
+            let merged =
+                matches!(schedule, Schedule::MergedMarch | Schedule::SendBesideForward | Schedule::PlanBesideMarch);
             let (f, peak, counts) = render_scheduled(scene, &cam, 256, &o);
             assert_complete(&f);
             let cap = o.spill.map_or(u64::MAX, u64::from);
             assert!(peak <= cap, "{schedule:?}: {peak} rays in flight over a spill store of {cap}");
-            let emitted_before = |k: usize| if merged { k.checked_sub(1).map_or(0, |j| counts[j].0) } else { counts[k].0 };
+            let emitted_before =
+                |k: usize| if merged { k.checked_sub(1).map_or(0, |j| counts[j].0) } else { counts[k].0 };
             for (k, &(_, marched)) in counts.iter().enumerate() {
                 assert_eq!(marched, emitted_before(k), "{schedule:?}: iteration {k}'s march ({counts:?})");
             }
@@ -428,7 +483,16 @@ fn schedules_change_nothing_but_speed() {
         let run = |f: &DeviceFrame| {
             let s = &f.stats;
             let hops = [s.router_hops_mean, s.tracer_hops_mean, s.side_hops_mean].map(f64::to_bits);
-            (s.iterations, s.rays_finished, s.cell_steps, s.max_buffer_occupancy, s.bytes_exchanged, s.spill_peak, hops, s.router_levels.clone())
+            (
+                s.iterations,
+                s.rays_finished,
+                s.cell_steps,
+                s.max_buffer_occupancy,
+                s.bytes_exchanged,
+                s.spill_peak,
+                hops,
+                s.router_levels.clone(),
+            )
         };
         assert!(two.1.output == three.1.output && two.2 == three.2, "{o:?}: two sets against three");
         assert_eq!(run(&two.1), run(&three.1), "{o:?}: two sets against three");
@@ -460,7 +524,8 @@ fn each_iteration_of(o: &DeviceOptions, role: foam_ipu::device::tree::Role, mut 
             step(i, i == root, &work[offsets[i]..]);
         }
     };
-    let f = DeviceRenderer::new(plan).unwrap().render_observed(scene, &cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
+    let f =
+        DeviceRenderer::new(plan).unwrap().render_observed(scene, &cam, &mut |_, _| {}, Some(&mut per_call)).unwrap();
     assert_complete(&f);
 }
 
@@ -478,14 +543,19 @@ fn routers_report_the_shares_their_forward_divides() {
     use std::mem::offset_of;
     assert_eq!(ROUTER_SHARE_WORDS, 6, "share_avail to share_shift");
     let (avail, wanted) = (word(offset_of!(Ctl, share_avail)), word(offset_of!(Ctl, share_wanted)));
-    let (room, asked, shift) = (word(offset_of!(Ctl, share_room)), word(offset_of!(Ctl, share_asked)), word(offset_of!(Ctl, share_shift)));
+    let (room, asked, shift) =
+        (word(offset_of!(Ctl, share_room)), word(offset_of!(Ctl, share_asked)), word(offset_of!(Ctl, share_shift)));
     // Steps on which the root rationed its allowance, on which it did not, and router
     // steps on which the lanes wanted more credit than there was.
     let shares = |o: &DeviceOptions| {
         let (mut rationed, mut calm, mut short) = (0, 0, 0);
         each_iteration_of(o, Role::Router, |r, root, w| {
             if root {
-                if w[asked] > w[room] { rationed += 1 } else { calm += 1 }
+                if w[asked] > w[room] {
+                    rationed += 1
+                } else {
+                    calm += 1
+                }
                 assert!(w[shift] < 16, "the root's weights' shift: {}", w[shift]);
             } else {
                 assert_eq!((w[room], w[asked], w[shift]), (0, 0, 0), "router {r} shares no allowance");
@@ -496,7 +566,14 @@ fn routers_report_the_shares_their_forward_divides() {
     };
     let base = DeviceOptions { rc: 1, ..opts(RayLayout::Half) };
     // The root's credit gate binds.
-    let gated = DeviceOptions { injectors: 3, batch: Batch::Cols(3), drain_iters: 2, inject_capacity: Some(16), spill: Some(384), ..base.clone() };
+    let gated = DeviceOptions {
+        injectors: 3,
+        batch: Batch::Cols(3),
+        drain_iters: 2,
+        inject_capacity: Some(16),
+        spill: Some(384),
+        ..base.clone()
+    };
     let (rationed, calm, _) = shares(&gated);
     assert!(rationed > 0 && calm > 0, "the root rationed on {rationed} steps and not on {calm}");
     // Routers' queues of 8 behind links of 4.
@@ -516,15 +593,22 @@ fn tracers_report_the_held_rays_they_pass_over_and_keep() {
     use foam_layout::foam_tracer_ctl as Ctl;
     use std::collections::HashMap;
     use std::mem::offset_of;
-    let (pending, unread, held) = (offset_of!(Ctl, pending) / 4, offset_of!(Ctl, unread) / 4, offset_of!(Ctl, held) / 4);
+    let (pending, unread, held) =
+        (offset_of!(Ctl, pending) / 4, offset_of!(Ctl, unread) / 4, offset_of!(Ctl, held) / 4);
     // Rays kept unmarched and rays passed over, summed over every tracer's steps.
     let held_rays = |o: &DeviceOptions| {
         let mut before = HashMap::new();
         let (mut kept, mut passed) = (0u64, 0u64);
         each_iteration_of(o, Role::Tracer, |t, _, w| {
             let before = before.entry(t).or_insert(0u32);
-            assert!(w[unread] <= *before && w[unread] <= w[held] && w[held] <= w[pending],
-                "tracer {t}: {} passed over of {} held before, {} held of {} pending now", w[unread], *before, w[held], w[pending]);
+            assert!(
+                w[unread] <= *before && w[unread] <= w[held] && w[held] <= w[pending],
+                "tracer {t}: {} passed over of {} held before, {} held of {} pending now",
+                w[unread],
+                *before,
+                w[held],
+                w[pending]
+            );
             kept += (w[held] - w[unread]) as u64;
             passed += w[unread] as u64;
             *before = w[held];
@@ -564,21 +648,43 @@ fn injector_queues_apart_from_their_lanes_change_nothing_but_speed() {
 fn bad_tree_options_are_one_line_errors() {
     let (scene, garden_cam) = garden();
     let cam = garden_cam.resized(32, 24).unwrap();
-    let plan = |o: DeviceOptions| DevicePlan::new(scene, 64, cam.width, cam.height, &o, &()).err().map(|e| e.to_string());
+    let plan =
+        |o: DeviceOptions| DevicePlan::new(scene, 64, cam.width, cam.height, &o, &()).err().map(|e| e.to_string());
     for (o, want) in [
         (DeviceOptions { fanout: vec![3], ..opts(RayLayout::Half) }, "fanout 3 must be a power of two from 2 to 16"),
         (DeviceOptions { fanout: vec![32], ..opts(RayLayout::Half) }, "fanout 32"),
         (DeviceOptions { link_capacity: vec![384, 0], ..opts(RayLayout::Half) }, "at least 1 ray"),
         (DeviceOptions { link_capacity: vec![4096], ..opts(RayLayout::Half) }, "no room for queues"),
         (DeviceOptions { region_bytes: Some(620 * 1024), ..opts(RayLayout::Half) }, "an injector tile needs"),
-        (DeviceOptions { injectors: 513, ..opts(RayLayout::Half) }, "513 injectors: the root takes 1 to 512 injector lanes"),
-        (DeviceOptions { inject_capacity: Some(0), ..opts(RayLayout::Half) }, "--tune inject_capacity must be at least 1 ray"),
-        (DeviceOptions { spill: Some(100), ..opts(RayLayout::Half) }, "the spill store (100) must hold at least one link buffer"),
-        (DeviceOptions { side_links: 17, ..opts(RayLayout::Half) }, "--tune side_links=17: a tracer has at most 16 side links"),
+        (
+            DeviceOptions { injectors: 513, ..opts(RayLayout::Half) },
+            "513 injectors: the root takes 1 to 512 injector lanes",
+        ),
+        (
+            DeviceOptions { inject_capacity: Some(0), ..opts(RayLayout::Half) },
+            "--tune inject_capacity must be at least 1 ray",
+        ),
+        (
+            DeviceOptions { spill: Some(100), ..opts(RayLayout::Half) },
+            "the spill store (100) must hold at least one link buffer",
+        ),
+        (
+            DeviceOptions { side_links: 17, ..opts(RayLayout::Half) },
+            "--tune side_links=17: a tracer has at most 16 side links",
+        ),
         (DeviceOptions { side_capacity: 0, ..opts(RayLayout::Half) }, "--tune side_capacity must be at least 1 ray"),
-        (DeviceOptions { copies: 257, ..opts(RayLayout::Half) }, "--tune copies=257: a tracer holds at most 256 shard copies"),
-        (DeviceOptions { direct_capacity: Some(20_000), ..opts(RayLayout::Half) }, "inject_capacity or direct_capacity"),
-        (DeviceOptions { idle_credit: 70_000, ..opts(RayLayout::Half) }, "--tune idle_credit=70000: at most 65535 rays"),
+        (
+            DeviceOptions { copies: 257, ..opts(RayLayout::Half) },
+            "--tune copies=257: a tracer holds at most 256 shard copies",
+        ),
+        (
+            DeviceOptions { direct_capacity: Some(20_000), ..opts(RayLayout::Half) },
+            "inject_capacity or direct_capacity",
+        ),
+        (
+            DeviceOptions { idle_credit: 70_000, ..opts(RayLayout::Half) },
+            "--tune idle_credit=70000: at most 65535 rays",
+        ),
     ] {
         let e = plan(o).expect("must be refused");
         assert!(e.contains(want) && !e.contains('\n'), "{e}");
@@ -671,7 +777,8 @@ fn shards_cut_by_bytes_where_cell_counts_do_not_fit_still_render_the_frame() {
     let cam = garden_cam.resized(64, 48).unwrap();
     let (cells, bytes) = (heaviest_shard(16, partition::Balance::Cells), heaviest_shard(16, partition::Balance::Bytes));
     assert!(bytes < cells * 19 / 20, "equal cell counts already balance bytes: {cells} vs {bytes}");
-    let plan = DevicePlan::new(scene, 16, cam.width, cam.height, &room_for_shards(16, (cells + bytes) / 2), &()).unwrap();
+    let plan =
+        DevicePlan::new(scene, 16, cam.width, cam.height, &room_for_shards(16, (cells + bytes) / 2), &()).unwrap();
     let locals: Vec<usize> = (0..16).map(|s| plan.partition.cells(s).len()).collect();
     assert!(locals.iter().max().unwrap() - locals.iter().min().unwrap() > 100, "cell counts not moved: {locals:?}");
     let mut r = DeviceRenderer::new(plan).unwrap();
@@ -722,7 +829,8 @@ fn many_split_leaves_under_a_deep_tree_still_render_the_frame() {
 #[test]
 fn camera_outside_the_scene_still_renders() {
     let (scene, garden_cam) = garden();
-    let cam = Camera::look_at(24, 18, 60.0, glam::DVec3::new(0.0, -500.0, 3.0), glam::DVec3::ZERO, glam::DVec3::Z).unwrap();
+    let cam =
+        Camera::look_at(24, 18, 60.0, glam::DVec3::new(0.0, -500.0, 3.0), glam::DVec3::ZERO, glam::DVec3::Z).unwrap();
     let _ = garden_cam;
     let f = render(scene, &cam, 16, &opts(RayLayout::Fp32));
     assert_complete(&f);
@@ -742,7 +850,12 @@ fn hop_counters_travel_only_when_asked() {
     let t = counted.tracer_hops.as_ref().unwrap();
     let mean = |v: &[u16]| v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64;
     // The per-pixel counters and the tiles' own counters measure the same thing.
-    assert!((mean(r) - counted.stats.router_hops_mean).abs() < 1e-9, "{} vs {}", mean(r), counted.stats.router_hops_mean);
+    assert!(
+        (mean(r) - counted.stats.router_hops_mean).abs() < 1e-9,
+        "{} vs {}",
+        mean(r),
+        counted.stats.router_hops_mean
+    );
     assert!((mean(t) - counted.stats.tracer_hops_mean).abs() < 1e-9);
     assert!(t.iter().all(|&x| x >= 1), "every primary ray is marched at least once");
     assert_eq!(counted.output, plain.output, "hop counters do not change the image");
@@ -767,12 +880,15 @@ fn injectors_beyond_16_share_the_lanes_of_16() {
         let plan = DevicePlan::for_camera(scene, shards, &cam, &o, &()).unwrap();
         assert_eq!(plan.tree.injectors().len() as u32, injectors, "{injectors} asked");
         let capacities = |kind: EdgeKind| {
-            let mut c: Vec<u32> = plan.spec.edges.iter().filter(|e| EdgeKind::of(e) == kind).map(|e| e.capacity).collect();
+            let mut c: Vec<u32> =
+                plan.spec.edges.iter().filter(|e| EdgeKind::of(e) == kind).map(|e| e.capacity).collect();
             c.dedup();
             c
         };
         let lanes = (capacities(EdgeKind::Injector), capacities(EdgeKind::Direct));
-        let queue = |i: usize| bytemuck::pod_read_unaligned::<foam_layout::foam_params>(&plan.spec.nodes[i].params).queue_capacity;
+        let queue = |i: usize| {
+            bytemuck::pod_read_unaligned::<foam_layout::foam_params>(&plan.spec.nodes[i].params).queue_capacity
+        };
         let root = plan.tree.root();
         let under = plan.tree.direct_targets();
         assert_eq!(under.len() as u64, shards / 128, "routers under the root of 16- and 8-wide routers");
@@ -793,7 +909,10 @@ fn injectors_beyond_16_share_the_lanes_of_16() {
     assert_eq!(lanes, (vec![64], vec![64], 384));
     // The lanes' headers (16 bytes each way) are all that grows: less than one of
     // the queues' 256-ray steps.
-    assert!(queues.0 + 256 >= queues32.0 && queues.1 + 256 >= queues32.1, "256 injectors: queues {queues:?}, 32: {queues32:?}");
+    assert!(
+        queues.0 + 256 >= queues32.0 && queues.1 + 256 >= queues32.1,
+        "256 injectors: queues {queues:?}, 32: {queues32:?}"
+    );
     let (_, _, one) = frame(1);
     assert_eq!(many.output, some.output, "the image must not depend on the injector count");
     assert_eq!(many.output, one.output, "the image must not depend on the injector count");

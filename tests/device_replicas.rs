@@ -34,7 +34,8 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions) -> (DeviceFrame, Vec<u
     assert_eq!(replicas.is_empty(), o.replicas == 0, "replicas {}: {} planned", o.replicas, replicas.len());
     // Tracers with several side links to one replicated shard's tiles, which pick
     // among them by the ray's pixel (replicas::with_replica_sides).
-    let shard_of = |n: u32| plan.tree.replicas().iter().find(|&&(r, _)| r == n as usize).map_or(n as usize, |&(_, s)| s);
+    let shard_of =
+        |n: u32| plan.tree.replicas().iter().find(|&&(r, _)| r == n as usize).map_or(n as usize, |&(_, s)| s);
     let mut links: HashMap<(u32, usize), u32> = HashMap::new();
     for e in plan.spec.edges.iter().filter(|e| EdgeKind::of(e) == EdgeKind::Side) {
         *links.entry((e.from, shard_of(e.to))).or_default() += 1;
@@ -84,7 +85,15 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions) -> (DeviceFrame, Vec<u
 /// bytes: a cut by load (which the plan would make here) evens the tracers out
 /// instead, and with shrunk buffers cuts differently (tests/device_load_cut.rs).
 fn options(layout: RayLayout, replicas: u32) -> DeviceOptions {
-    DeviceOptions { layout, replicas, load_cut: Some(0), region_bytes: Some(0), size_links: true, rc: 1, ..DeviceOptions::default() }
+    DeviceOptions {
+        layout,
+        replicas,
+        load_cut: Some(0),
+        region_bytes: Some(0),
+        size_links: true,
+        rc: 1,
+        ..DeviceOptions::default()
+    }
 }
 
 #[test]
@@ -96,7 +105,10 @@ fn replicas_march_the_hot_shards_and_change_nothing_but_speed() {
         for replica_lanes in [Some(32), Some(0)] {
             let (on, steps, _) = render(scene, &cam, &DeviceOptions { replica_lanes, ..options(layout, 2) });
             let what = format!("{} (replica_lanes={replica_lanes:?})", layout.name());
-            assert!(steps.iter().filter(|&&s| s > 0).count() * 2 > steps.len(), "{what}: most replicas march: {steps:?}");
+            assert!(
+                steps.iter().filter(|&&s| s > 0).count() * 2 > steps.len(),
+                "{what}: most replicas march: {steps:?}"
+            );
             assert_eq!(on.output, off.output, "{what}: colour, opacity and depth must not depend on replicas");
             assert_eq!(on.stats.cell_steps, off.stats.cell_steps, "{what}: the same marching, on other tiles");
         }

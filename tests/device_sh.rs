@@ -46,7 +46,10 @@ fn opts(layout: RayLayout, sh_degree: Option<u8>) -> DeviceOptions {
 }
 
 fn image(rgb: &[f32], opacity: &[f32]) -> Vec<f64> {
-    rgb.chunks_exact(3).zip(opacity).flat_map(|(c, &a)| c.iter().map(move |&v| f64::from((v + 1.0 - a).clamp(0.0, 1.0)))).collect()
+    rgb.chunks_exact(3)
+        .zip(opacity)
+        .flat_map(|(c, &a)| c.iter().map(move |&v| f64::from((v + 1.0 - a).clamp(0.0, 1.0))))
+        .collect()
 }
 
 fn db(f: &DeviceFrame, want: &RenderOutput) -> f64 {
@@ -112,14 +115,31 @@ fn auto_takes_the_highest_degree_that_fits() {
     let d = plan.sh.degree;
     assert!(d < 3, "20 k cells with degree-3 SH on four tiles should not fit");
     let note = plan.sh.note.clone().unwrap();
-    assert!(note.starts_with("SH degree 3 does not fit:") && note.contains(" B over ") && note.ends_with(&format!("rendering at SH degree {d}, the highest that fits")), "{note}");
+    assert!(
+        note.starts_with("SH degree 3 does not fit:")
+            && note.contains(" B over ")
+            && note.ends_with(&format!("rendering at SH degree {d}, the highest that fits")),
+        "{note}"
+    );
     for above in d + 1..=3 {
-        let e = DevicePlan::new(&scene, 4, cam.width, cam.height, &opts(RayLayout::Half, Some(above)), &()).err().unwrap().to_string();
-        assert!(e.starts_with(&format!("SH degree {above} does not fit:")) && e.ends_with(&format!("; SH degree {d} fits")) && !e.contains('\n'), "{e}");
+        let e = DevicePlan::new(&scene, 4, cam.width, cam.height, &opts(RayLayout::Half, Some(above)), &())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("SH degree {above} does not fit:"))
+                && e.ends_with(&format!("; SH degree {d} fits"))
+                && !e.contains('\n'),
+            "{e}"
+        );
     }
-    let e = DevicePlan::new(&scene, 4, cam.width, cam.height, &opts(RayLayout::Half, Some(3)), &()).err().unwrap().to_string();
+    let e = DevicePlan::new(&scene, 4, cam.width, cam.height, &opts(RayLayout::Half, Some(3)), &())
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains(" B over "), "{e}");
     let dc = foam_ipu::scene::Scene { sh_degree: 0, sh_rest: Vec::new(), ..scene.clone() };
-    let e = DevicePlan::new(&dc, 4, cam.width, cam.height, &opts(RayLayout::Half, Some(1)), &()).err().unwrap().to_string();
+    let e =
+        DevicePlan::new(&dc, 4, cam.width, cam.height, &opts(RayLayout::Half, Some(1)), &()).err().unwrap().to_string();
     assert_eq!(e, "--sh-degree 1 exceeds the scene's SH degree 0");
 }

@@ -42,22 +42,76 @@ fn iterations_are_bounded() {
 #[test]
 fn every_allocating_size_is_checked_first() {
     let (g, cam) = (garden(), camera());
-    let e = expect_error(&["reference", &g, "--camera", &cam, "--width", "65536", "--height", "65536", "-o", "/dev/null"]);
+    let e =
+        expect_error(&["reference", &g, "--camera", &cam, "--width", "65536", "--height", "65536", "-o", "/dev/null"]);
     assert!(e.contains("65536x65536 is too large"), "{e}");
-    let e = expect_error(&["reference", &g, "--camera", &cam, "--width", "16384", "--height", "16384", "-o", "/dev/null"]);
+    let e =
+        expect_error(&["reference", &g, "--camera", &cam, "--width", "16384", "--height", "16384", "-o", "/dev/null"]);
     assert!(e.contains("too large"), "{e}");
     let e = expect_error(&["reference", &g, "--camera", &cam, "--width", "8", "--bench", "4000000000"]);
     assert!(e.contains("--bench 4000000000"), "{e}");
     // Buffer sizes whose byte counts overflowed u32 (a panic in debug builds, a wrong
     // plan in release ones).
-    for key in ["results", "link_capacity", "tracer_queue", "lean_queue", "inject_capacity", "side_capacity", "spill", "router_queue", "direct_capacity"] {
+    for key in [
+        "results",
+        "link_capacity",
+        "tracer_queue",
+        "lean_queue",
+        "inject_capacity",
+        "side_capacity",
+        "spill",
+        "router_queue",
+        "direct_capacity",
+    ] {
         let tune = format!("{key}=4000000000");
-        let e = expect_error(&["render", &g, "--width", "16", "--height", "12", "--shards", "16", "-o", "/dev/null", "--tune", &tune]);
-        assert!(e.contains(&format!("--tune {tune}: 4000000000 is out of range ({key} takes ")) && e.contains(" to 65536)"), "{e}");
+        let e = expect_error(&[
+            "render",
+            &g,
+            "--width",
+            "16",
+            "--height",
+            "12",
+            "--shards",
+            "16",
+            "-o",
+            "/dev/null",
+            "--tune",
+            &tune,
+        ]);
+        assert!(
+            e.contains(&format!("--tune {tune}: 4000000000 is out of range ({key} takes ")) && e.contains(" to 65536)"),
+            "{e}"
+        );
     }
-    let e = expect_error(&["render", &g, "--width", "16", "--height", "12", "--shards", "16", "-o", "/dev/null", "--tune", "lean_queue=0"]);
+    let e = expect_error(&[
+        "render",
+        &g,
+        "--width",
+        "16",
+        "--height",
+        "12",
+        "--shards",
+        "16",
+        "-o",
+        "/dev/null",
+        "--tune",
+        "lean_queue=0",
+    ]);
     assert!(e.contains("--tune lean_queue=0: 0 is out of range (lean_queue takes 1 to 65536)"), "{e}");
-    let e = expect_error(&["render", &g, "--width", "16", "--height", "12", "--shards", "16", "-o", "/dev/null", "--tune", "region_kib=4000000000"]);
+    let e = expect_error(&[
+        "render",
+        &g,
+        "--width",
+        "16",
+        "--height",
+        "12",
+        "--shards",
+        "16",
+        "-o",
+        "/dev/null",
+        "--tune",
+        "region_kib=4000000000",
+    ]);
     assert!(e.contains("--tune region_kib=4000000000: 4000000000 is out of range (region_kib takes 0 to 624)"), "{e}");
     for flag in ["--width", "--height"] {
         let e = expect_error(&["partition", &g, "--shards", "16", flag, "0"]);
@@ -72,7 +126,9 @@ fn camera_values_are_checked_as_f32() {
     let dir = tempfile::tempdir().unwrap();
     let g = garden();
     let c2w = |fx: &str, cx: &str, tx: &str| {
-        format!(r#"{{"width": 8, "height": 6, "fx": {fx}, "fy": 5, "cx": {cx}, "cy": 3, "c2w": [[1,0,0,{tx}],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}}"#)
+        format!(
+            r#"{{"width": 8, "height": 6, "fx": {fx}, "fy": 5, "cx": {cx}, "cy": 3, "c2w": [[1,0,0,{tx}],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}}"#
+        )
     };
     for (name, text, needle) in [
         ("pos.json", c2w("5", "4", "1e39"), "position"),

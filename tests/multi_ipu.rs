@@ -50,7 +50,8 @@ fn two_ipus_render_the_image_of_one_bit_for_bit() {
     // Each IPU's free tiles hold replicas of its own hot shards (the tracer role,
     // on their shard's IPU by the loop above), beside its 32 tracers.
     let loads = per_ipu(&two_plan).unwrap();
-    let replicas = |ipu: u32| tree.replicas().iter().filter(|&&(n, _)| tree.nodes[n].tile / TILES == ipu).count() as u64;
+    let replicas =
+        |ipu: u32| tree.replicas().iter().filter(|&&(n, _)| tree.nodes[n].tile / TILES == ipu).count() as u64;
     assert_eq!(loads.iter().map(|l| l.tracers).collect::<Vec<_>>(), vec![32 + replicas(0), 32 + replicas(1)]);
     assert!(replicas(0) > 0 && replicas(1) > 0, "{} and {} replicas", replicas(0), replicas(1));
     let per_iteration: u64 = loads.iter().map(|l| l.bytes_out_per_iteration).sum();
@@ -77,8 +78,9 @@ fn two_ipus_render_the_image_of_one_bit_for_bit() {
         .sum();
     // ...and every tracer on the second IPU sends its word of finished pixels to the
     // spill store on the first.
-    let words_across = foam_ipu::device::ipus::finish_senders(&two_plan).filter(|&t| tree.nodes[t].tile >= TILES).count() as u64
-        * foam_ipu::device::ipus::FINISH_WORD_BYTES;
+    let words_across =
+        foam_ipu::device::ipus::finish_senders(&two_plan).filter(|&t| tree.nodes[t].tile >= TILES).count() as u64
+            * foam_ipu::device::ipus::FINISH_WORD_BYTES;
     assert!(words_across > 0);
     assert_eq!(edges_across + words_across, per_iteration);
     let two = render(scene, &cam, two_plan);
@@ -133,15 +135,20 @@ fn a_scene_too_big_for_one_ipu_renders_on_the_fewest_that_hold_it() {
     let (g, cam) = (garden_arg(), garden_camera_arg());
     let size = ["--width", "64", "--height", "48"];
     let device = |extra: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = ["render", g.as_str(), "--shards", "2"].iter().chain(&size).map(|s| s.to_string()).collect();
+        let mut v: Vec<String> =
+            ["render", g.as_str(), "--shards", "2"].iter().chain(&size).map(|s| s.to_string()).collect();
         v.extend(extra.iter().map(|s| s.to_string()));
         v
     };
-    let one = run(&device(&["--ipus", "1", "-o", arg(&path("one.png"))]).iter().map(String::as_str).collect::<Vec<_>>());
+    let one =
+        run(&device(&["--ipus", "1", "-o", arg(&path("one.png"))]).iter().map(String::as_str).collect::<Vec<_>>());
     let e = String::from_utf8_lossy(&one.stderr);
     assert!(!one.status.success() && e.contains("does not fit one Mk2 in ") && e.lines().count() == 1, "{e}");
     // Degree 1 needs 4 IPUs: on 2 the error counts the IPUs it was cut for.
-    let two = run(&device(&["--ipus", "2", "--sh-degree", "1", "-o", arg(&path("two.png"))]).iter().map(String::as_str).collect::<Vec<_>>());
+    let two = run(&device(&["--ipus", "2", "--sh-degree", "1", "-o", arg(&path("two.png"))])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
     let e = String::from_utf8_lossy(&two.stderr);
     assert!(!two.status.success() && e.contains("does not fit 2 Mk2 IPUs in ") && e.lines().count() == 1, "{e}");
     assert!(!path("two.png").exists());
@@ -160,7 +167,20 @@ fn a_scene_too_big_for_one_ipu_renders_on_the_fewest_that_hold_it() {
     assert!(json["bytes_across_ipus"].as_u64().unwrap() > 0, "{json}");
 
     let reference = path("ref.png");
-    let r = run(&["reference", g.as_str(), "--camera", cam.as_str(), "--sh-degree", "0", "-o", arg(&reference), size[0], size[1], size[2], size[3]]);
+    let r = run(&[
+        "reference",
+        g.as_str(),
+        "--camera",
+        cam.as_str(),
+        "--sh-degree",
+        "0",
+        "-o",
+        arg(&reference),
+        size[0],
+        size[1],
+        size[2],
+        size[3],
+    ]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let r = run(&["compare", arg(&path("auto.png")), arg(&reference), "--min-psnr", "50"]);
     assert!(r.status.success(), "{}{}", String::from_utf8_lossy(&r.stdout), String::from_utf8_lossy(&r.stderr));
@@ -170,7 +190,8 @@ fn a_scene_too_big_for_one_ipu_renders_on_the_fewest_that_hold_it() {
     p.extend(size);
     let v: serde_json::Value = serde_json::from_slice(&run(&p).stdout).unwrap();
     let fit = |ipus: u64, degree: u64| {
-        v["sh_degrees_on_ipus"].as_array().unwrap().iter().find(|f| f["ipus"] == ipus && f["degree"] == degree).unwrap()["fits"]
+        v["sh_degrees_on_ipus"].as_array().unwrap().iter().find(|f| f["ipus"] == ipus && f["degree"] == degree).unwrap()
+            ["fits"]
             .as_bool()
             .unwrap()
     };
@@ -178,7 +199,11 @@ fn a_scene_too_big_for_one_ipu_renders_on_the_fewest_that_hold_it() {
     p.extend(["--ipus", "auto", "--sh-degree", "1"]);
     let r = run(&p);
     let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
-    assert_eq!((v["ipus"].as_u64(), v["sh_degree"].as_u64(), v["fits"].as_bool()), (Some(4), Some(1), Some(true)), "{v}");
+    assert_eq!(
+        (v["ipus"].as_u64(), v["sh_degree"].as_u64(), v["fits"].as_bool()),
+        (Some(4), Some(1), Some(true)),
+        "{v}"
+    );
     assert_eq!(v["per_ipu"].as_array().unwrap().len(), 4);
     assert!(String::from_utf8_lossy(&r.stderr).contains("--ipus auto: 4 IPUs"));
 }
@@ -189,13 +214,29 @@ fn a_bad_ipu_count_is_a_one_line_error() {
     for cmd in ["render", "bench", "partition"] {
         for bad in ["3", "0", "32", "two"] {
             let e = common::expect_error(&[cmd, g.as_str(), "--ipus", bad]);
-            assert!(e.contains(&format!("unknown IPU count '{bad}' (1, 2, 4, 8, 16 or auto)")), "{cmd} --ipus {bad}: {e}");
+            assert!(
+                e.contains(&format!("unknown IPU count '{bad}' (1, 2, 4, 8, 16 or auto)")),
+                "{cmd} --ipus {bad}: {e}"
+            );
         }
     }
     // An IPU with too few tiles for its share of the tree names itself (the plan
     // takes fewer injectors, which sit on IPU 0, while that leaves one).
     let e = common::expect_error(&[
-        "render", g.as_str(), "--ipus", "2", "--shards", "8", "--width", "64", "--height", "48", "--tune", "tiles=10", "--tune", "injectors=8",
+        "render",
+        g.as_str(),
+        "--ipus",
+        "2",
+        "--shards",
+        "8",
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "--tune",
+        "tiles=10",
+        "--tune",
+        "injectors=8",
     ]);
     assert!(e.contains("IPU 0 needs 12 tiles (8 tracers, 4 routers, spill store and injectors) but has 10"), "{e}");
 }

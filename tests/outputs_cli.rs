@@ -12,7 +12,8 @@ use common::{arg as s, expect_error, garden_arg as garden, garden_camera_arg as 
 
 /// The directory's file names, sorted (temporaries would show up here).
 fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> =
+        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     v
 }
@@ -31,7 +32,8 @@ fn assert_untouched(d: &Path, extra: &[&str]) {
     for name in ["old.png", "old.npy", "old.ply", "old.json"] {
         assert_eq!(fs::read_to_string(d.join(name)).unwrap(), format!("precious {name}\n"), "{name} was written over");
     }
-    let mut want: Vec<String> = ["old.json", "old.npy", "old.ply", "old.png"].iter().chain(extra).map(|s| s.to_string()).collect();
+    let mut want: Vec<String> =
+        ["old.json", "old.npy", "old.ply", "old.png"].iter().chain(extra).map(|s| s.to_string()).collect();
     want.sort();
     assert_eq!(listing(d), want, "a failed run left files behind");
 }
@@ -42,7 +44,10 @@ fn a_later_failing_output_leaves_the_earlier_ones_untouched() {
     let o = d.join("old.png");
     let small = ["--width", "16", "--height", "12"];
     let reference = |extra: &[&str]| {
-        let mut a = ["reference", &garden(), "--camera", &camera(), "-o", s(&o)].iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut a = ["reference", &garden(), "--camera", &camera(), "-o", s(&o)]
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>();
         a.extend(small.iter().chain(extra).map(|s| s.to_string()));
         a
     };
@@ -58,7 +63,8 @@ fn a_later_failing_output_leaves_the_earlier_ones_untouched() {
     assert_untouched(&d, &[]);
 
     let render = |extra: &[&str]| {
-        let mut a: Vec<String> = ["render", &garden(), "--shards", "16", "-o", s(&o)].iter().map(|s| s.to_string()).collect();
+        let mut a: Vec<String> =
+            ["render", &garden(), "--shards", "16", "-o", s(&o)].iter().map(|s| s.to_string()).collect();
         a.extend(small.iter().chain(extra).map(|s| s.to_string()));
         a
     };
@@ -87,10 +93,28 @@ fn a_later_failing_output_leaves_the_earlier_ones_untouched() {
     let r = run(&refs(&reference(&["--depth", s(&d.join("d.png"))])));
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     fs::rename(&o, d.join("ref.png")).unwrap();
-    let r = run(&refs(&render(&["--stats", s(&d.join("s.json")), "--hop-maps", s(&d.join("hops")), "--compare", s(&d.join("ref.png"))])));
+    let r = run(&refs(&render(&[
+        "--stats",
+        s(&d.join("s.json")),
+        "--hop-maps",
+        s(&d.join("hops")),
+        "--compare",
+        s(&d.join("ref.png")),
+    ])));
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert!(String::from_utf8_lossy(&r.stdout).contains("compare with"));
-    let mut want = vec!["d.png", "d.png.json", "hops", "old.json", "old.npy", "old.ply", "old.png", "other.png", "ref.png", "s.json"];
+    let mut want = vec![
+        "d.png",
+        "d.png.json",
+        "hops",
+        "old.json",
+        "old.npy",
+        "old.ply",
+        "old.png",
+        "other.png",
+        "ref.png",
+        "s.json",
+    ];
     want.sort();
     assert_eq!(listing(&d), want);
     assert_eq!(listing(&d.join("hops")), ["hops_histogram.png", "router_hops.png", "tracer_hops.png"]);
@@ -136,9 +160,15 @@ fn an_output_that_is_an_input_or_another_output_is_refused() {
     };
     check(&["render", s(&scene), "--camera", s(&cam), "--shards", "16", "-o", s(&scene)], "the same file as the input");
     check(&["reference", s(&scene), "--camera", s(&cam), "-o", s(&cam)], "the same file as the input");
-    check(&["reference", s(&scene), "--camera", s(&cam), "-o", s(&d.join("a.png")), "--depth", s(&d.join("a.png"))], "the same file as the output");
+    check(
+        &["reference", s(&scene), "--camera", s(&cam), "-o", s(&d.join("a.png")), "--depth", s(&d.join("a.png"))],
+        "the same file as the output",
+    );
     // The depth sidecar is an output too.
-    check(&["reference", s(&scene), "--camera", s(&cam), "-o", s(&d.join("d.png.json")), "--depth", s(&d.join("d.png"))], "the same file as the output");
+    check(
+        &["reference", s(&scene), "--camera", s(&cam), "-o", s(&d.join("d.png.json")), "--depth", s(&d.join("d.png"))],
+        "the same file as the output",
+    );
     // Told apart by inode, not by spelling: another path to the scene, and a hard link.
     let dotted = d.join("sub/../g.ply");
     fs::create_dir(d.join("sub")).unwrap();

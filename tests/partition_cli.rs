@@ -42,7 +42,18 @@ fn table_names_counts_and_verdict() {
     let out = run(&["partition", scene.to_str().unwrap(), "--shards", "16", "--width", "160", "--height", "120"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
-    for row in ["1024 cells", "16 (k-d tree, depth 4, cell counts balanced)", "local", "halo", "adjacency", "neighbours", "tile bytes", "balance", "worst", "fits"] {
+    for row in [
+        "1024 cells",
+        "16 (k-d tree, depth 4, cell counts balanced)",
+        "local",
+        "halo",
+        "adjacency",
+        "neighbours",
+        "tile bytes",
+        "balance",
+        "worst",
+        "fits",
+    ] {
         assert!(text.contains(row), "missing {row:?} in\n{text}");
     }
     // 1024 cells in 16 shards: exactly 64 local cells each.
@@ -71,7 +82,9 @@ fn json_has_the_documented_keys_and_consistent_numbers() {
         local += s["local"].as_u64().unwrap();
         max = max.max(s["bytes"].as_u64().unwrap());
         // Tile = 40 B header + 16 + 8 B/cell + 16 B/halo + 2 B/adjacency (padded) + fixed part.
-        let shard_bytes = (40 + (16 + 8) * s["local"].as_u64().unwrap() + 16 * s["halo"].as_u64().unwrap()
+        let shard_bytes = (40
+            + (16 + 8) * s["local"].as_u64().unwrap()
+            + 16 * s["halo"].as_u64().unwrap()
             + 2 * s["adjacency"].as_u64().unwrap())
         .next_multiple_of(8);
         assert_eq!(s["shard_bytes"], shard_bytes);
@@ -101,7 +114,15 @@ fn report_dir_holds_json_and_plots() {
     let dir = tempfile::tempdir().unwrap();
     let scene = lattice(dir.path());
     let out_dir = dir.path().join("report");
-    let v = json(&["partition", scene.to_str().unwrap(), "--shards", "32", "--json", "--report", out_dir.to_str().unwrap()]);
+    let v = json(&[
+        "partition",
+        scene.to_str().unwrap(),
+        "--shards",
+        "32",
+        "--json",
+        "--report",
+        out_dir.to_str().unwrap(),
+    ]);
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("partition.json")).unwrap()).unwrap();
     assert_eq!(written, v);
@@ -148,7 +169,11 @@ fn over_budget_is_reported_and_fails_only_with_require_fit() {
     };
     // The framebuffer slice alone is over the budget: the line says so item by item.
     let err = strict(&big);
-    assert!(err.contains("lattice.ply: a tracer tile needs 1121") && err.contains(" B before its shard (framebuffer 112000000 B"), "{err}");
+    assert!(
+        err.contains("lattice.ply: a tracer tile needs 1121")
+            && err.contains(" B before its shard (framebuffer 112000000 B"),
+        "{err}"
+    );
     // 54,000 cells in 2 shards cannot fit even balanced and split onto free tiles:
     // the line names the worst tile, its bytes and the budget.
     let large = write_scene(dir.path(), "large.ply", bcc(Bcc { m: 30, jitter: 0.2, warp: true, shuffle: true }));
@@ -160,13 +185,29 @@ fn over_budget_is_reported_and_fails_only_with_require_fit() {
     assert!(err.contains(" B over the 638976 B budget; 4 tiles are over"), "{err}");
     // 21,296 cells in 2 shards fit once the heavier leaf is split onto free tiles.
     let medium = write_scene(dir.path(), "medium.ply", bcc(Bcc { m: 22, jitter: 0.2, warp: true, shuffle: true }));
-    let v = json(&["partition", medium.to_str().unwrap(), "--shards", "2", "--width", "64", "--height", "48", "--json", "--require-fit"]);
-    assert_eq!((v["fits"].as_bool(), v["balance"].as_str(), v["split_leaves"].as_u64()), (Some(true), Some("bytes"), Some(1)));
+    let v = json(&[
+        "partition",
+        medium.to_str().unwrap(),
+        "--shards",
+        "2",
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "--json",
+        "--require-fit",
+    ]);
+    assert_eq!(
+        (v["fits"].as_bool(), v["balance"].as_str(), v["split_leaves"].as_u64()),
+        (Some(true), Some("bytes"), Some(1))
+    );
     let ids: Vec<u64> = v["shards"].as_array().unwrap().iter().map(|s| s["device_id"].as_u64().unwrap()).collect();
     assert!(ids == [0, 1, 2] || ids == [0, 2, 3], "{ids:?}");
     // A fitting plan passes --require-fit.
     // (At 640x480 a quarter of the framebuffer alone is 2 MB, so use a small image.)
-    assert!(run(&["partition", s, "--shards", "4", "--width", "64", "--height", "48", "--require-fit"]).status.success());
+    assert!(
+        run(&["partition", s, "--shards", "4", "--width", "64", "--height", "48", "--require-fit"]).status.success()
+    );
 }
 
 #[test]

@@ -36,11 +36,7 @@ fn scene(slices: &[Vec<u32>]) -> Scene {
 /// site i's p-th neighbour and the ends are 2, 4, …, 16.
 fn ring() -> Scene {
     let n = 8u32;
-    scene(
-        &(0..n)
-            .map(|i| vec![(i + 1) % n, (i + n - 1) % n])
-            .collect::<Vec<_>>(),
-    )
+    scene(&(0..n).map(|i| vec![(i + 1) % n, (i + n - 1) % n]).collect::<Vec<_>>())
 }
 
 /// Site 0 lists sites 1..=40 (a slice long enough for the sorted lookup path); each of
@@ -95,10 +91,7 @@ impl Dir {
 fn error_for(path: &Path, fragments: &[&str]) -> String {
     let p = path.to_str().unwrap();
     let err = common::expect_error(&["info", p]);
-    assert!(
-        err.starts_with(&format!("error: {p}: ")),
-        "error does not name the file: {err}"
-    );
+    assert!(err.starts_with(&format!("error: {p}: ")), "error does not name the file: {err}");
     for f in fragments {
         assert!(err.contains(f), "expected {f:?} in: {err}");
     }
@@ -111,23 +104,11 @@ fn not_a_scene_file() {
     d.expect("empty", b"", &["file is empty"]);
     d.expect("text", b"hello world\n", &["not a PLY file"]);
     d.expect("blob", &vec![0x89u8; 3 << 20], &["not a PLY file"]);
-    d.expect(
-        "no_end_header",
-        b"ply\nformat ascii 1.0\nelement vertex 1\n",
-        &["header", "end_header"],
-    );
+    d.expect("no_end_header", b"ply\nformat ascii 1.0\nelement vertex 1\n", &["header", "end_header"]);
     let mut endless = b"ply\n".to_vec();
     endless.extend(std::iter::repeat_n(b'a', 3 << 20));
-    d.expect(
-        "endless_header",
-        &endless,
-        &["header", "no end_header line in the first"],
-    );
-    d.expect(
-        "not_utf8",
-        b"ply\nformat ascii 1.0\ncomment \xff\xfe\nend_header\n",
-        &["header is not text"],
-    );
+    d.expect("endless_header", &endless, &["header", "no end_header line in the first"]);
+    d.expect("not_utf8", b"ply\nformat ascii 1.0\ncomment \xff\xfe\nend_header\n", &["header is not text"]);
     let missing = error_for(Path::new("/nonexistent/scene.ply"), &["cannot read"]);
     assert!(missing.contains("No such file"), "{missing}");
 }
@@ -149,12 +130,7 @@ fn header_layout_mismatches() {
             "property float density\nproperty float foo\n",
             &["element vertex: unknown property 'foo'"],
         ),
-        (
-            "missing_prop",
-            "property uchar red\n",
-            "",
-            &["element vertex: missing property 'red'"],
-        ),
+        ("missing_prop", "property uchar red\n", "", &["element vertex: missing property 'red'"]),
         (
             "mistyped_prop",
             "property float x\n",
@@ -185,12 +161,7 @@ fn header_layout_mismatches() {
             "property uchar green\nproperty uchar red\n",
             &["element vertex: property 3 is 'green', expected 'red'"],
         ),
-        (
-            "sh_count",
-            "property float color_sh_8\n",
-            "",
-            &["element vertex: 8 color_sh_* properties"],
-        ),
+        ("sh_count", "property float color_sh_8\n", "", &["element vertex: 8 color_sh_* properties"]),
         (
             "sh_gap",
             "property float color_sh_3\n",
@@ -209,18 +180,8 @@ fn header_layout_mismatches() {
             "element face 0\nproperty list uchar int vertex_indices\nend_header\n",
             &["unexpected element 'face'"],
         ),
-        (
-            "missing_element",
-            "element adjacency 16\nproperty uint adjacency\n",
-            "",
-            &["missing element 'adjacency'"],
-        ),
-        (
-            "zero_vertices",
-            "element vertex 8\n",
-            "element vertex 0\n",
-            &["element vertex: count is 0"],
-        ),
+        ("missing_element", "element adjacency 16\nproperty uint adjacency\n", "", &["missing element 'adjacency'"]),
+        ("zero_vertices", "element vertex 8\n", "element vertex 0\n", &["element vertex: count is 0"]),
         (
             "count_overflow",
             "element vertex 8\n",
@@ -238,11 +199,7 @@ fn header_layout_mismatches() {
     let (vertex, adjacency) = vertex_rest.split_at(vertex_rest.find("element adjacency").unwrap());
     let adjacency = adjacency.strip_suffix("end_header\n").unwrap();
     let swapped = format!("{top}{adjacency}{vertex}end_header\n");
-    d.expect(
-        "swapped_elements",
-        swapped.as_bytes(),
-        &["element 'adjacency' comes before 'vertex'"],
-    );
+    d.expect("swapped_elements", swapped.as_bytes(), &["element 'adjacency' comes before 'vertex'"]);
 }
 
 #[test]
@@ -250,58 +207,26 @@ fn truncated_and_oversized_data() {
     let d = Dir::new();
     let ok = bytes(&ring(), PlyFormat::BinaryLittleEndian);
     let h = header_len(&ok);
-    d.expect(
-        "cut_vertex",
-        &ok[..h + 3 * REC + 10],
-        &["element vertex 3:", "data ends in this record", "8 records"],
-    );
-    d.expect(
-        "cut_adjacency",
-        &ok[..h + 8 * REC + 5 * 4 + 2],
-        &["element adjacency 5:", "16 entries"],
-    );
+    d.expect("cut_vertex", &ok[..h + 3 * REC + 10], &["element vertex 3:", "data ends in this record", "8 records"]);
+    d.expect("cut_adjacency", &ok[..h + 8 * REC + 5 * 4 + 2], &["element adjacency 5:", "16 entries"]);
     d.expect("header_only", &ok[..h], &["element vertex 0:", "data ends"]);
     let mut long = ok.clone();
     long.extend_from_slice(b"garbage");
-    d.expect(
-        "trailing",
-        &long,
-        &["7 bytes of unexpected data after the last element"],
-    );
+    d.expect("trailing", &long, &["7 bytes of unexpected data after the last element"]);
 }
 
 #[test]
 fn absurd_counts_fail_fast_without_allocating() {
     let d = Dir::new();
-    for format in [
-        PlyFormat::BinaryLittleEndian,
-        PlyFormat::BinaryBigEndian,
-        PlyFormat::Ascii,
-    ] {
+    for format in [PlyFormat::BinaryLittleEndian, PlyFormat::BinaryBigEndian, PlyFormat::Ascii] {
         let ok = bytes(&ring(), format);
         let t = Instant::now();
         let huge = edit_header(&ok, "element vertex 8\n", "element vertex 1000000000000\n");
-        d.expect(
-            &format!("huge_vertex_{format}"),
-            &huge,
-            &["element vertex ", "declares 1000000000000 records"],
-        );
-        let huge = edit_header(
-            &ok,
-            "element adjacency 16\n",
-            "element adjacency 1000000000000\n",
-        );
-        d.expect(
-            &format!("huge_adjacency_{format}"),
-            &huge,
-            &["element adjacency ", "declares 1000000000000 entries"],
-        );
+        d.expect(&format!("huge_vertex_{format}"), &huge, &["element vertex ", "declares 1000000000000 records"]);
+        let huge = edit_header(&ok, "element adjacency 16\n", "element adjacency 1000000000000\n");
+        d.expect(&format!("huge_adjacency_{format}"), &huge, &["element adjacency ", "declares 1000000000000 entries"]);
         // Allocating 10^12 records would take minutes or abort; the size check is instant.
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "{format}: took {:?}",
-            t.elapsed()
-        );
+        assert!(t.elapsed() < Duration::from_secs(10), "{format}: took {:?}", t.elapsed());
     }
 }
 
@@ -337,39 +262,19 @@ fn broken_neighbours() {
     let le = |s: &Scene| bytes(s, PlyFormat::BinaryLittleEndian);
     let mut s = ring();
     s.adjacency[5] = 99;
-    d.expect(
-        "out_of_range",
-        &le(&s),
-        &["element adjacency 5: neighbour 99 of vertex 2 is out of range (8 vertices)"],
-    );
+    d.expect("out_of_range", &le(&s), &["element adjacency 5: neighbour 99 of vertex 2 is out of range (8 vertices)"]);
     let mut s = ring();
     s.adjacency[4] = 2;
-    d.expect(
-        "self",
-        &le(&s),
-        &["element adjacency 4: vertex 2 lists itself as a neighbour"],
-    );
+    d.expect("self", &le(&s), &["element adjacency 4: vertex 2 lists itself as a neighbour"]);
     let mut s = ring();
     s.adjacency[5] = 3;
-    d.expect(
-        "duplicate",
-        &le(&s),
-        &["element adjacency 5: vertex 2 lists neighbour 3 twice"],
-    );
+    d.expect("duplicate", &le(&s), &["element adjacency 5: vertex 2 lists neighbour 3 twice"]);
     let mut slices: Vec<Vec<u32>> = (0..8u32).map(|i| vec![(i + 1) % 8, (i + 7) % 8]).collect();
     slices[2].push(3);
-    d.expect(
-        "duplicate_symmetric",
-        &le(&scene(&slices)),
-        &["element adjacency 6: vertex 2 lists neighbour 3 twice"],
-    );
+    d.expect("duplicate_symmetric", &le(&scene(&slices)), &["element adjacency 6: vertex 2 lists neighbour 3 twice"]);
     let mut s = ring();
     s.adjacency[4] = 5;
-    d.expect(
-        "asymmetric",
-        &le(&s),
-        &["element adjacency 4: vertex 2 lists neighbour 5, but vertex 5 does not list 2"],
-    );
+    d.expect("asymmetric", &le(&s), &["element adjacency 4: vertex 2 lists neighbour 5, but vertex 5 does not list 2"]);
 
     // An unmirrored entry pointing to a lower index (the fast forward-only pass alone
     // cannot see it; the entry counts give it away).
@@ -384,11 +289,7 @@ fn broken_neighbours() {
     // The same faults on a slice long enough to be checked by binary search.
     let mut slices = star();
     slices[0][7] = 7;
-    d.expect(
-        "long_duplicate",
-        &le(&scene(&slices)),
-        &["element adjacency 7: vertex 0 lists neighbour 7 twice"],
-    );
+    d.expect("long_duplicate", &le(&scene(&slices)), &["element adjacency 7: vertex 0 lists neighbour 7 twice"]);
     let mut slices = star();
     slices[0].retain(|&j| j != 9);
     d.expect(
@@ -396,14 +297,7 @@ fn broken_neighbours() {
         &le(&scene(&slices)),
         &["element adjacency 47: vertex 9 lists neighbour 0, but vertex 0 does not list 9"],
     );
-    assert!(
-        common::run(&[
-            "info",
-            d.file("star.ply", &le(&scene(&star()))).to_str().unwrap()
-        ])
-        .status
-        .success()
-    );
+    assert!(common::run(&["info", d.file("star.ply", &le(&scene(&star()))).to_str().unwrap()]).status.success());
 }
 
 #[test]
@@ -415,11 +309,7 @@ fn bad_values() {
     d.expect("nan_position", &le(&s), &["element vertex 4: y is NaN"]);
     let mut s = ring();
     s.density[5] = f32::INFINITY;
-    d.expect(
-        "inf_density",
-        &le(&s),
-        &["element vertex 5: density is inf"],
-    );
+    d.expect("inf_density", &le(&s), &["element vertex 5: density is inf"]);
     let mut s = ring();
     s.density[6] = -0.5;
     d.expect(
@@ -448,57 +338,21 @@ fn bad_ascii_records() {
         let rest = lines[i].split_once(' ').unwrap().1;
         with_line(i, &format!("{tok} {rest}"))
     };
-    d.expect(
-        "ascii_word",
-        &first_token_replaced(1, "abc"),
-        &["element vertex 1: bad ascii record"],
-    );
-    d.expect(
-        "ascii_nan",
-        &first_token_replaced(2, "nan"),
-        &["element vertex 2: bad ascii record"],
-    );
+    d.expect("ascii_word", &first_token_replaced(1, "abc"), &["element vertex 1: bad ascii record"]);
+    d.expect("ascii_nan", &first_token_replaced(2, "nan"), &["element vertex 2: bad ascii record"]);
     let big_red: Vec<&str> = lines[3].split(' ').collect();
     let mut big_red = big_red.clone();
     big_red[3] = "300";
-    d.expect(
-        "ascii_uchar",
-        &with_line(3, &big_red.join(" ")),
-        &["element vertex 3: bad ascii record"],
-    );
+    d.expect("ascii_uchar", &with_line(3, &big_red.join(" ")), &["element vertex 3: bad ascii record"]);
     let short = lines[2].rsplit_once(' ').unwrap().0;
-    d.expect(
-        "ascii_short",
-        &with_line(2, short),
-        &["element vertex 2: ascii record has 16 values, expected 17"],
-    );
+    d.expect("ascii_short", &with_line(2, short), &["element vertex 2: ascii record has 16 values, expected 17"]);
     let long = format!("{} 7", lines[4]);
-    d.expect(
-        "ascii_long",
-        &with_line(4, &long),
-        &["element vertex 4: ascii record has 18 values, expected 17"],
-    );
-    d.expect(
-        "ascii_negative_index",
-        &with_line(8 + 3, "-1"),
-        &["element adjacency 3: bad ascii record"],
-    );
+    d.expect("ascii_long", &with_line(4, &long), &["element vertex 4: ascii record has 18 values, expected 17"]);
+    d.expect("ascii_negative_index", &with_line(8 + 3, "-1"), &["element adjacency 3: bad ascii record"]);
     let cut = format!("{header}{}\n", lines[..8 + 13].join("\n"));
-    d.expect(
-        "ascii_cut",
-        cut.as_bytes(),
-        &["element adjacency 13: file ends before this record (13 of 16 read)"],
-    );
-    d.expect(
-        "ascii_trailing",
-        format!("{ok}1 2 3\n").as_bytes(),
-        &["bytes of unexpected data after the last element"],
-    );
+    d.expect("ascii_cut", cut.as_bytes(), &["element adjacency 13: file ends before this record (13 of 16 read)"]);
+    d.expect("ascii_trailing", format!("{ok}1 2 3\n").as_bytes(), &["bytes of unexpected data after the last element"]);
     // Trailing blank lines are harmless.
     let blank = d.file("ascii_blank.ply", format!("{ok}\n\n").as_bytes());
-    assert!(
-        common::run(&["info", blank.to_str().unwrap()])
-            .status
-            .success()
-    );
+    assert!(common::run(&["info", blank.to_str().unwrap()]).status.success());
 }

@@ -21,17 +21,12 @@ fn mutate(rng: &mut Rng, orig: &[u8]) -> Vec<u8> {
         1 => b.truncate(pos(rng, b.len())),
         2 => {
             let p = pos(rng, b.len());
-            let junk: Vec<u8> = (0..1 + rng.next_u64() % 16)
-                .map(|_| rng.next_u64() as u8)
-                .collect();
+            let junk: Vec<u8> = (0..1 + rng.next_u64() % 16).map(|_| rng.next_u64() as u8).collect();
             b.splice(p..p, junk);
         }
         3 => {
             // Digits in the header: counts and types are where lies hurt most.
-            let h = b
-                .windows(10)
-                .position(|w| w == b"end_header")
-                .unwrap_or(b.len());
+            let h = b.windows(10).position(|w| w == b"end_header").unwrap_or(b.len());
             let digits: Vec<usize> = (0..h).filter(|&i| b[i].is_ascii_digit()).collect();
             if !digits.is_empty() {
                 let p = digits[pos(rng, digits.len())];
@@ -62,10 +57,7 @@ fn mutated_files_give_errors_not_panics() {
             let b = mutate(&mut rng, &orig);
             if let Err(e) = read_scene_bytes("fuzz.ply", &b) {
                 let msg = e.to_string();
-                assert!(
-                    msg.starts_with("fuzz.ply: ") && !msg.contains('\n'),
-                    "{msg:?}"
-                );
+                assert!(msg.starts_with("fuzz.ply: ") && !msg.contains('\n'), "{msg:?}");
                 errors += 1;
             }
             // The streaming path must agree on success or failure.
@@ -75,29 +67,15 @@ fn mutated_files_give_errors_not_panics() {
         }
     }
     // Most mutations must be caught (a flipped float bit can leave a valid scene).
-    assert!(
-        errors > 3000,
-        "only {errors} of 6000 mutations were rejected"
-    );
+    assert!(errors > 3000, "only {errors} of 6000 mutations were rejected");
 }
 
 #[test]
 fn lying_count_on_a_stream_does_not_preallocate() {
     let mut b = Vec::new();
-    write_ply_as(
-        &random_scene(10, 3, 1),
-        &mut b,
-        PlyFormat::BinaryLittleEndian,
-    )
-    .unwrap();
-    let at = b
-        .windows(18)
-        .position(|w| w == b"element vertex 10\n")
-        .unwrap();
-    b.splice(
-        at..at + 18,
-        b"element vertex 1000000000000\n".iter().copied(),
-    );
+    write_ply_as(&random_scene(10, 3, 1), &mut b, PlyFormat::BinaryLittleEndian).unwrap();
+    let at = b.windows(18).position(|w| w == b"element vertex 10\n").unwrap();
+    b.splice(at..at + 18, b"element vertex 1000000000000\n".iter().copied());
     let t = std::time::Instant::now();
     let err = parse_scene(b.as_slice(), None).unwrap_err().to_string();
     assert!(err.starts_with("element vertex "), "{err}");

@@ -38,11 +38,7 @@ impl Arrays {
 }
 
 fn python_ok(args: &[&str]) {
-    let out = common::python()
-        .arg(common::repo_path(ORACLE))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = common::python().arg(common::repo_path(ORACLE)).args(args).output().unwrap();
     assert!(
         out.status.success(),
         "python {args:?} failed: {}{}",
@@ -56,21 +52,9 @@ fn assert_same_bits(got: &Scene, want: &Scene, what: &str) {
     assert_eq!(got, want, "{what}: values differ");
     let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
     let flat = |s: &Scene| s.positions.iter().flatten().copied().collect::<Vec<f32>>();
-    assert_eq!(
-        bits(&flat(got)),
-        bits(&flat(want)),
-        "{what}: position bits differ"
-    );
-    assert_eq!(
-        bits(&got.density),
-        bits(&want.density),
-        "{what}: density bits differ"
-    );
-    assert_eq!(
-        bits(&got.sh_rest),
-        bits(&want.sh_rest),
-        "{what}: SH bits differ"
-    );
+    assert_eq!(bits(&flat(got)), bits(&flat(want)), "{what}: position bits differ");
+    assert_eq!(bits(&got.density), bits(&want.density), "{what}: density bits differ");
+    assert_eq!(bits(&got.sh_rest), bits(&want.sh_rest), "{what}: SH bits differ");
 }
 
 #[test]
@@ -80,16 +64,7 @@ fn plyfile_and_foam_ipu_agree_in_both_directions() {
         let d = dir.path();
         let ds = d.to_str().unwrap();
         let deg = degree.to_string();
-        python_ok(&[
-            "gen",
-            ds,
-            "--sh-degree",
-            &deg,
-            "--cells",
-            "300",
-            "--seed",
-            &deg,
-        ]);
+        python_ok(&["gen", ds, "--sh-degree", &deg, "--cells", "300", "--seed", &deg]);
         let arrays = d.join("arrays.json");
         let want = Arrays::load(&arrays);
         assert_eq!(want.sh_rest_len(), [0, 9, 24, 45][degree as usize]);
@@ -104,17 +79,11 @@ fn plyfile_and_foam_ipu_agree_in_both_directions() {
         let ours = d.join("foam_le.ply");
         write_ply_file(&want, &ours).unwrap();
         let theirs = std::fs::read(d.join("plyfile_le.ply")).unwrap();
-        assert!(
-            std::fs::read(&ours).unwrap() == theirs,
-            "degree {degree}: bytes differ from plyfile's"
-        );
+        assert!(std::fs::read(&ours).unwrap() == theirs, "degree {degree}: bytes differ from plyfile's");
 
         // foam-ipu writes, plyfile reads, in every encoding.
         python_ok(&["check", ours.to_str().unwrap(), arrays.to_str().unwrap()]);
-        for (format, name) in [
-            (PlyFormat::BinaryBigEndian, "foam_be.ply"),
-            (PlyFormat::Ascii, "foam_ascii.ply"),
-        ] {
+        for (format, name) in [(PlyFormat::BinaryBigEndian, "foam_be.ply"), (PlyFormat::Ascii, "foam_ascii.ply")] {
             let path = d.join(name);
             write_ply_file_as(&want, &path, format).unwrap();
             python_ok(&["check", path.to_str().unwrap(), arrays.to_str().unwrap()]);
@@ -126,16 +95,7 @@ fn plyfile_and_foam_ipu_agree_in_both_directions() {
 fn big_endian_file_matches_plyfile_bytes_too() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    python_ok(&[
-        "gen",
-        d.to_str().unwrap(),
-        "--sh-degree",
-        "2",
-        "--cells",
-        "120",
-        "--seed",
-        "7",
-    ]);
+    python_ok(&["gen", d.to_str().unwrap(), "--sh-degree", "2", "--cells", "120", "--seed", "7"]);
     let want = Arrays::load(&d.join("arrays.json"));
     let ours = d.join("foam_be.ply");
     write_ply_file_as(&want, &ours, PlyFormat::BinaryBigEndian).unwrap();

@@ -8,11 +8,7 @@ use foam_ipu::scene::ply_write::{write_ply_as, write_ply_file_as};
 use foam_ipu::scene::random::random_scene;
 use foam_ipu::scene::{PlyFormat, read_scene_bytes, read_scene_from};
 
-const FORMATS: [PlyFormat; 3] = [
-    PlyFormat::BinaryLittleEndian,
-    PlyFormat::BinaryBigEndian,
-    PlyFormat::Ascii,
-];
+const FORMATS: [PlyFormat; 3] = [PlyFormat::BinaryLittleEndian, PlyFormat::BinaryBigEndian, PlyFormat::Ascii];
 
 #[test]
 fn every_degree_and_encoding_round_trips_exactly() {
@@ -22,8 +18,7 @@ fn every_degree_and_encoding_round_trips_exactly() {
             let mut bytes = Vec::new();
             write_ply_as(&scene, &mut bytes, format).unwrap();
             let what = format!("degree {degree}, {format}");
-            let back =
-                read_scene_bytes("mem.ply", &bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let back = read_scene_bytes("mem.ply", &bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert!(back == scene, "{what}: read-back differs");
             let sh_bits = |s: &[f32]| s.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
             assert_eq!(sh_bits(&back.sh_rest), sh_bits(&scene.sh_rest), "{what}");
@@ -50,36 +45,23 @@ fn streamed_truncation_names_the_record() {
     let scene = random_scene(50, 1, 3);
     let mut bytes = Vec::new();
     write_ply_as(&scene, &mut bytes, PlyFormat::BinaryLittleEndian).unwrap();
-    let header = bytes
-        .windows(11)
-        .position(|w| w == b"end_header\n")
-        .unwrap()
-        + 11;
+    let header = bytes.windows(11).position(|w| w == b"end_header\n").unwrap() + 11;
     let cut = &bytes[..header + 7 * 59 + 30];
     let err = parse_scene(cut, None).unwrap_err().to_string();
-    assert!(
-        err.contains("element vertex 7: file ends inside this record"),
-        "{err}"
-    );
+    assert!(err.contains("element vertex 7: file ends inside this record"), "{err}");
 }
 
 #[test]
 fn info_reports_counts_bbox_and_neighbour_stats() {
     let dir = tempfile::tempdir().unwrap();
-    for (degree, format) in [
-        (0u8, PlyFormat::BinaryLittleEndian),
-        (3, PlyFormat::Ascii),
-        (2, PlyFormat::BinaryBigEndian),
-    ] {
+    for (degree, format) in
+        [(0u8, PlyFormat::BinaryLittleEndian), (3, PlyFormat::Ascii), (2, PlyFormat::BinaryBigEndian)]
+    {
         let scene = random_scene(400, degree, 9);
         let path = dir.path().join(format!("s{degree}.ply"));
         write_ply_file_as(&scene, &path, format).unwrap();
         let out = common::run(&["info", path.to_str().unwrap(), "--json"]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(j["vertices"], 400);
         assert_eq!(j["adjacency"], scene.adjacency.len());
@@ -88,16 +70,8 @@ fn info_reports_counts_bbox_and_neighbour_stats() {
         assert_eq!(j["valid"], true);
         assert_eq!(j["file_bytes"], std::fs::metadata(&path).unwrap().len());
         for a in 0..3 {
-            let lo = scene
-                .positions
-                .iter()
-                .map(|p| p[a])
-                .fold(f32::INFINITY, f32::min);
-            let hi = scene
-                .positions
-                .iter()
-                .map(|p| p[a])
-                .fold(f32::NEG_INFINITY, f32::max);
+            let lo = scene.positions.iter().map(|p| p[a]).fold(f32::INFINITY, f32::min);
+            let hi = scene.positions.iter().map(|p| p[a]).fold(f32::NEG_INFINITY, f32::max);
             assert_eq!(j["bbox_min"][a].as_f64().unwrap() as f32, lo);
             assert_eq!(j["bbox_max"][a].as_f64().unwrap() as f32, hi);
         }
@@ -113,8 +87,5 @@ fn info_reports_counts_bbox_and_neighbour_stats() {
     let out = common::run(&["info", path.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
-    assert!(
-        text.contains("vertices    400") && text.contains("validation  ok"),
-        "{text}"
-    );
+    assert!(text.contains("vertices    400") && text.contains("validation  ok"), "{text}");
 }

@@ -12,13 +12,7 @@ const N: usize = 12;
 const SLAB: (usize, usize) = (4, 6); // z-indices of the dense cells: z ∈ [3.5, 6.5]
 
 fn slab(sigma: f32, c: [u8; 3], sh_degree: u8) -> Lattice {
-    Lattice::new(N, sh_degree, |_, _, z| {
-        if (SLAB.0..=SLAB.1).contains(&z) {
-            (sigma, c)
-        } else {
-            (0.0, [0; 3])
-        }
-    })
+    Lattice::new(N, sh_degree, |_, _, z| if (SLAB.0..=SLAB.1).contains(&z) { (sigma, c) } else { (0.0, [0; 3]) })
 }
 
 const EYE: [f64; 3] = [5.3, 5.4, 0.2];
@@ -50,24 +44,13 @@ fn slab_colour_is_closed_form() {
             for ch in 0..3 {
                 let want = c[ch] as f32 / 255.0 * (1.0 - trans) + bg[ch] * trans;
                 let got = img[3 * px + ch];
-                assert!(
-                    (got - want).abs() < 2e-5,
-                    "pixel ({i},{j}) ch {ch}: {got} vs {want}"
-                );
+                assert!((got - want).abs() < 2e-5, "pixel ({i},{j}) ch {ch}: {got} vs {want}");
             }
             assert!((out.opacity[px] - (1.0 - trans)).abs() < 2e-5);
             // Uniform σ through the slab: the 50% point is ln 2/σ past the entry.
             let entry = (SLAB.0 as f32 - 0.5 - EYE[2] as f32) / d.z;
-            let want = if trans < 0.5 {
-                entry + std::f32::consts::LN_2 / sigma
-            } else {
-                -1.0
-            };
-            assert!(
-                (out.depth[px] - want).abs() < 1e-5 * want.abs(),
-                "({i},{j}): {} vs {want}",
-                out.depth[px]
-            );
+            let want = if trans < 0.5 { entry + std::f32::consts::LN_2 / sigma } else { -1.0 };
+            assert!((out.depth[px] - want).abs() < 1e-5 * want.abs(), "({i},{j}): {} vs {want}", out.depth[px]);
         }
     }
 }
@@ -84,23 +67,13 @@ fn depth_of_a_dense_surface() {
             // Surface at z = 3.5; the 50% quantile lies ln(2)/σ further along the ray.
             let want = (SLAB.0 as f32 - 0.5 - EYE[2] as f32) / d.z + std::f32::consts::LN_2 / sigma;
             let px = (j * cam.width + i) as usize;
-            assert!(
-                (out.depth[px] - want).abs() < 1e-4 * want,
-                "({i},{j}): {} vs {want}",
-                out.depth[px]
-            );
+            assert!((out.depth[px] - want).abs() < 1e-4 * want, "({i},{j}): {} vs {want}", out.depth[px]);
             assert!(out.opacity[px] >= 0.999);
         }
     }
     // Straight along +z the ray stops at T ≤ 0.001 in the first dense cell: z = 0..=4.
     let (o, d) = (cam.position, Vec3::Z);
-    let s = trace_ray(
-        &l.scene,
-        start_cell(&l.scene, o.to_array()).unwrap(),
-        o,
-        d,
-        &TraceOptions::default(),
-    );
+    let s = trace_ray(&l.scene, start_cell(&l.scene, o.to_array()).unwrap(), o, d, &TraceOptions::default());
     assert_eq!(s.steps, 5);
 }
 
@@ -114,10 +87,7 @@ fn sh_colour_and_dc_only_mode() {
         l.scene.sh_rest[9 * k..9 * k + 9].copy_from_slice(&coeffs);
     }
     let cam = camera(9, 7, 60.0);
-    let opts = TraceOptions {
-        sh_degree: 1,
-        ..Default::default()
-    };
+    let opts = TraceOptions { sh_degree: 1, ..Default::default() };
     let out = render(&l.scene, &cam, &opts).unwrap();
     let dc_out = render(&l.scene, &cam, &TraceOptions::default()).unwrap();
     const C1: f32 = 0.488_602_5;
@@ -128,30 +98,18 @@ fn sh_colour_and_dc_only_mode() {
             let a = 1.0 - (-sigma * slab_length(d.z)).exp();
             let px = (j * cam.width + i) as usize;
             for c in 0..3 {
-                let rgb = (dc[c] as f32 / 255.0
-                    + (0..3).map(|k| y[k] * coeffs[3 * k + c]).sum::<f32>())
-                .max(0.0);
+                let rgb = (dc[c] as f32 / 255.0 + (0..3).map(|k| y[k] * coeffs[3 * k + c]).sum::<f32>()).max(0.0);
                 let got = out.rgb[3 * px + c];
-                assert!(
-                    (got - a * rgb).abs() < 1e-4,
-                    "({i},{j}) ch {c}: {got} vs {}",
-                    a * rgb
-                );
+                assert!((got - a * rgb).abs() < 1e-4, "({i},{j}) ch {c}: {got} vs {}", a * rgb);
                 assert!((dc_out.rgb[3 * px + c] - a * dc[c] as f32 / 255.0).abs() < 1e-4);
             }
         }
     }
     // Degree 0 on an SH scene is exactly the DC-only scene's rendering.
     let dc_scene = slab(sigma, dc, 0);
-    assert_eq!(
-        render(&dc_scene.scene, &cam, &TraceOptions::default()).unwrap(),
-        dc_out
-    );
+    assert_eq!(render(&dc_scene.scene, &cam, &TraceOptions::default()).unwrap(), dc_out);
     let err = render(&dc_scene.scene, &cam, &opts).unwrap_err();
-    assert!(
-        err.to_string().contains("exceeds the scene's SH degree 0"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("exceeds the scene's SH degree 0"), "{err}");
 }
 
 #[test]
@@ -163,22 +121,9 @@ fn t_min_skips_the_start_of_the_ray() {
     let start = start_cell(&l.scene, o.to_array()).unwrap();
     assert_eq!(start as usize, l.index(5, 5, 4));
     for t_min in [0.0f32, 0.25, 1.0] {
-        let s = trace_ray(
-            &l.scene,
-            start,
-            o,
-            Vec3::Z,
-            &TraceOptions {
-                t_min,
-                ..Default::default()
-            },
-        );
+        let s = trace_ray(&l.scene, start, o, Vec3::Z, &TraceOptions { t_min, ..Default::default() });
         let want = 1.0 - (-sigma * (6.5 - 4.2 - t_min)).exp();
-        assert!(
-            (s.opacity - want).abs() < 1e-6,
-            "t_min {t_min}: {} vs {want}",
-            s.opacity
-        );
+        assert!((s.opacity - want).abs() < 1e-6, "t_min {t_min}: {} vs {want}", s.opacity);
     }
 }
 
@@ -193,16 +138,7 @@ fn hull_cells_and_step_limit() {
     assert_eq!((s.opacity, s.steps, s.rgb), (0.0, 1, [0.0; 3]));
     // The step limit counts cells.
     let thin = Lattice::new(N, 0, |_, _, _| (1e-3, [255; 3]));
-    let s = trace_ray(
-        &thin.scene,
-        start,
-        o,
-        Vec3::Z,
-        &TraceOptions {
-            max_steps: 3,
-            ..Default::default()
-        },
-    );
+    let s = trace_ray(&thin.scene, start, o, Vec3::Z, &TraceOptions { max_steps: 3, ..Default::default() });
     assert_eq!(s.steps, 3);
     assert!((s.opacity - (1.0 - (-1e-3f32 * 2.3).exp())).abs() < 1e-7);
     // Densities at or below 1e-6 add no colour (but still attenuate, as in the original).

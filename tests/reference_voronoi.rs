@@ -9,34 +9,17 @@ use glam::{DVec3, Vec3};
 
 fn nearest_brute(pos: &[[f32; 3]], x: Vec3) -> (usize, f32) {
     let d2 = |p: &[f32; 3]| (Vec3::from_array(*p) - x).length_squared();
-    let best = (0..pos.len())
-        .min_by(|&a, &b| d2(&pos[a]).total_cmp(&d2(&pos[b])))
-        .unwrap();
+    let best = (0..pos.len()).min_by(|&a, &b| d2(&pos[a]).total_cmp(&d2(&pos[b]))).unwrap();
     (best, d2(&pos[best]))
 }
 
 #[test]
 fn segments_lie_in_the_nearest_sites_cell() {
-    let params = Params {
-        cells: 3000,
-        seed: 11,
-        sh_degree: 0,
-        preset: "garden".into(),
-    };
+    let params = Params { cells: 3000, seed: 11, sh_degree: 0, preset: "garden".into() };
     let scene = generate(&params, &|_| {}).unwrap();
-    let cam = Camera::look_at(
-        16,
-        12,
-        60.0,
-        DVec3::new(0.3, -4.4, 1.6),
-        DVec3::new(0.0, 0.0, 0.8),
-        DVec3::Z,
-    )
-    .unwrap();
+    let cam = Camera::look_at(16, 12, 60.0, DVec3::new(0.3, -4.4, 1.6), DVec3::new(0.0, 0.0, 0.8), DVec3::Z).unwrap();
     let tracer = Tracer::new(&scene);
-    let start = SiteIndex::new(&scene)
-        .unwrap()
-        .nearest(cam.position.to_array());
+    let start = SiteIndex::new(&scene).unwrap().nearest(cam.position.to_array());
     let mut segments = 0;
     for j in 0..cam.height {
         for i in 0..cam.width {
@@ -58,8 +41,5 @@ fn segments_lie_in_the_nearest_sites_cell() {
             });
         }
     }
-    assert!(
-        segments > 16 * 12 * 5,
-        "rays should cross several cells ({segments} segments)"
-    );
+    assert!(segments > 16 * 12 * 5, "rays should cross several cells ({segments} segments)");
 }

@@ -14,13 +14,44 @@ fn renders_the_shipped_scene_with_its_camera_and_reports_stats() {
     let path = |name: &str| dir.path().join(name).display().to_string();
     let stats = dir.path().join("s.json");
     let hops = dir.path().join("hops");
-    let r = run(&["reference", &garden(), "--camera", &repo_path("assets/garden.camera.json").display().to_string(),
-        "--width", "64", "--height", "48", "-o", &path("ref.npy"), "--opacity", &path("ref_a.npy")]);
+    let r = run(&[
+        "reference",
+        &garden(),
+        "--camera",
+        &repo_path("assets/garden.camera.json").display().to_string(),
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "-o",
+        &path("ref.npy"),
+        "--opacity",
+        &path("ref_a.npy"),
+    ]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     // No camera option: assets/garden.camera.json beside the scene is used.
-    let r = run(&["render", &garden(), "--width", "64", "--height", "48", "--shards", "64", "--layout", "fp32",
-        "-o", &path("g.npy"), "--opacity", &path("g_a.npy"), "--stats", stats.to_str().unwrap(),
-        "--hop-maps", hops.to_str().unwrap(), "--compare", &path("ref.npy")]);
+    let r = run(&[
+        "render",
+        &garden(),
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "--shards",
+        "64",
+        "--layout",
+        "fp32",
+        "-o",
+        &path("g.npy"),
+        "--opacity",
+        &path("g_a.npy"),
+        "--stats",
+        stats.to_str().unwrap(),
+        "--hop-maps",
+        hops.to_str().unwrap(),
+        "--compare",
+        &path("ref.npy"),
+    ]);
     let stdout = String::from_utf8_lossy(&r.stdout);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert!(stdout.contains("3072/3072 finished, 0 dropped"), "{stdout}");
@@ -34,8 +65,21 @@ fn renders_the_shipped_scene_with_its_camera_and_reports_stats() {
         assert!(a.len() > 64 * 48 * 4 && a == b, "{device} differs from the reference's {reference}");
     }
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
-    for key in ["backend", "layout", "rc", "host_calls", "iterations", "wall_s", "rays", "rays_finished",
-        "rays_dropped", "router_hops_mean", "tracer_hops_mean", "max_buffer_occupancy", "tile_bytes_max"] {
+    for key in [
+        "backend",
+        "layout",
+        "rc",
+        "host_calls",
+        "iterations",
+        "wall_s",
+        "rays",
+        "rays_finished",
+        "rays_dropped",
+        "router_hops_mean",
+        "tracer_hops_mean",
+        "max_buffer_occupancy",
+        "tile_bytes_max",
+    ] {
         assert!(json.get(key).is_some(), "stats lack {key}: {json}");
     }
     // What the tiles counted: every pixel written by a tracer, every ray marched.
@@ -58,16 +102,53 @@ fn renders_the_shipped_scene_with_its_camera_and_reports_stats() {
 fn depth_needs_the_half_layout_and_is_written_with_it() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("d.npy");
-    let e = expect_error(&["render", &garden(), "--width", "16", "--height", "12", "--shards", "16",
-        "--layout", "mixed", "--depth", d.to_str().unwrap()]);
+    let e = expect_error(&[
+        "render",
+        &garden(),
+        "--width",
+        "16",
+        "--height",
+        "12",
+        "--shards",
+        "16",
+        "--layout",
+        "mixed",
+        "--depth",
+        d.to_str().unwrap(),
+    ]);
     assert!(e.contains("--depth needs --layout half"), "{e}");
-    let r = run(&["render", &garden(), "--width", "16", "--height", "12", "--shards", "16",
-        "-o", dir.path().join("c.png").to_str().unwrap(), "--depth", d.to_str().unwrap()]);
+    let r = run(&[
+        "render",
+        &garden(),
+        "--width",
+        "16",
+        "--height",
+        "12",
+        "--shards",
+        "16",
+        "-o",
+        dir.path().join("c.png").to_str().unwrap(),
+        "--depth",
+        d.to_str().unwrap(),
+    ]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let want = dir.path().join("ref_d.npy");
-    let r = run(&["reference", &garden(), "--camera", &repo_path("assets/garden.camera.json").display().to_string(),
-        "--width", "16", "--height", "12", "--sh-degree", "0", "-o", dir.path().join("r.png").to_str().unwrap(),
-        "--depth", want.to_str().unwrap()]);
+    let r = run(&[
+        "reference",
+        &garden(),
+        "--camera",
+        &repo_path("assets/garden.camera.json").display().to_string(),
+        "--width",
+        "16",
+        "--height",
+        "12",
+        "--sh-degree",
+        "0",
+        "-o",
+        dir.path().join("r.png").to_str().unwrap(),
+        "--depth",
+        want.to_str().unwrap(),
+    ]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     // The half payload's depth is the reference's to its rounding of depth and of t
     // here; on the whole VGA frame a few pixels stray further (tests/device_render.rs).
@@ -121,7 +202,10 @@ fn bad_input_is_a_one_line_error() {
     );
     check(&["--shards", "2"], "B over the 638976 B budget; 4 tiles are over");
     // Sixteen shards' VGA framebuffer slices do not fit beside the buffers.
-    check(&["--shards", "16", "--width", "640", "--height", "480"], " B before its shard (framebuffer 537600 B, links ");
+    check(
+        &["--shards", "16", "--width", "640", "--height", "480"],
+        " B before its shard (framebuffer 537600 B, links ",
+    );
     // A framebuffer slice too large for a tracer tile before any shard.
     check(&["--shards", "16", "--width", "2048", "--height", "2048"], "B before its shard (framebuffer 7340032 B");
     check(&["--width", "2049", "--height", "12"], "outside 1..=2048");
@@ -130,24 +214,45 @@ fn bad_input_is_a_one_line_error() {
     check(&["--shards", "auto512"], "unknown shard count 'auto512' (a power of two, or auto)");
     check(&["--tune", "injectors=0"], "--tune injectors=0: 0 is out of range (injectors takes 1 to 512)");
     check(&["--tune", "tiles=100"], "the target has 100");
-    check(&["--tune", "direct_capacity=100000"], "--tune direct_capacity=100000: 100000 is out of range (direct_capacity takes 0 to 65536)");
+    check(
+        &["--tune", "direct_capacity=100000"],
+        "--tune direct_capacity=100000: 100000 is out of range (direct_capacity takes 0 to 65536)",
+    );
     // --tune: each way a key=value can be wrong names the key (and the value).
     check(&["--tune", "side_link=4"], "--tune side_link=4: unknown key 'side_link' (keys: tiles, fanout, ");
     check(&["--tune", "side_links"], "--tune side_links: expected KEY=VALUE");
-    check(&["--tune", "side_links=four"], "--tune side_links=four: 'four' is not a whole number (side_links takes one whole number)");
+    check(
+        &["--tune", "side_links=four"],
+        "--tune side_links=four: 'four' is not a whole number (side_links takes one whole number)",
+    );
     check(&["--tune", "side_links=-1"], "--tune side_links=-1: '-1' is not a whole number");
     check(&["--tune", "side_links=4,4"], "--tune side_links=4,4: '4,4' is not a whole number");
-    check(&["--tune", "fanout=16,x"], "--tune fanout=16,x: 'x' is not a whole number (fanout takes numbers separated by ',')");
+    check(
+        &["--tune", "fanout=16,x"],
+        "--tune fanout=16,x: 'x' is not a whole number (fanout takes numbers separated by ',')",
+    );
     check(&["--tune", "side_links=17"], "--tune side_links=17: 17 is out of range (side_links takes 0 to 16)");
     check(&["--tune", "copies=257"], "--tune copies=257: 257 is out of range (copies takes 0 to 256)");
-    check(&["--tune", "fanout=16,6"], "--tune fanout=16,6: 6 is out of range (fanout takes powers of two from 2 to 16)");
+    check(
+        &["--tune", "fanout=16,6"],
+        "--tune fanout=16,6: 6 is out of range (fanout takes powers of two from 2 to 16)",
+    );
     check(&["--tune", "fanout=32"], "--tune fanout=32: 32 is out of range (fanout takes powers of two from 2 to 16)");
     check(&["--tune", "side_capacity=0"], "--tune side_capacity=0: 0 is out of range (side_capacity takes 1 to 65536)");
-    check(&["--tune", "injector_queue=0"], "--tune injector_queue=0: 0 is out of range (injector_queue takes 1 to 65535)");
-    check(&["--tune", "injector_queue=65536"], "--tune injector_queue=65536: 65536 is out of range (injector_queue takes 1 to 65535)");
+    check(
+        &["--tune", "injector_queue=0"],
+        "--tune injector_queue=0: 0 is out of range (injector_queue takes 1 to 65535)",
+    );
+    check(
+        &["--tune", "injector_queue=65536"],
+        "--tune injector_queue=65536: 65536 is out of range (injector_queue takes 1 to 65535)",
+    );
     check(&["--tune", "schedule=5"], "--tune schedule=5: 5 is out of range (schedule takes 0 to 4)");
     check(&["--tune", "load_cut=101"], "--tune load_cut=101: 101 is out of range (load_cut takes 0 to 100)");
-    check(&["--tune", "side_links=4", "--tune", "copies=0", "--tune", "side_links=8"], "--tune side_links=8: side_links is already tuned (side_links=4); give each key once");
+    check(
+        &["--tune", "side_links=4", "--tune", "copies=0", "--tune", "side_links=8"],
+        "--tune side_links=8: side_links is already tuned (side_links=4); give each key once",
+    );
     // The old flags are gone, not aliases.
     check(&["--side-links", "4"], "unexpected argument '--side-links'");
     let e = expect_error(&["render", "/nonexistent/scene.ply", "--camera", "nope.json", "-o", o]);
@@ -197,6 +302,7 @@ fn sh_degree_flag_is_checked() {
     assert!(e.contains("unknown SH degree '4' (auto, 0, 1, 2 or 3)"), "{e}");
     let e = expect_error(&["bench", &garden(), "--width", "16", "--height", "12", "--sh-degree", "2", "--frames", "1"]);
     assert!(e.contains("--sh-degree 2 exceeds the scene's SH degree 1") && !e.trim().contains('\n'), "{e}");
-    let e = expect_error(&["render", &garden(), "--width", "16", "--height", "12", "--shards", "16", "--sh-degree", "3"]);
+    let e =
+        expect_error(&["render", &garden(), "--width", "16", "--height", "12", "--shards", "16", "--sh-degree", "3"]);
     assert!(e.contains("--sh-degree 3 exceeds the scene's SH degree 1"), "{e}");
 }

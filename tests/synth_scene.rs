@@ -7,12 +7,7 @@ use foam_ipu::synth::scene_gen::{Params, generate, shell_count};
 #[test]
 fn garden_statistics() {
     let n = 8000;
-    let p = Params {
-        cells: n,
-        seed: 3,
-        sh_degree: 3,
-        preset: "garden".into(),
-    };
+    let p = Params { cells: n, seed: 3, sh_degree: 3, preset: "garden".into() };
     let s = generate(&p, &|_| {}).unwrap();
     assert_eq!(s.len(), n);
     assert_eq!(s.sh_rest.len(), n * 45);
@@ -26,9 +21,7 @@ fn garden_statistics() {
 
     let r = presets::by_name("garden").unwrap().shell_radius as f32;
     let norm = |p: &[f32; 3]| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
-    let shell: Vec<usize> = (0..n)
-        .filter(|&i| norm(&s.positions[i]) > 0.9 * r)
-        .collect();
+    let shell: Vec<usize> = (0..n).filter(|&i| norm(&s.positions[i]) > 0.9 * r).collect();
     assert_eq!(shell.len(), shell_count(n));
     assert!(shell.iter().all(|&i| s.density[i] == 0.0));
 
@@ -37,10 +30,7 @@ fn garden_statistics() {
         let nb = s.neighbours(i);
         ends_ok &= nb.windows(2).all(|w| w[0] < w[1]);
         for &j in nb {
-            assert!(
-                s.neighbours(j as usize).binary_search(&(i as u32)).is_ok(),
-                "{i}-{j} one-sided"
-            );
+            assert!(s.neighbours(j as usize).binary_search(&(i as u32)).is_ok(), "{i}-{j} one-sided");
         }
     }
     assert!(ends_ok);
@@ -98,7 +88,8 @@ fn byte_balanced_cut_evens_out_the_stress_preset() {
     let start = cells_cut(&s, 32);
     let before = bytes_ratio(&start);
     assert!(before > 1.2, "equal cell counts already balance bytes: {before}");
-    let balanced = partition::balance_bytes(&s.partition_view(), start, &[1; 32], partition::MAX_ROUNDS, &|_| {}).unwrap();
+    let balanced =
+        partition::balance_bytes(&s.partition_view(), start, &[1; 32], partition::MAX_ROUNDS, &|_| {}).unwrap();
     let after = bytes_ratio(&balanced);
     assert!(after <= 1.0 + partition::BALANCE_TOLERANCE, "max/mean shard bytes {before} -> {after}");
 }

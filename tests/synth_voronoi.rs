@@ -11,9 +11,7 @@ use foam_ipu::synth::voronoi::{Adjacency, adjacency, adjacency_brute_force};
 
 fn uniform(n: usize, seed: u64) -> Vec<[f32; 3]> {
     let mut r = Rng::new(seed);
-    (0..n)
-        .map(|_| [r.f64() as f32, r.f64() as f32, r.f64() as f32])
-        .collect()
+    (0..n).map(|_| [r.f64() as f32, r.f64() as f32, r.f64() as f32]).collect()
 }
 
 /// Sites crowded onto a thin wavy sheet plus sparse sites around it: the shape of a foam
@@ -23,11 +21,7 @@ fn sheet(n: usize, seed: u64) -> Vec<[f32; 3]> {
     (0..n)
         .map(|i| {
             let (x, y) = (r.range(-1.0, 1.0), r.range(-1.0, 1.0));
-            let z = if i % 5 == 0 {
-                r.range(-1.0, 1.0)
-            } else {
-                0.1 * (3.0 * x).sin() + 0.002 * r.normal()
-            };
+            let z = if i % 5 == 0 { r.range(-1.0, 1.0) } else { 0.1 * (3.0 * x).sin() + 0.002 * r.normal() };
             [x as f32, y as f32, z as f32]
         })
         .collect()
@@ -41,11 +35,7 @@ fn clump_and_halo(n: usize, seed: u64) -> Vec<[f32; 3]> {
             let s = if i % 10 == 0 { 100.0 } else { 0.1 };
             let v = r.unit_vector();
             let rad = s * r.f64().cbrt();
-            [
-                (v[0] * rad) as f32,
-                (v[1] * rad) as f32,
-                (v[2] * rad) as f32,
-            ]
+            [(v[0] * rad) as f32, (v[1] * rad) as f32, (v[2] * rad) as f32]
         })
         .collect()
 }
@@ -74,25 +64,11 @@ print(" ".join(str(i) for i in sorted(set(d.convex_hull.ravel().tolist()))))
 for i, j in sorted(edges):
     print(i, j)
 "#;
-    let out = common::python()
-        .arg("-c")
-        .arg(script)
-        .arg(&path)
-        .output()
-        .expect("python runs");
-    assert!(
-        out.status.success(),
-        "scipy failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = common::python().arg("-c").arg(script).arg(&path).output().expect("python runs");
+    assert!(out.status.success(), "scipy failed: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     let mut lines = text.lines();
-    let hull: BTreeSet<u32> = lines
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .map(|s| s.parse().unwrap())
-        .collect();
+    let hull: BTreeSet<u32> = lines.next().unwrap().split_whitespace().map(|s| s.parse().unwrap()).collect();
     let mut adj = vec![BTreeSet::new(); points.len()];
     for l in lines {
         let mut it = l.split_whitespace().map(|s| s.parse::<u32>().unwrap());
@@ -105,25 +81,16 @@ for i, j in sorted(edges):
 
 fn check_against_scipy(points: &[[f32; 3]], min_compared: f64) {
     let adj = adjacency(points).unwrap();
-    assert_eq!(
-        adj.asymmetric, 0,
-        "cells disagreed on shared faces before symmetrisation"
-    );
+    assert_eq!(adj.asymmetric, 0, "cells disagreed on shared faces before symmetrisation");
     let (oracle, hull) = scipy_delaunay(points);
     for &h in &hull {
-        assert!(
-            adj.on_boundary[h as usize],
-            "hull site {h} has an unbounded cell but did not touch the domain"
-        );
+        assert!(adj.on_boundary[h as usize], "hull site {h} has an unbounded cell but did not touch the domain");
     }
     let mut compared = 0;
     for (i, expected) in oracle.iter().enumerate() {
         if adj.on_boundary[i] {
             // Shell cells only lose hull faces: what they have must still be Delaunay edges.
-            assert!(
-                adj.of(i).iter().all(|j| expected.contains(j)),
-                "site {i}: non-Delaunay neighbour"
-            );
+            assert!(adj.of(i).iter().all(|j| expected.contains(j)), "site {i}: non-Delaunay neighbour");
             continue;
         }
         let ours: BTreeSet<u32> = adj.of(i).iter().copied().collect();
@@ -131,21 +98,14 @@ fn check_against_scipy(points: &[[f32; 3]], min_compared: f64) {
         compared += 1;
     }
     let frac = compared as f64 / points.len() as f64;
-    assert!(
-        frac >= min_compared,
-        "only {compared} of {} sites off the shell",
-        points.len()
-    );
+    assert!(frac >= min_compared, "only {compared} of {} sites off the shell", points.len());
 }
 
 fn assert_symmetric(adj: &Adjacency) {
     for i in 0..adj.end.len() {
         for &j in adj.of(i) {
             assert_ne!(j as usize, i);
-            assert!(
-                adj.of(j as usize).binary_search(&(i as u32)).is_ok(),
-                "edge {i}-{j} one-sided"
-            );
+            assert!(adj.of(j as usize).binary_search(&(i as u32)).is_ok(), "edge {i}-{j} one-sided");
         }
     }
 }
@@ -181,11 +141,7 @@ fn accelerated_equals_brute_force_clipping() {
 fn adjacency_does_not_depend_on_thread_count() {
     let pts = sheet(6_000, 7);
     let run = |threads| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| adjacency(&pts).unwrap())
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| adjacency(&pts).unwrap())
     };
     let one = run(1);
     assert_eq!(one.asymmetric, 0);

@@ -23,7 +23,8 @@ fn json(p: &Path) -> Value {
 }
 
 fn files_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     v
 }
@@ -34,7 +35,22 @@ fn an_orbit_builds_one_graph_and_each_view_is_its_single_render() {
     let (dir, stats) = (t.path().join("orbit"), t.path().join("s.json"));
     let scene = garden_arg();
     let (gif, depth) = (t.path().join("orbit.gif"), t.path().join("depth"));
-    ok(&["render", &scene, "--orbit", "24", "--width", "96", "-o", arg(&dir), "--stats", arg(&stats), "--animation", arg(&gif), "--depth", arg(&depth)]);
+    ok(&[
+        "render",
+        &scene,
+        "--orbit",
+        "24",
+        "--width",
+        "96",
+        "-o",
+        arg(&dir),
+        "--stats",
+        arg(&stats),
+        "--animation",
+        arg(&gif),
+        "--depth",
+        arg(&depth),
+    ]);
     // The animation: every view, depth beside colour.
     let mut opts = gif::DecodeOptions::new();
     opts.set_color_output(gif::ColorOutput::RGBA);
@@ -78,7 +94,10 @@ fn an_orbit_without_a_camera_starts_from_the_scene_bounds() {
     ok(&["render", arg(&scene), "--orbit", "3", "--width", "48", "-o", arg(&dir), "--stats", arg(&stats)]);
     assert_eq!(files_in(&dir), ["00000.png", "00001.png", "00002.png"]);
     let s = json(&stats);
-    assert_eq!((s["views"][0]["camera"]["width"].as_u64(), s["views"][0]["camera"]["height"].as_u64()), (Some(48), Some(36)));
+    assert_eq!(
+        (s["views"][0]["camera"]["width"].as_u64(), s["views"][0]["camera"]["height"].as_u64()),
+        (Some(48), Some(36))
+    );
 }
 
 /// A nerfstudio camera path entry for `cam` (square pixels, centred principal
@@ -141,12 +160,35 @@ fn a_view_set_of_one_estimates_its_ipu_frame_as_bench_does() {
     std::fs::copy(common::garden_camera_arg(), &cam).unwrap();
     let scene = garden_arg();
     let (out, stats) = (t.path().join("out"), t.path().join("s.json"));
-    let text = ok(&["render", &scene, "--cameras", arg(&cams), "--width", "80", "-o", arg(&out), "--estimate", "--stats", arg(&stats)]);
+    let text = ok(&[
+        "render",
+        &scene,
+        "--cameras",
+        arg(&cams),
+        "--width",
+        "80",
+        "-o",
+        arg(&out),
+        "--estimate",
+        "--stats",
+        arg(&stats),
+    ]);
     assert!(text.contains("on a Mk2 IPU (estimated)"), "{text}");
     let s = json(&stats);
     assert_eq!((s["graph_builds"].as_u64(), s["estimate_graph_builds"].as_u64()), (Some(1), Some(1)), "{s}");
     let ipu_ms = s["views"][0]["ipu_ms"].as_f64().unwrap();
-    let b: Value = serde_json::from_str(&ok(&["bench", &scene, "--camera", arg(&cam), "--width", "80", "--frames", "1", "--json"])).unwrap();
+    let b: Value = serde_json::from_str(&ok(&[
+        "bench",
+        &scene,
+        "--camera",
+        arg(&cam),
+        "--width",
+        "80",
+        "--frames",
+        "1",
+        "--json",
+    ]))
+    .unwrap();
     let bench_ms = b["run"]["estimate"]["frame_s"].as_f64().unwrap() * 1e3;
     assert!((ipu_ms - bench_ms).abs() <= 1e-9 * bench_ms, "render --estimate {ipu_ms} ms, bench {bench_ms} ms");
     assert_eq!(s["views"][0]["iterations"], b["run"]["stats"]["iterations"]);
@@ -164,7 +206,8 @@ fn garden_colmap(dir: &Path) {
         let r = cam.rotation.as_dmat3().transpose();
         let q = DQuat::from_mat3(&r);
         let tr = -(r * cam.position.as_dvec3());
-        images += &format!("{} {} {} {} {} {} {} {} 1 view_{i:02}.png\n\n", i + 1, q.w, q.x, q.y, q.z, tr.x, tr.y, tr.z);
+        images +=
+            &format!("{} {} {} {} {} {} {} {} 1 view_{i:02}.png\n\n", i + 1, q.w, q.x, q.y, q.z, tr.x, tr.y, tr.z);
     }
     std::fs::write(dir.join("images.txt"), images).unwrap();
 }
@@ -183,7 +226,19 @@ fn the_test_split_is_evaluated_against_reference_renders() {
         ok(&["reference", &scene, "--colmap", arg(&model), "--view", name, "-o", arg(&out)]);
     }
     let (out, stats) = (t.path().join("test"), t.path().join("s.json"));
-    let text = ok(&["render", &scene, "--colmap", arg(&model), "--test-views", "-o", arg(&out), "--compare", arg(&refs), "--stats", arg(&stats)]);
+    let text = ok(&[
+        "render",
+        &scene,
+        "--colmap",
+        arg(&model),
+        "--test-views",
+        "-o",
+        arg(&out),
+        "--compare",
+        arg(&refs),
+        "--stats",
+        arg(&stats),
+    ]);
     assert!(text.contains("mean") && text.contains("LPIPS not computed"), "{text}");
     let s = json(&stats);
     assert_eq!(s["graph_builds"], 1);
@@ -205,7 +260,8 @@ fn the_test_split_is_evaluated_against_reference_renders() {
         let info = dec.read_info().unwrap().info().clone();
         assert_eq!((info.width, info.height), (240, 60));
         // The same PSNR `compare` finds between the written files.
-        let c = ok(&["compare", arg(&out.join(format!("{name}.png"))), arg(&refs.join(format!("{name}.png"))), "--json"]);
+        let c =
+            ok(&["compare", arg(&out.join(format!("{name}.png"))), arg(&refs.join(format!("{name}.png"))), "--json"]);
         let c: Value = serde_json::from_str(&c).unwrap();
         assert!((c["psnr"].as_f64().unwrap() - psnr).abs() < 1e-9, "{c} vs {psnr}");
     }
@@ -234,13 +290,30 @@ fn bad_view_sets_are_one_line_errors_that_write_nothing() {
     let refs = t.path().join("refs");
     std::fs::create_dir(&refs).unwrap();
     // A view with no reference image.
-    let e = fails_leaving_nothing(&["render", &scene, "--colmap", arg(&model), "--test-views", "-o", arg(&out), "--compare", arg(&refs)], &out);
+    let e = fails_leaving_nothing(
+        &["render", &scene, "--colmap", arg(&model), "--test-views", "-o", arg(&out), "--compare", arg(&refs)],
+        &out,
+    );
     assert!(e.contains("no reference image for view view_00"), "{e}");
     // A reference of another size.
     for name in ["view_00", "view_08"] {
-        ok(&["reference", &scene, "--colmap", arg(&model), "--view", name, "--width", "40", "-o", arg(&refs.join(format!("{name}.png")))]);
+        ok(&[
+            "reference",
+            &scene,
+            "--colmap",
+            arg(&model),
+            "--view",
+            name,
+            "--width",
+            "40",
+            "-o",
+            arg(&refs.join(format!("{name}.png"))),
+        ]);
     }
-    let e = fails_leaving_nothing(&["render", &scene, "--colmap", arg(&model), "--test-views", "-o", arg(&out), "--compare", arg(&refs)], &out);
+    let e = fails_leaving_nothing(
+        &["render", &scene, "--colmap", arg(&model), "--test-views", "-o", arg(&out), "--compare", arg(&refs)],
+        &out,
+    );
     assert!(e.contains("view_00.png") && e.contains("40x30") && e.contains("80x60"), "{e}");
     // An empty camera directory.
     let cams = t.path().join("cams");
@@ -264,7 +337,8 @@ fn bad_view_sets_are_one_line_errors_that_write_nothing() {
     assert!(e.contains("at most 10000"), "{e}");
     let e = expect_error(&["render", &scene, "--orbit", "3"]);
     assert!(e.contains("-o DIR"), "{e}");
-    let e = expect_error(&["render", &scene, "--orbit", "3", "-o", arg(&out), "--animation", arg(&t.path().join("a.mp4"))]);
+    let e =
+        expect_error(&["render", &scene, "--orbit", "3", "-o", arg(&out), "--animation", arg(&t.path().join("a.mp4"))]);
     assert!(e.contains(".gif"), "{e}");
     let e = expect_error(&["render", &scene, "--executable-cache", arg(t.path()), "-o", arg(&out)]);
     assert!(e.contains("--backend ipu"), "{e}");

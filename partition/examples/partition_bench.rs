@@ -50,10 +50,7 @@ fn main() {
     let blobs_only = TracerFootprint { budget: MK2_TILE_BYTES, ..TracerFootprint::default() };
     let report = PartitionReport::new(&part, Balance::Cells, &counts, &blobs_only);
     let blob_mb = packed.iter().map(|p| p.blob.len()).sum::<usize>() as f64 / 1e6;
-    println!(
-        "partition {t_part:.2} s, partition + pack {t_total:.2} s on {} threads",
-        rayon::current_num_threads()
-    );
+    println!("partition {t_part:.2} s, partition + pack {t_total:.2} s on {} threads", rayon::current_num_threads());
     println!(
         "memory: RSS before {base_mb:.1} MB, peak {peak_mb:.1} MB = {:.2}x the scene{}; blobs {blob_mb:.1} MB",
         peak_mb / scene_mb,

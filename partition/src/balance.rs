@@ -18,7 +18,6 @@
 //! attributions — a halo record's bytes to the cells that border it — or weights
 //! smoothed over neighbours did no better.)
 
-
 use rayon::prelude::*;
 
 use crate::kdtree::{self, WeightedSite};
@@ -120,7 +119,8 @@ fn cut_by_weight(
     let sizes = kdtree::split_weighted(&mut sites, depth, shards_per_leaf);
     let order: Vec<u32> = sites.par_iter().map(|s| s.id).collect();
     drop(sites);
-    let partition = Partition::from_leaves(scene, (depth, id_bits), Method::Kdtree, order, &sizes, ids.to_vec(), false).ok()?;
+    let partition =
+        Partition::from_leaves(scene, (depth, id_bits), Method::Kdtree, order, &sizes, ids.to_vec(), false).ok()?;
     let counts = count_shards(scene, &partition);
     Some(Counted { partition, counts })
 }

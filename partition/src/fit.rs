@@ -5,7 +5,9 @@
 
 use serde::Serialize;
 
-use crate::{Counted, MAX_ROUNDS, MAX_SHARD_ENTRIES, Method, PartitionError, SceneRef, ShardCounts, balance_bytes, count_shards};
+use crate::{
+    Counted, MAX_ROUNDS, MAX_SHARD_ENTRIES, Method, PartitionError, SceneRef, ShardCounts, balance_bytes, count_shards,
+};
 
 /// What a k-d cut balances between the two halves at every node.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -64,7 +66,8 @@ pub fn cut(
     }
     let total: f64 = best.counts.iter().map(|c| c.bytes as f64).sum();
     let ratio = best.max_bytes() as f64 * leaves as f64 / total;
-    let mut splits = ((total * ratio / shard_budget as f64).ceil() as usize).saturating_sub(leaves).clamp(1, max_splits);
+    let mut splits =
+        ((total * ratio / shard_budget as f64).ceil() as usize).saturating_sub(leaves).clamp(1, max_splits);
     loop {
         let per_leaf = heaviest_leaves_split(&best, splits);
         let round = |r: u32| progress(&format!("splitting {splits} leaves onto free tiles, round {r}"));

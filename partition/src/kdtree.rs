@@ -35,10 +35,7 @@ fn site_bounds(sites: &[Site]) -> ([f32; 3], [f32; 3]) {
     if sites.len() < PAR_MIN {
         bounds(sites.iter().map(|s| s.p))
     } else {
-        sites
-            .par_chunks(PAR_MIN)
-            .map(|c| bounds(c.iter().map(|s| s.p)))
-            .reduce(|| bounds(std::iter::empty()), merge)
+        sites.par_chunks(PAR_MIN).map(|c| bounds(c.iter().map(|s| s.p))).reduce(|| bounds(std::iter::empty()), merge)
     }
 }
 
@@ -64,9 +61,7 @@ pub(crate) fn split(sites: &mut [Site], depth: u32) {
     let (lo, hi) = site_bounds(sites);
     let axis = widest_axis(lo, hi);
     let mid = sites.len() / 2;
-    sites.select_nth_unstable_by(mid, |a, b| {
-        a.p[axis].total_cmp(&b.p[axis]).then(a.id.cmp(&b.id))
-    });
+    sites.select_nth_unstable_by(mid, |a, b| a.p[axis].total_cmp(&b.p[axis]).then(a.id.cmp(&b.id)));
     let (low, high) = sites.split_at_mut(mid);
     if low.len() + high.len() >= PAR_MIN {
         rayon::join(|| split(low, depth - 1), || split(high, depth - 1));
@@ -91,10 +86,7 @@ fn weighted_bounds(sites: &[WeightedSite]) -> ([f32; 3], [f32; 3]) {
         let merge = |(l0, h0): ([f32; 3], [f32; 3]), (l1, h1): ([f32; 3], [f32; 3])| {
             (std::array::from_fn(|a| l0[a].min(l1[a])), std::array::from_fn(|a| h0[a].max(h1[a])))
         };
-        sites
-            .par_chunks(PAR_MIN)
-            .map(|c| bounds(c.iter().map(|s| s.p)))
-            .reduce(|| bounds(std::iter::empty()), merge)
+        sites.par_chunks(PAR_MIN).map(|c| bounds(c.iter().map(|s| s.p))).reduce(|| bounds(std::iter::empty()), merge)
     }
 }
 
@@ -177,4 +169,3 @@ pub(crate) fn leaf_sizes(n: usize, depth: u32) -> Vec<usize> {
     }
     sizes
 }
-

@@ -7,8 +7,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::mem::size_of;
 
+use crate::{MAX_SHARD_ENTRIES, Partition, PartitionError, SceneRef, ShPayload, Shard, build_shard};
 use foam_layout::{FOAM_SHARD_MAGIC, foam_cell, foam_cell_info, foam_halo, foam_shard_header};
-use crate::{MAX_SHARD_ENTRIES, Partition, PartitionError, SceneRef, Shard, ShPayload, build_shard};
 
 #[cfg(target_endian = "big")]
 compile_error!("shard blobs are little-endian byte images of layout.h structs");
@@ -169,7 +169,10 @@ pub fn unpack_shard(blob: &[u8]) -> Result<UnpackedShard, PartitionError> {
     }
     let (n_local, n_halo, n_adj) = (header.n_local as usize, header.n_halo as usize, header.n_adj as usize);
     if !matches!(header.sh_rest, 0 | 3 | 8 | 15) || header.sh_f32 > 1 {
-        return Err(bad(format!("sh_rest {} / sh_f32 {}: expected 0, 3, 8 or 15 and 0 or 1", header.sh_rest, header.sh_f32)));
+        return Err(bad(format!(
+            "sh_rest {} / sh_f32 {}: expected 0, 3, 8 or 15 and 0 or 1",
+            header.sh_rest, header.sh_f32
+        )));
     }
     let sh = ShPayload { coeffs: &[], stride: 0, rest: header.sh_rest as usize, f32: header.sh_f32 == 1 };
     let sh_bytes = sh.section_bytes(n_local);

@@ -105,8 +105,7 @@ pub fn partition(scene: &SceneRef, shards: u64, method: Method) -> Result<Partit
     if shards > n {
         return Err(PartitionError::MoreShardsThanCells { shards, cells: n });
     }
-    let mut sites: Vec<Site> =
-        scene.positions.par_iter().enumerate().map(|(i, &p)| Site { p, id: i as u32 }).collect();
+    let mut sites: Vec<Site> = scene.positions.par_iter().enumerate().map(|(i, &p)| Site { p, id: i as u32 }).collect();
     let sizes = match method {
         Method::Kdtree => {
             kdtree::split(&mut sites, depth);

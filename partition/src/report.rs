@@ -82,7 +82,12 @@ pub struct PartitionReport {
 impl PartitionReport {
     /// The report on `part`, a cut balancing `balance` whose shards' counts are
     /// `counts`, for tracer tiles of `footprint`.
-    pub fn new(part: &Partition, balance: Balance, counts: &[ShardCounts], footprint: &TracerFootprint) -> PartitionReport {
+    pub fn new(
+        part: &Partition,
+        balance: Balance,
+        counts: &[ShardCounts],
+        footprint: &TracerFootprint,
+    ) -> PartitionReport {
         let n = counts.len();
         let shards: Vec<ShardStats> = counts
             .iter()

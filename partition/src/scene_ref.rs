@@ -62,11 +62,9 @@ impl<'a> SceneRef<'a> {
     pub fn validate(&self) -> Result<(), PartitionError> {
         let n = self.len();
         let bad = |m: String| Err(PartitionError::BadScene(m));
-        for (name, len) in [
-            ("density", self.density.len()),
-            ("color", self.color.len()),
-            ("adjacency_end", self.adjacency_end.len()),
-        ] {
+        for (name, len) in
+            [("density", self.density.len()), ("color", self.color.len()), ("adjacency_end", self.adjacency_end.len())]
+        {
             if len != n {
                 return bad(format!("{name} has {len} entries for {n} cells"));
             }
@@ -98,10 +96,7 @@ impl<'a> SceneRef<'a> {
         }
         if let Some(k) = self.adjacency.iter().position(|&j| j as usize >= n) {
             let cell = self.adjacency_end.partition_point(|&e| e as usize <= k);
-            return bad(format!(
-                "cell {cell} lists neighbour {} but the scene has {n} cells",
-                self.adjacency[k]
-            ));
+            return bad(format!("cell {cell} lists neighbour {} but the scene has {n} cells", self.adjacency[k]));
         }
         Ok(())
     }

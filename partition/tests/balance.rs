@@ -4,8 +4,8 @@
 
 use partition::fixtures::{Bcc, OwnedScene, bcc};
 use partition::{
-    BALANCE_TOLERANCE, Balance, Counted, MAX_ROUNDS, Method, ShardCounts, balance_bytes, balance_load, count_shards, cut, pack_all,
-    partition,
+    BALANCE_TOLERANCE, Balance, Counted, MAX_ROUNDS, Method, ShardCounts, balance_bytes, balance_load, count_shards,
+    cut, pack_all, partition,
 };
 
 /// Sites along x (with a little jitter across), each the neighbour of the sites up to
@@ -20,7 +20,8 @@ fn skewed(n: u32) -> OwnedScene {
             (lo..=hi).filter(|&j| j != i && i.abs_diff(j) <= reach(i).min(reach(j))).collect()
         })
         .collect();
-    let positions = (0..n).map(|i| [i as f32 / n as f32, ((i * 7) % 13) as f32 * 1e-4, ((i * 5) % 11) as f32 * 1e-4]).collect();
+    let positions =
+        (0..n).map(|i| [i as f32 / n as f32, ((i * 7) % 13) as f32 * 1e-4, ((i * 5) % 11) as f32 * 1e-4]).collect();
     OwnedScene::from_lists(positions, &lists)
 }
 
@@ -186,9 +187,11 @@ fn a_cut_by_load_shrinks_the_loaded_shards_within_the_budget() {
     assert!(cells(&cut, true).len() > cells(&start, true).len(), "more shards share the load");
     let packed = pack_all(&scene, &cut.partition, &|| {}).unwrap();
     assert_eq!(cut.counts, packed.iter().map(|p| p.counts).collect::<Vec<_>>());
-    let again = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| {
-        balance_load(&scene, &start, &load, (1.4 * mean, budget), 4).unwrap()
-    });
+    let again = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| balance_load(&scene, &start, &load, (1.4 * mean, budget), 4).unwrap());
     assert_eq!(again.partition.order, cut.partition.order, "the same cut on one thread");
 }
 

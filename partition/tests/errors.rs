@@ -59,7 +59,12 @@ fn malformed_scenes() {
         (Box::new(|s| s.density.pop().map(|_| ()).unwrap()), "scene: density has 127 entries for 128 cells"),
         (Box::new(|s| s.positions[3][1] = f32::NAN), "scene: cell 3 has a non-finite position"),
         (Box::new(|s| s.adjacency_end[10] = 0), "scene: adjacency_end decreases at cell 10"),
-        (Box::new(|s| { s.adjacency.pop(); }), "scene: adjacency_end ends at"),
+        (
+            Box::new(|s| {
+                s.adjacency.pop();
+            }),
+            "scene: adjacency_end ends at",
+        ),
     ];
     for (corrupt, msg) in cases {
         let mut s = base.clone();
@@ -80,7 +85,14 @@ fn corrupted_blobs() {
         (Box::new(|b| b[0] = b'X'), "shard blob 1: magic"),
         (Box::new(|b| b.truncate(b.len() - 4)), "shard blob 1: blob length is"),
         (Box::new(|b| b[8] ^= 1), "shard blob 1: halo_offset is"),
-        (Box::new(|b| { let n = b.len(); b[n - 2] = 0xff; b[n - 1] = 0xff; }), "shard blob 1: adjacency entry"),
+        (
+            Box::new(|b| {
+                let n = b.len();
+                b[n - 2] = 0xff;
+                b[n - 1] = 0xff;
+            }),
+            "shard blob 1: adjacency entry",
+        ),
     ];
     for (corrupt, msg) in cases {
         let mut b = blob.clone();

@@ -71,7 +71,10 @@ fn check_round_trip(s: &OwnedScene, part: &Partition) {
         let p = &packed[id];
         assert_eq!(p.blob.len(), blob_len(sh.cells.len(), sh.halo.len(), sh.adjacency.len()));
         assert_eq!(p.blob.len() % 8, 0);
-        assert_eq!((p.counts.local, p.counts.halo, p.counts.adjacency), (sh.header.n_local, sh.header.n_halo, sh.header.n_adj));
+        assert_eq!(
+            (p.counts.local, p.counts.halo, p.counts.adjacency),
+            (sh.header.n_local, sh.header.n_halo, sh.header.n_adj)
+        );
         let global = |e: u16| -> u32 {
             let e = e as usize;
             if e < sh.cells.len() {
@@ -237,7 +240,10 @@ fn sh_coefficients_are_packed_after_the_cells() {
             for (i, &g) in part.cells(id).iter().enumerate() {
                 let cell = base + cell_bytes * i;
                 let width = if f32 { 4 } else { 2 };
-                assert!(p.blob[cell + width * 3 * rest..cell + cell_bytes].iter().all(|&b| b == 0), "shard {id} cell {i}: padding");
+                assert!(
+                    p.blob[cell + width * 3 * rest..cell + cell_bytes].iter().all(|&b| b == 0),
+                    "shard {id} cell {i}: padding"
+                );
                 // scene.ply's index 3k + c (coefficient k, channel c) sits at slot 2k + c
                 // among the red-green pairs, or at 2 * rest + k among the blues.
                 for k in 0..3 * rest {

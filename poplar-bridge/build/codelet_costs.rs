@@ -72,11 +72,8 @@ fn parse_callgraph(text: &str) -> (BTreeMap<String, Node>, Edges) {
             let (Some(title), Some(label)) = (quoted(line, "title: "), quoted(line, "label: ")) else { continue };
             let name = label.split("\\n").next().unwrap_or("").to_string();
             // "... \n2480 bytes (static)"; a dynamic frame has no fixed size.
-            let frame = label
-                .rsplit("\\n")
-                .next()
-                .and_then(|l| l.strip_suffix(" bytes (static)"))
-                .and_then(|n| n.parse().ok());
+            let frame =
+                label.rsplit("\\n").next().and_then(|l| l.strip_suffix(" bytes (static)")).and_then(|n| n.parse().ok());
             nodes.insert(title.to_string(), Node { name, frame });
         } else if line.starts_with("edge:")
             && let (Some(s), Some(t)) = (quoted(line, "sourcename: "), quoted(line, "targetname: "))
@@ -151,8 +148,12 @@ fn elf_function_sizes(b: &[u8]) -> Option<BTreeMap<String, u64>> {
         if u32_at(sh + 4)? != 2 {
             continue; // SHT_SYMTAB
         }
-        let (off, size, link, entsize) =
-            (u64_at(sh + 24)? as usize, u64_at(sh + 32)? as usize, u32_at(sh + 40)? as usize, u64_at(sh + 56)? as usize);
+        let (off, size, link, entsize) = (
+            u64_at(sh + 24)? as usize,
+            u64_at(sh + 32)? as usize,
+            u32_at(sh + 40)? as usize,
+            u64_at(sh + 56)? as usize,
+        );
         let strtab = u64_at(section(link) + 24)? as usize;
         for s in (off..off + size).step_by(entsize.max(24)) {
             if b.get(s + 4)? & 0xf != 2 {

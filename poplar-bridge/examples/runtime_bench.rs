@@ -86,10 +86,8 @@ fn copy_throughput(bytes_per_tile: usize, in_place: bool) {
 fn main() {
     println!(
         "threads: {}",
-        std::env::var("FOAM_THREADS").unwrap_or_else(|_| format!(
-            "{} (all cores)",
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        ))
+        std::env::var("FOAM_THREADS")
+            .unwrap_or_else(|_| format!("{} (all cores)", std::thread::available_parallelism().map_or(1, |n| n.get())))
     );
     vertex_overhead(16, 20);
     copy_throughput(50 * 1024, false);

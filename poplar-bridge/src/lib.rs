@@ -246,8 +246,8 @@ mod ffi {
 pub mod selftest;
 
 pub use ffi::{
-    Counters, MemoryItem, MemoryKind, MemoryReport, RenderEdge, RenderNode, RenderSpec, TileBytes, TileContents, TileMemory,
-    VertexCost,
+    Counters, MemoryItem, MemoryKind, MemoryReport, RenderEdge, RenderNode, RenderSpec, TileBytes, TileContents,
+    TileMemory, VertexCost,
 };
 
 impl TileBytes {
@@ -274,8 +274,25 @@ impl TileBytes {
             blocks,
             finishes,
         } = *self;
-        params + stats + ctl + camera + status + inbox + outbox + side_in + side_out + direct_in + direct_out + store + pixels
-            + results + shard + copies + region + blocks + finishes
+        params
+            + stats
+            + ctl
+            + camera
+            + status
+            + inbox
+            + outbox
+            + side_in
+            + side_out
+            + direct_in
+            + direct_out
+            + store
+            + pixels
+            + results
+            + shard
+            + copies
+            + region
+            + blocks
+            + finishes
     }
 
     /// The bytes of its link buffers: every lane's, both ways.

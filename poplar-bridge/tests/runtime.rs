@@ -202,7 +202,6 @@ fn over_budget_tile_is_an_out_of_memory_error_naming_the_tile() {
     assert_mentions(&e, &["Out of memory on tile 3", "700000 bytes", "638976", "big_buffer"]);
 }
 
-
 #[test]
 fn unmapped_tensor_is_an_error() {
     assert_mentions(&err("unmapped"), &["half_mapped", "[4, 10)", "no tile mapping"]);
@@ -270,7 +269,6 @@ fn foam_threads_environment_variable() {
     assert!(e.contains("FOAM_THREADS must be a positive integer, got 'zero'"), "{e}");
 }
 
-
 /// Variables, a constant copied into a 2-D slice, FIFOs both ways over host ring
 /// buffers, and prints, from an engine built of a graph that is gone before it runs.
 #[test]
@@ -297,7 +295,11 @@ fn implicit_exchange_for_fields_elsewhere() {
     // rows[t] . weights with rows[i] = i % 7 - 2 and weights[j] = (j + 1) / 2.
     let dots: Vec<String> = (0..4)
         .map(|t| {
-            let d: f32 = (0..6).map(|j| ((t * 6 + j) % 7) as f32 - 2.0).zip((1..=6).map(|j| 0.5 * j as f32)).map(|(a, b)| a * b).sum();
+            let d: f32 = (0..6)
+                .map(|j| ((t * 6 + j) % 7) as f32 - 2.0)
+                .zip((1..=6).map(|j| 0.5 * j as f32))
+                .map(|(a, b)| a * b)
+                .sum();
             d.to_string()
         })
         .collect();
@@ -333,7 +335,10 @@ fn two_vertices_of_a_compute_set_may_not_write_the_same_memory() {
 
 #[test]
 fn a_vertex_may_not_write_what_another_of_its_compute_set_reads() {
-    assert_mentions(&err("read_write_conflict"), &["'fill'", "TestFill' #0", "'out'", "TestCountBelow' #1", "'limit'", "[4, 5)", "shared_out", "reads"]);
+    assert_mentions(
+        &err("read_write_conflict"),
+        &["'fill'", "TestFill' #0", "'out'", "TestCountBelow' #1", "'limit'", "[4, 5)", "shared_out", "reads"],
+    );
 }
 
 #[test]
@@ -353,8 +358,5 @@ fn data_stream_misuse_is_an_error() {
 
 #[test]
 fn tile_mapping_and_contiguity_of_views() {
-    assert_eq!(
-        run("tile_mapping", 0).unwrap(),
-        "tile0=[0,1)[3,6)[8,9);tile1=[9,10);tile2=[1,3)[6,8);contiguous=10"
-    );
+    assert_eq!(run("tile_mapping", 0).unwrap(), "tile0=[0,1)[3,6)[8,9);tile1=[9,10);tile2=[1,3)[6,8);contiguous=10");
 }

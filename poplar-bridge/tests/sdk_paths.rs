@@ -53,7 +53,10 @@ fn every_codelet_compiles_with_popc_macro_sets() {
     let base = vec![include(crate_dir().join("sdk-standin/include")), include(root().join("codelets/include"))];
     let mut failures = Vec::new();
     for file in codelets() {
-        for (target, extra) in [("an IPU target (-D__POPC__ -D__IPU__)", &["-D__POPC__", "-D__IPU__"][..]), ("--target=cpu (-D__POPC__)", &["-D__POPC__"][..])] {
+        for (target, extra) in [
+            ("an IPU target (-D__POPC__ -D__IPU__)", &["-D__POPC__", "-D__IPU__"][..]),
+            ("--target=cpu (-D__POPC__)", &["-D__POPC__"][..]),
+        ] {
             let mut args = base.clone();
             args.extend(extra.iter().map(|s| s.to_string()));
             if let Err(e) = syntax_check(&file, &args) {

@@ -52,9 +52,7 @@ impl CameraArgs {
 pub fn load_camera(args: &CameraArgs) -> Result<(Camera, String), CameraError> {
     let (cam, label) = match (&args.camera, &args.colmap) {
         (Some(_), Some(_)) => {
-            return Err(CameraError::Args(
-                "give either --camera or --colmap, not both".into(),
-            ));
+            return Err(CameraError::Args("give either --camera or --colmap, not both".into()));
         }
         (None, None) => {
             return Err(CameraError::Args(
@@ -63,15 +61,15 @@ pub fn load_camera(args: &CameraArgs) -> Result<(Camera, String), CameraError> {
         }
         (Some(path), None) => {
             if args.view.is_some() {
-                return Err(CameraError::Args(
-                    "--view selects a COLMAP view; it needs --colmap DIR".into(),
-                ));
+                return Err(CameraError::Args("--view selects a COLMAP view; it needs --colmap DIR".into()));
             }
             (json::read_camera_json(path)?, path.display().to_string())
         }
         (None, Some(dir)) => {
             let sel = args.view.as_deref().ok_or_else(|| {
-                CameraError::Args("--colmap needs --view NAME|INDEX (list views with `foam-ipu cameras --colmap DIR`)".into())
+                CameraError::Args(
+                    "--colmap needs --view NAME|INDEX (list views with `foam-ipu cameras --colmap DIR`)".into(),
+                )
             })?;
             let model = colmap::read_colmap(dir)?;
             let (i, v) = model.select(sel)?;
@@ -84,22 +82,17 @@ pub fn load_camera(args: &CameraArgs) -> Result<(Camera, String), CameraError> {
 /// `cam` with the options' downsampling, resizing and centring applied.
 pub fn adjusted(args: &CameraArgs, mut cam: Camera) -> Result<Camera, CameraError> {
     if let Some(k) = args.downsample {
-        cam = cam
-            .downsampled(k)
-            .map_err(|e| CameraError::Args(format!("--downsample: {e}")))?;
+        cam = cam.downsampled(k).map_err(|e| CameraError::Args(format!("--downsample: {e}")))?;
     }
     if args.width.is_some() || args.height.is_some() {
-        let aspect =
-            |num: u32, a: u32, b: u32| ((num as f64 * a as f64 / b as f64).round() as u32).max(1);
+        let aspect = |num: u32, a: u32, b: u32| ((num as f64 * a as f64 / b as f64).round() as u32).max(1);
         let (w, h) = match (args.width, args.height) {
             (Some(w), Some(h)) => (w, h),
             (Some(w), None) => (w, aspect(w, cam.height, cam.width)),
             (None, Some(h)) => (aspect(h, cam.width, cam.height), h),
             (None, None) => unreachable!(),
         };
-        cam = cam
-            .resized(w, h)
-            .map_err(|e| CameraError::Args(format!("--width/--height: {e}")))?;
+        cam = cam.resized(w, h).map_err(|e| CameraError::Args(format!("--width/--height: {e}")))?;
     }
     if args.centre_principal_point {
         cam = cam.centred();

@@ -97,15 +97,9 @@ pub fn model_dir(dir: &Path) -> Result<PathBuf, CameraError> {
         }
     }
     if !dir.is_dir() {
-        return Err(CameraError::invalid(
-            dir.display(),
-            "COLMAP directory not found",
-        ));
+        return Err(CameraError::invalid(dir.display(), "COLMAP directory not found"));
     }
-    Err(CameraError::invalid(
-        dir.display(),
-        "no cameras.txt here or in sparse/0",
-    ))
+    Err(CameraError::invalid(dir.display(), "no cameras.txt here or in sparse/0"))
 }
 
 pub fn read_colmap(dir: &Path) -> Result<ColmapModel, CameraError> {
@@ -114,26 +108,18 @@ pub fn read_colmap(dir: &Path) -> Result<ColmapModel, CameraError> {
         let p = dir.join(name);
         std::fs::read_to_string(&p)
             .map(|t| (p.clone(), t))
-            .map_err(|err| CameraError::Io {
-                path: p.display().to_string(),
-                err,
-            })
+            .map_err(|err| CameraError::Io { path: p.display().to_string(), err })
     };
     let (cam_path, cam_text) = read("cameras.txt")?;
     let (img_path, img_text) = read("images.txt")?;
-    let cameras =
-        parse_cameras(&cam_text).map_err(|m| CameraError::invalid(cam_path.display(), m))?;
-    let mut views = parse_images(&img_text, &cameras)
-        .map_err(|m| CameraError::invalid(img_path.display(), m))?;
+    let cameras = parse_cameras(&cam_text).map_err(|m| CameraError::invalid(cam_path.display(), m))?;
+    let mut views = parse_images(&img_text, &cameras).map_err(|m| CameraError::invalid(img_path.display(), m))?;
     if views.is_empty() {
         return Err(CameraError::invalid(img_path.display(), "no images"));
     }
     views.sort_by(|a, b| a.name.cmp(&b.name));
     if let Some(w) = views.windows(2).find(|w| w[0].name == w[1].name) {
-        return Err(CameraError::invalid(
-            img_path.display(),
-            format!("image name {:?} appears twice", w[0].name),
-        ));
+        return Err(CameraError::invalid(img_path.display(), format!("image name {:?} appears twice", w[0].name)));
     }
     Ok(ColmapModel { dir, views })
 }
@@ -142,16 +128,12 @@ pub fn read_colmap(dir: &Path) -> Result<ColmapModel, CameraError> {
 pub type Intrinsics = HashMap<u32, (u32, u32, [f64; 4])>;
 
 fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.starts_with('#'))
+    text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.starts_with('#'))
 }
 
 fn num<T: std::str::FromStr>(tok: Option<&str>, what: &str, line: usize) -> Result<T, String> {
     let tok = tok.ok_or_else(|| format!("line {line}: missing {what}"))?;
-    tok.parse()
-        .map_err(|_| format!("line {line}: bad {what} {tok:?}"))
+    tok.parse().map_err(|_| format!("line {line}: bad {what} {tok:?}"))
 }
 
 pub fn parse_cameras(text: &str) -> Result<Intrinsics, String> {
@@ -159,23 +141,16 @@ pub fn parse_cameras(text: &str) -> Result<Intrinsics, String> {
     for (ln, line) in data_lines(text).filter(|(_, l)| !l.is_empty()) {
         let mut tok = line.split_whitespace();
         let id: u32 = num(tok.next(), "camera id", ln)?;
-        let model = tok
-            .next()
-            .ok_or_else(|| format!("line {ln}: missing camera model"))?;
+        let model = tok.next().ok_or_else(|| format!("line {ln}: missing camera model"))?;
         let w: u32 = num(tok.next(), "width", ln)?;
         let h: u32 = num(tok.next(), "height", ln)?;
-        let params: Vec<f64> = tok
-            .map(|t| num(Some(t), "camera parameter", ln))
-            .collect::<Result<_, _>>()?;
+        let params: Vec<f64> = tok.map(|t| num(Some(t), "camera parameter", ln)).collect::<Result<_, _>>()?;
         let intr = match (model, params.as_slice()) {
             ("SIMPLE_PINHOLE", &[f, cx, cy]) => [f, f, cx, cy],
             ("PINHOLE", &[fx, fy, cx, cy]) => [fx, fy, cx, cy],
             ("SIMPLE_PINHOLE" | "PINHOLE", p) => {
                 let want = if model == "PINHOLE" { 4 } else { 3 };
-                return Err(format!(
-                    "line {ln}: camera {id} ({model}) has {} parameters, expected {want}",
-                    p.len()
-                ));
+                return Err(format!("line {ln}: camera {id} ({model}) has {} parameters, expected {want}", p.len()));
             }
             (m, _) if DISTORTED_MODELS.contains(&m) => {
                 return Err(format!(
@@ -232,17 +207,11 @@ pub fn parse_images(text: &str, cams: &Intrinsics) -> Result<Vec<ColmapView>, St
         if name.is_empty() {
             return Err(format!("line {ln}: image {id} has no name"));
         }
-        let &(w, h, intr) = cams
-            .get(&cam_id)
-            .ok_or_else(|| format!("line {ln}: image {name} uses undefined camera {cam_id}"))?;
+        let &(w, h, intr) =
+            cams.get(&cam_id).ok_or_else(|| format!("line {ln}: image {name} uses undefined camera {cam_id}"))?;
         let (rot, pos) = colmap_pose(q, t).map_err(|e| format!("line {ln}: image {name}: {e}"))?;
-        let camera = Camera::new(w, h, intr, rot, pos)
-            .map_err(|e| format!("line {ln}: image {name}: {e}"))?;
-        views.push(ColmapView {
-            image_id: id,
-            name,
-            camera,
-        });
+        let camera = Camera::new(w, h, intr, rot, pos).map_err(|e| format!("line {ln}: image {name}: {e}"))?;
+        views.push(ColmapView { image_id: id, name, camera });
     }
     Ok(views)
 }
@@ -274,8 +243,7 @@ mod tests {
 
     #[test]
     fn camera_lines() {
-        let c = parse_cameras("# c\n1 PINHOLE 100 80 90 91 50 40\n2 SIMPLE_PINHOLE 10 10 5 5 5\n")
-            .unwrap();
+        let c = parse_cameras("# c\n1 PINHOLE 100 80 90 91 50 40\n2 SIMPLE_PINHOLE 10 10 5 5 5\n").unwrap();
         assert_eq!(c[&1], (100, 80, [90.0, 91.0, 50.0, 40.0]));
         assert_eq!(c[&2].2, [5.0, 5.0, 5.0, 5.0]);
         let e = parse_cameras("1 OPENCV 10 10 5 5 5 5 0 0 0 0\n").unwrap_err();

@@ -42,28 +42,21 @@ struct LookAtJson {
 }
 
 pub fn read_camera_json(path: &Path) -> Result<Camera, CameraError> {
-    let text = std::fs::read_to_string(path).map_err(|err| CameraError::Io {
-        path: path.display().to_string(),
-        err,
-    })?;
+    let text =
+        std::fs::read_to_string(path).map_err(|err| CameraError::Io { path: path.display().to_string(), err })?;
     parse_camera_json(&text).map_err(|msg| CameraError::invalid(path.display(), msg))
 }
 
 /// Parses either JSON form; the form is chosen by the presence of `c2w` or `fov_y_deg`
 /// so that a typo in one form is reported against that form's fields.
 pub fn parse_camera_json(text: &str) -> Result<Camera, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("malformed camera JSON: {e}"))?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("malformed camera JSON: {e}"))?;
     let obj = value.as_object().ok_or("camera JSON must be an object")?;
     if obj.contains_key("c2w") {
-        let j: IntrinsicsJson =
-            serde_json::from_value(value).map_err(|e| format!("camera JSON (c2w form): {e}"))?;
+        let j: IntrinsicsJson = serde_json::from_value(value).map_err(|e| format!("camera JSON (c2w form): {e}"))?;
         let m = j.c2w;
         if m[3] != [0.0, 0.0, 0.0, 1.0] {
-            return Err(format!(
-                "c2w last row must be [0, 0, 0, 1], found {:?}",
-                m[3]
-            ));
+            return Err(format!("c2w last row must be [0, 0, 0, 1], found {:?}", m[3]));
         }
         let rot = DMat3::from_cols_array_2d(&[
             [m[0][0], m[1][0], m[2][0]],
@@ -71,25 +64,16 @@ pub fn parse_camera_json(text: &str) -> Result<Camera, String> {
             [m[0][2], m[1][2], m[2][2]],
         ]);
         let pos = DVec3::new(m[0][3], m[1][3], m[2][3]);
-        Camera::new(j.width, j.height, [j.fx, j.fy, j.cx, j.cy], rot, pos)
-            .map_err(|e| format!("c2w camera: {e}"))
+        Camera::new(j.width, j.height, [j.fx, j.fy, j.cx, j.cy], rot, pos).map_err(|e| format!("c2w camera: {e}"))
     } else if obj.contains_key("fov_y_deg") {
-        let j: LookAtJson = serde_json::from_value(value)
-            .map_err(|e| format!("camera JSON (look-at form): {e}"))?;
-        let (p, t, u) = (
-            DVec3::from(j.position),
-            DVec3::from(j.look_at),
-            DVec3::from(j.up),
-        );
+        let j: LookAtJson = serde_json::from_value(value).map_err(|e| format!("camera JSON (look-at form): {e}"))?;
+        let (p, t, u) = (DVec3::from(j.position), DVec3::from(j.look_at), DVec3::from(j.up));
         look_at_rotation(p, t, u).map_err(|e| format!("look-at camera: {e}"))?;
-        Camera::look_at(j.width, j.height, j.fov_y_deg, p, t, u)
-            .map_err(|e| format!("look-at camera: {e}"))
+        Camera::look_at(j.width, j.height, j.fov_y_deg, p, t, u).map_err(|e| format!("look-at camera: {e}"))
     } else {
-        Err(
-            "camera JSON needs either \"c2w\" (with fx, fy, cx, cy) or \"fov_y_deg\" \
+        Err("camera JSON needs either \"c2w\" (with fx, fy, cx, cy) or \"fov_y_deg\" \
              (with position, look_at, up)"
-                .into(),
-        )
+            .into())
     }
 }
 
@@ -129,10 +113,9 @@ mod tests {
         assert!(e.contains("malformed"), "{e}");
         let e = parse_camera_json("{\"width\": 3}").unwrap_err();
         assert!(e.contains("c2w") && e.contains("fov_y_deg"), "{e}");
-        let e = parse_camera_json(
-            r#"{"width": 3, "height": 3, "fov_y_deg": 60, "position": [0,0,0], "look_at": [0,0,1]}"#,
-        )
-        .unwrap_err();
+        let e =
+            parse_camera_json(r#"{"width": 3, "height": 3, "fov_y_deg": 60, "position": [0,0,0], "look_at": [0,0,1]}"#)
+                .unwrap_err();
         assert!(e.contains("up"), "{e}");
         let e = parse_camera_json(
             r#"{"width": 3, "height": 3, "fx": 1, "fy": 1, "cx": 1, "cy": 1,

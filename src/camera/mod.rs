@@ -28,10 +28,7 @@ pub enum CameraError {
 
 impl CameraError {
     pub(crate) fn invalid(path: impl std::fmt::Display, msg: impl Into<String>) -> Self {
-        CameraError::Invalid {
-            path: path.to_string(),
-            msg: msg.into(),
-        }
+        CameraError::Invalid { path: path.to_string(), msg: msg.into() }
     }
 }
 
@@ -65,9 +62,7 @@ impl Camera {
             return Err(format!("image size {width}x{height} must be positive"));
         }
         if !(fx.is_finite() && fx > 0.0 && fy.is_finite() && fy > 0.0) {
-            return Err(format!(
-                "focal lengths fx={fx}, fy={fy} must be positive and finite"
-            ));
+            return Err(format!("focal lengths fx={fx}, fy={fy} must be positive and finite"));
         }
         if !(cx.is_finite() && cy.is_finite()) {
             return Err(format!("principal point ({cx}, {cy}) must be finite"));
@@ -126,9 +121,7 @@ impl Camera {
         up: DVec3,
     ) -> Result<Camera, String> {
         if !(fov_y_deg.is_finite() && fov_y_deg > 0.0 && fov_y_deg < 180.0) {
-            return Err(format!(
-                "fov_y_deg {fov_y_deg} must lie strictly between 0 and 180"
-            ));
+            return Err(format!("fov_y_deg {fov_y_deg} must lie strictly between 0 and 180"));
         }
         let rotation = look_at_rotation(position, target, up)?;
         let fy = 0.5 * height as f64 / (0.5 * fov_y_deg.to_radians()).tan();
@@ -213,11 +206,7 @@ impl Camera {
     /// Principal point moved to the image centre, as the original's COLMAP loader does
     /// (it builds rays with `center = (W/2, H/2)` and ignores cx, cy).
     pub fn centred(&self) -> Camera {
-        Camera {
-            cx: 0.5 * self.width as f32,
-            cy: 0.5 * self.height as f32,
-            ..*self
-        }
+        Camera { cx: 0.5 * self.width as f32, cy: 0.5 * self.height as f32, ..*self }
     }
 }
 
@@ -248,15 +237,11 @@ fn check_rotation(r: &DMat3) -> Result<(), String> {
     let e = r.transpose() * *r - DMat3::IDENTITY;
     let err = e.to_cols_array().iter().fold(0.0f64, |m, v| m.max(v.abs()));
     if err > 1e-4 {
-        return Err(format!(
-            "rotation part is not orthonormal (|RᵀR − I| = {err:.2e})"
-        ));
+        return Err(format!("rotation part is not orthonormal (|RᵀR − I| = {err:.2e})"));
     }
     let det = r.determinant();
     if (det - 1.0).abs() > 1e-4 {
-        return Err(format!(
-            "rotation part has determinant {det:.4}, expected +1 (a reflection?)"
-        ));
+        return Err(format!("rotation part has determinant {det:.4}, expected +1 (a reflection?)"));
     }
     Ok(())
 }
@@ -266,15 +251,8 @@ mod tests {
     use super::*;
 
     fn cam() -> Camera {
-        Camera::look_at(
-            64,
-            48,
-            60.0,
-            DVec3::new(1.0, 2.0, 3.0),
-            DVec3::new(0.0, 0.0, 0.0),
-            DVec3::new(0.0, 1.0, 0.0),
-        )
-        .unwrap()
+        Camera::look_at(64, 48, 60.0, DVec3::new(1.0, 2.0, 3.0), DVec3::new(0.0, 0.0, 0.0), DVec3::new(0.0, 1.0, 0.0))
+            .unwrap()
     }
 
     #[test]
@@ -320,13 +298,7 @@ mod tests {
         let (_, a) = c.ray(10.5, 7.5);
         let (_, b) = r.ray(21.0, 15.0);
         assert!((a - b).length() < 1e-6);
-        let d = Camera {
-            width: 4946,
-            height: 3286,
-            ..c
-        }
-        .downsampled(4)
-        .unwrap();
+        let d = Camera { width: 4946, height: 3286, ..c }.downsampled(4).unwrap();
         assert_eq!((d.width, d.height), (1237, 822));
         assert_eq!(d.fx, c.fx / 4.0);
         assert!(c.downsampled(0).is_err());

@@ -32,7 +32,8 @@ struct KeyframeJson {
 
 /// The cameras of a nerfstudio `camera_path.json`, in path order.
 pub fn read_camera_path(path: &Path) -> Result<Vec<Camera>, CameraError> {
-    let text = std::fs::read_to_string(path).map_err(|err| CameraError::Io { path: path.display().to_string(), err })?;
+    let text =
+        std::fs::read_to_string(path).map_err(|err| CameraError::Io { path: path.display().to_string(), err })?;
     parse_camera_path(&text).map_err(|msg| CameraError::invalid(path.display(), msg))
 }
 
@@ -63,11 +64,8 @@ fn keyframe_camera(width: u32, height: u32, k: &KeyframeJson) -> Result<Camera, 
         return Err(format!("fov {} must lie strictly between 0 and 180 degrees", k.fov));
     }
     // OpenGL's y (up) and z (backwards) are OpenCV's −y and −z.
-    let rotation = DMat3::from_cols(
-        DVec3::new(m[0], m[4], m[8]),
-        -DVec3::new(m[1], m[5], m[9]),
-        -DVec3::new(m[2], m[6], m[10]),
-    );
+    let rotation =
+        DMat3::from_cols(DVec3::new(m[0], m[4], m[8]), -DVec3::new(m[1], m[5], m[9]), -DVec3::new(m[2], m[6], m[10]));
     Camera::new(width, height, fov_intrinsics(width, height, k.fov), rotation, DVec3::new(m[3], m[7], m[11]))
 }
 
@@ -174,7 +172,8 @@ mod tests {
 
     #[test]
     fn an_opengl_pose_is_the_opencv_camera_with_y_and_z_flipped() {
-        let look = Camera::look_at(64, 48, 50.0, DVec3::new(1.0, 2.0, -3.0), DVec3::ZERO, DVec3::new(0.0, -1.0, 0.0)).unwrap();
+        let look =
+            Camera::look_at(64, 48, 50.0, DVec3::new(1.0, 2.0, -3.0), DVec3::ZERO, DVec3::new(0.0, -1.0, 0.0)).unwrap();
         let r = look.rotation.as_dmat3();
         let t = look.position.as_dvec3();
         let (x, y, z) = (r.x_axis, -r.y_axis, -r.z_axis);
@@ -199,7 +198,8 @@ mod tests {
     #[test]
     fn an_orbit_keeps_distance_and_looks_at_the_centre() {
         let centre = DVec3::new(0.5, 0.0, 0.0);
-        let base = Camera::look_at(32, 24, 60.0, DVec3::new(0.5, -1.0, -4.0), centre, DVec3::new(0.0, -1.0, 0.0)).unwrap();
+        let base =
+            Camera::look_at(32, 24, 60.0, DVec3::new(0.5, -1.0, -4.0), centre, DVec3::new(0.0, -1.0, 0.0)).unwrap();
         let cams = orbit(&base, centre, 4).unwrap();
         assert_eq!(cams.len(), 4);
         assert_eq!(cams[0], base);
@@ -219,7 +219,8 @@ mod tests {
     #[test]
     fn a_scene_without_a_camera_is_seen_from_above_its_middle() {
         // A flat slab in z, with a few far-off sites that must not move the view.
-        let mut pts: Vec<[f32; 3]> = (0..1000).map(|i| [(i % 40) as f32 * 0.1, (i / 40) as f32 * 0.1, (i % 7) as f32 * 0.01]).collect();
+        let mut pts: Vec<[f32; 3]> =
+            (0..1000).map(|i| [(i % 40) as f32 * 0.1, (i / 40) as f32 * 0.1, (i % 7) as f32 * 0.01]).collect();
         pts.extend([[500.0, 0.0, 0.0], [-500.0, 0.0, 0.0]]);
         let cam = bounds_camera(&pts, 64, 48).unwrap();
         assert!(cam.up().z > 0.9, "z is up: {}", cam.up());

@@ -82,7 +82,11 @@ pub fn load_views(cams: &CameraArgs, views: &ViewArgs) -> Result<ViewSet, Camera
         }
         let model = colmap::read_colmap(dir)?;
         let step = if views.test_views { 8 } else { 1 };
-        let listed = model.views.iter().step_by(step).map(|v| Ok(View { name: stem(&v.name), camera: adjusted(cams, v.camera)? }));
+        let listed = model
+            .views
+            .iter()
+            .step_by(step)
+            .map(|v| Ok(View { name: stem(&v.name), camera: adjusted(cams, v.camera)? }));
         return Ok(ViewSet::Listed(listed.collect::<Result<_, CameraError>>()?));
     }
     if views.cameras.is_some() || views.camera_path.is_some() {
@@ -100,7 +104,9 @@ pub fn load_views(cams: &CameraArgs, views: &ViewArgs) -> Result<ViewSet, Camera
     }
     Ok(match views.orbit {
         Some(0) => return args("--orbit needs at least 1 view"),
-        Some(n) if n > MAX_ORBIT_VIEWS => return Err(CameraError::Args(format!("--orbit {n}: at most {MAX_ORBIT_VIEWS} views"))),
+        Some(n) if n > MAX_ORBIT_VIEWS => {
+            return Err(CameraError::Args(format!("--orbit {n}: at most {MAX_ORBIT_VIEWS} views")));
+        }
         Some(n) => ViewSet::Orbit(n),
         None => ViewSet::Single,
     })
@@ -136,15 +142,22 @@ fn camera_dir(dir: &Path) -> Result<Vec<View>, CameraError> {
     }
     files
         .iter()
-        .map(|p| Ok(View { name: stem(&p.file_name().unwrap_or_default().to_string_lossy()), camera: json::read_camera_json(p)? }))
+        .map(|p| {
+            Ok(View {
+                name: stem(&p.file_name().unwrap_or_default().to_string_lossy()),
+                camera: json::read_camera_json(p)?,
+            })
+        })
         .collect()
 }
 
 /// One camera object, or an array of them.
 fn camera_array(file: &Path) -> Result<Vec<View>, CameraError> {
-    let text = std::fs::read_to_string(file).map_err(|err| CameraError::Io { path: file.display().to_string(), err })?;
+    let text =
+        std::fs::read_to_string(file).map_err(|err| CameraError::Io { path: file.display().to_string(), err })?;
     let bad = |m: String| CameraError::invalid(file.display(), m);
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(format!("malformed camera JSON: {e}")))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("malformed camera JSON: {e}")))?;
     let Some(items) = value.as_array() else {
         let camera = json::parse_camera_json(&text).map_err(bad)?;
         return Ok(vec![View { name: stem(&file.file_name().unwrap_or_default().to_string_lossy()), camera }]);

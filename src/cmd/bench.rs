@@ -18,15 +18,15 @@ use serde::Serialize;
 
 use crate::camera::{Camera, CameraArgs, load_camera};
 use crate::cmd::device_args::DeviceArgs;
-use crate::cmd::render::default_camera;
-use cycles::Estimate;
-use profile::Profile;
 use crate::cmd::progress;
+use crate::cmd::render::default_camera;
 use crate::device::{Batch, DeviceOptions, DevicePlan, DeviceRenderer, FrameStats, PlanTimes};
 use crate::metrics::psnr;
 use crate::outfiles::OutFiles;
 use crate::reference::{SiteIndex, TraceOptions, Tracer, render_with};
 use crate::scene::Scene;
+use cycles::Estimate;
+use profile::Profile;
 pub use sweep::Sweep;
 
 #[derive(clap::Args, Debug)]
@@ -205,7 +205,8 @@ struct Bench<'a> {
 /// The process's peak resident set (VmHWM), where Linux's /proc tells it.
 fn peak_resident_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kib: u64 = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    let kib: u64 =
+        status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
     Some(kib * 1024)
 }
 
@@ -314,7 +315,10 @@ impl Bench<'_> {
         let mut times = Vec::new();
         let mut last = None;
         for k in 0..self.args.frames {
-            let bar = progress::bar(self.cam.width as u64 * self.cam.height as u64, &format!("frame {}/{} rays", k + 1, self.args.frames));
+            let bar = progress::bar(
+                self.cam.width as u64 * self.cam.height as u64,
+                &format!("frame {}/{} rays", k + 1, self.args.frames),
+            );
             let f = renderer
                 .render(self.scene, &self.cam, &mut |done, _| bar.set_position(done))
                 .with_context(|| format!("rendering ({what})"));
@@ -326,11 +330,7 @@ impl Bench<'_> {
         drop(renderer);
         let frame = last.expect("at least one frame");
         let device_s = median(&times);
-        let estimate = if self.args.no_estimate {
-            None
-        } else {
-            Some(cycles::estimate(self.profile(shards, o)?, rc))
-        };
+        let estimate = if self.args.no_estimate { None } else { Some(cycles::estimate(self.profile(shards, o)?, rc)) };
         Ok(Point {
             rc,
             batch: batch.to_string(),
@@ -416,10 +416,7 @@ pub fn run(args: Args) -> Result<()> {
         eprintln!("{note}");
     }
     options.sh_degree = Some(sh.degree);
-    let opts = TraceOptions {
-        sh_degree: sh.degree,
-        ..TraceOptions::default()
-    };
+    let opts = TraceOptions { sh_degree: sh.degree, ..TraceOptions::default() };
     let tracer = Tracer::new(&scene);
     let mut ref_times = Vec::new();
     let mut reference = None;
@@ -475,24 +472,20 @@ pub fn run(args: Args) -> Result<()> {
     if args.compare_paper {
         let base = bench.options(args.device.rc, bench.options.batch);
         // The paper's 1024 shards an IPU, unless --shards says otherwise.
-        let shards = if args.device.shards.0.is_none() { crate::device::plan::SHARDS * base.ipus as u64 } else { bench.shards };
+        let shards =
+            if args.device.shards.0.is_none() { crate::device::plan::SHARDS * base.ipus as u64 } else { bench.shards };
         report.paper = Some(bench.measure_options(shards, &paper_options(&base))?);
     }
     for s in &args.sweep {
         let points = match s {
-            Sweep::Rc(values) => values
-                .iter()
-                .map(|&rc| bench.measure(rc, bench.options.batch))
-                .collect::<Result<Vec<_>>>()?,
-            Sweep::Batch(values) => values
-                .iter()
-                .map(|&b| bench.measure(args.device.rc, b))
-                .collect::<Result<Vec<_>>>()?,
+            Sweep::Rc(values) => {
+                values.iter().map(|&rc| bench.measure(rc, bench.options.batch)).collect::<Result<Vec<_>>>()?
+            }
+            Sweep::Batch(values) => {
+                values.iter().map(|&b| bench.measure(args.device.rc, b)).collect::<Result<Vec<_>>>()?
+            }
         };
-        report.sweeps.push(SweepReport {
-            parameter: s.name().into(),
-            points,
-        });
+        report.sweeps.push(SweepReport { parameter: s.name().into(), points });
     }
 
     report.host_peak_bytes = peak_resident_bytes();

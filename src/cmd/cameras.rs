@@ -48,10 +48,7 @@ pub fn run(args: Args) -> Result<()> {
             continue;
         }
         let cam = match args.downsample {
-            Some(k) => v
-                .camera
-                .downsampled(k)
-                .map_err(|e| anyhow::anyhow!("--downsample: {e}"))?,
+            Some(k) => v.camera.downsampled(k).map_err(|e| anyhow::anyhow!("--downsample: {e}"))?,
             None => v.camera,
         };
         rows.push((i, v.name.as_str(), test, cam));
@@ -59,12 +56,7 @@ pub fn run(args: Args) -> Result<()> {
     if args.json {
         let out: Vec<ViewJson> = rows
             .iter()
-            .map(|&(index, name, test, ref c)| ViewJson {
-                index,
-                name,
-                test,
-                camera: camera_to_json(c),
-            })
+            .map(|&(index, name, test, ref c)| ViewJson { index, name, test, camera: camera_to_json(c) })
             .collect();
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());

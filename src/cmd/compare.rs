@@ -58,13 +58,7 @@ pub fn compare_files(a: &Path, b: &Path, tolerance: f64) -> Result<PairResult> {
     compare_images(&ia, &ib, a, b, tolerance)
 }
 
-pub fn compare_images(
-    ia: &LoadedImage,
-    ib: &LoadedImage,
-    a: &Path,
-    b: &Path,
-    tolerance: f64,
-) -> Result<PairResult> {
+pub fn compare_images(ia: &LoadedImage, ib: &LoadedImage, a: &Path, b: &Path, tolerance: f64) -> Result<PairResult> {
     if (ia.width, ia.height) != (ib.width, ib.height) {
         bail!(
             "size mismatch: {} is {}x{}, {} is {}x{}",
@@ -78,10 +72,7 @@ pub fn compare_images(
     }
     let d = diff_stats(&ia.rgb, &ib.rgb, 3, tolerance);
     Ok(PairResult {
-        name: a
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        name: a.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         width: ia.width,
         height: ia.height,
         psnr: psnr(&ia.rgb, &ib.rgb),
@@ -117,11 +108,7 @@ struct DirResult {
 }
 
 fn fmt_psnr(p: f64) -> String {
-    if p.is_infinite() {
-        "inf".into()
-    } else {
-        format!("{p:.4}")
-    }
+    if p.is_infinite() { "inf".into() } else { format!("{p:.4}") }
 }
 
 fn fmt_ssim(s: Option<f64>) -> String {
@@ -142,11 +129,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let (a_dir, b_dir) = (args.a.is_dir(), args.b.is_dir());
     let score = if a_dir != b_dir {
-        bail!(
-            "{} and {}: compare two files or two directories, not one of each",
-            args.a.display(),
-            args.b.display()
-        );
+        bail!("{} and {}: compare two files or two directories, not one of each", args.a.display(), args.b.display());
     } else if !a_dir {
         let r = compare_files(&args.a, &args.b, args.tolerance)?;
         if args.json {
@@ -166,35 +149,17 @@ pub fn run(args: Args) -> Result<()> {
         let (na, nb) = (image_names(&args.a)?, image_names(&args.b)?);
         let common: Vec<&String> = na.iter().filter(|n| nb.contains(n)).collect();
         if common.is_empty() {
-            bail!(
-                "{} and {}: no .png/.npy files with the same name",
-                args.a.display(),
-                args.b.display()
-            );
+            bail!("{} and {}: no .png/.npy files with the same name", args.a.display(), args.b.display());
         }
-        let unpaired: Vec<String> = na
-            .iter()
-            .chain(&nb)
-            .filter(|n| !common.contains(n))
-            .cloned()
-            .collect();
+        let unpaired: Vec<String> = na.iter().chain(&nb).filter(|n| !common.contains(n)).cloned().collect();
         let pairs = common
             .iter()
             .map(|n| compare_files(&args.a.join(n), &args.b.join(n), args.tolerance))
             .collect::<Result<Vec<_>>>()?;
         let k = pairs.len() as f64;
         let mean_psnr = pairs.iter().map(|p| p.psnr).sum::<f64>() / k;
-        let mean_ssim = pairs
-            .iter()
-            .map(|p| p.ssim)
-            .sum::<Option<f64>>()
-            .map(|s| s / k);
-        let res = DirResult {
-            pairs,
-            mean_psnr,
-            mean_ssim,
-            unpaired,
-        };
+        let mean_ssim = pairs.iter().map(|p| p.ssim).sum::<Option<f64>>().map(|s| s / k);
+        let res = DirResult { pairs, mean_psnr, mean_ssim, unpaired };
         if args.json {
             println!("{}", serde_json::to_string_pretty(&res)?);
         } else {

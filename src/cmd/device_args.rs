@@ -68,7 +68,10 @@ pub struct ShardsArg(pub Option<u64>);
 pub fn parse_shards(s: &str) -> Result<ShardsArg, String> {
     match s {
         "auto" => Ok(ShardsArg(None)),
-        _ => s.parse::<u64>().map(|n| ShardsArg(Some(n))).map_err(|_| format!("unknown shard count '{s}' (a power of two, or auto)")),
+        _ => s
+            .parse::<u64>()
+            .map(|n| ShardsArg(Some(n)))
+            .map_err(|_| format!("unknown shard count '{s}' (a power of two, or auto)")),
     }
 }
 
@@ -124,7 +127,13 @@ impl DeviceArgs {
     /// Fixes `options.ipus` (for `--ipus auto` the fewest IPUs whose shards fit, said
     /// on stderr) and the SH degree the scene is cut at there; returns the shards of
     /// all IPUs (`--shards` on each) and that degree.
-    pub fn resolve_ipus(&self, scene: &Scene, options: &mut DeviceOptions, width: u32, height: u32) -> Result<(u64, ShChoice)> {
+    pub fn resolve_ipus(
+        &self,
+        scene: &Scene,
+        options: &mut DeviceOptions,
+        width: u32,
+        height: u32,
+    ) -> Result<(u64, ShChoice)> {
         let fit = |o: &mut DeviceOptions| {
             let shards = self.shards_for(scene, o, width, height);
             let steps = crate::cmd::progress::Steps::new();
@@ -140,7 +149,11 @@ impl DeviceArgs {
             let mut o = DeviceOptions { ipus: n, ..options.clone() };
             match fit(&mut o) {
                 Ok((shards, sh)) => {
-                    eprintln!("--ipus auto: the scene fits on {n} IPU{} ({shards} shards, SH degree {})", if n == 1 { "" } else { "s" }, sh.degree);
+                    eprintln!(
+                        "--ipus auto: the scene fits on {n} IPU{} ({shards} shards, SH degree {})",
+                        if n == 1 { "" } else { "s" },
+                        sh.degree
+                    );
                     *options = o;
                     return Ok((shards, sh));
                 }

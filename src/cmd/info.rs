@@ -48,21 +48,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 fn print_table(r: &Report) {
     let s = r.stats;
     let v3 = |v: [f32; 3]| format!("[{}, {}, {}]", v[0], v[1], v[2]);
-    println!(
-        "file        {} ({} bytes, {})",
-        r.path, r.file_bytes, r.format
-    );
+    println!("file        {} ({} bytes, {})", r.path, r.file_bytes, r.format);
     println!("vertices    {}", s.vertices);
     println!("adjacency   {} entries", s.adjacency);
-    println!(
-        "sh degree   {} ({} color_sh floats per site)",
-        s.sh_degree, s.sh_coefficients
-    );
+    println!("sh degree   {} ({} color_sh floats per site)", s.sh_degree, s.sh_coefficients);
     println!("bbox        {} .. {}", v3(s.bbox_min), v3(s.bbox_max));
-    println!(
-        "neighbours  min {}  mean {:.2}  max {}",
-        s.min_neighbours, s.mean_neighbours, s.max_neighbours
-    );
+    println!("neighbours  min {}  mean {:.2}  max {}", s.min_neighbours, s.mean_neighbours, s.max_neighbours);
     println!(
         "density     min {}  mean {:.4}  max {}  ({:.1}% <= {})",
         s.density_min,

@@ -36,7 +36,10 @@ impl OutputArgs {
     /// caller decides its default); call it before the work, after the inputs.
     pub fn declare(&self, files: &mut OutFiles, colour: Option<&Path>) -> Result<()> {
         self.background()?;
-        for path in [colour, self.opacity.as_deref(), self.depth.as_deref(), self.depth_preview.as_deref()].into_iter().flatten() {
+        for path in [colour, self.opacity.as_deref(), self.depth.as_deref(), self.depth_preview.as_deref()]
+            .into_iter()
+            .flatten()
+        {
             files.output(path)?;
         }
         if let Some(path) = self.depth.as_deref().filter(|p| !imageio::is_npy(p)) {

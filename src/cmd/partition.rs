@@ -11,9 +11,9 @@ use partition::{Balance, Method, PartitionReport, RayLayout, pack_all};
 
 use super::CheckFailed;
 use super::progress;
-use crate::outfiles::OutFiles;
 use crate::device::DeviceOptions;
 use crate::device::plan::{check_fit, tracer_footprint};
+use crate::outfiles::OutFiles;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 pub enum LayoutArg {
@@ -152,7 +152,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let (balance, part) = match args.method {
                 MethodArg::Octree => {
                     let bar = progress::spinner(format!("cutting (octree), SH degree {degree}, {ipus} IPU(s)"));
-                    let part = partition::partition(&view, shards, Method::Octree).with_context(|| format!("{name}"))?;
+                    let part =
+                        partition::partition(&view, shards, Method::Octree).with_context(|| format!("{name}"))?;
                     bar.finish_and_clear();
                     (Balance::Cells, part)
                 }
@@ -164,8 +165,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     };
                     let bar = progress::spinner(format!("cutting, SH degree {degree}, {ipus} IPU(s)"));
                     let (budget, splits) = (footprint.shard_budget(), options.free_splits(shards));
-                    let cut = partition::cut(&view, shards, balance, budget, splits, &|m: &str| bar.set_message(m.to_string()))
-                        .with_context(|| format!("{name}"))?;
+                    let cut = partition::cut(&view, shards, balance, budget, splits, &|m: &str| {
+                        bar.set_message(m.to_string())
+                    })
+                    .with_context(|| format!("{name}"))?;
                     bar.finish_and_clear();
                     (cut.balance, cut.cut.partition)
                 }
@@ -173,11 +176,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let counts = partition::count_shards(&view, &part);
             let fits = check_fit(&part, &counts, balance, &footprint, ipus).is_ok();
             let max_shard = counts.iter().map(|c| c.bytes as u64).max().unwrap_or(0);
-            let fit = ShFit { ipus, degree, max_tile_bytes: footprint.tile_bytes(max_shard), budget_bytes: footprint.budget, fits };
+            let fit = ShFit {
+                ipus,
+                degree,
+                max_tile_bytes: footprint.tile_bytes(max_shard),
+                budget_bytes: footprint.budget,
+                fits,
+            };
             cuts.push((fit, balance, part, footprint));
         }
         // Auto: the fewest IPUs that hold the degree asked for (or any degree).
-        if args.ipus.0.is_none() && cuts.iter().any(|c| c.0.ipus == ipus && c.0.fits && args.sh_degree.0.is_none_or(|d| d == c.0.degree)) {
+        if args.ipus.0.is_none()
+            && cuts.iter().any(|c| c.0.ipus == ipus && c.0.fits && args.sh_degree.0.is_none_or(|d| d == c.0.degree))
+        {
             break;
         }
     }
@@ -195,7 +206,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| cuts.iter().rev().find(|c| c.0.ipus == ipus && c.0.fits).map_or(0, |c| c.0.degree));
     let sh_degrees_on_ipus: Vec<ShFit> = cuts.iter().map(|c| c.0).collect();
     let sh_degrees = sh_degrees_on_ipus.iter().copied().filter(|f| f.ipus == ipus).collect();
-    let at = cuts.iter().position(|c| c.0.ipus == ipus && c.0.degree == degree).expect("every degree is cut on the IPUs chosen");
+    let at = cuts
+        .iter()
+        .position(|c| c.0.ipus == ipus && c.0.degree == degree)
+        .expect("every degree is cut on the IPUs chosen");
     let (_, balance, part, footprint) = cuts.swap_remove(at);
     let view = scene.partition_view_sh(degree, f32);
     let t_partition = t0.elapsed().as_secs_f64();
@@ -268,7 +282,10 @@ fn print_sh(r: &ShReport, f32: bool) {
             format!("does not fit ({} B over)", f.max_tile_bytes.saturating_sub(f.budget_bytes))
         };
         let ipus = if f.ipus == 1 { "1 IPU ".to_string() } else { format!("{} IPUs", f.ipus) };
-        println!("  {ipus:<8} degree {}   heaviest tile {:>7} B of {} B: {verdict}", f.degree, f.max_tile_bytes, f.budget_bytes);
+        println!(
+            "  {ipus:<8} degree {}   heaviest tile {:>7} B of {} B: {verdict}",
+            f.degree, f.max_tile_bytes, f.budget_bytes
+        );
     }
 }
 
@@ -298,7 +315,14 @@ fn per_ipu(
 ) -> Vec<IpuShards> {
     let ipu_of_shard = |s: usize| crate::device::tree::ipu_of_id(part.ids[s] as u64, part.id_bits, ipus);
     let mut out: Vec<IpuShards> = (0..ipus)
-        .map(|ipu| IpuShards { ipu, tracers: 0, tile_bytes: 0, max_tile_bytes: 0, faces_to_other_ipus: 0, faces_between_shards_here: 0 })
+        .map(|ipu| IpuShards {
+            ipu,
+            tracers: 0,
+            tile_bytes: 0,
+            max_tile_bytes: 0,
+            faces_to_other_ipus: 0,
+            faces_between_shards_here: 0,
+        })
         .collect();
     for (s, c) in counts.iter().enumerate() {
         let l = &mut out[ipu_of_shard(s) as usize];
@@ -315,7 +339,11 @@ fn per_ipu(
                 continue;
             }
             let l = &mut out[ipu_of_shard(a) as usize];
-            if ipu_of_shard(b) == ipu_of_shard(a) { l.faces_between_shards_here += 1 } else { l.faces_to_other_ipus += 1 }
+            if ipu_of_shard(b) == ipu_of_shard(a) {
+                l.faces_between_shards_here += 1
+            } else {
+                l.faces_to_other_ipus += 1
+            }
         }
     }
     out
@@ -330,17 +358,29 @@ fn print_ipus(r: &ShReport) {
         r.ipus,
         r.ipus.trailing_zeros()
     );
-    println!("  {:>3} {:>8} {:>14} {:>13} {:>18} {:>16}", "ipu", "tracers", "tile bytes", "fullest tile", "faces other IPUs", "faces same IPU");
+    println!(
+        "  {:>3} {:>8} {:>14} {:>13} {:>18} {:>16}",
+        "ipu", "tracers", "tile bytes", "fullest tile", "faces other IPUs", "faces same IPU"
+    );
     for l in &r.per_ipu {
         println!(
             "  {:>3} {:>8} {:>14} {:>13} {:>18} {:>16}",
             l.ipu, l.tracers, l.tile_bytes, l.max_tile_bytes, l.faces_to_other_ipus, l.faces_between_shards_here
         );
     }
-    println!("  (link bytes crossing IPUs per iteration and per frame depend on the camera's plan: bench and render print them)");
+    println!(
+        "  (link bytes crossing IPUs per iteration and per frame depend on the camera's plan: bench and render print them)"
+    );
 }
 
-fn print_table(name: &str, r: &PartitionReport, layout: RayLayout, (width, height): (u32, u32), t_partition: f64, t_pack: f64) {
+fn print_table(
+    name: &str,
+    r: &PartitionReport,
+    layout: RayLayout,
+    (width, height): (u32, u32),
+    t_partition: f64,
+    t_pack: f64,
+) {
     let method = match r.method {
         Method::Kdtree => "k-d tree",
         Method::Octree => "octree",
@@ -350,7 +390,8 @@ fn print_table(name: &str, r: &PartitionReport, layout: RayLayout, (width, heigh
         Balance::Bytes => "shard bytes balanced",
     };
     println!("scene        {name}: {} cells", r.cells);
-    let split = if r.split_leaves > 0 { format!(", {} leaves split onto free tiles", r.split_leaves) } else { String::new() };
+    let split =
+        if r.split_leaves > 0 { format!(", {} leaves split onto free tiles", r.split_leaves) } else { String::new() };
     println!(
         "shards       {} ({method}, depth {}, {balance}{split}), layout {} ({} B/ray), {width}x{height}",
         r.shard_count,
@@ -371,12 +412,7 @@ fn print_table(name: &str, r: &PartitionReport, layout: RayLayout, (width, heigh
     }
     println!("balance      max/min local cells = {:.4}, max/mean shard bytes = {:.4}", r.balance_ratio, r.bytes_ratio);
     let items: Vec<String> = r.footprint.items().iter().map(|(label, b)| format!("{label} {b}")).collect();
-    println!(
-        "tile         shard + {} B: {} ({} px)",
-        r.fixed_bytes,
-        items.join(", "),
-        r.framebuffer_slice_pixels
-    );
+    println!("tile         shard + {} B: {} ({} px)", r.fixed_bytes, items.join(", "), r.framebuffer_slice_pixels);
     let pct = 100.0 * r.max_bytes as f64 / r.budget_bytes as f64;
     let verdict = if r.fits {
         "fits".to_string()
@@ -388,9 +424,6 @@ fn print_table(name: &str, r: &PartitionReport, layout: RayLayout, (width, heigh
             r.max_bytes - r.budget_bytes
         )
     };
-    println!(
-        "worst        shard {}: {} B of {} B ({pct:.1}%), {verdict}",
-        r.worst_shard, r.max_bytes, r.budget_bytes
-    );
+    println!("worst        shard {}: {} B of {} B ({pct:.1}%), {verdict}", r.worst_shard, r.max_bytes, r.budget_bytes);
     println!("time         partition {t_partition:.2} s, pack {t_pack:.2} s");
 }

@@ -11,7 +11,11 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::scene::{LoadedScene, Problem, read_scene_from};
 
 fn on_stderr(bar: ProgressBar) -> ProgressBar {
-    bar.set_draw_target(if std::io::stderr().is_terminal() { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
+    bar.set_draw_target(if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    });
     bar
 }
 
@@ -43,7 +47,9 @@ pub fn load_scene(path: &Path) -> anyhow::Result<LoadedScene> {
     let (file, len) = open().map_err(|e| Problem::Io(e).in_file(&name))?;
     let bar = on_stderr(ProgressBar::new(len));
     bar.set_style(
-        ProgressStyle::with_template("reading {msg} [{bar:30}] {bytes}/{total_bytes} {eta}").expect("valid template").progress_chars("=> "),
+        ProgressStyle::with_template("reading {msg} [{bar:30}] {bytes}/{total_bytes} {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
     );
     bar.set_message(name.clone());
     let loaded = read_scene_from(&name, bar.wrap_read(file), Some(len));

@@ -38,12 +38,7 @@ pub struct Args {
     #[arg(long, value_name = "0..3")]
     pub sh_degree: Option<u8>,
     /// Distance along the ray where compositing starts (the original starts at 0).
-    #[arg(
-        long,
-        default_value_t = 0.0,
-        value_name = "T",
-        allow_negative_numbers = true
-    )]
+    #[arg(long, default_value_t = 0.0, value_name = "T", allow_negative_numbers = true)]
     pub t_min: f32,
     /// Stop a ray once its transmittance is ≤ this (original default 0.001; its benchmark 0.05).
     #[arg(long, default_value_t = 0.001, value_name = "T")]
@@ -55,7 +50,6 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub bench: Option<u32>,
 }
-
 
 pub fn run(args: Args) -> Result<()> {
     args.out.background()?;
@@ -154,32 +148,18 @@ fn bench(
         scene.sh_degree,
         opts.sh_degree
     );
-    println!(
-        "camera: {label}, {}x{}, start cell {start}",
-        cam.width, cam.height
-    );
+    println!("camera: {label}, {}x{}, start cell {start}", cam.width, cam.height);
     println!("threads: {}", rayon::current_num_threads());
     println!("load: {load_s:.3} s, nearest-site index: {index_s:.3} s");
-    println!(
-        "frames: {n}, median {:.4} s (min {:.4} s, max {:.4} s)",
-        med,
-        times[0],
-        times[times.len() - 1]
-    );
-    println!(
-        "cell-steps per frame: {steps} ({:.1} per ray)",
-        steps as f64 / rays
-    );
+    println!("frames: {n}, median {:.4} s (min {:.4} s, max {:.4} s)", med, times[0], times[times.len() - 1]);
+    println!("cell-steps per frame: {steps} ({:.1} per ray)", steps as f64 / rays);
     println!("rays/s: {:.3e}", rays / med);
     println!("cell-steps/s: {:.3e}", steps as f64 / med);
     // CPU time makes the number comparable on a machine shared with other work.
     if !cpu.is_empty() {
         cpu.sort_by(f64::total_cmp);
         let c = cpu[cpu.len() / 2];
-        println!(
-            "cpu per frame: median {c:.3} s; cell-steps per cpu-second: {:.3e}",
-            steps as f64 / c
-        );
+        println!("cpu per frame: median {c:.3} s; cell-steps per cpu-second: {:.3e}", steps as f64 / c);
     }
 }
 

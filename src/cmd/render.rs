@@ -13,12 +13,12 @@ use anyhow::{Context, Result, bail};
 use crate::camera::views::{ViewArgs, ViewSet, load_views, numbered};
 use crate::camera::{CameraArgs, load_camera};
 use crate::cmd::compare::compare_images;
+use crate::cmd::device_args::DeviceArgs;
 use crate::cmd::outputs::OutputArgs;
+use crate::cmd::progress;
+use crate::device::{DeviceOptions, DevicePlan, DeviceRenderer};
 use crate::imageio::{self, read_image};
 use crate::outfiles::OutFiles;
-use crate::cmd::progress;
-use crate::cmd::device_args::DeviceArgs;
-use crate::device::{DeviceOptions, DevicePlan, DeviceRenderer};
 use partition::RayLayout;
 
 #[derive(clap::Args, Debug)]
@@ -105,7 +105,10 @@ pub fn run(args: Args) -> Result<()> {
     }
     if let Some(dir) = &args.executable_cache {
         if opts.backend != crate::device::Backend::Ipu {
-            bail!("--executable-cache {}: the host runtime compiles in memory and stores no executables; it needs --backend ipu", dir.display());
+            bail!(
+                "--executable-cache {}: the host runtime compiles in memory and stores no executables; it needs --backend ipu",
+                dir.display()
+            );
         }
         if !dir.is_dir() {
             bail!("--executable-cache {}: not a directory", dir.display());
@@ -117,7 +120,9 @@ pub fn run(args: Args) -> Result<()> {
         return run_views(&args, opts, set, &camera);
     }
     if args.animation.is_some() || args.estimate {
-        bail!("--animation and --estimate need several views (--orbit, --camera-path, --cameras, --test-views or --all-views; bench estimates one)");
+        bail!(
+            "--animation and --estimate need several views (--orbit, --camera-path, --cameras, --test-views or --all-views; bench estimates one)"
+        );
     }
     let output = args.out.output.clone().unwrap_or_else(|| {
         PathBuf::from(format!("{}.png", args.scene.file_stem().and_then(|s| s.to_str()).unwrap_or("render")))
@@ -142,7 +147,14 @@ pub fn run(args: Args) -> Result<()> {
         Some(p) => {
             let img = read_image(p)?;
             if (img.width, img.height) != (cam.width as usize, cam.height as usize) {
-                bail!("--compare {}: the image is {}x{}, the render {}x{}", p.display(), img.width, img.height, cam.width, cam.height);
+                bail!(
+                    "--compare {}: the image is {}x{}, the render {}x{}",
+                    p.display(),
+                    img.width,
+                    img.height,
+                    cam.width,
+                    cam.height
+                );
             }
             Some(img)
         }
@@ -158,7 +170,8 @@ pub fn run(args: Args) -> Result<()> {
         eprintln!("{note}");
     }
     let building = progress::spinner("building the render graph");
-    let renderer = DeviceRenderer::with_executable_cache(plan?, args.executable_cache.as_deref()).context("building the render graph");
+    let renderer = DeviceRenderer::with_executable_cache(plan?, args.executable_cache.as_deref())
+        .context("building the render graph");
     building.finish_and_clear();
     let mut renderer = renderer?;
     let bar = progress::bar(cam.width as u64 * cam.height as u64, "rays");
@@ -176,7 +189,8 @@ pub fn run(args: Args) -> Result<()> {
     let compared = match (&args.compare, &gpu) {
         (Some(path), Some(gpu)) => {
             let (w, h) = (frame.output.width, frame.output.height);
-            let ours = imageio::as_written(imageio::is_npy(&output), w, h, &frame.output.composite(args.out.background()?));
+            let ours =
+                imageio::as_written(imageio::is_npy(&output), w, h, &frame.output.composite(args.out.background()?));
             Some((path, compare_images(&ours, gpu, &output, path, 0.0)?))
         }
         _ => None,
@@ -225,10 +239,13 @@ fn run_views(args: &Args, mut opts: DeviceOptions, set: ViewSet, camera: &Camera
                         (None, Some(h)) => ((h as u64 * 4 / 3).min(u32::MAX as u64) as u32, h),
                         (None, None) => (640, 480),
                     };
-                    crate::camera::path::bounds_camera(&scene.positions, w, h).map_err(|e| anyhow::anyhow!("{}: {e}", args.scene.display()))?
+                    crate::camera::path::bounds_camera(&scene.positions, w, h)
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", args.scene.display()))?
                 }
             };
-            let bounds = scene.bbox().ok_or_else(|| anyhow::anyhow!("{}: the scene has no cells to orbit", args.scene.display()))?;
+            let bounds = scene
+                .bbox()
+                .ok_or_else(|| anyhow::anyhow!("{}: the scene has no cells to orbit", args.scene.display()))?;
             let centre = crate::camera::path::centre_of_interest(&base, bounds);
             numbered(crate::camera::path::orbit(&base, centre, n).map_err(anyhow::Error::msg)?)
         }

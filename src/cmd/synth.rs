@@ -34,12 +34,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let params = Params {
-        cells: args.cells,
-        seed: args.seed,
-        sh_degree: args.sh_degree,
-        preset: args.preset,
-    };
+    let params = Params { cells: args.cells, seed: args.seed, sh_degree: args.sh_degree, preset: args.preset };
     // Fail on bad arguments before minutes of work.
     let preset = scene_gen::check(&params)?;
     if !(args.sh_scale.is_finite() && args.sh_scale >= 0.0) {

@@ -12,8 +12,8 @@
 
 use anyhow::{Result, bail};
 
-use crate::device::options::{MAX_BUFFER_RAYS, MAX_ITERATIONS, TILE_BYTES};
 use crate::device::DeviceOptions;
+use crate::device::options::{MAX_BUFFER_RAYS, MAX_ITERATIONS, TILE_BYTES};
 
 /// One knob: its name, the numbers it takes, its default and what it sets.
 pub struct Key {
@@ -398,7 +398,11 @@ mod tests {
             std::fs::write(path, format!("{}{}{}", &readme[..start], markdown(), &readme[stop..])).unwrap();
             return;
         }
-        assert!(readme[start..stop] == markdown(), "README.md's --tune table differs from src/cmd/tune.rs (FOAM_REGEN_README=1 rewrites it):\n{}", markdown());
+        assert!(
+            readme[start..stop] == markdown(),
+            "README.md's --tune table differs from src/cmd/tune.rs (FOAM_REGEN_README=1 rewrites it):\n{}",
+            markdown()
+        );
     }
 
     #[test]

@@ -125,7 +125,14 @@ pub fn slots(batch: Batch, groups: &[Vec<Block>]) -> u32 {
 /// square blocks the view is first re-cut among the injectors, at most `slots`
 /// blocks each, so that each gets an even share of the sampled cell steps it would
 /// march in the region `region` chooses for it (see [`balance`]).
-pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler<'_>, region: &RegionChooser<'_>, slots: u32) -> FrameOrder {
+pub fn order(
+    groups: &[Vec<Block>],
+    batch: Batch,
+    cam: &Camera,
+    sample: &Sampler<'_>,
+    region: &RegionChooser<'_>,
+    slots: u32,
+) -> FrameOrder {
     match batch {
         Batch::Rows(_) | Batch::Cols(_) => {
             // Every injector's lines sweep the whole view: one region serves them all.
@@ -144,7 +151,8 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
             let all: Vec<Block> = groups.iter().flatten().copied().collect();
             let samples: Vec<(u32, u32)> = all.iter().flat_map(|&b| (0..k * k).map(move |i| at(b, i))).collect();
             let mut sampled = sample(&samples).into_iter();
-            let rays: Vec<Vec<SampledRay>> = all.iter().map(|_| sampled.by_ref().take((k * k) as usize).collect()).collect();
+            let rays: Vec<Vec<SampledRay>> =
+                all.iter().map(|_| sampled.by_ref().take((k * k) as usize).collect()).collect();
             let mut next = 0;
             let even: Vec<Vec<usize>> = groups
                 .iter()
@@ -158,7 +166,8 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
             // measured InjectorMarch costs, in IPU instructions: about 650 a cell
             // step, 300 a visit, 420 a ray). The regions follow the cut, so the cut
             // is made twice: on the even cut's regions, then on its own.
-            let paths_of = |g: &[usize]| g.iter().flat_map(|&i| rays[i].iter().map(|r| r.shards.clone())).collect::<Vec<_>>();
+            let paths_of =
+                |g: &[usize]| g.iter().flat_map(|&i| rays[i].iter().map(|r| r.shards.clone())).collect::<Vec<_>>();
             // A group's region, and its blocks' costs in it.
             let costed = |g: &[usize]| {
                 let chosen = region(&paths_of(g));
@@ -183,7 +192,9 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
             };
             // Each cut moves the regions, so re-cut on the new regions a few times and
             // keep the cut whose dearest injector costs least under its own regions.
-            let dearest = |members: &[Vec<usize>], cost: &[u64]| members.iter().map(|g| g.iter().map(|&i| cost[i]).sum::<u64>()).max().unwrap_or(0);
+            let dearest = |members: &[Vec<usize>], cost: &[u64]| {
+                members.iter().map(|g| g.iter().map(|&i| cost[i]).sum::<u64>()).max().unwrap_or(0)
+            };
             let (mut cost, share) = cost_under(&even);
             let mut best = (dearest(&even, &cost), even, cost.clone());
             // Where the regions march (nearly) every sampled step, nothing is left to
@@ -209,12 +220,17 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
             };
             let (dearest, members) = refine(members, &fresh, &all, n, slots as usize, &group_cost);
             let members = deal_over_workers(members, foam_layout::FOAM_WORKERS as usize);
-            let steps = members.iter().map(|g| g.iter().flat_map(|&i| rays[i].iter().map(|r| r.steps.clone())).collect()).collect();
+            let steps = members
+                .iter()
+                .map(|g| g.iter().flat_map(|&i| rays[i].iter().map(|r| r.steps.clone())).collect())
+                .collect();
             let (blocks, paths) = members
                 .iter()
                 .map(|g| {
-                    let mut own: Vec<(Block, usize)> =
-                        g.iter().map(|&i| (all[i], rays[i].iter().map(|r| r.shards.len()).max().unwrap_or(0))).collect();
+                    let mut own: Vec<(Block, usize)> = g
+                        .iter()
+                        .map(|&i| (all[i], rays[i].iter().map(|r| r.shards.len()).max().unwrap_or(0)))
+                        .collect();
                     // Longest sampled path first; the sort is stable, so ties keep scan order.
                     own.sort_by_key(|&(_, len)| std::cmp::Reverse(len));
                     (own.into_iter().map(|(b, _)| b).collect::<Vec<_>>(), paths_of(g))
@@ -246,7 +262,14 @@ pub fn order(groups: &[Vec<Block>], batch: Batch, cam: &Camera, sample: &Sampler
 /// An injector's time is its rays' cell steps in its camera region, and views are
 /// uneven (sky, near walls, deep corridors): with rectangles of equal size the
 /// busiest injector of a frame did 1.6x the median's cell steps.
-pub fn balance(blocks: &[Block], cost: &[u64], n: u32, g: usize, slots: u32, staircases: bool) -> Option<Vec<Vec<usize>>> {
+pub fn balance(
+    blocks: &[Block],
+    cost: &[u64],
+    n: u32,
+    g: usize,
+    slots: u32,
+    staircases: bool,
+) -> Option<Vec<Vec<usize>>> {
     if blocks.len() > g.max(1) * slots as usize {
         return None;
     }
@@ -276,7 +299,8 @@ impl Cutter<'_> {
             out.extend(std::iter::repeat_n(Vec::new(), g - 1));
             return;
         }
-        let coord = |i: usize, axis: usize| if axis == 0 { blocks[i].0 as u32 / self.n } else { blocks[i].1 as u32 / self.n };
+        let coord =
+            |i: usize, axis: usize| if axis == 0 { blocks[i].0 as u32 / self.n } else { blocks[i].1 as u32 / self.n };
         let extent = |axis: usize| {
             let lo = items.iter().map(|&i| coord(i, axis)).min().unwrap_or(0);
             items.iter().map(|&i| coord(i, axis)).max().unwrap_or(0) - lo
@@ -348,7 +372,14 @@ type GroupCost<'a> = dyn Fn(&[usize]) -> (u64, Vec<u64>) + 'a;
 /// is judged by the injectors' costs under their new regions (session 57, modelled
 /// ms: degree 2 99.0 → 96.7, degree 1 94.9 → 89.1, the 1 M scene 46.5 → 44.6; the
 /// views cam2 and cam3, where hot tracers bind, 111.4 → 112.2 and 91.3 → 94.1).
-fn refine(members: Vec<Vec<usize>>, block_cost: &[u64], blocks: &[Block], n: u32, slots: usize, cost: &GroupCost<'_>) -> (u64, Vec<Vec<usize>>) {
+fn refine(
+    members: Vec<Vec<usize>>,
+    block_cost: &[u64],
+    blocks: &[Block],
+    n: u32,
+    slots: usize,
+    cost: &GroupCost<'_>,
+) -> (u64, Vec<Vec<usize>>) {
     let mut group = vec![0usize; blocks.len()];
     for (g, m) in members.iter().enumerate() {
         for &i in m {
@@ -438,7 +469,13 @@ impl Refiner<'_> {
                 break;
             }
             let half = (ca - cb) / 2;
-            let Some(&k) = ks.iter().filter(|&&k| self.costs[a].1[k] <= half).max_by_key(|&&k| (self.costs[a].1[k], std::cmp::Reverse(k))) else { continue };
+            let Some(&k) = ks
+                .iter()
+                .filter(|&&k| self.costs[a].1[k] <= half)
+                .max_by_key(|&&k| (self.costs[a].1[k], std::cmp::Reverse(k)))
+            else {
+                continue;
+            };
             let i = self.members[a][k];
             let mut na = self.members[a].clone();
             na.remove(k);
@@ -606,7 +643,8 @@ mod tests {
     fn longest_sampled_paths_go_first() {
         // A 24 x 16 view: two rows of three blocks, a row per injector.
         let groups = vec![vec![(0u16, 0u16), (8, 0), (16, 0)], vec![(0, 8), (8, 8), (16, 8)]];
-        let cam = Camera::look_at(24, 16, 60.0, glam::DVec3::new(0.0, 0.0, -3.0), glam::DVec3::ZERO, glam::DVec3::Y).unwrap();
+        let cam =
+            Camera::look_at(24, 16, 60.0, glam::DVec3::new(0.0, 0.0, -3.0), glam::DVec3::ZERO, glam::DVec3::Y).unwrap();
         let len = |(x, _): (u32, u32)| 1 + (x as usize % 20) / 4;
         let sample = |s: &[(u32, u32)]| {
             s.iter().map(|&p| SampledRay { shards: vec![0u16; len(p)], steps: vec![1; len(p)] }).collect::<Vec<_>>()
@@ -694,9 +732,12 @@ mod tests {
     fn a_vga_view_with_a_dear_quarter_is_balanced_over_256_injectors() {
         let (w, h, batch) = (640, 480, Batch::Blocks(8));
         let groups = groups(batch, w, h, 256);
-        let cam = Camera::look_at(w, h, 60.0, glam::DVec3::new(0.0, 0.0, -3.0), glam::DVec3::ZERO, glam::DVec3::Y).unwrap();
+        let cam =
+            Camera::look_at(w, h, 60.0, glam::DVec3::new(0.0, 0.0, -3.0), glam::DVec3::ZERO, glam::DVec3::Y).unwrap();
         let steps = |(x, _): (u32, u32)| if x < w / 4 { 10 } else { 1 };
-        let sample = |s: &[(u32, u32)]| s.iter().map(|&p| SampledRay { shards: vec![0], steps: vec![steps(p)] }).collect::<Vec<_>>();
+        let sample = |s: &[(u32, u32)]| {
+            s.iter().map(|&p| SampledRay { shards: vec![0], steps: vec![steps(p)] }).collect::<Vec<_>>()
+        };
         let slots = super::slots(batch, &groups);
         assert_eq!(slots, 57, "three even shares of 4800 blocks over 256 injectors (19 each, rounded up)");
         let order = order(&groups, batch, &cam, &sample, &|_: &[Vec<u16>]| vec![0usize], slots);

@@ -137,10 +137,18 @@ mod tests {
         // Every node but the spill store has one edge up; 8 injectors × 8 direct lanes.
         assert_eq!(count(EdgeKind::Tree), tree.nodes.len() - 1 - 8);
         assert_eq!((count(EdgeKind::Injector), count(EdgeKind::Direct), count(EdgeKind::Side)), (8, 64, 2));
-        let side: Vec<_> = e.iter().filter(|x| EdgeKind::of(x) == EdgeKind::Side).map(|x| (x.from, x.from_lane, x.to, x.to_lane)).collect();
+        let side: Vec<_> = e
+            .iter()
+            .filter(|x| EdgeKind::of(x) == EdgeKind::Side)
+            .map(|x| (x.from, x.from_lane, x.to, x.to_lane))
+            .collect();
         assert_eq!(side, vec![(3, 0, 17, 0), (3, 1, 500, 0)]);
         // Tracer edges take the tracer level's capacity, the root's edge the top's.
-        assert!(e.iter().filter(|x| (x.from as usize) < 1024 && EdgeKind::of(x) == EdgeKind::Tree).all(|x| x.capacity == 64));
+        assert!(
+            e.iter()
+                .filter(|x| (x.from as usize) < 1024 && EdgeKind::of(x) == EdgeKind::Tree)
+                .all(|x| x.capacity == 64)
+        );
         let top = e.iter().find(|x| x.from as usize == tree.root()).unwrap();
         assert_eq!((top.to as usize, top.capacity), (tree.spill(), 384));
         let lanes: Vec<u32> = e.iter().filter(|x| EdgeKind::of(x) == EdgeKind::Injector).map(|x| x.to_lane).collect();

@@ -35,7 +35,12 @@ pub fn key(spec: &RenderSpec, tiles: u32, codelets: &[u8]) -> u64 {
     h.field(env!("CARGO_PKG_VERSION").as_bytes()).num(tiles as u64).field(codelets);
     h.num(spec.nodes.len() as u64);
     for n in &spec.nodes {
-        h.num(n.role as u64).num(n.tile as u64).field(&n.params).num(n.shard_offset as u64).num(n.shard_bytes as u64).field(&n.copies);
+        h.num(n.role as u64)
+            .num(n.tile as u64)
+            .field(&n.params)
+            .num(n.shard_offset as u64)
+            .num(n.shard_bytes as u64)
+            .field(&n.copies);
     }
     h.num(spec.edges.len() as u64);
     for e in &spec.edges {
@@ -71,7 +76,14 @@ mod tests {
     #[test]
     fn every_part_of_the_spec_and_target_changes_the_key() {
         let spec = RenderSpec {
-            nodes: vec![poplar_bridge::RenderNode { role: 0, tile: 3, params: vec![1, 2], shard_offset: 0, shard_bytes: 2, copies: vec![] }],
+            nodes: vec![poplar_bridge::RenderNode {
+                role: 0,
+                tile: 3,
+                params: vec![1, 2],
+                shard_offset: 0,
+                shard_bytes: 2,
+                copies: vec![],
+            }],
             edges: vec![],
             shards: vec![9, 9],
             ray_bytes: 20,

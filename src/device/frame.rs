@@ -6,15 +6,16 @@ use std::mem::size_of;
 use std::time::Instant;
 
 use foam_layout::{
-    FOAM_CATS, FOAM_IW_COUNTERS, FOAM_TW_COUNTERS, FOAM_WORKERS, foam_frame_status, foam_pixel, foam_result, foam_tile_stats,
+    FOAM_CATS, FOAM_IW_COUNTERS, FOAM_TW_COUNTERS, FOAM_WORKERS, foam_frame_status, foam_pixel, foam_result,
+    foam_tile_stats,
 };
 use poplar_bridge::Session;
 
+use super::DeviceError;
 use super::options::Backend;
 use super::plan::DevicePlan;
 use super::stats::FrameStats;
 use super::tree::{Node, Role};
-use super::DeviceError;
 use crate::camera::Camera;
 use crate::reference::RenderOutput;
 use crate::scene::Scene;
@@ -46,15 +47,17 @@ pub const TRACER_HEAD_WORDS: usize = std::mem::offset_of!(foam_layout::foam_trac
 /// which the `WORK_HANDLE` stream carries too: `src_up_count` and `src_down_count`
 /// (the rays its queues held at the step's start, which RouterCount counts by runs
 /// and RouterForward walks ray by ray) first.
-pub const ROUTER_HEAD_WORDS: usize =
-    (std::mem::offset_of!(foam_layout::foam_router_ctl, counts) - std::mem::offset_of!(foam_layout::foam_router_ctl, src_up_count)) / 4;
+pub const ROUTER_HEAD_WORDS: usize = (std::mem::offset_of!(foam_layout::foam_router_ctl, counts)
+    - std::mem::offset_of!(foam_layout::foam_router_ctl, src_up_count))
+    / 4;
 
 /// Words of a router's shares as its RouterPlan left them (`foam_router_ctl.share_avail`
 /// to `.share_shift`), which the `WORK_HANDLE` stream carries after its counts:
 /// whether its RouterForward divides its lanes' shares of the upward credit or of the
 /// root's allowance that step, which the cost model charges per lane.
-pub const ROUTER_SHARE_WORDS: usize =
-    (std::mem::offset_of!(foam_layout::foam_router_ctl, allowed_by) - std::mem::offset_of!(foam_layout::foam_router_ctl, share_avail)) / 4;
+pub const ROUTER_SHARE_WORDS: usize = (std::mem::offset_of!(foam_layout::foam_router_ctl, allowed_by)
+    - std::mem::offset_of!(foam_layout::foam_router_ctl, share_avail))
+    / 4;
 
 /// Where the `foam_router_ctl` share field at byte `offset` (`share_avail` to
 /// `share_shift`) sits in a router's [`work_words`]: after its head and its counts.
@@ -134,7 +137,10 @@ impl DeviceRenderer {
     /// directory if an earlier run compiled the same graph for the same target, and
     /// stored there if not (see [`super::executable`]). Only an IPU build stores
     /// executables.
-    pub fn with_executable_cache(plan: DevicePlan, cache: Option<&std::path::Path>) -> Result<DeviceRenderer, DeviceError> {
+    pub fn with_executable_cache(
+        plan: DevicePlan,
+        cache: Option<&std::path::Path>,
+    ) -> Result<DeviceRenderer, DeviceError> {
         let t0 = Instant::now();
         if plan.options.backend == Backend::Ipu && !cfg!(feature = "poplar") {
             return Err(DeviceError::Options(
@@ -153,7 +159,8 @@ impl DeviceRenderer {
             None => session.compile(&progs)?,
         }
         let (tile_bytes_budget, tile_bytes_max) = tile_memory(&session, &plan)?;
-        let px_bytes = vec![0u8; plan.tree.tracer_nodes().count() * plan.slice_pixels as usize * size_of::<foam_pixel>()];
+        let px_bytes =
+            vec![0u8; plan.tree.tracer_nodes().count() * plan.slice_pixels as usize * size_of::<foam_pixel>()];
         let res_bytes = vec![0u8; plan.result_store_bytes()];
         Ok(DeviceRenderer {
             tile_bytes_budget,
@@ -182,7 +189,12 @@ impl DeviceRenderer {
 
     /// Renders one frame. The camera changes only here, between drained frames, so a
     /// ray never meets a camera other than its own (paper §5.6).
-    pub fn render(&mut self, scene: &Scene, cam: &Camera, progress: &mut dyn FnMut(u64, u64)) -> Result<DeviceFrame, DeviceError> {
+    pub fn render(
+        &mut self,
+        scene: &Scene,
+        cam: &Camera,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<DeviceFrame, DeviceError> {
         self.render_observed(scene, cam, progress, None)
     }
 
@@ -342,9 +354,8 @@ impl DeviceRenderer {
         }
         // Every pixel exactly once: the invariant the whole design exists to keep.
         let total = cam.width as u64 * cam.height as u64;
-        let bad: Vec<usize> = (0..pixels.len())
-            .filter(|&i| pixels[i].writes != if (i as u64) < total { 1 } else { 0 })
-            .collect();
+        let bad: Vec<usize> =
+            (0..pixels.len()).filter(|&i| pixels[i].writes != if (i as u64) < total { 1 } else { 0 }).collect();
         if let Some(&first) = bad.first() {
             let (x, y) = (first as u64 % cam.width as u64, first as u64 / cam.width as u64);
             return Err(DeviceError::Incomplete(format!(
@@ -400,7 +411,6 @@ impl DeviceRenderer {
             router_levels: super::stats::router_levels(&self.plan.tree, tiles),
         }
     }
-
 }
 
 /// Fails on the counters every tile keeps that must stay 0: rays that found no

@@ -122,8 +122,13 @@ pub enum Schedule {
 }
 
 impl Schedule {
-    pub const ALL: [Schedule; 5] =
-        [Schedule::Apart, Schedule::MergedMarch, Schedule::ForwardBesideMarch, Schedule::SendBesideForward, Schedule::PlanBesideMarch];
+    pub const ALL: [Schedule; 5] = [
+        Schedule::Apart,
+        Schedule::MergedMarch,
+        Schedule::ForwardBesideMarch,
+        Schedule::SendBesideForward,
+        Schedule::PlanBesideMarch,
+    ];
 }
 
 #[derive(Clone, Debug)]
@@ -289,7 +294,10 @@ impl DeviceOptions {
         ]);
         for (key, rays) in sizes {
             if rays > MAX_BUFFER_RAYS {
-                return Err(format!("--tune {key}={rays}: at most {MAX_BUFFER_RAYS} rays (a tile holds {} bytes)", TILE_BYTES));
+                return Err(format!(
+                    "--tune {key}={rays}: at most {MAX_BUFFER_RAYS} rays (a tile holds {} bytes)",
+                    TILE_BYTES
+                ));
             }
         }
         for (key, rays) in [
@@ -298,14 +306,20 @@ impl DeviceOptions {
             ("direct_capacity", self.direct_capacity.unwrap_or(0)),
         ] {
             if rays > u16::MAX as u32 {
-                return Err(format!("--tune {key}={rays}: at most {} rays (foam_params holds it in 16 bits)", u16::MAX));
+                return Err(format!(
+                    "--tune {key}={rays}: at most {} rays (foam_params holds it in 16 bits)",
+                    u16::MAX
+                ));
             }
         }
         if self.region_bytes.is_some_and(|b| b > TILE_BYTES) {
             return Err(format!("--tune region_kib: a camera region cannot exceed a tile's {} KiB", TILE_BYTES / 1024));
         }
         if self.drain_iters > self.max_iterations {
-            return Err(format!("--tune drain={}: more idle iterations than a frame may take (--max-iterations {})", self.drain_iters, self.max_iterations));
+            return Err(format!(
+                "--tune drain={}: more idle iterations than a frame may take (--max-iterations {})",
+                self.drain_iters, self.max_iterations
+            ));
         }
         if !self.ipus.is_power_of_two() || self.ipus > super::tree::MAX_IPUS {
             return Err(format!("--ipus {}: 1, 2, 4, 8 or 16 IPUs", self.ipus));
@@ -314,7 +328,10 @@ impl DeviceOptions {
             return Err("--rc 0: the device needs at least one compute/exchange iteration per host call".into());
         }
         if !(1..=MAX_ITERATIONS).contains(&self.max_iterations) {
-            return Err(format!("--max-iterations {}: a frame may take 1 to {MAX_ITERATIONS} iterations", self.max_iterations));
+            return Err(format!(
+                "--max-iterations {}: a frame may take 1 to {MAX_ITERATIONS} iterations",
+                self.max_iterations
+            ));
         }
         if self.rc > self.max_iterations {
             return Err(format!(
@@ -443,14 +460,22 @@ pub fn tracer_links_for_load(options: &DeviceOptions, ray_bytes: u32, peak: f64)
     let edge = ((defaults[0] as f64 * share).ceil() as u32).div_ceil(16) * 16;
     o.link_capacity = defaults.clone();
     o.link_capacity[0] = edge.clamp(MIN_SIZED_EDGE.min(defaults[0]), defaults[0]);
-    o.side_capacity = ((o.side_capacity as f64 * share).ceil() as u32).clamp(MIN_SIZED_SIDE.min(o.side_capacity), o.side_capacity);
+    o.side_capacity =
+        ((o.side_capacity as f64 * share).ceil() as u32).clamp(MIN_SIZED_SIDE.min(o.side_capacity), o.side_capacity);
     o
 }
 
 /// Bytes of the link buffers of a router of `fanout` children's lanes of `child`
 /// rays, a parent lane of `parent` and `injectors` lanes of `inject`, as the graph
 /// builder allocates them (codelets/graph/tile_bytes.h); None for parameters it refuses.
-pub fn router_link_bytes(ray_bytes: u32, fanout: u32, child: u32, parent: u32, injectors: u32, inject: u32) -> Option<u32> {
+pub fn router_link_bytes(
+    ray_bytes: u32,
+    fanout: u32,
+    child: u32,
+    parent: u32,
+    injectors: u32,
+    inject: u32,
+) -> Option<u32> {
     // foam_params holds these in 16 bits; the graph builder refuses more.
     let p = foam_layout::foam_params {
         ray_bytes,
@@ -462,7 +487,9 @@ pub fn router_link_bytes(ray_bytes: u32, fanout: u32, child: u32, parent: u32, i
         ..Default::default()
     };
     let role = super::tree::Role::Router as u8;
-    poplar_bridge::role_tile_bytes(role, &super::plan::record_bytes(&p), &Default::default()).ok().map(|b| b.links() as u32)
+    poplar_bridge::role_tile_bytes(role, &super::plan::record_bytes(&p), &Default::default())
+        .ok()
+        .map(|b| b.links() as u32)
 }
 
 /// Everything a tracer tile holds besides its shard and its shard copies, item by
@@ -472,7 +499,7 @@ pub fn router_link_bytes(ray_bytes: u32, fanout: u32, child: u32, parent: u32, i
 /// chosen before the links are sized still fit after. Tiles hold framebuffer slices
 /// of `slice_pixels`.
 pub fn tracer_footprint(o: &DeviceOptions, ray_bytes: u32, slice_pixels: u32) -> partition::TracerFootprint {
-    use foam_layout::{foam_params, FOAM_WORKERS};
+    use foam_layout::{FOAM_WORKERS, foam_params};
     let edge = if o.link_capacity.is_empty() { default_link_capacity(ray_bytes)[0] } else { o.edge_capacity(0) };
     let params = foam_params {
         ray_bytes,
@@ -484,11 +511,17 @@ pub fn tracer_footprint(o: &DeviceOptions, ray_bytes: u32, slice_pixels: u32) ->
         ..foam_params::default()
     };
     // Without copies a tracer still holds their directory.
-    let contents = poplar_bridge::TileContents { slice_pixels, copies_bytes: REGION_HEADER_BYTES as usize, ..Default::default() };
-    let b = poplar_bridge::role_tile_bytes(super::tree::Role::Tracer as u8, super::plan::record_bytes(&params).as_slice(), &contents)
-        .expect("a tracer's foam_params");
+    let contents =
+        poplar_bridge::TileContents { slice_pixels, copies_bytes: REGION_HEADER_BYTES as usize, ..Default::default() };
+    let b = poplar_bridge::role_tile_bytes(
+        super::tree::Role::Tracer as u8,
+        super::plan::record_bytes(&params).as_slice(),
+        &contents,
+    )
+    .expect("a tracer's foam_params");
     // The program as this build measures it, out of the tile reserve the plan keeps.
-    let program = super::program::program_bytes(super::tree::Role::Tracer).unwrap_or(partition::TracerFootprint::DEFAULT_PROGRAM_BYTES);
+    let program = super::program::program_bytes(super::tree::Role::Tracer)
+        .unwrap_or(partition::TracerFootprint::DEFAULT_PROGRAM_BYTES);
     partition::TracerFootprint {
         ray_bytes: ray_bytes as u64,
         slice_pixels: slice_pixels as u64,
@@ -507,7 +540,7 @@ pub fn tracer_footprint(o: &DeviceOptions, ray_bytes: u32, slice_pixels: u32) ->
 /// Bytes of a tracer's result store of `slots_per_worker` slots for each of its six
 /// workers, as the graph builder makes it: a store with no slot is one placeholder word.
 pub fn result_store_bytes(slots_per_worker: u32) -> u32 {
-    use foam_layout::{foam_result, FOAM_WORKERS};
+    use foam_layout::{FOAM_WORKERS, foam_result};
     (FOAM_WORKERS * slots_per_worker * std::mem::size_of::<foam_result>() as u32).max(4)
 }
 
@@ -601,15 +634,16 @@ impl DeviceOptions {
     /// many as its lane when only the lane's capacity is given, or their share of
     /// [`INJECT_LANES_RAYS`], at least [`INJECTOR_QUEUE_MIN`].
     pub fn injector_queue(&self, injectors: u32) -> u32 {
-        self.injector_queue
-            .or(self.inject_capacity)
-            .unwrap_or_else(|| shared_lane(INJECT_LANES_RAYS, injectors, INJECT_CAPACITY, NARROW_LANE).max(INJECTOR_QUEUE_MIN))
+        self.injector_queue.or(self.inject_capacity).unwrap_or_else(|| {
+            shared_lane(INJECT_LANES_RAYS, injectors, INJECT_CAPACITY, NARROW_LANE).max(INJECTOR_QUEUE_MIN)
+        })
     }
 
     /// Rays per buffer of each direct lane with `injectors` injectors: as given (0:
     /// no direct lanes), or their share of [`DIRECT_LANES_RAYS`].
     pub fn direct_lane_capacity(&self, injectors: u32) -> u32 {
-        self.direct_capacity.unwrap_or_else(|| shared_lane(DIRECT_LANES_RAYS, injectors, DIRECT_CAPACITY, NARROW_DIRECT_LANE))
+        self.direct_capacity
+            .unwrap_or_else(|| shared_lane(DIRECT_LANES_RAYS, injectors, DIRECT_CAPACITY, NARROW_DIRECT_LANE))
     }
 
     /// Whether a root router of `fanout` children, with `injectors` injector lanes
@@ -619,10 +653,13 @@ impl DeviceOptions {
     /// requires of every router (the injector lanes, [`Self::inject_lane_capacity`]
     /// rays each, take the room the queues would have).
     pub fn root_has_room(&self, ray_bytes: u32, fanout: u32, level: u32, edge_level: u32, injectors: u32) -> bool {
-        let caps = if self.link_capacity.is_empty() { default_link_capacity(ray_bytes) } else { self.link_capacity.clone() };
+        let caps =
+            if self.link_capacity.is_empty() { default_link_capacity(ray_bytes) } else { self.link_capacity.clone() };
         let cap = |l: u32| caps[(l as usize).min(caps.len() - 1)];
         let (child, parent) = (cap(level.saturating_sub(1)), cap(edge_level));
-        let Some(links) = router_link_bytes(ray_bytes, fanout, child, parent, injectors, self.inject_lane_capacity(injectors)) else {
+        let Some(links) =
+            router_link_bytes(ray_bytes, fanout, child, parent, injectors, self.inject_lane_capacity(injectors))
+        else {
             return false;
         };
         self.router_queue_capacity(ray_bytes, partition::MK2_TILE_BYTES as u32, links) >= child.max(parent)
@@ -896,7 +933,10 @@ pub fn planned_lean_queue(o: &DeviceOptions, share: f64, heaviest: u64, room: u6
     if o.lean_queue.is_some() {
         return o.lean_queue;
     }
-    (o.load_cut.is_none() && o.ipus == 1 && share < LOAD_CUT_SHARE && (heaviest as f64) > (1.0 - LOAD_CUT_ROOM) * room as f64)
+    (o.load_cut.is_none()
+        && o.ipus == 1
+        && share < LOAD_CUT_SHARE
+        && (heaviest as f64) > (1.0 - LOAD_CUT_ROOM) * room as f64)
         .then_some(LEAN_QUEUE)
 }
 
@@ -934,7 +974,11 @@ pub const SEND_BESIDE_FORWARD_SHARE: f64 = 0.75;
 /// the routers count many rays, and one worker counting them costs more than that
 /// set: the 1 M scene 43.7 → 45.1 ms under it, garden 22.9 → 30.7.
 pub fn planned_schedule(o: &DeviceOptions, by_load: bool, share: f64) -> Schedule {
-    o.schedule.unwrap_or(if by_load && share < SEND_BESIDE_FORWARD_SHARE { Schedule::PlanBesideMarch } else { Schedule::default() })
+    o.schedule.unwrap_or(if by_load && share < SEND_BESIDE_FORWARD_SHARE {
+        Schedule::PlanBesideMarch
+    } else {
+        Schedule::default()
+    })
 }
 
 /// How much more than their regions' share of the tiles beside the tree the
@@ -1142,7 +1186,11 @@ mod tests {
         assert_eq!(planned_march_budget(122_000, 0.58, (false, false), false), 128);
         // Lean tracers: over 230 (bicycle at degree 2's dearest injector, 125,000 steps).
         assert_eq!(planned_march_budget(125_000, 0.44, (true, true), false), 91, "bicycle at degree 2, cut lean");
-        assert_eq!(planned_march_budget(44_000, 1.0, (true, false), false), 49, "injectors alone: 150 whatever the cut");
+        assert_eq!(
+            planned_march_budget(44_000, 1.0, (true, false), false),
+            49,
+            "injectors alone: 150 whatever the cut"
+        );
         // A view cut in blocks of 4: 80 and 175 iterations; the shared rule is unchanged.
         assert_eq!(planned_march_budget(20_640, 1.0, (false, false), true), 43, "garden in blocks of 4");
         assert_eq!(planned_march_budget(50_415, 0.79, (true, false), true), 49, "the 1 M scene in blocks of 4");
@@ -1229,17 +1277,28 @@ mod tests {
             // An injector: its lane to the root (a bare header down), as many rays
             // held, eight direct lanes.
             let (inject, direct) = (o.inject_lane_capacity(o.injectors), o.direct_lane_capacity(o.injectors));
-            let links = link_bytes(inject, rb) + link_bytes(0, rb) + inject * rb + 8 * (link_bytes(direct, rb) + link_bytes(0, rb));
+            let links = link_bytes(inject, rb)
+                + link_bytes(0, rb)
+                + inject * rb
+                + 8 * (link_bytes(direct, rb) + link_bytes(0, rb));
             let r = o.region_capacity(638_976, 1000, links, 2404);
             assert!(r >= 480 * 1024 && r + links + 2404 + TILE_RESERVE_BYTES <= 638_976, "{r}");
             // A router under the root with a direct lane from every injector still
             // has a queue of several of its parent's buffers.
-            let q = o.router_queue_capacity(rb, 638_976, router_links(rb, 8, 384 * 20 / rb, 384 * 20 / rb, o.injectors, direct));
+            let q = o.router_queue_capacity(
+                rb,
+                638_976,
+                router_links(rb, 8, 384 * 20 / rb, 384 * 20 / rb, o.injectors, direct),
+            );
             assert!(q >= 6 * 384 * 20 / rb, "ray {rb} B: queue under the root {q}");
             // The root over 8 routers with the default injectors' lanes still has queues
             // of a link buffer, of three with half and mixed payloads (the injector
             // lanes' rays are not scaled to the payload).
-            let q = o.router_queue_capacity(rb, 638_976, router_links(rb, 8, 384 * 20 / rb, 384 * 20 / rb, o.injectors, inject));
+            let q = o.router_queue_capacity(
+                rb,
+                638_976,
+                router_links(rb, 8, 384 * 20 / rb, 384 * 20 / rb, o.injectors, inject),
+            );
             assert!(q >= 384 * 20 / rb && (rb > 24 || q >= 3 * 384 * 20 / rb), "ray {rb} B: root queue {q}");
             assert!(o.root_has_room(rb, 8, 3, 3, o.injectors), "ray {rb} B: a 1024-shard root takes every injector");
         }
@@ -1250,13 +1309,25 @@ mod tests {
         let lanes = |n: u32| (o.inject_lane_capacity(n), o.direct_lane_capacity(n), o.injector_queue(n));
         assert_eq!(
             (lanes(1), lanes(16), lanes(32), lanes(64), lanes(81), lanes(256), lanes(400), lanes(512)),
-            ((128, 128, 384), (128, 128, 384), (64, 64, 384), (32, 32, 192), (16, 16, 144), (8, 8, 48), (8, 4, 32), (8, 4, 32))
+            (
+                (128, 128, 384),
+                (128, 128, 384),
+                (64, 64, 384),
+                (32, 32, 192),
+                (16, 16, 144),
+                (8, 8, 48),
+                (8, 4, 32),
+                (8, 4, 32)
+            )
         );
         // Leaves split onto free tiles never make room for more than 32 injectors:
         // 1472 - 1024 tracers - 73 routers - the spill store - 32, two tiles a split.
         assert_eq!((o.free_splits(1024), DeviceOptions { injectors: 8, ..o.clone() }.free_splits(1024)), (171, 183));
         let given = DeviceOptions { inject_capacity: Some(500), direct_capacity: Some(0), ..o.clone() };
-        assert_eq!((given.inject_lane_capacity(256), given.direct_lane_capacity(256), given.injector_queue(256)), (500, 0, 500));
+        assert_eq!(
+            (given.inject_lane_capacity(256), given.direct_lane_capacity(256), given.injector_queue(256)),
+            (500, 0, 500)
+        );
         let apart = DeviceOptions { injector_queue: Some(64), ..given };
         assert_eq!((apart.inject_lane_capacity(256), apart.injector_queue(256)), (500, 64));
         assert_eq!(default_link_capacity(20), HALF_LINK_CAPACITY.to_vec());
@@ -1268,4 +1339,3 @@ mod tests {
         assert_eq!(Batch::Rows(2).block_size(640, 480), (640, 2));
     }
 }
-

@@ -4,19 +4,19 @@
 
 use std::mem::size_of;
 
-use partition::RayLayout;
 use foam_layout::{foam_camera, foam_params, foam_ray_hops, foam_region_header};
 use partition::Partition;
+use partition::RayLayout;
 use poplar_bridge::RenderSpec;
 
 use std::time::Instant;
 
+use super::DeviceError;
 use super::options::DeviceOptions;
 use super::progress::{PlanTimes, Progress};
 use super::sample::{CameraSample, Sampling};
 use super::topology::Topology;
 use super::tree::{Role, Tree};
-use super::DeviceError;
 use crate::camera::Camera;
 use crate::reference::SiteIndex;
 use crate::scene::Scene;
@@ -99,7 +99,8 @@ impl DevicePlan {
         let (part, packed, sites, mut times, sh) = Self::cut(scene, shards, options, width, height, progress)?;
         let t0 = Instant::now();
         let topology = Topology::new(&part, &packed, width, height, options)?;
-        let mut plan = Self::assemble(scene, (part, sites), &packed, topology, Neighbours::default(), (Vec::new(), None))?;
+        let mut plan =
+            Self::assemble(scene, (part, sites), &packed, topology, Neighbours::default(), (Vec::new(), None))?;
         times.plan_s = t0.elapsed().as_secs_f64();
         plan.times = times;
         plan.sh = sh;
@@ -152,9 +153,13 @@ impl DevicePlan {
             )));
         }
         check_options(options, cam.width, cam.height)?;
-        let (mut part, mut packed, sites, mut times, sh) = Self::cut(scene, shards, options, cam.width, cam.height, progress)?;
+        let (mut part, mut packed, sites, mut times, sh) =
+            Self::cut(scene, shards, options, cam.width, cam.height, progress)?;
         let t0 = Instant::now();
-        progress.step(if cams.len() == 1 { "planning tiles for the camera" } else { "planning tiles for the cameras" }, None);
+        progress.step(
+            if cams.len() == 1 { "planning tiles for the camera" } else { "planning tiles for the cameras" },
+            None,
+        );
         // The free tiles go to injectors and to replicas of hot shards as the sample
         // splits the marching between the camera regions and the tracers; after a
         // cut by load the tracers are even without replicas, and the injectors, which
@@ -181,7 +186,9 @@ impl DevicePlan {
         };
         if let Some(fill) = fill {
             let t = Instant::now();
-            if let Some((p, k)) = Self::cut_by_load(scene, (&part, &packed), &samples, options, sh.degree, &footprint, fill, progress)? {
+            if let Some((p, k)) =
+                Self::cut_by_load(scene, (&part, &packed), &samples, options, sh.degree, &footprint, fill, progress)?
+            {
                 (part, packed) = (p, k);
                 (topology, samples) = lay_out(&part, &packed, options)?;
                 load_cut = Some(fill);
@@ -213,8 +220,10 @@ impl DevicePlan {
         // to what the sample expects to end on it, as far as its tile has room.
         let base = if lean_cut { cut_options(options).results } else { options.results };
         let room_options = DeviceOptions { results: base, ..options.clone() };
-        let room: Vec<usize> =
-            sizes.iter().map(|&b| super::options::copy_budget(&room_options, ray_bytes, b as u32, slice_pixels) as usize).collect();
+        let room: Vec<usize> = sizes
+            .iter()
+            .map(|&b| super::options::copy_budget(&room_options, ray_bytes, b as u32, slice_pixels) as usize)
+            .collect();
         // Every ray a tracer keeps in its result store is one that need not cross
         // the root to reach its pixel's home, so the stores grow first, to what
         // the sample expects to end on each tracer, and the copies take what is
@@ -256,10 +265,13 @@ impl DevicePlan {
             let free = (options.tiles as usize).saturating_sub(used[ipu as usize]);
             let tree = &mut topology.tree;
             // Each shard's router, and the lanes every node has left (by node).
-            let parents: Vec<usize> = shards.iter().map(|&s| tree.nodes[s].parent.expect("tracers have parents")).collect();
+            let parents: Vec<usize> =
+                shards.iter().map(|&s| tree.nodes[s].parent.expect("tracers have parents")).collect();
             let room: Vec<u32> = (0..tree.nodes.len()).map(|r| tree.lanes_left(r, replica_lanes)).collect();
             let lanes = (replica_lanes > 0).then_some((&parents[..], &room[..]));
-            for (i, tiles, on_lanes) in super::replicas::choose(&own, free, options.replicas, super::tree::MAX_FANOUT, lanes) {
+            for (i, tiles, on_lanes) in
+                super::replicas::choose(&own, free, options.replicas, super::tree::MAX_FANOUT, lanes)
+            {
                 if on_lanes {
                     tree.replicate_on_lanes(shards[i], tiles, ipus * options.tiles)?;
                 } else {
@@ -358,7 +370,8 @@ impl DevicePlan {
         // regions' share of the sampled steps after it.
         let share = regions_share(&samples);
         let lean_cut = load_cut.is_some() && topology.options.lean_queue.is_some();
-        topology.options.schedule = Some(super::options::planned_schedule(&topology.options, load_cut.is_some(), share));
+        topology.options.schedule =
+            Some(super::options::planned_schedule(&topology.options, load_cut.is_some(), share));
         let (tree, options) = (&topology.tree, &topology.options);
         let owner = |c: u32| part.owner(c);
         let Neighbours { sides, copies, results, flows } = neighbours;
@@ -380,7 +393,13 @@ impl DevicePlan {
         // Tracer node s holds shard s (whose id is its prefix), and copies' directory.
         let directories: Vec<Vec<u8>> = copies
             .iter()
-            .map(|c| if c.is_empty() { Vec::new() } else { record_bytes(&region_header(c, &part.ids, &|s| packed[s].blob.len()).0) })
+            .map(|c| {
+                if c.is_empty() {
+                    Vec::new()
+                } else {
+                    record_bytes(&region_header(c, &part.ids, &|s| packed[s].blob.len()).0)
+                }
+            })
             .collect();
         let mut spec = RenderSpec {
             nodes: topology.nodes(&offsets, &directories, &result_slots),
@@ -396,7 +415,9 @@ impl DevicePlan {
         fill_stores(tree, &mut spec, options)?;
         let fine = options.batch.is_fine();
         let dearest = samples.iter().map(|s| s.order.dearest_steps).max().unwrap_or(0);
-        let planned = options.march_budget.unwrap_or_else(|| super::options::planned_march_budget(dearest, share, (load_cut.is_some(), lean_cut), fine));
+        let planned = options.march_budget.unwrap_or_else(|| {
+            super::options::planned_march_budget(dearest, share, (load_cut.is_some(), lean_cut), fine)
+        });
         let even = load_cut.is_some() && !fine;
         // The hottest tracer tile's sampled steps: its shard's over its tiles.
         let tiles = tree.shard_tiles();
@@ -419,7 +440,8 @@ impl DevicePlan {
         let units = |b: u32, tuned: bool| {
             if tuned { b } else { ((b as f64 * step).round() as u32).min(foam_layout::FOAM_MAX_MARCH_BUDGET) }
         };
-        let (budget, tracer_budget) = (units(budget, options.march_budget.is_some()), units(tracer_budget, options.tracer_budget.is_some()));
+        let (budget, tracer_budget) =
+            (units(budget, options.march_budget.is_some()), units(tracer_budget, options.tracer_budget.is_some()));
         for (i, n) in tree.nodes.iter().enumerate() {
             let b = match n.role {
                 Role::Injector => budget,
@@ -430,8 +452,19 @@ impl DevicePlan {
             p.march_budget = b;
             spec.nodes[i].params = record_bytes(&p);
         }
-        let Topology { tree, options, width, height, ray_bytes, slice_pixels, groups, block_slots, home_of_leaf, shard_bytes, .. } =
-            topology;
+        let Topology {
+            tree,
+            options,
+            width,
+            height,
+            ray_bytes,
+            slice_pixels,
+            groups,
+            block_slots,
+            home_of_leaf,
+            shard_bytes,
+            ..
+        } = topology;
         Ok(DevicePlan {
             tree,
             options,
@@ -639,7 +672,8 @@ fn region_header(shards: &[usize], ids: &[u16], bytes: &dyn Fn(usize) -> usize) 
     let mut sorted = shards.to_vec();
     sorted.sort_unstable();
     assert!(sorted.len() <= REGION_SHARDS, "more shards than a region lists");
-    let mut header = foam_region_header { count: 0, total_bytes: 0, shard: [0; REGION_SHARDS], offset: [0; REGION_SHARDS] };
+    let mut header =
+        foam_region_header { count: 0, total_bytes: 0, shard: [0; REGION_SHARDS], offset: [0; REGION_SHARDS] };
     let mut at = size_of::<foam_region_header>();
     for &s in &sorted {
         header.shard[header.count as usize] = ids[s];
@@ -703,7 +737,8 @@ pub struct FrameBlocks {
 /// What every tracer tile of a `width` × `height` device in `shards` shards holds
 /// besides its shard.
 pub fn tracer_footprint(options: &DeviceOptions, width: u32, height: u32, shards: u64) -> partition::TracerFootprint {
-    let ray_bytes = options.layout.payload_bytes() as u32 + if options.hops { size_of::<foam_ray_hops>() as u32 } else { 0 };
+    let ray_bytes =
+        options.layout.payload_bytes() as u32 + if options.hops { size_of::<foam_ray_hops>() as u32 } else { 0 };
     let slice_pixels = (width as u64 * height as u64).div_ceil(shards) as u32;
     super::options::tracer_footprint(options, ray_bytes, slice_pixels)
 }
@@ -822,7 +857,10 @@ fn choose_sh_degree(
     let lower = (0..top).rev().find_map(|d| at(d).ok().map(|cut| (d, cut)));
     let why = format!("SH degree {top} does not fit: {first}");
     match (options.sh_degree, lower) {
-        (None, Some((d, cut))) => Ok((cut, ShChoice { degree: d, note: Some(format!("{why}; rendering at SH degree {d}, the highest that fits")) })),
+        (None, Some((d, cut))) => Ok((
+            cut,
+            ShChoice { degree: d, note: Some(format!("{why}; rendering at SH degree {d}, the highest that fits")) },
+        )),
         (Some(_), Some((d, _))) => Err(DeviceError::Options(format!("{why}; SH degree {d} fits"))),
         (_, None) => Err(first),
     }
@@ -849,12 +887,19 @@ pub fn check_fit(
     }
     let budget = footprint.shard_budget();
     let over = counts.iter().filter(|c| !partition::shard_fits(c, budget)).count();
-    let Some((s, c)) = counts.iter().enumerate().rev().max_by_key(|(_, c)| (c.bytes, c.local + c.halo)).filter(|_| over > 0) else {
+    let Some((s, c)) =
+        counts.iter().enumerate().rev().max_by_key(|(_, c)| (c.bytes, c.local + c.halo)).filter(|_| over > 0)
+    else {
         return Ok(());
     };
     let tile = footprint.tile_bytes(c.bytes as u64);
     let entries = if (c.local + c.halo) as usize > partition::MAX_SHARD_ENTRIES {
-        format!(", and its {} local + {} halo cells exceed the {} that 16-bit indices address", c.local, c.halo, partition::MAX_SHARD_ENTRIES)
+        format!(
+            ", and its {} local + {} halo cells exceed the {} that 16-bit indices address",
+            c.local,
+            c.halo,
+            partition::MAX_SHARD_ENTRIES
+        )
     } else {
         String::new()
     };
@@ -963,7 +1008,9 @@ fn fill_stores(tree: &Tree, spec: &mut RenderSpec, o: &DeviceOptions) -> Result<
 /// tracer's (`lean_queue`) where asked, else the options as given.
 fn cut_options(o: &DeviceOptions) -> DeviceOptions {
     match o.lean_queue {
-        Some(q) => DeviceOptions { tracer_queue: q.min(o.tracer_queue), results: foam_layout::FOAM_WORKERS, ..o.clone() },
+        Some(q) => {
+            DeviceOptions { tracer_queue: q.min(o.tracer_queue), results: foam_layout::FOAM_WORKERS, ..o.clone() }
+        }
         None => o.clone(),
     }
 }
@@ -990,7 +1037,8 @@ pub(crate) fn node_params(
         ..foam_params::default()
     };
     if n.role == Role::Router {
-        p.__bindgen_anon_1.replicas = foam_layout::foam_replica_lanes { replica_bits: n.replica_bits, replica_lane: n.replica_lane };
+        p.__bindgen_anon_1.replicas =
+            foam_layout::foam_replica_lanes { replica_bits: n.replica_bits, replica_lane: n.replica_lane };
     }
     match n.role {
         Role::Tracer => p.queue_capacity = o.tracer_queue,

@@ -28,7 +28,10 @@ pub fn vertex_types(role: Role, schedule: Schedule) -> &'static [&'static str] {
 /// Code and worker stacks of a tile of `role` (the most under any schedule); None in
 /// a build against the Poplar SDK, where popc decides them.
 pub fn program_bytes(role: Role) -> Option<u64> {
-    Schedule::ALL.iter().map(|&s| poplar_bridge::program_bytes(vertex_types(role, s))).try_fold(0, |most, b| b.map(|b| most.max(b)))
+    Schedule::ALL
+        .iter()
+        .map(|&s| poplar_bridge::program_bytes(vertex_types(role, s)))
+        .try_fold(0, |most, b| b.map(|b| most.max(b)))
 }
 
 #[cfg(test)]
@@ -48,7 +51,10 @@ mod tests {
     fn the_tile_reserve_holds_every_role_program() {
         for role in ROLES {
             let bytes = program_bytes(role).unwrap_or_else(|| panic!("{role:?}: a vertex type is not compiled in"));
-            assert!(bytes > 0 && bytes + SPARE_BYTES <= TILE_RESERVE_BYTES as u64, "{role:?}: {bytes} B of code and stacks");
+            assert!(
+                bytes > 0 && bytes + SPARE_BYTES <= TILE_RESERVE_BYTES as u64,
+                "{role:?}: {bytes} B of code and stacks"
+            );
         }
     }
 

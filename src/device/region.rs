@@ -22,7 +22,14 @@ use crate::reference::Tracer;
 /// Walks pixel (`x`, `y`)'s ray of `cam` from the camera's cell `start` as the
 /// device's rays go, until it stops (`t_stop`, a hull cell, or the step limit),
 /// handing `visit` each cell it steps through.
-pub fn walk_pixel(tracer: &Tracer, cam: &Camera, start: u32, t_stop: f32, (x, y): (u32, u32), mut visit: impl FnMut(u32)) {
+pub fn walk_pixel(
+    tracer: &Tracer,
+    cam: &Camera,
+    start: u32,
+    t_stop: f32,
+    (x, y): (u32, u32),
+    mut visit: impl FnMut(u32),
+) {
     let (o, d) = cam.pixel_ray(x, y);
     let density = &tracer.scene.density;
     let mut transmittance = 1.0f32;
@@ -122,10 +129,7 @@ mod tests {
         paths.extend(vec![vec![0u16, 3, 4]; 3]);
         paths.push(vec![0, 5, 0, 6]); // comes back to the start: only its prefix counts
         let sizes = vec![10usize; 8];
-        assert_eq!(
-            choose(&paths, 0, &sizes, 1000, 8),
-            vec![0, 1, 2, 3, 4, 5, 6]
-        );
+        assert_eq!(choose(&paths, 0, &sizes, 1000, 8), vec![0, 1, 2, 3, 4, 5, 6]);
         assert_eq!(choose(&paths, 0, &sizes, 1000, 3), vec![0, 1, 2]);
         // The budget skips what does not fit and takes what still does.
         let mut sizes = vec![10usize; 8];

@@ -38,7 +38,13 @@ use super::tree::Tree;
 /// their own. Ties go to the lower shard. Deterministic; `ratio` 0 or nothing free:
 /// none. A multi-IPU plan constrains this per IPU by calling it with each IPU's
 /// shards and free tiles.
-pub fn choose(load: &[f64], free: usize, ratio: u32, most: u32, lanes: Option<(&[usize], &[u32])>) -> Vec<(usize, u32, bool)> {
+pub fn choose(
+    load: &[f64],
+    free: usize,
+    ratio: u32,
+    most: u32,
+    lanes: Option<(&[usize], &[u32])>,
+) -> Vec<(usize, u32, bool)> {
     if ratio == 0 || load.is_empty() || most < 2 {
         return Vec::new();
     }
@@ -52,7 +58,9 @@ pub fn choose(load: &[f64], free: usize, ratio: u32, most: u32, lanes: Option<(&
     let mut capped = vec![false; load.len()];
     loop {
         let share = |s: usize| load[s] / tiles[s] as f64;
-        let Some(s) = (0..load.len()).filter(|&s| !capped[s]).max_by(|&a, &b| share(a).total_cmp(&share(b)).then(b.cmp(&a))) else {
+        let Some(s) =
+            (0..load.len()).filter(|&s| !capped[s]).max_by(|&a, &b| share(a).total_cmp(&share(b)).then(b.cmp(&a)))
+        else {
             break;
         };
         let lanes_left = lanes.is_some_and(|(group, _)| room[group[s]] >= tiles[s]);
@@ -153,7 +161,10 @@ pub fn with_replica_sides(sides: &[Vec<u32>], tree: &Tree, flows: &[(u32, u32, f
                 let run = block[o..o + k].iter().map(|&q| load[q]);
                 (run.clone().fold(0.0, f64::max), run.sum::<f64>())
             };
-            let o = (0..big_per_small).step_by(k).min_by(|&x, &y| score(x).partial_cmp(&score(y)).unwrap().then(x.cmp(&y))).unwrap_or(0);
+            let o = (0..big_per_small)
+                .step_by(k)
+                .min_by(|&x, &y| score(x).partial_cmp(&score(y)).unwrap().then(x.cmp(&y)))
+                .unwrap_or(0);
             let p = tiles[small][t];
             for &q in &block[o..o + k] {
                 load[p] += into_small;
@@ -310,7 +321,11 @@ mod tests {
         for (a, lanes) in all.iter().enumerate() {
             assert!(lanes.len() <= 16);
             for &b in lanes {
-                assert_eq!(all[b as usize].iter().filter(|&&x| x == a as u32).count(), 1, "one link a pair of nodes, both ways");
+                assert_eq!(
+                    all[b as usize].iter().filter(|&&x| x == a as u32).count(),
+                    1,
+                    "one link a pair of nodes, both ways"
+                );
             }
         }
         // 1-2: shard 2's two tiles take two links each, to all four of shard 1's;

@@ -48,12 +48,15 @@ impl CameraSample {
         let tracer = crate::reference::Tracer::new(scene);
         let owner_of = |c: u32| s.partition.owner(c);
         let budget = s.region_bytes - size_of::<foam_layout::foam_region_header>();
-        let region = |paths: &[Vec<u16>]| super::region::choose(paths, owner, s.shard_bytes, budget, super::plan::REGION_SHARDS);
+        let region =
+            |paths: &[Vec<u16>]| super::region::choose(paths, owner, s.shard_bytes, budget, super::plan::REGION_SHARDS);
         let order = super::blocks::order(
             s.groups,
             s.options.batch,
             cam,
-            &|samples: &[(u32, u32)]| super::region::sample_paths(&tracer, &owner_of, cam, start, s.options.t_stop, samples),
+            &|samples: &[(u32, u32)]| {
+                super::region::sample_paths(&tracer, &owner_of, cam, start, s.options.t_stop, samples)
+            },
             &region,
             s.block_slots,
         );
@@ -146,7 +149,9 @@ impl CameraSample {
     /// The part of every sampled path after it leaves its injector's region, where
     /// some is left: its shards and their cell steps.
     fn beyond_regions(&self) -> impl Iterator<Item = (&[u16], &[u32])> + '_ {
-        self.split_paths().filter(|(path, _, first)| path.len() > *first).map(|(path, steps, first)| (&path[first..], &steps[first..]))
+        self.split_paths()
+            .filter(|(path, _, first)| path.len() > *first)
+            .map(|(path, steps, first)| (&path[first..], &steps[first..]))
     }
 
     /// The shards each sampled ray crosses after it leaves its injector's region

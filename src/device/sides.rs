@@ -21,7 +21,13 @@ use super::tree::Tree;
 /// adjacencies that cross), times the router hops a crossing costs through the
 /// tree; pairs are taken greedily by weight while both ends have lanes left, so
 /// the choice is deterministic.
-pub fn choose(adjacency_end: &[u32], adjacency: &[u32], owner: &dyn Fn(u32) -> usize, tree: &Tree, per_shard: u32) -> Vec<Vec<u32>> {
+pub fn choose(
+    adjacency_end: &[u32],
+    adjacency: &[u32],
+    owner: &dyn Fn(u32) -> usize,
+    tree: &Tree,
+    per_shard: u32,
+) -> Vec<Vec<u32>> {
     let shards = tree.tracers();
     if per_shard == 0 {
         return vec![Vec::new(); shards];

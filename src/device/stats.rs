@@ -100,6 +100,10 @@ impl FrameStats {
             self.router_hops_per_tracer_hop,
             self.max_buffer_occupancy,
             self.tile_bytes_max
-        ) + &if self.ipus > 1 { format!("; {} IPUs, {} B across IPUs", self.ipus, self.bytes_across_ipus) } else { String::new() }
+        ) + &if self.ipus > 1 {
+            format!("; {} IPUs, {} B across IPUs", self.ipus, self.bytes_across_ipus)
+        } else {
+            String::new()
+        }
     }
 }

@@ -38,11 +38,24 @@ pub struct Topology {
 
 impl Topology {
     /// Lays out the device for `packed` shards of `part` and `width` × `height` frames.
-    pub fn new(part: &Partition, packed: &[PackedShard], width: u32, height: u32, options: &DeviceOptions) -> Result<Topology, DeviceError> {
-        let ray_bytes = (options.layout.payload_bytes() as usize + if options.hops { size_of::<foam_ray_hops>() } else { 0 }) as u32;
+    pub fn new(
+        part: &Partition,
+        packed: &[PackedShard],
+        width: u32,
+        height: u32,
+        options: &DeviceOptions,
+    ) -> Result<Topology, DeviceError> {
+        let ray_bytes = (options.layout.payload_bytes() as usize
+            + if options.hops { size_of::<foam_ray_hops>() } else { 0 }) as u32;
         let (tree, injectors) = Topology::tree_with_injectors(part, options, ray_bytes)?;
         let options = &DeviceOptions { injectors, ..options.clone() };
-        let home_of_leaf = part.ids.iter().enumerate().filter(|&(_, &id)| id & 1 == 0 || part.id_bits == part.depth).map(|(s, _)| s).collect();
+        let home_of_leaf = part
+            .ids
+            .iter()
+            .enumerate()
+            .filter(|&(_, &id)| id & 1 == 0 || part.id_bits == part.depth)
+            .map(|(s, _)| s)
+            .collect();
         // One slice per leaf of the k-d tree (see [`DevicePlan::home_tracer`]).
         let slice_pixels = (width as u64 * height as u64).div_ceil(1 << part.depth) as u32;
         let budget = partition::MK2_TILE_BYTES;
@@ -87,12 +100,19 @@ impl Topology {
     /// room for its queues (the wider the root and the larger the payload, the
     /// fewer), and that count. One injector always gets a tree: if the tiles or the
     /// root have no room even then, building the tree or filling the stores says so.
-    fn tree_with_injectors(part: &Partition, options: &DeviceOptions, ray_bytes: u32) -> Result<(Tree, u32), DeviceError> {
+    fn tree_with_injectors(
+        part: &Partition,
+        options: &DeviceOptions,
+        ray_bytes: u32,
+    ) -> Result<(Tree, u32), DeviceError> {
         let mut injectors = options.injectors;
         loop {
             let fanouts = options.tree_fanouts(part.depth);
-            let mut tree = match Tree::with_leaves(&part.shards_per_leaf(), options.target_tiles(), &fanouts, injectors) {
-                Err(TreeError::TooManyTiles { needed, available, .. }) if injectors > 1 && needed - (available as u64) < injectors as u64 => {
+            let mut tree = match Tree::with_leaves(&part.shards_per_leaf(), options.target_tiles(), &fanouts, injectors)
+            {
+                Err(TreeError::TooManyTiles { needed, available, .. })
+                    if injectors > 1 && needed - (available as u64) < injectors as u64 =>
+                {
                     injectors -= (needed - available as u64) as u32;
                     continue;
                 }
@@ -105,7 +125,9 @@ impl Topology {
             }
             // The injectors sit on IPU 0 beside the root.
             match tree.place_on_ipus(options.ipus, options.tiles) {
-                Err(TreeError::IpuFull { ipu: 0, needed, available, .. }) if injectors > 1 && needed - (available as u64) < injectors as u64 => {
+                Err(TreeError::IpuFull { ipu: 0, needed, available, .. })
+                    if injectors > 1 && needed - (available as u64) < injectors as u64 =>
+                {
                     injectors -= (needed - available as u64) as u32;
                     continue;
                 }
@@ -163,7 +185,14 @@ impl Topology {
                 }
                 let (shard_offset, shard_bytes) = shard.map_or((0, 0), |s| offsets[s]);
                 let copies = shard.map_or_else(Vec::new, |s| copies[s].clone());
-                RenderNode { role: n.role as u8, tile: n.tile, params: record_bytes(&params), shard_offset, shard_bytes, copies }
+                RenderNode {
+                    role: n.role as u8,
+                    tile: n.tile,
+                    params: record_bytes(&params),
+                    shard_offset,
+                    shard_bytes,
+                    copies,
+                }
             })
             .collect()
     }

@@ -82,7 +82,9 @@ pub enum TreeError {
         "{shards} shards: the device needs a power of two from 2 to 32,768 (payloads address shards in 16 bits and 0xFFFF marks an empty slot)"
     )]
     BadDepth { shards: u64 },
-    #[error("{needed} tiles needed ({tracers} tracers, {routers} routers, 1 spill store, {injectors} injectors) but the target has {available}")]
+    #[error(
+        "{needed} tiles needed ({tracers} tracers, {routers} routers, 1 spill store, {injectors} injectors) but the target has {available}"
+    )]
     TooManyTiles { needed: u64, tracers: u64, routers: u64, injectors: u32, available: u32 },
     #[error("{0} injectors: the root takes 1 to {max} injector lanes", max = MAX_INJECTORS)]
     BadInjectors(u32),
@@ -92,7 +94,9 @@ pub enum TreeError {
     NoLanes { router: usize, lanes: u32, more: u32 },
     #[error("{ipus} IPUs: the device needs a power of two from 1 to {max} and at least as many k-d leaves ({leaves})", max = MAX_IPUS)]
     BadIpus { ipus: u32, leaves: u64 },
-    #[error("IPU {ipu} needs {needed} tiles ({tracers} tracers, {others} routers, spill store and injectors) but has {available}")]
+    #[error(
+        "IPU {ipu} needs {needed} tiles ({tracers} tracers, {others} routers, spill store and injectors) but has {available}"
+    )]
     IpuFull { ipu: u32, needed: u64, tracers: u64, others: u64, available: u32 },
 }
 
@@ -145,13 +149,21 @@ impl Tree {
     /// As [`new`](Self::new) for a k-d tree of `shards_per_leaf.len()` leaves (a power
     /// of two), each 1 shard or 2 for a split leaf: tracers in shard order, the
     /// split leaves' routers first among the routers.
-    pub fn with_leaves(shards_per_leaf: &[u8], tiles_available: u32, fanouts: &[u32], injectors: u32) -> Result<Tree, TreeError> {
+    pub fn with_leaves(
+        shards_per_leaf: &[u8],
+        tiles_available: u32,
+        fanouts: &[u32],
+        injectors: u32,
+    ) -> Result<Tree, TreeError> {
         let leaves = shards_per_leaf.len();
         let depth = leaves.trailing_zeros();
         let split = shards_per_leaf.contains(&2);
         let id_bits = depth + split as u32;
         let shards = shards_per_leaf.iter().map(|&k| k as u64).sum::<u64>();
-        if !leaves.is_power_of_two() || !(1..=15).contains(&id_bits) || shards_per_leaf.iter().any(|&k| !(1..=2).contains(&k)) {
+        if !leaves.is_power_of_two()
+            || !(1..=15).contains(&id_bits)
+            || shards_per_leaf.iter().any(|&k| !(1..=2).contains(&k))
+        {
             return Err(TreeError::BadDepth { shards });
         }
         check_fanouts(fanouts)?;
@@ -299,7 +311,13 @@ impl Tree {
         if let Some(ipu) = (0..ipus).find(|&k| next[k as usize] > tiles_per_ipu) {
             let tracers = (0..self.tracers).filter(|&i| self.ipu_of(i, ipus) == ipu).count() as u64;
             let needed = next[ipu as usize] as u64;
-            return Err(TreeError::IpuFull { ipu, needed, tracers, others: needed - tracers, available: tiles_per_ipu });
+            return Err(TreeError::IpuFull {
+                ipu,
+                needed,
+                tracers,
+                others: needed - tracers,
+                available: tiles_per_ipu,
+            });
         }
         Ok(())
     }
@@ -463,7 +481,8 @@ impl Tree {
     /// that routes by shard-id bits: [`replicate_on_lanes`](Self::replicate_on_lanes)),
     /// not under a router of its shard's tiles ([`replicate`](Self::replicate)).
     pub fn on_router_lanes(&self, node: usize) -> bool {
-        self.replica_of.iter().any(|&(n, _)| n == node) && self.nodes[node].parent.is_some_and(|p| self.nodes[p].route_bits > 0)
+        self.replica_of.iter().any(|&(n, _)| n == node)
+            && self.nodes[node].parent.is_some_and(|p| self.nodes[p].route_bits > 0)
     }
 
     /// Child lanes router `router` has left for replicas up to `most` (at most
@@ -489,7 +508,11 @@ impl Tree {
     /// (empty without direct lanes).
     pub fn direct_targets(&self) -> Vec<usize> {
         let mut under: Vec<usize> = (0..self.nodes.len())
-            .filter(|&i| self.nodes[i].parent == Some(self.root) && self.nodes[i].role == Role::Router && self.nodes[i].inject_lanes > 0)
+            .filter(|&i| {
+                self.nodes[i].parent == Some(self.root)
+                    && self.nodes[i].role == Role::Router
+                    && self.nodes[i].inject_lanes > 0
+            })
             .collect();
         under.sort_by_key(|&i| self.nodes[i].lane);
         under
@@ -623,7 +646,11 @@ mod tests {
             let n = &t.nodes[at];
             assert_eq!(id >> n.subtree_shift, n.prefix, "id {id} routed into the wrong subtree");
             let lane = (id >> n.level_shift) & ((1 << n.route_bits) - 1);
-            at = t.nodes.iter().position(|c| c.parent == Some(at) && c.lane == lane && c.role != Role::Injector).unwrap();
+            at = t
+                .nodes
+                .iter()
+                .position(|c| c.parent == Some(at) && c.lane == lane && c.role != Role::Injector)
+                .unwrap();
         }
         at
     }
@@ -657,7 +684,10 @@ mod tests {
         assert!(e.to_string().contains("the target has 1472"), "{e}");
         assert!(Tree::with_leaves(&[1, 3], 1472, &[16], 1).is_err());
         // Unsplit leaves give the tree of `new`.
-        assert_eq!(Tree::with_leaves(&[1; 1024], 1472, &[16, 8], 8).unwrap().nodes, Tree::new(10, 1472, &[16, 8], 8).unwrap().nodes);
+        assert_eq!(
+            Tree::with_leaves(&[1; 1024], 1472, &[16, 8], 8).unwrap().nodes,
+            Tree::new(10, 1472, &[16, 8], 8).unwrap().nodes
+        );
     }
 
     #[test]
@@ -684,7 +714,11 @@ mod tests {
         // IPU 0 also holds the root, spill store and injectors, so it has the fewest free tiles.
         assert_eq!(Tree::free_splits_on(11, 2, 1472, &[16, 8, 16], 8), (1472 - 1106) / 2);
         let e = t.clone().place_on_ipus(2, 1100).unwrap_err();
-        assert!(e.to_string().contains("IPU 0 needs 1106 tiles (1024 tracers, 82 routers, spill store and injectors) but has 1100"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("IPU 0 needs 1106 tiles (1024 tracers, 82 routers, spill store and injectors) but has 1100"),
+            "{e}"
+        );
         for bad in [3, 32] {
             assert!(t.clone().place_on_ipus(bad, 1472).unwrap_err().to_string().contains(&format!("{bad} IPUs")));
         }
@@ -697,18 +731,30 @@ mod tests {
         let before = t.clone();
         t.replicate(5, 4, 1472).unwrap();
         assert_eq!(t.nodes.len(), before.nodes.len() + 4, "a router and three replicas");
-        assert_eq!((t.injectors(), t.root(), t.spill(), t.tracers()), (before.injectors(), before.root(), before.spill(), 64));
+        assert_eq!(
+            (t.injectors(), t.root(), t.spill(), t.tracers()),
+            (before.injectors(), before.root(), before.spill(), 64)
+        );
         let r = t.nodes[5].parent.unwrap();
         let router = &t.nodes[r];
-        assert_eq!((router.role, router.fanout, router.route_bits, router.prefix, router.subtree_shift), (Role::Router, 4, 0, 5, 0));
+        assert_eq!(
+            (router.role, router.fanout, router.route_bits, router.prefix, router.subtree_shift),
+            (Role::Router, 4, 0, 5, 0)
+        );
         assert_eq!((router.replica_bits[0], router.replica_lane[0]), (2, 1));
-        assert_eq!((router.parent, router.lane, router.edge_level, router.tile), (before.nodes[5].parent, 5, 0, r as u32));
+        assert_eq!(
+            (router.parent, router.lane, router.edge_level, router.tile),
+            (before.nodes[5].parent, 5, 0, r as u32)
+        );
         assert_eq!((t.nodes[5].lane, t.nodes[5].tile), (0, 5));
         let replicas: Vec<(usize, usize)> = (1..4).map(|k| (r + k, 5)).collect();
         assert_eq!(t.replicas(), &replicas[..]);
         for (k, &(n, _)) in replicas.iter().enumerate() {
             let node = &t.nodes[n];
-            assert_eq!((node.role, node.prefix, node.parent, node.lane, node.tile), (Role::Tracer, 5, Some(r), k as u32 + 1, n as u32));
+            assert_eq!(
+                (node.role, node.prefix, node.parent, node.lane, node.tile),
+                (Role::Tracer, 5, Some(r), k as u32 + 1, n as u32)
+            );
         }
         assert_eq!(t.tracer_nodes().count(), 64 + 3);
         assert!(replicas.iter().all(|&(n, _)| !t.on_router_lanes(n)));
@@ -734,7 +780,10 @@ mod tests {
         assert_eq!(t.routers().count(), before.routers().count());
         let router = &t.nodes[r];
         assert_eq!((router.fanout, router.route_bits), (16 + 4, 4));
-        assert_eq!((router.replica_bits[5], router.replica_lane[5], router.replica_bits[7], router.replica_lane[7]), (2, 16, 1, 19));
+        assert_eq!(
+            (router.replica_bits[5], router.replica_lane[5], router.replica_bits[7], router.replica_lane[7]),
+            (2, 16, 1, 19)
+        );
         let lanes: Vec<(u32, usize)> = t.replicas().iter().map(|&(n, s)| (t.nodes[n].lane, s)).collect();
         assert_eq!(lanes, vec![(16, 5), (17, 5), (18, 5), (19, 7)]);
         assert!(t.replicas().iter().all(|&(n, s)| t.nodes[n].parent == Some(r) && t.nodes[n].prefix == s as u32));
@@ -779,6 +828,9 @@ mod tests {
         assert!(small.direct_targets().is_empty());
         let mut split = Tree::with_leaves(&[1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], 1472, &[16], 3).unwrap();
         split.add_direct_lanes();
-        assert!(split.direct_targets().is_empty() && split.routers().all(|n| n.inject_lanes == 0 || n.parent == Some(split.spill())));
+        assert!(
+            split.direct_targets().is_empty()
+                && split.routers().all(|n| n.inject_lanes == 0 || n.parent == Some(split.spill()))
+        );
     }
 }

@@ -8,13 +8,12 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use image::ImageEncoder;
 use image::ExtendedColorType;
+use image::ImageEncoder;
 use image::codecs::png::PngEncoder;
 
 pub fn is_npy(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"))
 }
 
 /// 8-bit quantisation as the original's test script and viewer do: clip to [0, 1], then
@@ -87,27 +86,15 @@ pub fn depth_sidecar_path(path: &Path) -> std::path::PathBuf {
 /// `scale = max depth / 65535`, 0 where there is no depth. Returns the PNG's samples
 /// and the scale for its sidecar.
 pub fn depth_png(depth: &[f32]) -> (Vec<u16>, DepthScale) {
-    let max = depth
-        .iter()
-        .copied()
-        .filter(|d| *d >= 0.0)
-        .fold(0.0f32, f32::max) as f64;
+    let max = depth.iter().copied().filter(|d| *d >= 0.0).fold(0.0f32, f32::max) as f64;
     let scale = if max > 0.0 { max / 65535.0 } else { 1.0 };
-    let px = depth
-        .iter()
-        .map(|&d| {
-            if d < 0.0 {
-                0
-            } else {
-                ((d as f64 / scale).round() as u16).max(1)
-            }
-        })
-        .collect();
+    let px = depth.iter().map(|&d| if d < 0.0 { 0 } else { ((d as f64 / scale).round() as u16).max(1) }).collect();
     let meta = DepthScale {
         scale,
         invalid_value: 0,
         max_depth: max,
-        note: "depth = value * scale (distance along the unit ray); value 0 = transmittance never fell to the quantile".into(),
+        note: "depth = value * scale (distance along the unit ray); value 0 = transmittance never fell to the quantile"
+            .into(),
     };
     (px, meta)
 }
@@ -119,13 +106,8 @@ pub fn encode_png_gray16(w: &mut dyn Write, width: u32, height: u32, px: &[u16])
 }
 
 /// Viridis sampled at 0, ¼, ½, ¾, 1; interpolated linearly (enough for a preview).
-const VIRIDIS: [[f32; 3]; 5] = [
-    [68.0, 1.0, 84.0],
-    [59.0, 82.0, 139.0],
-    [33.0, 145.0, 140.0],
-    [94.0, 201.0, 98.0],
-    [253.0, 231.0, 37.0],
-];
+const VIRIDIS: [[f32; 3]; 5] =
+    [[68.0, 1.0, 84.0], [59.0, 82.0, 139.0], [33.0, 145.0, 140.0], [94.0, 201.0, 98.0], [253.0, 231.0, 37.0]];
 
 fn viridis(t: f32) -> [u8; 3] {
     let x = t.clamp(0.0, 1.0) * 4.0;
@@ -142,7 +124,11 @@ pub fn encode_depth_preview(w: &mut dyn Write, width: u32, height: u32, depth: &
 
 /// The range of the valid (non-negative) depths, `(lo, hi)`; `lo > hi` when none is.
 pub fn depth_range(depth: &[f32]) -> (f32, f32) {
-    depth.iter().copied().filter(|d| *d >= 0.0).fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), d| (a.min(d), b.max(d)))
+    depth
+        .iter()
+        .copied()
+        .filter(|d| *d >= 0.0)
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), d| (a.min(d), b.max(d)))
 }
 
 /// RGB bytes of the depth preview over the depth range `(lo, hi)`.
@@ -174,40 +160,30 @@ pub fn as_written(npy: bool, width: u32, height: u32, rgb: &[f32]) -> LoadedImag
 pub fn read_image(path: &Path) -> Result<LoadedImage> {
     let ctx = || format!("reading {}", path.display());
     if is_npy(path) {
-        let a = npy::read_npy(path)
-            .map_err(anyhow::Error::msg)
-            .with_context(ctx)?;
+        let a = npy::read_npy(path).map_err(anyhow::Error::msg).with_context(ctx)?;
         let (h, w, ch) = match a.shape[..] {
             [h, w] => (h, w, 1),
             [h, w, c @ (1 | 3 | 4)] => (h, w, c),
-            _ => bail!(
-                "{}: .npy shape {:?} is not H×W, H×W×3 or H×W×4",
-                path.display(),
-                a.shape
-            ),
+            _ => bail!("{}: .npy shape {:?} is not H×W, H×W×3 or H×W×4", path.display(), a.shape),
         };
         if let Some(i) = a.data.iter().position(|v| !v.is_finite()) {
             let (p, c) = (i / ch, i % ch);
-            bail!("{}: value {} at row {}, column {}, channel {c} is not a finite number", path.display(), a.data[i], p / w, p % w);
+            bail!(
+                "{}: value {} at row {}, column {}, channel {c} is not a finite number",
+                path.display(),
+                a.data[i],
+                p / w,
+                p % w
+            );
         }
         let norm = if a.is_u8 { 1.0 / 255.0 } else { 1.0 };
         let rgb = a
             .data
             .chunks_exact(ch)
-            .flat_map(|p| {
-                if ch == 1 {
-                    [p[0]; 3]
-                } else {
-                    [p[0], p[1], p[2]]
-                }
-            })
+            .flat_map(|p| if ch == 1 { [p[0]; 3] } else { [p[0], p[1], p[2]] })
             .map(|v| v * norm)
             .collect();
-        return Ok(LoadedImage {
-            width: w,
-            height: h,
-            rgb,
-        });
+        return Ok(LoadedImage { width: w, height: h, rgb });
     }
     // The message alone: image's errors also return their io::Error as the source.
     let img = image::open(path).map_err(|e| anyhow::anyhow!("{}: {e}", ctx()))?;
@@ -216,22 +192,10 @@ pub fn read_image(path: &Path) -> Result<LoadedImage> {
         image::DynamicImage::ImageLuma16(_)
         | image::DynamicImage::ImageLumaA16(_)
         | image::DynamicImage::ImageRgb16(_)
-        | image::DynamicImage::ImageRgba16(_) => img
-            .to_rgb16()
-            .into_raw()
-            .iter()
-            .map(|&v| v as f64 / 65535.0)
-            .collect(),
-        _ => img
-            .to_rgb8()
-            .into_raw()
-            .iter()
-            .map(|&v| v as f64 / 255.0)
-            .collect(),
+        | image::DynamicImage::ImageRgba16(_) => {
+            img.to_rgb16().into_raw().iter().map(|&v| v as f64 / 65535.0).collect()
+        }
+        _ => img.to_rgb8().into_raw().iter().map(|&v| v as f64 / 255.0).collect(),
     };
-    Ok(LoadedImage {
-        width: w,
-        height: h,
-        rgb,
-    })
+    Ok(LoadedImage { width: w, height: h, rgb })
 }

@@ -10,17 +10,9 @@ pub fn write_npy_f32(path: &Path, shape: &[usize], data: &[f32]) -> anyhow::Resu
 
 /// Encodes a little-endian f32 array of `shape` (C order) into `f`.
 pub fn encode_npy_f32(f: &mut dyn Write, shape: &[usize], data: &[f32]) -> io::Result<()> {
-    assert_eq!(
-        shape.iter().product::<usize>(),
-        data.len(),
-        "npy shape does not match data"
-    );
+    assert_eq!(shape.iter().product::<usize>(), data.len(), "npy shape does not match data");
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let shape_txt = if dims.len() == 1 {
-        format!("({},)", dims[0])
-    } else {
-        format!("({})", dims.join(", "))
-    };
+    let shape_txt = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
     let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape_txt}, }}");
     // Magic (6) + version (2) + length (2) + header + '\n' is padded to a multiple of 64.
     let unpadded = 10 + header.len() + 1;
@@ -46,18 +38,13 @@ pub struct NpyArray {
 /// Reads a C-order `.npy` of little-endian f4/f8 or u1; values are returned as stored.
 pub fn read_npy(path: &Path) -> Result<NpyArray, String> {
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(|e| e.to_string())?;
+    std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| e.to_string())?;
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
         return Err("not a .npy file (bad magic)".into());
     }
     let (hlen, hstart) = match bytes[6] {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 if bytes.len() >= 12 => (
-            u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize,
-            12,
-        ),
+        2 | 3 if bytes.len() >= 12 => (u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize, 12),
         v => return Err(format!("unsupported .npy version {v}")),
     };
     let header = bytes
@@ -65,20 +52,12 @@ pub fn read_npy(path: &Path) -> Result<NpyArray, String> {
         .and_then(|h| std::str::from_utf8(h).ok())
         .ok_or("truncated or non-text .npy header")?;
     let field = |key: &str| -> Result<&str, String> {
-        let at = header
-            .find(&format!("'{key}'"))
-            .ok_or(format!(".npy header has no '{key}'"))?;
-        let rest = header[at + key.len() + 2..]
-            .trim_start()
-            .strip_prefix(':')
-            .ok_or("bad .npy header")?;
+        let at = header.find(&format!("'{key}'")).ok_or(format!(".npy header has no '{key}'"))?;
+        let rest = header[at + key.len() + 2..].trim_start().strip_prefix(':').ok_or("bad .npy header")?;
         Ok(rest.trim_start())
     };
     let descr = field("descr")?;
-    let descr = descr
-        .get(1..)
-        .and_then(|d| d.split('\'').next())
-        .ok_or("bad descr")?;
+    let descr = descr.get(1..).and_then(|d| d.split('\'').next()).ok_or("bad descr")?;
     if field("fortran_order")?.starts_with("True") {
         return Err("Fortran-order .npy arrays are not supported".into());
     }
@@ -90,44 +69,25 @@ pub fn read_npy(path: &Path) -> Result<NpyArray, String> {
         .filter(|s| !s.is_empty())
         .map(|s| s.parse().map_err(|_| format!("bad shape entry {s:?}")))
         .collect::<Result<_, _>>()?;
-    let count = shape
-        .iter()
-        .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .ok_or("shape overflows")?;
+    let count = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).ok_or("shape overflows")?;
     let body = &bytes[hstart + hlen..];
     let size = match descr {
         "<f4" => 4,
         "<f8" => 8,
         "|u1" => 1,
         d => {
-            return Err(format!(
-                "unsupported .npy dtype {d} (expected <f4, <f8 or |u1)"
-            ));
+            return Err(format!("unsupported .npy dtype {d} (expected <f4, <f8 or |u1)"));
         }
     };
     if body.len() != count * size {
-        return Err(format!(
-            "data is {} bytes, shape {shape:?} of {descr} needs {}",
-            body.len(),
-            count * size
-        ));
+        return Err(format!("data is {} bytes, shape {shape:?} of {descr} needs {}", body.len(), count * size));
     }
     let data = match size {
-        4 => body
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64)
-            .collect(),
-        8 => body
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-            .collect(),
+        4 => body.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
+        8 => body.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect(),
         _ => body.iter().map(|&b| b as f64).collect(),
     };
-    Ok(NpyArray {
-        shape,
-        data,
-        is_u8: size == 1,
-    })
+    Ok(NpyArray { shape, data, is_u8: size == 1 })
 }
 
 #[cfg(test)]

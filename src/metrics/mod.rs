@@ -67,8 +67,7 @@ pub fn ssim(a: &[f64], b: &[f64], width: usize, height: usize, channels: usize) 
                 }
                 let (ux, uy) = (m[0], m[1]);
                 let (vx, vy, vxy) = (m[2] - ux * ux, m[3] - uy * uy, m[4] - ux * uy);
-                sum += ((2.0 * ux * uy + c1) * (2.0 * vxy + c2))
-                    / ((ux * ux + uy * uy + c1) * (vx + vy + c2));
+                sum += ((2.0 * ux * uy + c1) * (2.0 * vxy + c2)) / ((ux * ux + uy * uy + c1) * (vx + vy + c2));
             }
         }
         total += sum / (ow * oh) as f64;
@@ -89,18 +88,11 @@ pub fn diff_stats(a: &[f64], b: &[f64], channels: usize, tolerance: f64) -> Diff
     let mut max_abs = 0.0f64;
     let mut differing = 0;
     for (pa, pb) in a.chunks_exact(channels).zip(b.chunks_exact(channels)) {
-        let d = pa
-            .iter()
-            .zip(pb)
-            .map(|(x, y)| (x - y).abs())
-            .fold(0.0, f64::max);
+        let d = pa.iter().zip(pb).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
         max_abs = max_abs.max(d);
         differing += usize::from(d > tolerance);
     }
-    DiffStats {
-        max_abs,
-        differing_pixels: differing,
-    }
+    DiffStats { max_abs, differing_pixels: differing }
 }
 
 #[cfg(test)]

@@ -64,28 +64,16 @@ pub fn check_options(scene: &Scene, opts: &TraceOptions) -> Result<(), RenderErr
         return Err(RenderError::EmptyScene);
     }
     if opts.sh_degree > scene.sh_degree {
-        return Err(RenderError::ShDegree {
-            asked: opts.sh_degree,
-            has: scene.sh_degree,
-        });
+        return Err(RenderError::ShDegree { asked: opts.sh_degree, has: scene.sh_degree });
     }
     if !(opts.t_min.is_finite() && opts.t_min >= 0.0) {
-        return Err(RenderError::Options(format!(
-            "t_min {} must be finite and ≥ 0",
-            opts.t_min
-        )));
+        return Err(RenderError::Options(format!("t_min {} must be finite and ≥ 0", opts.t_min)));
     }
     if !(opts.depth_quantile > 0.0 && opts.depth_quantile < 1.0) {
-        return Err(RenderError::Options(format!(
-            "depth quantile {} must lie in (0, 1)",
-            opts.depth_quantile
-        )));
+        return Err(RenderError::Options(format!("depth quantile {} must lie in (0, 1)", opts.depth_quantile)));
     }
     if !(opts.weight_threshold >= 0.0 && opts.weight_threshold < 1.0) {
-        return Err(RenderError::Options(format!(
-            "weight threshold {} must lie in [0, 1)",
-            opts.weight_threshold
-        )));
+        return Err(RenderError::Options(format!("weight threshold {} must lie in [0, 1)", opts.weight_threshold)));
     }
     Ok(())
 }
@@ -127,11 +115,7 @@ pub fn render_with(tracer: &Tracer, cam: &Camera, start: u32, opts: &TraceOption
 }
 
 /// Renders `cam`: finds the start cell (exact nearest site) and traces every pixel.
-pub fn render(
-    scene: &Scene,
-    cam: &Camera,
-    opts: &TraceOptions,
-) -> Result<RenderOutput, RenderError> {
+pub fn render(scene: &Scene, cam: &Camera, opts: &TraceOptions) -> Result<RenderOutput, RenderError> {
     check_options(scene, opts)?;
     let start = start_cell(scene, cam.position.to_array()).ok_or(RenderError::EmptyScene)?;
     Ok(render_from(scene, cam, start, opts))

@@ -28,11 +28,7 @@ const C3: [f32; 7] = [
 /// as the device's march (codelets/include/foam/march.h, foam_cell_rgb) computes it.
 #[inline]
 pub fn dc_rgb(c: [u8; 3]) -> [f32; 3] {
-    [
-        c[0] as f32 / 255.0,
-        c[1] as f32 / 255.0,
-        c[2] as f32 / 255.0,
-    ]
+    [c[0] as f32 / 255.0, c[1] as f32 / 255.0, c[2] as f32 / 255.0]
 }
 
 /// The basis values Y_1..Y_{(d+1)²−1} for a unit direction (Y_0 is folded into the DC
@@ -108,11 +104,7 @@ mod tests {
         for a in 0..15 {
             for c in 0..15 {
                 let want = if a == c { 1.0 } else { 0.0 };
-                assert!(
-                    (gram[a][c] - want).abs() < 2e-3,
-                    "gram[{a}][{c}] = {}",
-                    gram[a][c]
-                );
+                assert!((gram[a][c] - want).abs() < 2e-3, "gram[{a}][{c}] = {}", gram[a][c]);
             }
         }
     }
@@ -124,10 +116,7 @@ mod tests {
         assert_eq!(&b1[3..], &[0.0; 12]);
         assert!((b1[0] + C1 * 0.6).abs() < 1e-7);
         let coeffs = [-10.0f32; 45];
-        assert_eq!(
-            sh_rgb([255, 0, 128], &coeffs, &b1, 0),
-            dc_rgb([255, 0, 128])
-        );
+        assert_eq!(sh_rgb([255, 0, 128], &coeffs, &b1, 0), dc_rgb([255, 0, 128]));
         // Negative results are clamped to zero like the original.
         let rgb = sh_rgb([0, 0, 0], &coeffs, &basis(Vec3::Z, 1), 3);
         assert_eq!(rgb, [0.0; 3]);

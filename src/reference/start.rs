@@ -24,11 +24,7 @@ impl SiteIndex {
 
     /// Index of the site nearest to `p`.
     pub fn nearest(&self, p: [f32; 3]) -> u32 {
-        self.tree
-            .query(&p)
-            .nearest_one::<SquaredEuclidean<f32>>()
-            .execute()
-            .item
+        self.tree.query(&p).nearest_one::<SquaredEuclidean<f32>>().execute().item
     }
 }
 
@@ -53,10 +49,7 @@ mod tests {
             s as f32 / u32::MAX as f32
         };
         let positions: Vec<[f32; 3]> = (0..5000).map(|_| [rnd(), rnd(), rnd()]).collect();
-        let scene = Scene {
-            positions,
-            ..Default::default()
-        };
+        let scene = Scene { positions, ..Default::default() };
         let ix = SiteIndex::new(&scene).unwrap();
         for _ in 0..200 {
             let q = [rnd() * 1.2 - 0.1, rnd() * 1.2 - 0.1, rnd() * 1.2 - 0.1];

@@ -22,13 +22,7 @@ pub struct TraceOptions {
 
 impl Default for TraceOptions {
     fn default() -> Self {
-        TraceOptions {
-            sh_degree: 0,
-            t_min: 0.0,
-            weight_threshold: 0.001,
-            max_steps: 1024,
-            depth_quantile: 0.5,
-        }
+        TraceOptions { sh_degree: 0, t_min: 0.0, weight_threshold: 0.001, max_steps: 1024, depth_quantile: 0.5 }
     }
 }
 
@@ -54,14 +48,7 @@ pub struct Tracer<'a> {
 
 impl<'a> Tracer<'a> {
     pub fn new(scene: &'a Scene) -> Tracer<'a> {
-        Tracer {
-            scene,
-            positions: scene
-                .positions
-                .iter()
-                .map(|&p| Vec3A::from_array(p))
-                .collect(),
-        }
+        Tracer { scene, positions: scene.positions.iter().map(|&p| Vec3A::from_array(p)).collect() }
     }
 
     /// Walks the ray `origin + t·dir` (dir of unit length) from cell `start`, which must
@@ -130,65 +117,38 @@ impl<'a> Tracer<'a> {
         let scene = self.scene;
         let n_coeffs = crate::scene::sh_rest_len(opts.sh_degree) / 3;
         let stride = scene.sh_rest_len();
-        let basis = if n_coeffs > 0 {
-            sh::basis(dir, opts.sh_degree)
-        } else {
-            [0.0; 15]
-        };
+        let basis = if n_coeffs > 0 { sh::basis(dir, opts.sh_degree) } else { [0.0; 15] };
         let mut transmittance = 1.0f32;
         let mut acc = [0.0f32; 3];
         let mut depth = -1.0f32;
         let mut depth_found = false;
-        let steps = self.walk(
-            start,
-            origin,
-            dir,
-            opts.t_min,
-            opts.max_steps,
-            |cell, t0, t1| {
-                let i = cell as usize;
-                let sigma = scene.density[i];
-                let rgb = if sigma > 1e-6 {
-                    sh::sh_rgb(
-                        scene.color[i],
-                        &scene.sh_rest[i * stride..(i + 1) * stride],
-                        &basis,
-                        n_coeffs,
-                    )
-                } else {
-                    [0.0; 3]
-                };
-                let delta = (t1 - t0).max(0.0);
-                let alpha = 1.0 - (-sigma * delta).exp();
-                let w = transmittance * alpha;
-                for c in 0..3 {
-                    acc[c] += w * rgb[c];
-                }
-                let next_t = transmittance * (1.0 - alpha);
-                if !depth_found && next_t < opts.depth_quantile {
-                    depth = t0 + (transmittance / opts.depth_quantile).ln() / sigma;
-                    depth_found = true;
-                }
-                transmittance = next_t;
-                transmittance > opts.weight_threshold
-            },
-        );
-        RaySample {
-            rgb: acc,
-            opacity: 1.0 - transmittance,
-            depth,
-            steps,
-        }
+        let steps = self.walk(start, origin, dir, opts.t_min, opts.max_steps, |cell, t0, t1| {
+            let i = cell as usize;
+            let sigma = scene.density[i];
+            let rgb = if sigma > 1e-6 {
+                sh::sh_rgb(scene.color[i], &scene.sh_rest[i * stride..(i + 1) * stride], &basis, n_coeffs)
+            } else {
+                [0.0; 3]
+            };
+            let delta = (t1 - t0).max(0.0);
+            let alpha = 1.0 - (-sigma * delta).exp();
+            let w = transmittance * alpha;
+            for c in 0..3 {
+                acc[c] += w * rgb[c];
+            }
+            let next_t = transmittance * (1.0 - alpha);
+            if !depth_found && next_t < opts.depth_quantile {
+                depth = t0 + (transmittance / opts.depth_quantile).ln() / sigma;
+                depth_found = true;
+            }
+            transmittance = next_t;
+            transmittance > opts.weight_threshold
+        });
+        RaySample { rgb: acc, opacity: 1.0 - transmittance, depth, steps }
     }
 }
 
 /// One ray without a prepared [`Tracer`] (convenient for tests; slower per ray).
-pub fn trace_ray(
-    scene: &Scene,
-    start: u32,
-    origin: Vec3,
-    dir: Vec3,
-    opts: &TraceOptions,
-) -> RaySample {
+pub fn trace_ray(scene: &Scene, start: u32, origin: Vec3, dir: Vec3, opts: &TraceOptions) -> RaySample {
     Tracer::new(scene).trace(start, origin, dir, opts)
 }

@@ -29,11 +29,7 @@ pub enum Problem {
     Element { element: Elem, detail: String },
     /// A fault in one record of an element.
     #[error("element {element} {index}: {detail}")]
-    Record {
-        element: Elem,
-        index: u64,
-        detail: String,
-    },
+    Record { element: Elem, index: u64, detail: String },
     #[error("{0} bytes of unexpected data after the last element")]
     TrailingData(u64),
 }
@@ -66,25 +62,15 @@ impl Problem {
     }
 
     pub fn element(element: Elem, detail: impl Into<String>) -> Self {
-        Problem::Element {
-            element,
-            detail: detail.into(),
-        }
+        Problem::Element { element, detail: detail.into() }
     }
 
     pub fn record(element: Elem, index: usize, detail: impl Into<String>) -> Self {
-        Problem::Record {
-            element,
-            index: index as u64,
-            detail: detail.into(),
-        }
+        Problem::Record { element, index: index as u64, detail: detail.into() }
     }
 
     pub fn in_file(self, file: impl Into<String>) -> SceneError {
-        SceneError {
-            file: file.into(),
-            problem: self,
-        }
+        SceneError { file: file.into(), problem: self }
     }
 }
 

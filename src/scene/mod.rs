@@ -5,10 +5,10 @@
 //! adjacency is a CSR whose offsets are *exclusive ends*.
 
 pub mod error;
+mod partition_view;
 mod ply_ascii;
 pub mod ply_read;
 pub mod ply_schema;
-mod partition_view;
 pub mod ply_write;
 pub mod random;
 pub mod stats;

@@ -22,14 +22,7 @@ pub struct AsciiRecord {
 
 impl PropertyAccess for AsciiRecord {
     fn new() -> Self {
-        AsciiRecord {
-            xyz: [0.0; 3],
-            rgb: [0; 3],
-            density: 0.0,
-            end: 0,
-            sh: [0.0; sh_rest_len(3)],
-            adjacency: 0,
-        }
+        AsciiRecord { xyz: [0.0; 3], rgb: [0; 3], density: 0.0, end: 0, sh: [0.0; sh_rest_len(3)], adjacency: 0 }
     }
 
     fn set_float(&mut self, name: &str, v: f32) -> PropertyAccessResult {
@@ -68,23 +61,12 @@ impl PropertyAccess for AsciiRecord {
 
 /// Decodes both elements into `scene` (already sized by the caller) and rejects
 /// anything but whitespace after them.
-pub fn read_ascii<R: BufRead>(
-    reader: &mut R,
-    schema: &Schema,
-    scene: &mut Scene,
-) -> Result<(), Problem> {
+pub fn read_ascii<R: BufRead>(reader: &mut R, schema: &Schema, scene: &mut Scene) -> Result<(), Problem> {
     let parser = Parser::<AsciiRecord>::new();
     let mut line = String::with_capacity(1024);
     let k = schema.sh_rest_len;
     for i in 0..schema.vertices {
-        let rec = read_record(
-            reader,
-            &parser,
-            &mut line,
-            Elem::Vertex,
-            &schema.vertex_def,
-            i,
-        )?;
+        let rec = read_record(reader, &parser, &mut line, Elem::Vertex, &schema.vertex_def, i)?;
         scene.positions.push(rec.xyz);
         scene.color.push(rec.rgb);
         scene.density.push(rec.density);
@@ -92,35 +74,20 @@ pub fn read_ascii<R: BufRead>(
         scene.sh_rest.extend_from_slice(&rec.sh[..k]);
     }
     for i in 0..schema.adjacency {
-        let rec = read_record(
-            reader,
-            &parser,
-            &mut line,
-            Elem::Adjacency,
-            &schema.adjacency_def,
-            i,
-        )?;
+        let rec = read_record(reader, &parser, &mut line, Elem::Adjacency, &schema.adjacency_def, i)?;
         scene.adjacency.push(rec.adjacency);
     }
     let mut trailing = 0u64;
     loop {
         line.clear();
-        if reader
-            .read_line(&mut line)
-            .map_err(|_| Problem::TrailingData(trailing + 1))?
-            == 0
-        {
+        if reader.read_line(&mut line).map_err(|_| Problem::TrailingData(trailing + 1))? == 0 {
             break;
         }
         if !line.trim().is_empty() {
             trailing += line.len() as u64;
         }
     }
-    if trailing > 0 {
-        Err(Problem::TrailingData(trailing))
-    } else {
-        Ok(())
-    }
+    if trailing > 0 { Err(Problem::TrailingData(trailing)) } else { Ok(()) }
 }
 
 fn read_record<R: BufRead>(
@@ -133,22 +100,14 @@ fn read_record<R: BufRead>(
 ) -> Result<AsciiRecord, Problem> {
     let fail = |detail: String| Problem::record(elem, index, detail);
     line.clear();
-    let n = reader
-        .read_line(line)
-        .map_err(|e| fail(format!("cannot read this ascii record: {e}")))?;
+    let n = reader.read_line(line).map_err(|e| fail(format!("cannot read this ascii record: {e}")))?;
     if n == 0 {
-        return Err(fail(format!(
-            "file ends before this record ({index} of {} read)",
-            def.count
-        )));
+        return Err(fail(format!("file ends before this record ({index} of {} read)", def.count)));
     }
     // ply-rs-bw ignores surplus values on a line; a shifted line must not pass silently.
     let values = line.split_whitespace().count();
     if values != def.properties.len() {
-        return Err(fail(format!(
-            "ascii record has {values} values, expected {}",
-            def.properties.len()
-        )));
+        return Err(fail(format!("ascii record has {values} values, expected {}", def.properties.len())));
     }
     parser.read_ascii_element(line, def).map_err(|e| {
         let why = bad_value(line, def).unwrap_or_else(|| one_line(e.to_string().lines().next().unwrap_or("")));

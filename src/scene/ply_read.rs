@@ -55,19 +55,11 @@ pub fn read_scene_bytes(name: &str, bytes: &[u8]) -> Result<Scene, SceneError> {
 /// Reads and validates from any reader. With `len` (the total byte count) element counts
 /// are checked against the data present before anything is allocated; without it, arrays
 /// grow only as records actually arrive, so a lying header still cannot exhaust memory.
-pub fn read_scene_from<R: Read>(
-    name: &str,
-    reader: R,
-    len: Option<u64>,
-) -> Result<LoadedScene, SceneError> {
+pub fn read_scene_from<R: Read>(name: &str, reader: R, len: Option<u64>) -> Result<LoadedScene, SceneError> {
     let (scene, schema) = parse_scene(reader, len).map_err(|p| p.in_file(name))?;
     validate(&scene).map_err(|p| p.in_file(name))?;
     let file_bytes = len.unwrap_or(schema.header_len + payload_bytes(&schema).unwrap_or(0));
-    Ok(LoadedScene {
-        scene,
-        format: schema.format,
-        file_bytes,
-    })
+    Ok(LoadedScene { scene, format: schema.format, file_bytes })
 }
 
 /// Decodes without the semantic checks of [`validate`] (offsets, ranges, symmetry, values).
@@ -102,11 +94,7 @@ fn check_fits(schema: &Schema, remaining: u64) -> Result<(), Problem> {
         }
         _ => (schema.vertex_record_len() as u64, 4),
     };
-    let unit = if schema.format == PlyFormat::Ascii {
-        "at least "
-    } else {
-        ""
-    };
+    let unit = if schema.format == PlyFormat::Ascii { "at least " } else { "" };
     let vbytes = (schema.vertices as u64).saturating_mul(vrec);
     if vbytes > remaining {
         let at = remaining / vrec;
@@ -169,11 +157,7 @@ fn fill<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
 #[inline(always)]
 fn u32_at<const LE: bool>(b: &[u8], at: usize) -> u32 {
     let w = [b[at], b[at + 1], b[at + 2], b[at + 3]];
-    if LE {
-        u32::from_le_bytes(w)
-    } else {
-        u32::from_be_bytes(w)
-    }
+    if LE { u32::from_le_bytes(w) } else { u32::from_be_bytes(w) }
 }
 
 #[inline(always)]
@@ -186,11 +170,7 @@ const CHUNK_BYTES: usize = 8 << 20;
 /// Records decoded per rayon task.
 const TASK_RECORDS: usize = 8192;
 
-fn read_binary<const LE: bool, R: BufRead>(
-    r: &mut R,
-    schema: &Schema,
-    scene: &mut Scene,
-) -> Result<(), Problem> {
+fn read_binary<const LE: bool, R: BufRead>(r: &mut R, schema: &Schema, scene: &mut Scene) -> Result<(), Problem> {
     let rec = schema.vertex_record_len();
     let k = schema.sh_rest_len;
     let mut buf = vec![0u8; CHUNK_BYTES.max(rec)];
@@ -207,10 +187,7 @@ fn read_binary<const LE: bool, R: BufRead>(
             return Err(Problem::record(
                 Elem::Vertex,
                 at,
-                format!(
-                    "file ends inside this record ({at} of {} records complete)",
-                    schema.vertices
-                ),
+                format!("file ends inside this record ({at} of {} records complete)", schema.vertices),
             ));
         }
         done += count;
@@ -236,20 +213,13 @@ fn read_binary<const LE: bool, R: BufRead>(
             return Err(Problem::record(
                 Elem::Adjacency,
                 at,
-                format!(
-                    "file ends inside this entry ({at} of {} entries complete)",
-                    schema.adjacency
-                ),
+                format!("file ends inside this entry ({at} of {} entries complete)", schema.adjacency),
             ));
         }
         done += count;
     }
     let trailing = io::copy(r, &mut io::sink())?;
-    if trailing > 0 {
-        Err(Problem::TrailingData(trailing))
-    } else {
-        Ok(())
-    }
+    if trailing > 0 { Err(Problem::TrailingData(trailing)) } else { Ok(()) }
 }
 
 /// The not-yet-decoded tails of the vertex arrays.
@@ -286,20 +256,8 @@ impl<'a> VertexSlices<'a> {
         let (e0, e1) = self.end.split_at_mut(mid);
         let (s0, s1) = self.sh.split_at_mut(mid * k);
         (
-            VertexSlices {
-                pos: p0,
-                color: c0,
-                density: d0,
-                end: e0,
-                sh: s0,
-            },
-            VertexSlices {
-                pos: p1,
-                color: c1,
-                density: d1,
-                end: e1,
-                sh: s1,
-            },
+            VertexSlices { pos: p0, color: c0, density: d0, end: e0, sh: s0 },
+            VertexSlices { pos: p1, color: c1, density: d1, end: e1, sh: s1 },
         )
     }
 }
@@ -310,10 +268,7 @@ fn decode_vertices<const LE: bool>(src: &[u8], dst: VertexSlices, rec: usize, k:
         let mid = n / 2;
         let (a, b) = dst.split_at(mid, k);
         let (sa, sb) = src.split_at(mid * rec);
-        rayon::join(
-            || decode_vertices::<LE>(sa, a, rec, k),
-            || decode_vertices::<LE>(sb, b, rec, k),
-        );
+        rayon::join(|| decode_vertices::<LE>(sa, a, rec, k), || decode_vertices::<LE>(sb, b, rec, k));
         return;
     }
     for (i, b) in src.chunks_exact(rec).enumerate() {
@@ -321,10 +276,7 @@ fn decode_vertices<const LE: bool>(src: &[u8], dst: VertexSlices, rec: usize, k:
         dst.color[i] = [b[12], b[13], b[14]];
         dst.density[i] = f32_at::<LE>(b, 15);
         dst.end[i] = u32_at::<LE>(b, 19);
-        for (s, w) in dst.sh[i * k..(i + 1) * k]
-            .iter_mut()
-            .zip(b[23..].chunks_exact(4))
-        {
+        for (s, w) in dst.sh[i * k..(i + 1) * k].iter_mut().zip(b[23..].chunks_exact(4)) {
             *s = f32_at::<LE>(w, 0);
         }
     }

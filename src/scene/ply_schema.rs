@@ -74,9 +74,7 @@ fn read_header_text<R: BufRead>(reader: &mut R) -> Result<String, Problem> {
             return Err(if first {
                 Problem::Empty
             } else if bytes.len() as u64 >= MAX_HEADER_BYTES {
-                Problem::header(format!(
-                    "no end_header line in the first {MAX_HEADER_BYTES} bytes"
-                ))
+                Problem::header(format!("no end_header line in the first {MAX_HEADER_BYTES} bytes"))
             } else {
                 Problem::header("file ends before the end_header line")
             });
@@ -96,8 +94,8 @@ fn read_header_text<R: BufRead>(reader: &mut R) -> Result<String, Problem> {
 
 /// Scalar type names a PLY header may use (both spellings).
 const TYPE_NAMES: [&str; 16] = [
-    "char", "uchar", "short", "ushort", "int", "uint", "float", "double", "int8", "uint8", "int16", "uint16",
-    "int32", "uint32", "float32", "float64",
+    "char", "uchar", "short", "ushort", "int", "uint", "float", "double", "int8", "uint8", "int16", "uint16", "int32",
+    "uint32", "float32", "float64",
 ];
 
 /// Checks every header line's form, so that a fault is reported in words ("line 3:
@@ -116,14 +114,20 @@ fn check_header_lines(text: &str) -> Result<(), Problem> {
                 Some(format!("element count {n} is too large"))
             }
             ["element", ..] => Some("expected 'element NAME COUNT' with a whole-number count".into()),
-            ["property", "list", n, t, name] if TYPE_NAMES.contains(n) && TYPE_NAMES.contains(t) && is_name(name) => None,
+            ["property", "list", n, t, name] if TYPE_NAMES.contains(n) && TYPE_NAMES.contains(t) && is_name(name) => {
+                None
+            }
             ["property", "list", ..] => Some("expected 'property list COUNT-TYPE VALUE-TYPE NAME'".into()),
             ["property", t, name] if TYPE_NAMES.contains(t) && is_name(name) => None,
             ["property", t, _] if TYPE_NAMES.contains(t) => Some(NAME_RULE.into()),
-            ["property", t, _] => Some(format!("unknown property type {t:?} (expected one of {})", TYPE_NAMES.join(", "))),
+            ["property", t, _] => {
+                Some(format!("unknown property type {t:?} (expected one of {})", TYPE_NAMES.join(", ")))
+            }
             ["property", ..] => Some("expected 'property TYPE NAME'".into()),
             [] => None,
-            [w, ..] => Some(format!("unknown keyword {w:?} (expected format, element, property, comment, obj_info or end_header)")),
+            [w, ..] => Some(format!(
+                "unknown keyword {w:?} (expected format, element, property, comment, obj_info or end_header)"
+            )),
         };
         if let Some(fault) = fault {
             return Err(Problem::header(format!("line {}: {fault}, found {line:?}", i + 1)));
@@ -164,17 +168,13 @@ fn reject_duplicates(text: &str) -> Result<(), Problem> {
         match words.as_slice() {
             ["element", name, ..] => {
                 if !elements.insert(name.to_string()) {
-                    return Err(Problem::header(format!(
-                        "element '{name}' is declared twice"
-                    )));
+                    return Err(Problem::header(format!("element '{name}' is declared twice")));
                 }
                 current = name.to_string();
                 props.clear();
             }
             ["property", .., name] if !props.insert(name.to_string()) => {
-                return Err(Problem::header(format!(
-                    "element {current}: property '{name}' is declared twice"
-                )));
+                return Err(Problem::header(format!("element {current}: property '{name}' is declared twice")));
             }
             _ => {}
         }
@@ -184,10 +184,7 @@ fn reject_duplicates(text: &str) -> Result<(), Problem> {
 
 fn check_layout(header: &Header, header_len: u64) -> Result<Schema, Problem> {
     let names: Vec<&str> = header.elements.keys().map(String::as_str).collect();
-    if let Some(other) = names
-        .iter()
-        .find(|n| !matches!(**n, "vertex" | "adjacency"))
-    {
+    if let Some(other) = names.iter().find(|n| !matches!(**n, "vertex" | "adjacency")) {
         return Err(Problem::header(format!(
             "unexpected element '{other}' (a scene.ply has only 'vertex' then 'adjacency')"
         )));
@@ -210,16 +207,9 @@ fn check_layout(header: &Header, header_len: u64) -> Result<Schema, Problem> {
             format!("{sh_rest_len} color_sh_* properties; SH degrees 0..3 need 0, 9, 24 or 45"),
         )
     })?;
-    check_props(
-        Elem::Adjacency,
-        &adjacency_def,
-        &[("adjacency".into(), ScalarType::UInt)],
-    )?;
+    check_props(Elem::Adjacency, &adjacency_def, &[("adjacency".into(), ScalarType::UInt)])?;
     if vertex_def.count == 0 {
-        return Err(Problem::element(
-            Elem::Vertex,
-            "count is 0; a scene needs at least one site",
-        ));
+        return Err(Problem::element(Elem::Vertex, "count is 0; a scene needs at least one site"));
     }
     Ok(Schema {
         format: header.encoding,
@@ -235,15 +225,9 @@ fn check_layout(header: &Header, header_len: u64) -> Result<Schema, Problem> {
 
 /// Checks the vertex properties against the trainer's layout; returns the SH float count.
 fn check_vertex_props(def: &ElementDef) -> Result<usize, Problem> {
-    let sh_rest_len = def
-        .properties
-        .keys()
-        .filter(|n| sh_index(n).is_some())
-        .count();
-    let mut expected: Vec<(String, ScalarType)> = FIXED_VERTEX_PROPS
-        .iter()
-        .map(|(n, t)| (n.to_string(), t.clone()))
-        .collect();
+    let sh_rest_len = def.properties.keys().filter(|n| sh_index(n).is_some()).count();
+    let mut expected: Vec<(String, ScalarType)> =
+        FIXED_VERTEX_PROPS.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
     expected.extend((0..sh_rest_len).map(|k| (format!("color_sh_{k}"), ScalarType::Float)));
     check_props(Elem::Vertex, def, &expected)?;
     Ok(sh_rest_len)
@@ -256,11 +240,7 @@ pub fn sh_index(name: &str) -> Option<usize> {
 
 /// Exact names, order and scalar types; reports unknown, then missing, then misplaced,
 /// then mistyped properties.
-fn check_props(
-    elem: Elem,
-    def: &ElementDef,
-    expected: &[(String, ScalarType)],
-) -> Result<(), Problem> {
+fn check_props(elem: Elem, def: &ElementDef, expected: &[(String, ScalarType)]) -> Result<(), Problem> {
     let err = |detail: String| Err(Problem::element(elem, detail));
     for name in def.properties.keys() {
         if !expected.iter().any(|(n, _)| n == name) {
@@ -279,17 +259,10 @@ fn check_props(
         match &ty.data_type {
             PropertyType::Scalar(t) if t == want_ty => {}
             PropertyType::Scalar(t) => {
-                return err(format!(
-                    "property '{name}' is {}, expected {}",
-                    type_name(t),
-                    type_name(want_ty)
-                ));
+                return err(format!("property '{name}' is {}, expected {}", type_name(t), type_name(want_ty)));
             }
             PropertyType::List(..) => {
-                return err(format!(
-                    "property '{name}' is a list, expected {}",
-                    type_name(want_ty)
-                ));
+                return err(format!("property '{name}' is a list, expected {}", type_name(want_ty)));
             }
         }
     }

@@ -19,11 +19,7 @@ pub fn header(scene: &Scene) -> String {
 pub fn header_as(scene: &Scene, format: PlyFormat) -> String {
     let mut h = String::with_capacity(512);
     // Writing into a String cannot fail.
-    let _ = write!(
-        h,
-        "ply\nformat {format} 1.0\nelement vertex {}\n",
-        scene.len()
-    );
+    let _ = write!(h, "ply\nformat {format} 1.0\nelement vertex {}\n", scene.len());
     for p in ["x", "y", "z"] {
         let _ = writeln!(h, "property float {p}");
     }
@@ -83,34 +79,30 @@ fn write_binary<const LE: bool>(scene: &Scene, out: &mut impl Write) -> io::Resu
     for start in (0..scene.len()).step_by(chunk_sites) {
         let count = chunk_sites.min(scene.len() - start);
         buf.resize(count * rec, 0);
-        buf.par_chunks_mut(rec * TASK_RECORDS)
-            .enumerate()
-            .for_each(|(task, bytes)| {
-                let first = start + task * TASK_RECORDS;
-                for (b, i) in bytes.chunks_exact_mut(rec).zip(first..) {
-                    let [x, y, z] = scene.positions[i];
-                    put_f32::<LE>(b, 0, x);
-                    put_f32::<LE>(b, 4, y);
-                    put_f32::<LE>(b, 8, z);
-                    b[12..15].copy_from_slice(&scene.color[i]);
-                    put_f32::<LE>(b, 15, scene.density[i]);
-                    put_u32::<LE>(b, 19, scene.adjacency_end[i]);
-                    for (s, w) in scene.sh_coeffs(i).iter().zip(b[23..].chunks_exact_mut(4)) {
-                        put_f32::<LE>(w, 0, *s);
-                    }
+        buf.par_chunks_mut(rec * TASK_RECORDS).enumerate().for_each(|(task, bytes)| {
+            let first = start + task * TASK_RECORDS;
+            for (b, i) in bytes.chunks_exact_mut(rec).zip(first..) {
+                let [x, y, z] = scene.positions[i];
+                put_f32::<LE>(b, 0, x);
+                put_f32::<LE>(b, 4, y);
+                put_f32::<LE>(b, 8, z);
+                b[12..15].copy_from_slice(&scene.color[i]);
+                put_f32::<LE>(b, 15, scene.density[i]);
+                put_u32::<LE>(b, 19, scene.adjacency_end[i]);
+                for (s, w) in scene.sh_coeffs(i).iter().zip(b[23..].chunks_exact_mut(4)) {
+                    put_f32::<LE>(w, 0, *s);
                 }
-            });
+            }
+        });
         out.write_all(&buf)?;
     }
     for chunk in scene.adjacency.chunks(CHUNK_BYTES / 4) {
         buf.resize(chunk.len() * 4, 0);
-        buf.par_chunks_mut(4 * TASK_RECORDS)
-            .zip(chunk.par_chunks(TASK_RECORDS))
-            .for_each(|(bytes, adj)| {
-                for (w, &a) in bytes.chunks_exact_mut(4).zip(adj) {
-                    put_u32::<LE>(w, 0, a);
-                }
-            });
+        buf.par_chunks_mut(4 * TASK_RECORDS).zip(chunk.par_chunks(TASK_RECORDS)).for_each(|(bytes, adj)| {
+            for (w, &a) in bytes.chunks_exact_mut(4).zip(adj) {
+                put_u32::<LE>(w, 0, a);
+            }
+        });
         out.write_all(&buf)?;
     }
     Ok(())
@@ -123,11 +115,7 @@ fn write_ascii(scene: &Scene, out: &mut impl Write) -> io::Result<()> {
         line.clear();
         let [x, y, z] = scene.positions[i];
         let [r, g, b] = scene.color[i];
-        let _ = write!(
-            line,
-            "{x:?} {y:?} {z:?} {r} {g} {b} {:?} {}",
-            scene.density[i], scene.adjacency_end[i]
-        );
+        let _ = write!(line, "{x:?} {y:?} {z:?} {r} {g} {b} {:?} {}", scene.density[i], scene.adjacency_end[i]);
         for s in scene.sh_coeffs(i) {
             let _ = write!(line, " {s:?}");
         }
@@ -145,10 +133,6 @@ pub fn write_ply_file(scene: &Scene, path: &std::path::Path) -> anyhow::Result<(
     write_ply_file_as(scene, path, PlyFormat::BinaryLittleEndian)
 }
 
-pub fn write_ply_file_as(
-    scene: &Scene,
-    path: &std::path::Path,
-    format: PlyFormat,
-) -> anyhow::Result<()> {
+pub fn write_ply_file_as(scene: &Scene, path: &std::path::Path, format: PlyFormat) -> anyhow::Result<()> {
     crate::outfiles::write_file(path, |f| write_ply_as(scene, f, format))
 }

@@ -16,26 +16,12 @@ pub fn random_scene(cells: usize, sh_degree: u8, seed: u64) -> Scene {
     assert!(cells > 0 && cells < u32::MAX as usize && sh_degree <= 3);
     let mut rng = Rng::new(seed);
     let k = sh_rest_len(sh_degree);
-    let mut scene = Scene {
-        sh_degree,
-        ..Scene::default()
-    };
-    scene.positions = (0..cells)
-        .map(|_| [(); 3].map(|_| rng.uniform(-10.0, 10.0)))
-        .collect();
+    let mut scene = Scene { sh_degree, ..Scene::default() };
+    scene.positions = (0..cells).map(|_| [(); 3].map(|_| rng.uniform(-10.0, 10.0))).collect();
     // A quarter of the sites are empty space, as in trained scenes.
-    scene.density = (0..cells)
-        .map(|_| {
-            if rng.next_u64().is_multiple_of(4) {
-                0.0
-            } else {
-                rng.uniform(0.0, 50.0)
-            }
-        })
-        .collect();
-    scene.color = (0..cells)
-        .map(|_| rng.next_u64().to_le_bytes()[..3].try_into().unwrap())
-        .collect();
+    scene.density =
+        (0..cells).map(|_| if rng.next_u64().is_multiple_of(4) { 0.0 } else { rng.uniform(0.0, 50.0) }).collect();
+    scene.color = (0..cells).map(|_| rng.next_u64().to_le_bytes()[..3].try_into().unwrap()).collect();
     scene.sh_rest = (0..cells * k).map(|_| rng.uniform(-0.5, 0.5)).collect();
 
     let mut edges: Vec<u64> = Vec::with_capacity(cells * PARTNERS * 2);

@@ -21,9 +21,7 @@ pub fn validate(scene: &Scene) -> Result<(), Problem> {
     let long = sorted_long_slices(scene);
     // Faults within one site (values, ranges, self-loops, repeats) everywhere come first:
     // a bad index would otherwise surface as a confusing asymmetry at an earlier site.
-    first_fault(scene, |i| {
-        check_values(scene, i).or_else(|| check_slice(scene, &long, i))
-    })?;
+    first_fault(scene, |i| check_values(scene, i).or_else(|| check_slice(scene, &long, i)))?;
     if forward_entries_mirrored(scene, &long) {
         return Ok(());
     }
@@ -54,37 +52,21 @@ fn forward_entries_mirrored(scene: &Scene, long: &HashMap<u32, Vec<u32>>) -> boo
 }
 
 /// The fault at the lowest vertex index, checking sites in parallel.
-fn first_fault(
-    scene: &Scene,
-    check: impl Fn(usize) -> Option<Problem> + Sync + Send,
-) -> Result<(), Problem> {
-    (0..scene.len())
-        .into_par_iter()
-        .with_min_len(1024)
-        .find_map_first(check)
-        .map_or(Ok(()), Err)
+fn first_fault(scene: &Scene, check: impl Fn(usize) -> Option<Problem> + Sync + Send) -> Result<(), Problem> {
+    (0..scene.len()).into_par_iter().with_min_len(1024).find_map_first(check).map_or(Ok(()), Err)
 }
 
 /// Array lengths agree (always true for decoded files; guards scenes built in code).
 fn check_shapes(scene: &Scene) -> Result<(), Problem> {
     let n = scene.len();
     let bad = |what: &str, len: usize, want: usize| {
-        Err(Problem::element(
-            Elem::Vertex,
-            format!("{what} has {len} entries, expected {want}"),
-        ))
+        Err(Problem::element(Elem::Vertex, format!("{what} has {len} entries, expected {want}")))
     };
     if scene.sh_degree > 3 {
-        return Err(Problem::element(
-            Elem::Vertex,
-            format!("SH degree {} is above 3", scene.sh_degree),
-        ));
+        return Err(Problem::element(Elem::Vertex, format!("SH degree {} is above 3", scene.sh_degree)));
     }
     if n == 0 {
-        return Err(Problem::element(
-            Elem::Vertex,
-            "count is 0; a scene needs at least one site",
-        ));
+        return Err(Problem::element(Elem::Vertex, "count is 0; a scene needs at least one site"));
     }
     for (what, len) in [
         ("density", scene.density.len()),
@@ -173,9 +155,7 @@ fn check_slice(scene: &Scene, long: &HashMap<u32, Vec<u32>>, i: usize) -> Option
     for (p, &j) in slice.iter().enumerate() {
         let bad = |detail: String| Some(Problem::record(Elem::Adjacency, start + p, detail));
         if j as usize >= n {
-            return bad(format!(
-                "neighbour {j} of vertex {i} is out of range ({n} vertices)"
-            ));
+            return bad(format!("neighbour {j} of vertex {i} is out of range ({n} vertices)"));
         }
         if j as usize == i {
             return bad(format!("vertex {i} lists itself as a neighbour"));
@@ -194,9 +174,7 @@ fn check_symmetry(scene: &Scene, long: &HashMap<u32, Vec<u32>>, i: usize) -> Opt
     for (p, &j) in slice.iter().enumerate() {
         let bad = |detail: String| Some(Problem::record(Elem::Adjacency, start + p, detail));
         if !lists(scene, long, j as usize, i as u32) {
-            return bad(format!(
-                "vertex {i} lists neighbour {j}, but vertex {j} does not list {i}"
-            ));
+            return bad(format!("vertex {i} lists neighbour {j}, but vertex {j} does not list {i}"));
         }
     }
     None
@@ -219,11 +197,7 @@ fn repeats_earlier(slice: &[u32], sorted: Option<&Vec<u32>>, p: usize) -> bool {
 /// then: hashing on every check would dominate the run time).
 #[inline]
 fn sorted_of(long: &HashMap<u32, Vec<u32>>, len: usize, site: usize) -> Option<&Vec<u32>> {
-    if len > SHORT_SLICE {
-        long.get(&(site as u32))
-    } else {
-        None
-    }
+    if len > SHORT_SLICE { long.get(&(site as u32)) } else { None }
 }
 
 #[inline]

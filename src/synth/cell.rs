@@ -49,11 +49,7 @@ fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
 }
 
 fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
 }
 
 fn normal(p: &[f64; 4]) -> [f64; 3] {
@@ -82,11 +78,7 @@ impl ConvexCell {
             let s = [corner & 1, (corner >> 1) & 1, (corner >> 2) & 1];
             let (x, y, z) = (s[0], 2 + s[1], 4 + s[2]);
             let negatives = s[0] + s[1] + s[2];
-            let tri = if negatives % 2 == 0 {
-                [x, y, z]
-            } else {
-                [x, z, y]
-            };
+            let tri = if negatives % 2 == 0 { [x, y, z] } else { [x, z, y] };
             self.tris.push(tri);
             let p = |a: usize| if s[a] == 0 { hi[a] } else { lo[a] };
             self.verts.push([p(0), p(1), p(2)]);
@@ -107,8 +99,7 @@ impl ConvexCell {
         // cell already has, or by one through an existing vertex, must not add a sliver.
         let tol = plane[3] + TOLERANCE * dot(n, n).sqrt() * self.r2.sqrt();
         self.outside.clear();
-        self.outside
-            .extend(self.verts.iter().map(|v| dot(n, *v) > tol));
+        self.outside.extend(self.verts.iter().map(|v| dot(n, *v) > tol));
         let count = self.outside.iter().filter(|&&o| o).count();
         let (any, all) = (count > 0, count == self.outside.len());
         if !any {
@@ -125,8 +116,7 @@ impl ConvexCell {
         let key = |a: u16, b: u16| (a as u32) << 16 | b as u32;
         self.edges.clear();
         for (t, _) in self.tris.iter().zip(&self.outside).filter(|(_, o)| **o) {
-            self.edges
-                .extend([key(t[0], t[1]), key(t[1], t[2]), key(t[2], t[0])]);
+            self.edges.extend([key(t[0], t[1]), key(t[1], t[2]), key(t[2], t[0])]);
         }
         self.fan.clear();
         for &e in &self.edges {
@@ -172,19 +162,12 @@ impl ConvexCell {
         let ab = cross(a, b);
         let det = dot(a, bc);
         let v = [0, 1, 2].map(|k| (p[3] * bc[k] + q[3] * ca[k] + r[3] * ab[k]) / det);
-        if v.iter().all(|x| x.is_finite()) {
-            Ok(v)
-        } else {
-            Err(ClipError::NonFinite)
-        }
+        if v.iter().all(|x| x.is_finite()) { Ok(v) } else { Err(ClipError::NonFinite) }
     }
 
     /// Whether some face of the cell lies on the clip domain's boundary.
     pub fn touches_domain(&self) -> bool {
-        self.tris
-            .iter()
-            .flatten()
-            .any(|&p| self.owner[p as usize] == DOMAIN)
+        self.tris.iter().flatten().any(|&p| self.owner[p as usize] == DOMAIN)
     }
 
     /// Owners of the faces with area above `min_area(owner)`, in no particular order.
@@ -194,9 +177,7 @@ impl ConvexCell {
     pub fn faces(&self, out: &mut Vec<(u32, f64)>, scratch: &mut Vec<u64>) {
         // Keys (face, next-edge key, this vertex's key, triangle index), 16 bits each, so
         // sorting groups them by face.
-        let pack = |a: u16, b: u16, c: u16, t: u16| {
-            (a as u64) << 48 | (b as u64) << 32 | (c as u64) << 16 | t as u64
-        };
+        let pack = |a: u16, b: u16, c: u16, t: u16| (a as u64) << 48 | (b as u64) << 32 | (c as u64) << 16 | t as u64;
         scratch.clear();
         for (ti, t) in self.tris.iter().enumerate() {
             for r in 0..3 {
@@ -299,12 +280,7 @@ mod tests {
         let mut c = ConvexCell::default();
         c.reset_box([-100.0; 3], [100.0; 3]);
         let p = [0.0f32; 3];
-        for q in [
-            [1.0, 1.0, 1.0],
-            [1.0, -1.0, -1.0],
-            [-1.0, 1.0, -1.0],
-            [-1.0, -1.0, 1.0f32],
-        ] {
+        for q in [[1.0, 1.0, 1.0], [1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0f32]] {
             c.clip(bisector(p, q), 1).unwrap();
         }
         assert!(!c.touches_domain());

@@ -62,70 +62,29 @@ pub fn by_name(name: &str) -> Option<Preset> {
 }
 
 fn s(shape: Shape, pattern: Pattern, detail: f64) -> Surface {
-    Surface {
-        shape,
-        pattern,
-        detail,
-    }
+    Surface { shape, pattern, detail }
 }
 
 /// A table with a ball and a vase, set on a table; legs, the same for every preset.
 fn table_and_objects() -> Vec<Surface> {
     let wood = || Pattern::Wood;
-    let mut v = vec![s(
-        Shape::Cuboid {
-            lo: [-0.8, -0.5, 0.72],
-            hi: [0.8, 0.5, 0.78],
-        },
-        wood(),
-        2.0,
-    )];
+    let mut v = vec![s(Shape::Cuboid { lo: [-0.8, -0.5, 0.72], hi: [0.8, 0.5, 0.78] }, wood(), 2.0)];
     for (x, y) in [(-0.72, -0.42), (0.66, -0.42), (-0.72, 0.36), (0.66, 0.36)] {
-        v.push(s(
-            Shape::Cuboid {
-                lo: [x, y, 0.0],
-                hi: [x + 0.06, y + 0.06, 0.72],
-            },
-            wood(),
-            2.0,
-        ));
+        v.push(s(Shape::Cuboid { lo: [x, y, 0.0], hi: [x + 0.06, y + 0.06, 0.72] }, wood(), 2.0));
     }
     v.push(s(
-        Shape::Sphere {
-            centre: [-0.35, 0.0, 0.96],
-            radius: 0.18,
-        },
-        Pattern::Segments {
-            centre: [-0.35, 0.0, 0.96],
-            a: [0.85, 0.12, 0.10],
-            b: [0.95, 0.93, 0.88],
-            count: 6,
-        },
+        Shape::Sphere { centre: [-0.35, 0.0, 0.96], radius: 0.18 },
+        Pattern::Segments { centre: [-0.35, 0.0, 0.96], a: [0.85, 0.12, 0.10], b: [0.95, 0.93, 0.88], count: 6 },
         2.0,
     ));
     v.push(s(
-        Shape::Cylinder {
-            base: [0.3, 0.1, 0.78],
-            radius: 0.1,
-            height: 0.35,
-        },
-        Pattern::Bands {
-            a: [0.12, 0.25, 0.70],
-            b: [0.95, 0.80, 0.20],
-            period: 0.07,
-        },
+        Shape::Cylinder { base: [0.3, 0.1, 0.78], radius: 0.1, height: 0.35 },
+        Pattern::Bands { a: [0.12, 0.25, 0.70], b: [0.95, 0.80, 0.20], period: 0.07 },
         2.0,
     ));
     v.push(s(
-        Shape::Sphere {
-            centre: [1.5, -1.2, 0.3],
-            radius: 0.3,
-        },
-        Pattern::Checker {
-            a: [0.9, 0.9, 0.9],
-            b: [0.15, 0.15, 0.18],
-            cell: 0.12,
-        },
+        Shape::Sphere { centre: [1.5, -1.2, 0.3], radius: 0.3 },
+        Pattern::Checker { a: [0.9, 0.9, 0.9], b: [0.15, 0.15, 0.18], cell: 0.12 },
         2.0,
     ));
     v
@@ -133,22 +92,8 @@ fn table_and_objects() -> Vec<Surface> {
 
 fn garden() -> Preset {
     let mut surfaces = table_and_objects();
-    surfaces.push(s(
-        Shape::Disc {
-            centre: [0.0, 0.0, 0.0],
-            radius: 7.0,
-        },
-        Pattern::Lawn,
-        1.0,
-    ));
-    surfaces.push(s(
-        Shape::Hedge {
-            radius: 6.3,
-            height: 1.8,
-        },
-        Pattern::Leaves,
-        0.8,
-    ));
+    surfaces.push(s(Shape::Disc { centre: [0.0, 0.0, 0.0], radius: 7.0 }, Pattern::Lawn, 1.0));
+    surfaces.push(s(Shape::Hedge { radius: 6.3, height: 1.8 }, Pattern::Leaves, 0.8));
     surfaces.push(s(Shape::Dome { radius: 20.0 }, Pattern::Sky, 0.03));
     Preset {
         surfaces,
@@ -161,18 +106,12 @@ fn garden() -> Preset {
 fn room() -> Preset {
     let mut surfaces = table_and_objects();
     surfaces.push(s(
-        Shape::Room {
-            lo: [-3.0, -3.5, 0.0],
-            hi: [3.0, 3.5, 2.6],
-        },
+        Shape::Room { lo: [-3.0, -3.5, 0.0], hi: [3.0, 3.5, 2.6] },
         Pattern::Plaster([0.82, 0.78, 0.70]),
         1.0,
     ));
     surfaces.push(s(
-        Shape::Cuboid {
-            lo: [-2.9, 2.6, 0.0],
-            hi: [-1.2, 3.4, 0.9],
-        },
+        Shape::Cuboid { lo: [-2.9, 2.6, 0.0], hi: [-1.2, 3.4, 0.9] },
         Pattern::Plaster([0.35, 0.20, 0.45]),
         1.5,
     ));
@@ -192,19 +131,20 @@ fn bicycle() -> Preset {
     let tube = |a: [f64; 3], b: [f64; 3], radius: f64| Shape::Tube { a, b, radius };
     let (rear, front, crank) = ([-0.52, 0.0, 0.34], [0.52, 0.0, 0.34], [0.0, 0.0, 0.30]);
     let (seat, head_top, head_low) = ([-0.12, 0.0, 0.82], [0.40, 0.0, 0.84], [0.43, 0.0, 0.68]);
-    let mut surfaces = vec![s(
-        Shape::Disc {
-            centre: [0.0, 0.0, 0.0],
-            radius: 9.0,
-        },
-        Pattern::Lawn,
-        1.0,
-    )];
+    let mut surfaces = vec![s(Shape::Disc { centre: [0.0, 0.0, 0.0], radius: 9.0 }, Pattern::Lawn, 1.0)];
     for hub in [rear, front] {
         let wheel = Shape::Torus { centre: hub, axis: [0.0, 1.0, 0.0], major: 0.31, minor: 0.025 };
         surfaces.push(s(wheel, rubber(), BIKE_DETAIL));
     }
-    for (a, b) in [(crank, seat), (crank, head_low), (seat, head_top), (rear, crank), (rear, seat), (head_low, front), (head_low, head_top)] {
+    for (a, b) in [
+        (crank, seat),
+        (crank, head_low),
+        (seat, head_top),
+        (rear, crank),
+        (rear, seat),
+        (head_low, front),
+        (head_low, head_top),
+    ] {
         surfaces.push(s(tube(a, b, 0.018), paint(), BIKE_DETAIL));
     }
     surfaces.push(s(tube([0.38, -0.24, 0.90], [0.38, 0.24, 0.90], 0.014), rubber(), BIKE_DETAIL));
@@ -228,14 +168,7 @@ fn bicycle() -> Preset {
         let crown = Shape::Sphere { centre: [x, y, h + 0.9], radius: 1.3 };
         surfaces.push(s(crown, Pattern::Leaves, 0.8));
     }
-    surfaces.push(s(
-        Shape::Hedge {
-            radius: 8.2,
-            height: 1.6,
-        },
-        Pattern::Leaves,
-        0.6,
-    ));
+    surfaces.push(s(Shape::Hedge { radius: 8.2, height: 1.6 }, Pattern::Leaves, 0.6));
     surfaces.push(s(Shape::Dome { radius: 25.0 }, Pattern::Sky, 0.03));
     Preset {
         surfaces,
@@ -253,12 +186,5 @@ const SMOOTH_RATE: f64 = 0.1;
 const BIKE_DETAIL: f64 = 6.0;
 
 fn view(position: [f64; 3], look_at: [f64; 3]) -> Camera {
-    Camera {
-        width: 640,
-        height: 480,
-        fov_y_deg: 50.0,
-        position,
-        look_at,
-        up: [0.0, 0.0, 1.0],
-    }
+    Camera { width: 640, height: 480, fov_y_deg: 50.0, position, look_at, up: [0.0, 0.0, 1.0] }
 }

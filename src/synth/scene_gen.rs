@@ -122,10 +122,7 @@ pub fn generate(params: &Params, progress: &dyn Fn(&str)) -> Result<Scene, Synth
     }
     Ok(Scene {
         density: order.iter().map(|&i| sites.density[i as usize]).collect(),
-        color: order
-            .iter()
-            .map(|&i| quantise(sites.rgb[i as usize]))
-            .collect(),
+        color: order.iter().map(|&i| quantise(sites.rgb[i as usize])).collect(),
         positions,
         sh_degree: params.sh_degree,
         sh_rest,
@@ -138,11 +135,8 @@ pub fn generate(params: &Params, progress: &dyn Fn(&str)) -> Result<Scene, Synth
 fn surface_counts(preset: &Preset, budget: usize) -> Vec<usize> {
     let share = |s: &presets::Surface| s.shape.area() * s.detail;
     let total: f64 = preset.surfaces.iter().map(share).sum();
-    let mut counts: Vec<usize> = preset
-        .surfaces
-        .iter()
-        .map(|s| (budget as f64 * share(s) / total).floor() as usize)
-        .collect();
+    let mut counts: Vec<usize> =
+        preset.surfaces.iter().map(|s| (budget as f64 * share(s) / total).floor() as usize).collect();
     // The rounding remainder goes to the first surface.
     counts[0] += budget - counts.iter().sum::<usize>();
     counts
@@ -289,11 +283,7 @@ fn place_shell(preset: &Preset, count: usize, seed: u64, sites: &mut Sites) {
         let rho = (1.0 - z * z).sqrt();
         let phi = golden * i as f64 + r.range(-0.1, 0.1);
         let rad = preset.shell_radius * r.range(0.98, 1.02);
-        sites.push(
-            [rad * rho * phi.cos(), rad * rho * phi.sin(), rad * z],
-            0.0,
-            [0.5; 3],
-        );
+        sites.push([rad * rho * phi.cos(), rad * rho * phi.sin(), rad * z], 0.0, [0.5; 3]);
     }
 }
 

@@ -101,13 +101,9 @@ impl Shape {
         use std::f64::consts::PI;
         match *self {
             Shape::Disc { radius, .. } => PI * radius * radius,
-            Shape::Cuboid { lo, hi } | Shape::Room { lo, hi } => {
-                box_faces(lo, hi).iter().map(|f| f.0).sum()
-            }
+            Shape::Cuboid { lo, hi } | Shape::Room { lo, hi } => box_faces(lo, hi).iter().map(|f| f.0).sum(),
             Shape::Sphere { radius, .. } => 4.0 * PI * radius * radius,
-            Shape::Cylinder { radius, height, .. } => {
-                2.0 * PI * radius * height + PI * radius * radius
-            }
+            Shape::Cylinder { radius, height, .. } => 2.0 * PI * radius * height + PI * radius * radius,
             Shape::Hedge { radius, height } => 2.0 * PI * radius * height + 2.0 * PI * radius * 0.6,
             Shape::Dome { radius } => 4.0 * PI * radius * radius,
             Shape::Torus { major, minor, .. } => 4.0 * PI * PI * major * minor,
@@ -119,9 +115,7 @@ impl Shape {
     pub fn depth(&self) -> f64 {
         match *self {
             Shape::Disc { .. } => 15.0,
-            Shape::Cuboid { lo, hi } => {
-                (0..3).map(|a| hi[a] - lo[a]).fold(f64::INFINITY, f64::min) * 0.5
-            }
+            Shape::Cuboid { lo, hi } => (0..3).map(|a| hi[a] - lo[a]).fold(f64::INFINITY, f64::min) * 0.5,
             Shape::Sphere { radius, .. } => radius * 0.9,
             Shape::Cylinder { radius, .. } => radius * 0.9,
             Shape::Hedge { .. } => 0.3,
@@ -137,76 +131,43 @@ impl Shape {
         match *self {
             Shape::Disc { centre, radius } => {
                 let (rad, phi) = (radius * r.f64().sqrt(), r.range(0.0, TAU));
-                Sample {
-                    p: add(centre, [rad * phi.cos(), rad * phi.sin(), 0.0]),
-                    n: [0.0, 0.0, 1.0],
-                }
+                Sample { p: add(centre, [rad * phi.cos(), rad * phi.sin(), 0.0]), n: [0.0, 0.0, 1.0] }
             }
             Shape::Cuboid { lo, hi } => sample_box(lo, hi, r, 1.0),
             Shape::Room { lo, hi } => sample_box(lo, hi, r, -1.0),
             Shape::Sphere { centre, radius } => {
                 let n = r.unit_vector();
-                Sample {
-                    p: offset(centre, n, radius),
-                    n,
-                }
+                Sample { p: offset(centre, n, radius), n }
             }
-            Shape::Cylinder {
-                base,
-                radius,
-                height,
-            } => {
+            Shape::Cylinder { base, radius, height } => {
                 let side = 2.0 * height;
                 if r.f64() * (side + radius) < side {
                     let phi = r.range(0.0, TAU);
                     let n = [phi.cos(), phi.sin(), 0.0];
-                    Sample {
-                        p: add(base, [radius * n[0], radius * n[1], r.range(0.0, height)]),
-                        n,
-                    }
+                    Sample { p: add(base, [radius * n[0], radius * n[1], r.range(0.0, height)]), n }
                 } else {
                     let (rad, phi) = (radius * r.f64().sqrt(), r.range(0.0, TAU));
-                    Sample {
-                        p: add(base, [rad * phi.cos(), rad * phi.sin(), height]),
-                        n: [0.0, 0.0, 1.0],
-                    }
+                    Sample { p: add(base, [rad * phi.cos(), rad * phi.sin(), height]), n: [0.0, 0.0, 1.0] }
                 }
             }
             Shape::Hedge { radius, height } => {
                 let phi = r.range(0.0, TAU);
-                let wobble = |phi: f64, z: f64| {
-                    0.25 * fbm([phi.cos() * 3.0, phi.sin() * 3.0, z * 1.5], 3, 11)
-                };
-                let top =
-                    height * (1.0 + 0.25 * fbm([phi.cos() * 2.0, phi.sin() * 2.0, 0.0], 2, 12));
+                let wobble = |phi: f64, z: f64| 0.25 * fbm([phi.cos() * 3.0, phi.sin() * 3.0, z * 1.5], 3, 11);
+                let top = height * (1.0 + 0.25 * fbm([phi.cos() * 2.0, phi.sin() * 2.0, 0.0], 2, 12));
                 if r.f64() * (height + 0.6) < height {
                     let z = r.range(0.0, top);
                     let rr = radius + wobble(phi, z);
-                    Sample {
-                        p: [rr * phi.cos(), rr * phi.sin(), z],
-                        n: [-phi.cos(), -phi.sin(), 0.0],
-                    }
+                    Sample { p: [rr * phi.cos(), rr * phi.sin(), z], n: [-phi.cos(), -phi.sin(), 0.0] }
                 } else {
                     let rr = radius + r.range(0.0, 0.6) + wobble(phi, top);
-                    Sample {
-                        p: [rr * phi.cos(), rr * phi.sin(), top],
-                        n: [0.0, 0.0, 1.0],
-                    }
+                    Sample { p: [rr * phi.cos(), rr * phi.sin(), top], n: [0.0, 0.0, 1.0] }
                 }
             }
             Shape::Dome { radius } => {
                 let n = r.unit_vector();
-                Sample {
-                    p: scale(n, radius),
-                    n: scale(n, -1.0),
-                }
+                Sample { p: scale(n, radius), n: scale(n, -1.0) }
             }
-            Shape::Torus {
-                centre,
-                axis,
-                major,
-                minor,
-            } => {
+            Shape::Torus { centre, axis, major, minor } => {
                 let (u, v) = basis(axis);
                 let phi = r.range(0.0, TAU);
                 // The outer side of the ring has more area than the inner: accept the
@@ -219,20 +180,14 @@ impl Shape {
                 };
                 let radial = add(scale(u, phi.cos()), scale(v, phi.sin()));
                 let n = add(scale(radial, theta.cos()), scale(axis, theta.sin()));
-                Sample {
-                    p: add(add(centre, scale(radial, major)), scale(n, minor)),
-                    n,
-                }
+                Sample { p: add(add(centre, scale(radial, major)), scale(n, minor)), n }
             }
             Shape::Tube { a, b, radius } => {
                 let d = sub(b, a);
                 let (u, v) = basis(scale(d, 1.0 / norm(d)));
                 let phi = r.range(0.0, TAU);
                 let n = add(scale(u, phi.cos()), scale(v, phi.sin()));
-                Sample {
-                    p: add(add(a, scale(d, r.f64())), scale(n, radius)),
-                    n,
-                }
+                Sample { p: add(add(a, scale(d, r.f64())), scale(n, radius)), n }
             }
         }
     }
@@ -242,14 +197,7 @@ impl Shape {
 fn box_faces(lo: V3, hi: V3) -> [(f64, usize, f64); 6] {
     let e = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
     let a = [e[1] * e[2], e[0] * e[2], e[0] * e[1]];
-    [
-        (a[0], 0, 1.0),
-        (a[0], 0, -1.0),
-        (a[1], 1, 1.0),
-        (a[1], 1, -1.0),
-        (a[2], 2, 1.0),
-        (a[2], 2, -1.0),
-    ]
+    [(a[0], 0, 1.0), (a[0], 0, -1.0), (a[1], 1, 1.0), (a[1], 1, -1.0), (a[2], 2, 1.0), (a[2], 2, -1.0)]
 }
 
 fn sample_box(lo: V3, hi: V3, r: &mut Rng, facing: f64) -> Sample {
@@ -294,10 +242,8 @@ pub fn noise(p: V3, salt: u64) -> f64 {
     let mut acc = 0.0;
     for c in 0..8 {
         let (dx, dy, dz) = (c & 1, (c >> 1) & 1, (c >> 2) & 1);
-        let w = [(dx, 0), (dy, 1), (dz, 2)]
-            .iter()
-            .map(|&(d, a)| if d == 1 { t[a] } else { 1.0 - t[a] })
-            .product::<f64>();
+        let w =
+            [(dx, 0), (dy, 1), (dz, 2)].iter().map(|&(d, a)| if d == 1 { t[a] } else { 1.0 - t[a] }).product::<f64>();
         acc += w * lattice(x + dx, y + dy, z + dz, salt);
     }
     2.0 * acc - 1.0
@@ -328,12 +274,7 @@ pub enum Pattern {
     /// Wood grain along x.
     Wood,
     /// Beach-ball segments by azimuth around `centre`.
-    Segments {
-        centre: V3,
-        a: V3,
-        b: V3,
-        count: u32,
-    },
+    Segments { centre: V3, a: V3, b: V3, count: u32 },
     /// Horizontal bands.
     Bands { a: V3, b: V3, period: f64 },
     /// 3D checkerboard.
@@ -350,8 +291,7 @@ impl Pattern {
     pub fn colour(&self, p: V3) -> V3 {
         match self {
             Pattern::Lawn => {
-                let path = (p[1] - 0.8 * (0.35 * p[0]).sin() + 2.2).abs()
-                    < 0.45 + 0.1 * noise(scale(p, 2.0), 1);
+                let path = (p[1] - 0.8 * (0.35 * p[0]).sin() + 2.2).abs() < 0.45 + 0.1 * noise(scale(p, 2.0), 1);
                 if path {
                     let g = 0.5 + 0.5 * fbm(scale(p, 9.0), 3, 2);
                     mix([0.55, 0.50, 0.42], [0.75, 0.72, 0.66], g)
@@ -363,19 +303,12 @@ impl Pattern {
                 }
             }
             Pattern::Wood => {
-                let grain =
-                    (p[0] * 30.0 + 4.0 * fbm([p[0] * 2.0, p[1] * 6.0, p[2] * 6.0], 3, 5)).sin();
+                let grain = (p[0] * 30.0 + 4.0 * fbm([p[0] * 2.0, p[1] * 6.0, p[2] * 6.0], 3, 5)).sin();
                 mix([0.45, 0.28, 0.14], [0.62, 0.42, 0.22], 0.5 + 0.5 * grain)
             }
-            Pattern::Segments {
-                centre,
-                a,
-                b,
-                count,
-            } => {
+            Pattern::Segments { centre, a, b, count } => {
                 let phi = (p[1] - centre[1]).atan2(p[0] - centre[0]);
-                let k =
-                    ((phi + std::f64::consts::PI) / std::f64::consts::TAU * *count as f64) as u32;
+                let k = ((phi + std::f64::consts::PI) / std::f64::consts::TAU * *count as f64) as u32;
                 if k.is_multiple_of(2) { *a } else { *b }
             }
             Pattern::Bands { a, b, period } => {
@@ -393,11 +326,7 @@ impl Pattern {
                 let g = 0.5 + 0.5 * fbm(scale(p, 4.0), 4, 6);
                 let hole = noise(scale(p, 12.0), 7) > 0.55;
                 let leaf = mix([0.08, 0.25, 0.06], [0.30, 0.50, 0.16], g);
-                if hole {
-                    mix(leaf, [0.03, 0.08, 0.02], 0.7)
-                } else {
-                    leaf
-                }
+                if hole { mix(leaf, [0.03, 0.08, 0.02], 0.7) } else { leaf }
             }
             Pattern::Sky => {
                 let len = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt().max(1e-9);
@@ -425,19 +354,10 @@ mod tests {
     fn samples_lie_on_their_shapes() {
         let mut r = Rng::new(3);
         for _ in 0..1000 {
-            let s = Shape::Sphere {
-                centre: [1.0, 2.0, 3.0],
-                radius: 0.5,
-            }
-            .sample(&mut r);
-            let d =
-                ((s.p[0] - 1.0).powi(2) + (s.p[1] - 2.0).powi(2) + (s.p[2] - 3.0).powi(2)).sqrt();
+            let s = Shape::Sphere { centre: [1.0, 2.0, 3.0], radius: 0.5 }.sample(&mut r);
+            let d = ((s.p[0] - 1.0).powi(2) + (s.p[1] - 2.0).powi(2) + (s.p[2] - 3.0).powi(2)).sqrt();
             assert!((d - 0.5).abs() < 1e-12);
-            let b = Shape::Cuboid {
-                lo: [0.0; 3],
-                hi: [1.0, 2.0, 3.0],
-            }
-            .sample(&mut r);
+            let b = Shape::Cuboid { lo: [0.0; 3], hi: [1.0, 2.0, 3.0] }.sample(&mut r);
             let on_face = (0..3).any(|a| b.p[a] == 0.0 || b.p[a] == [1.0, 2.0, 3.0][a]);
             assert!(on_face && (0..3).all(|a| (0.0..=[1.0, 2.0, 3.0][a]).contains(&b.p[a])));
         }

@@ -97,11 +97,7 @@ impl Domain {
         let centre = [0, 1, 2].map(|a| 0.5 * (lo[a] + hi[a]));
         let radius = points
             .iter()
-            .map(|p| {
-                (0..3)
-                    .map(|a| (p[a] as f64 - centre[a]).powi(2))
-                    .sum::<f64>()
-            })
+            .map(|p| (0..3).map(|a| (p[a] as f64 - centre[a]).powi(2)).sum::<f64>())
             .fold(0.0, f64::max)
             .sqrt();
         let extent = (0..3).map(|a| hi[a] - lo[a]).fold(0.0, f64::max).max(1e-6);
@@ -121,35 +117,19 @@ impl Domain {
                 [n[0], n[1], n[2], d]
             })
             .collect();
-        Domain {
-            lo,
-            hi,
-            sphere,
-            centre,
-            inner: d_sphere,
-        }
+        Domain { lo, hi, sphere, centre, inner: d_sphere }
     }
 
     fn start(&self, cell: &mut ConvexCell, p: [f32; 3]) {
         let p = p.map(f64::from);
-        cell.reset_box(
-            [0, 1, 2].map(|a| self.lo[a] - p[a]),
-            [0, 1, 2].map(|a| self.hi[a] - p[a]),
-        );
+        cell.reset_box([0, 1, 2].map(|a| self.lo[a] - p[a]), [0, 1, 2].map(|a| self.hi[a] - p[a]));
     }
 
     /// Clips by the sphere polytope unless the cell's ball lies inside it; returns whether
     /// it clipped (after which later calls for this cell are unnecessary).
-    fn clip_sphere(
-        &self,
-        cell: &mut ConvexCell,
-        p: [f32; 3],
-    ) -> Result<bool, super::cell::ClipError> {
+    fn clip_sphere(&self, cell: &mut ConvexCell, p: [f32; 3]) -> Result<bool, super::cell::ClipError> {
         let p = p.map(f64::from);
-        let off: f64 = (0..3)
-            .map(|a| (p[a] - self.centre[a]).powi(2))
-            .sum::<f64>()
-            .sqrt();
+        let off: f64 = (0..3).map(|a| (p[a] - self.centre[a]).powi(2)).sum::<f64>().sqrt();
         if off + cell.radius2().sqrt() < self.inner {
             return Ok(false);
         }
@@ -253,8 +233,7 @@ pub fn adjacency(points: &[[f32; 3]]) -> Result<Adjacency, VoronoiError> {
             w.reach2 = 0.0;
             for &i in sites {
                 let before = out.neighbours.len();
-                let touches =
-                    cell_neighbours(points, &tree, &domain, i as usize, w, &mut out.neighbours)?;
+                let touches = cell_neighbours(points, &tree, &domain, i as usize, w, &mut out.neighbours)?;
                 out.counts.push((out.neighbours.len() - before) as u32);
                 out.boundary.push(touches);
             }
@@ -289,11 +268,7 @@ pub fn adjacency(points: &[[f32; 3]]) -> Result<Adjacency, VoronoiError> {
 }
 
 /// Adds the reverse of every edge that one side missed (rounding on near-degenerate faces).
-fn symmetrise(
-    start: Vec<usize>,
-    neighbours: Vec<u32>,
-    on_boundary: Vec<bool>,
-) -> Result<Adjacency, VoronoiError> {
+fn symmetrise(start: Vec<usize>, neighbours: Vec<u32>, on_boundary: Vec<bool>) -> Result<Adjacency, VoronoiError> {
     let n = start.len() - 1;
     let list = |i: usize| &neighbours[start[i]..start[i + 1]];
     let missing: Vec<(u32, u32)> = (0..n)
@@ -325,12 +300,7 @@ fn symmetrise(
         }
         (end, merged)
     };
-    Ok(Adjacency {
-        end,
-        neighbours,
-        on_boundary,
-        asymmetric,
-    })
+    Ok(Adjacency { end, neighbours, on_boundary, asymmetric })
 }
 
 /// Clips site `i`'s cell and appends its neighbours (ascending); returns whether the cell
@@ -354,9 +324,7 @@ fn cell_neighbours(
     w.candidates.clear();
     let mut covered2 = 0.0;
     if w.reach2 > 0.0 {
-        let scratch = w
-            .scratch
-            .get_or_insert_with(|| tree.create_scratch::<SquaredEuclidean<f32>>());
+        let scratch = w.scratch.get_or_insert_with(|| tree.create_scratch::<SquaredEuclidean<f32>>());
         let found = &mut w.candidates;
         tree.query(&p)
             .within::<SquaredEuclidean<f32>>(w.reach2)
@@ -374,10 +342,7 @@ fn cell_neighbours(
         }
     }
     if w.candidates.is_empty() {
-        let found = tree
-            .query(&p)
-            .nearest_n::<SquaredEuclidean<f32>>(NonZeroUsize::new(k).unwrap())
-            .execute();
+        let found = tree.query(&p).nearest_n::<SquaredEuclidean<f32>>(NonZeroUsize::new(k).unwrap()).execute();
         w.candidates.extend(found.iter().map(|r| (0.0, r.item)));
         w.reach2 = found.last().map_or(0.0, |r| r.distance);
     }
@@ -390,8 +355,7 @@ fn cell_neighbours(
         }
     }
     w.candidates.truncate(kept);
-    w.candidates
-        .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    w.candidates.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     if covered2 == 0.0 {
         covered2 = w.candidates.last().map_or(0.0, |c| c.0) / SAFETY;
     }
@@ -410,18 +374,13 @@ fn cell_neighbours(
             done = true;
             break;
         }
-        w.cell
-            .clip(bisector(p, points[j as usize]), j)
-            .map_err(degenerate)?;
+        w.cell.clip(bisector(p, points[j as usize]), j).map_err(degenerate)?;
     }
     // The domain belongs to every cell (a no-op for cells well inside it).
     if !sphere_clipped {
         domain.clip_sphere(&mut w.cell, p).map_err(degenerate)?;
     }
-    done = done
-        || w.candidates
-            .last()
-            .is_some_and(|&(d2, _)| d2 > SAFETY * 4.0 * w.cell.radius2());
+    done = done || w.candidates.last().is_some_and(|&(d2, _)| d2 > SAFETY * 4.0 * w.cell.radius2());
     if !done {
         check_vertices(points, tree, i, covered2, w)?;
     }
@@ -478,10 +437,7 @@ fn check_vertices(
         // tree's f32 distance error so no site inside the exact sphere is missed.
         let c = [0, 1, 2].map(|a| pd[a] + v[a]);
         let cf = c.map(|x| x as f32);
-        let shift: f64 = (0..3)
-            .map(|a| (c[a] - cf[a] as f64).powi(2))
-            .sum::<f64>()
-            .sqrt();
+        let shift: f64 = (0..3).map(|a| (c[a] - cf[a] as f64).powi(2)).sum::<f64>().sqrt();
         let reach = (r2.sqrt() + shift) * SAFETY;
         let reach2 = (reach * reach * SAFETY) as f32;
         let mut m = PROBE.min(n);
@@ -501,10 +457,7 @@ fn check_vertices(
                     continue;
                 }
                 w.extra.push(j as u32);
-                cut |= w
-                    .cell
-                    .clip(bisector(p, points[j]), j as u32)
-                    .map_err(degenerate)?;
+                cut |= w.cell.clip(bisector(p, points[j]), j as u32).map_err(degenerate)?;
             }
             if cut {
                 // Vertex t may be gone; its survivors and successors are checked anew.
@@ -534,12 +487,9 @@ pub fn adjacency_brute_force(points: &[[f32; 3]]) -> Result<Adjacency, VoronoiEr
     for i in 0..n {
         let p = points[i];
         domain.start(&mut cell, p);
-        domain
-            .clip_sphere(&mut cell, p)
-            .map_err(|e| VoronoiError::Degenerate(i, e))?;
+        domain.clip_sphere(&mut cell, p).map_err(|e| VoronoiError::Degenerate(i, e))?;
         for j in (0..n).filter(|&j| j != i) {
-            cell.clip(bisector(p, points[j]), j as u32)
-                .map_err(|e| VoronoiError::Degenerate(i, e))?;
+            cell.clip(bisector(p, points[j]), j as u32).map_err(|e| VoronoiError::Degenerate(i, e))?;
         }
         cell.faces(&mut faces, &mut scratch);
         let from = neighbours.len();
@@ -577,11 +527,7 @@ mod tests {
         let mut pts = vec![[0.013f32, -0.007, 0.011]];
         for c in 0..8 {
             let s = |b: u32| if c >> b & 1 == 1 { 1.0 } else { -1.0 };
-            pts.push([
-                s(0) + 0.01 * c as f32,
-                s(1) - 0.003 * c as f32,
-                s(2) + 0.002 * c as f32,
-            ]);
+            pts.push([s(0) + 0.01 * c as f32, s(1) - 0.003 * c as f32, s(2) + 0.002 * c as f32]);
         }
         let adj = adjacency(&pts).unwrap();
         assert_eq!(adj.of(0), &[1, 2, 3, 4, 5, 6, 7, 8]);
@@ -591,9 +537,6 @@ mod tests {
     #[test]
     fn duplicate_sites_are_an_error() {
         let pts = vec![[0.0f32; 3], [1.0, 0.0, 0.0], [0.0; 3]];
-        assert!(matches!(
-            adjacency(&pts),
-            Err(VoronoiError::Duplicate(0, 2))
-        ));
+        assert!(matches!(adjacency(&pts), Err(VoronoiError::Duplicate(0, 2))));
     }
 }

@@ -23,25 +23,12 @@ pub fn run(args: &[&str]) -> Output {
 pub fn expect_error(args: &[&str]) -> String {
     let out = run(args);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        !out.status.success(),
-        "expected failure for {args:?}, stderr: {err}"
-    );
+    assert!(!out.status.success(), "expected failure for {args:?}, stderr: {err}");
     assert!(!err.contains("panicked"), "panic for {args:?}: {err}");
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "error should be one line for {args:?}: {err}"
-    );
-    assert!(
-        !err.trim_end().chars().any(char::is_control),
-        "raw control character in the error for {args:?}: {err:?}"
-    );
+    assert_eq!(err.trim_end().lines().count(), 1, "error should be one line for {args:?}: {err}");
+    assert!(!err.trim_end().chars().any(char::is_control), "raw control character in the error for {args:?}: {err:?}");
     let parts: Vec<&str> = err.trim_end().split(": ").collect();
-    assert!(
-        parts.windows(2).all(|w| !w[0].ends_with(w[1])),
-        "doubled text in the error for {args:?}: {err}"
-    );
+    assert!(parts.windows(2).all(|w| !w[0].ends_with(w[1])), "doubled text in the error for {args:?}: {err}");
     err
 }
 
@@ -52,11 +39,7 @@ pub fn python() -> Command {
     let py = std::env::var_os("FOAM_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
-    assert!(
-        py.exists(),
-        "no Python oracle at {}: run scripts/test (it creates .venv)",
-        py.display()
-    );
+    assert!(py.exists(), "no Python oracle at {}: run scripts/test (it creates .venv)", py.display());
     Command::new(py)
 }
 
@@ -108,5 +91,8 @@ pub fn tight_buffers(base: foam_ipu::device::DeviceOptions) -> foam_ipu::device:
 /// 64 bits: a worker's shard visits, cell steps, faces tested and rays marched on.
 pub fn budget_spent_q8(visits: u64, steps: u64, faces: u64, rays: u64) -> u64 {
     use foam_layout::{FOAM_BUDGET_FACE_Q8, FOAM_BUDGET_RAY_Q8, FOAM_BUDGET_STEP_Q8, FOAM_BUDGET_VISIT_Q8};
-    visits * FOAM_BUDGET_VISIT_Q8 as u64 + steps * FOAM_BUDGET_STEP_Q8 as u64 + faces * FOAM_BUDGET_FACE_Q8 as u64 + rays * FOAM_BUDGET_RAY_Q8 as u64
+    visits * FOAM_BUDGET_VISIT_Q8 as u64
+        + steps * FOAM_BUDGET_STEP_Q8 as u64
+        + faces * FOAM_BUDGET_FACE_Q8 as u64
+        + rays * FOAM_BUDGET_RAY_Q8 as u64
 }

@@ -12,16 +12,9 @@ pub struct Lattice {
 
 impl Lattice {
     /// `cell(ix, iy, iz) -> (density, colour)` fills every site; SH rest zero.
-    pub fn new(
-        n: usize,
-        sh_degree: u8,
-        cell: impl Fn(usize, usize, usize) -> (f32, [u8; 3]),
-    ) -> Lattice {
+    pub fn new(n: usize, sh_degree: u8, cell: impl Fn(usize, usize, usize) -> (f32, [u8; 3])) -> Lattice {
         let idx = |x: usize, y: usize, z: usize| (x + n * (y + n * z)) as u32;
-        let mut s = Scene {
-            sh_degree,
-            ..Default::default()
-        };
+        let mut s = Scene { sh_degree, ..Default::default() };
         for z in 0..n {
             for y in 0..n {
                 for x in 0..n {
@@ -34,8 +27,7 @@ impl Lattice {
                         let mut q = p;
                         q[a] += step;
                         if q.iter().all(|&v| v >= 0 && v < n as i64) {
-                            s.adjacency
-                                .push(idx(q[0] as usize, q[1] as usize, q[2] as usize));
+                            s.adjacency.push(idx(q[0] as usize, q[1] as usize, q[2] as usize));
                         }
                     }
                     s.adjacency_end.push(s.adjacency.len() as u32);

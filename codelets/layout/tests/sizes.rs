@@ -67,7 +67,10 @@ fn structs_have_no_padding() {
     let (f, cats) = (FOAM_MAX_LANES as usize, FOAM_CATS as usize);
     assert_eq!(cats, 2 * f + 1);
     let (workers, sums) = (FOAM_WORKERS as usize, FOAM_LS_COUNT as usize);
-    assert_eq!(size_of::<foam_router_ctl>(), (5 + (f + 1) + 1 + 2 * workers * cats + 3 * cats + 2 * f + 1 + workers * sums + 6 + workers) * 4);
+    assert_eq!(
+        size_of::<foam_router_ctl>(),
+        (5 + (f + 1) + 1 + 2 * workers * cats + 3 * cats + 2 * f + 1 + workers * sums + 6 + workers) * 4
+    );
     assert_eq!(size_of::<foam_spill_ctl>(), 4 * 4);
     assert_eq!(size_of::<foam_paused_ray>(), 2 * 2 + 6 * 4);
     let paused = workers * size_of::<foam_paused_ray>();

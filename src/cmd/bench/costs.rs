@@ -185,8 +185,9 @@ pub struct Table {
 }
 
 /// The table every estimate uses.
-pub static COSTS: LazyLock<Ipu> =
-    LazyLock::new(|| serde_json::from_str::<Table>(TABLE_JSON).expect("tools/costs/constants.json is the model's table").ipu);
+pub static COSTS: LazyLock<Ipu> = LazyLock::new(|| {
+    serde_json::from_str::<Table>(TABLE_JSON).expect("tools/costs/constants.json is the model's table").ipu
+});
 
 #[cfg(test)]
 mod tests {
@@ -278,7 +279,10 @@ mod tests {
         assert_eq!(c.RouterPlan.per_call(0, 0, false), at("RouterPlan", "fixed"));
         let plan = |n: u32, l: u32, root| c.RouterPlan.per_call(n, l, root);
         let close = |a: f64, b: f64| assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} != {b}");
-        close(plan(8, 256, true) - plan(8, 0, true), 256.0 * (at("RouterPlan", "lane") + at("RouterPlan", "root_lane")));
+        close(
+            plan(8, 256, true) - plan(8, 0, true),
+            256.0 * (at("RouterPlan", "lane") + at("RouterPlan", "root_lane")),
+        );
         // RouterPlan reads none of the injector lanes (RouterCount sums them): what a
         // lane adds to it, at the root or not, is within the fit's noise.
         assert!((plan(8, 256, true) - plan(8, 0, false)).abs() < 2.0 * 256.0, "RouterPlan per lane");
@@ -296,17 +300,27 @@ mod tests {
         use std::mem::offset_of;
         let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tools/costs/router_lanes.py")).unwrap();
         let numbers = |name: &str| -> Vec<usize> {
-            let line = src.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("router_lanes.py: no {name}"));
+            let line =
+                src.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("router_lanes.py: no {name}"));
             line.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect()
         };
         assert_eq!(
             numbers("FANOUT, INJECT_LANES, MAX_IN_FLIGHT ="),
-            [offset_of!(foam_params, fanout), offset_of!(foam_params, inject_lanes), offset_of!(foam_params, max_in_flight)]
+            [
+                offset_of!(foam_params, fanout),
+                offset_of!(foam_params, inject_lanes),
+                offset_of!(foam_params, max_in_flight)
+            ]
         );
-        let replicas = offset_of!(foam_params, __bindgen_anon_1) + offset_of!(Union, replicas) + offset_of!(foam_replica_lanes, replica_bits);
+        let replicas = offset_of!(foam_params, __bindgen_anon_1)
+            + offset_of!(Union, replicas)
+            + offset_of!(foam_replica_lanes, replica_bits);
         assert_eq!(numbers("REPLICA_BITS ="), [replicas, foam_layout::FOAM_MAX_FANOUT as usize]);
         // Each share is read as two words in a row: (avail, wanted), (room, asked).
-        assert_eq!(numbers("SHARE_CREDIT, SHARE_ALLOWANCE ="), [offset_of!(foam_router_ctl, share_avail), offset_of!(foam_router_ctl, share_room)]);
+        assert_eq!(
+            numbers("SHARE_CREDIT, SHARE_ALLOWANCE ="),
+            [offset_of!(foam_router_ctl, share_avail), offset_of!(foam_router_ctl, share_room)]
+        );
         assert_eq!(offset_of!(foam_router_ctl, share_wanted), offset_of!(foam_router_ctl, share_avail) + 4);
         assert_eq!(offset_of!(foam_router_ctl, share_asked), offset_of!(foam_router_ctl, share_room) + 4);
     }

@@ -217,7 +217,11 @@ pub fn tracer_cycles(workers: &[MarchWork; WORKERS], finished: u64, sh_rest: usi
     let send = s.fixed
         + s.link * walk.side_links as f64
         + s.wait_walk * walk.waiting as f64
-        + if busy { s.active + s.scan * scanned as f64 + s.send * sent as f64 + s.unmarched * walk.unmarched as f64 } else { 0.0 };
+        + if busy {
+            s.active + s.scan * scanned as f64 + s.send * sent as f64 + s.unmarched * walk.unmarched as f64
+        } else {
+            0.0
+        };
     let march = workers.iter().map(|w| march_instr(&c.TracerMarch, w) + sh_instr(&c.TracerMarch, sh_rest, w));
     [multi_worker_cycles(march), single_worker_cycles(send)]
 }
@@ -228,7 +232,9 @@ pub fn injector_cycles(workers: &[MarchWork; WORKERS], emitted: u64, sh_rest: us
     let c = &*COSTS;
     let marched: u64 = workers.iter().map(|w| w.marched_on).sum();
     let emit = single_worker_cycles(item_instr(&c.Injector, emitted));
-    let march = multi_worker_cycles(workers.iter().map(|w| march_instr(&c.InjectorMarch, w) + sh_instr(&c.InjectorMarch, sh_rest, w)));
+    let march = multi_worker_cycles(
+        workers.iter().map(|w| march_instr(&c.InjectorMarch, w) + sh_instr(&c.InjectorMarch, sh_rest, w)),
+    );
     let deal = single_worker_cycles(item_instr(&c.InjectorSend, marched));
     [emit, march, deal]
 }
@@ -255,14 +261,21 @@ pub fn router_cycles(
     let c = &*COSTS;
     let own = |w: usize| crate::device::tree::worker_lanes(lanes as usize, w, WORKERS).len() as u32;
     let walk = |cost: &Walk, rays: &[u64; WORKERS], shares: Shares| {
-        multi_worker_cycles(rays.iter().enumerate().map(|(w, &n)| cost.per_worker(children, own(w), root, n, replicas, shares)))
+        multi_worker_cycles(
+            rays.iter().enumerate().map(|(w, &n)| cost.per_worker(children, own(w), root, n, replicas, shares)),
+        )
     };
     let forward = walk(&c.RouterForward, moved, shares);
     if one_worker_count {
-        let both = c.RouterCountPlan.per_worker(children, lanes, root, classified.iter().sum(), replicas, Shares::default());
+        let both =
+            c.RouterCountPlan.per_worker(children, lanes, root, classified.iter().sum(), replicas, Shares::default());
         return [single_worker_cycles(both), 0.0, forward];
     }
-    [walk(&c.RouterCount, classified, Shares::default()), single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)), forward]
+    [
+        walk(&c.RouterCount, classified, Shares::default()),
+        single_worker_cycles(c.RouterPlan.per_call(children, lanes, root)),
+        forward,
+    ]
 }
 
 /// Whether `schedule` counts a router's rays in one worker (RouterCountPlan), with
@@ -376,27 +389,15 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
     let full_exchange = (tile_bytes as f64 / EXCHANGE_BYTES_PER_CYCLE).max(ipu_links);
 
     // The idle tail still runs every vertex: each set waits for its dearest idle tile.
-    let compute: f64 = p
-        .iterations
-        .iter()
-        .map(|i| i.step_cycles.iter().sum::<f64>())
-        .sum::<f64>()
+    let compute: f64 = p.iterations.iter().map(|i| i.step_cycles.iter().sum::<f64>()).sum::<f64>()
         + idle * p.idle_cycles.iter().sum::<f64>();
     let fixed = (fixed_iteration_cycles_on(p.ipus, p.sets) + test) * iterations as f64;
     let exchange = full_exchange * iterations as f64;
-    let occupied: f64 = p
-        .iterations
-        .iter()
-        .map(|i| i.occupied_bytes as f64 / EXCHANGE_BYTES_PER_CYCLE)
-        .sum::<f64>()
+    let occupied: f64 = p.iterations.iter().map(|i| i.occupied_bytes as f64 / EXCHANGE_BYTES_PER_CYCLE).sum::<f64>()
         + idle * (p.links_max * super::profile::LINK_HEADER_BYTES) as f64 / EXCHANGE_BYTES_PER_CYCLE;
     let host_s = calls as f64 * HOST_ROUND_TRIP_S + p.framebuffer_bytes as f64 / HOST_LINK_BYTES_PER_S;
     let frame_s = (compute + fixed + exchange) / CLOCK_HZ + host_s;
-    let busy: Vec<_> = p
-        .iterations
-        .iter()
-        .filter(|i| i.busiest_cell_steps > 0 || i.busiest_router_rays > 0)
-        .collect();
+    let busy: Vec<_> = p.iterations.iter().filter(|i| i.busiest_cell_steps > 0 || i.busiest_router_rays > 0).collect();
     let mean = |f: &dyn Fn(&super::profile::IterationLoad) -> u64| {
         busy.iter().map(|i| f(i) as f64).sum::<f64>() / busy.len().max(1) as f64
     };
@@ -437,12 +438,7 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
 pub fn balance(p: &Profile) -> Balance {
     let used = p.tile_cycles.len() as u64;
     let chip = p.chip_tiles.max(used);
-    let (busiest, &max) = p
-        .tile_cycles
-        .iter()
-        .enumerate()
-        .max_by(|a, b| a.1.total_cmp(b.1))
-        .unwrap_or((0, &0.0));
+    let (busiest, &max) = p.tile_cycles.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap_or((0, &0.0));
     let total: f64 = p.tile_cycles.iter().sum();
     let (mean_chip, mean_used) = (total / chip.max(1) as f64, total / used.max(1) as f64);
     let ratio = |mean: f64| if mean > 0.0 { max / mean } else { 0.0 };
@@ -475,7 +471,8 @@ mod tests {
         let mut workers = [MarchWork::default(); WORKERS];
         workers[2] = busy;
         let one = tracer_cycles(&workers, 0, 0, SendWalk::default());
-        let want = c.fixed + c.active + 6.0 * (c.ray + c.marched_on + c.visit) + 600.0 * c.step + 10_200.0 * c.neighbour;
+        let want =
+            c.fixed + c.active + 6.0 * (c.ray + c.marched_on + c.visit) + 600.0 * c.step + 10_200.0 * c.neighbour;
         assert!((one[0] - 6.0 * want).abs() < 1e-6, "{} != 6 x {want}", one[0]);
         // The same rays over all six workers: the busiest worker does a sixth.
         let share = MarchWork { loaded: 1, marched_on: 1, visits: 1, steps: 100, neighbours: 1700, results: 0 };
@@ -497,7 +494,8 @@ mod tests {
         assert!(s.link > 0.0 && s.wait_walk > 0.0, "the table charges links and waiting rays");
         // A ray kept unmarched is read (a scan) and moved into the held prefix, though
         // the march never loaded it: alone, it makes the call busy.
-        let held = tracer_cycles(&[MarchWork::default(); WORKERS], 0, 0, SendWalk { unmarched: 5, ..SendWalk::default() })[1];
+        let held =
+            tracer_cycles(&[MarchWork::default(); WORKERS], 0, 0, SendWalk { unmarched: 5, ..SendWalk::default() })[1];
         let want = s.fixed + s.active + 5.0 * (s.scan + s.unmarched);
         assert!((held - 6.0 * want).abs() < 1e-6, "{held} != 6 x {want}");
         assert!(s.unmarched > 0.0, "the table charges the rays kept unmarched");
@@ -540,7 +538,9 @@ mod tests {
             // Two of a tile's vertices share a set only as one vertex that does both
             // in order (RouterCountPlan, InjectorDealEmit).
             let fused = [(Count, Plan), (Deal, Emit)];
-            let before = |a: Part, b: Part| set_of(s, a) < set_of(s, b) || (fused.contains(&(a, b)) && set_of(s, a) == set_of(s, b));
+            let before = |a: Part, b: Part| {
+                set_of(s, a) < set_of(s, b) || (fused.contains(&(a, b)) && set_of(s, a) == set_of(s, b))
+            };
             for order in [&[TracerMarch, TracerSend][..], &[Count, Plan, Forward], &[Spill]] {
                 assert!(order.windows(2).all(|w| before(w[0], w[1])), "{s:?}: {order:?}");
             }
@@ -549,7 +549,10 @@ mod tests {
             assert!(inj.windows(2).all(|w| before(w[0], w[1])), "{s:?}: {inj:?}");
             let all = [TracerMarch, TracerSend, Count, Plan, Forward, Spill, Emit, InjectorMarch, Deal];
             assert!(all.iter().all(|&p| set_of(s, p) < sets_of(s)), "{s:?}: a set past its last");
-            assert!((0..sets_of(s)).all(|k| all.iter().any(|&p| set_of(s, p) == k)), "{s:?}: a set that runs no vertex");
+            assert!(
+                (0..sets_of(s)).all(|k| all.iter().any(|&p| set_of(s, p) == k)),
+                "{s:?}: a set that runs no vertex"
+            );
         }
         // The graph builder's table: three sets, three, four, three, two; and no other schedule.
         assert_eq!(Schedule::ALL.map(sets_of), [3, 3, 4, 3, 2]);
@@ -608,11 +611,8 @@ mod tests {
     #[test]
     fn frame_pays_for_the_idle_tail_up_to_a_multiple_of_rc_unless_it_ends_on_the_device() {
         use super::super::profile::{IterationLoad, Profile};
-        let busy = IterationLoad {
-            step_cycles: [1000.0, 10.0, 90.0, 0.0],
-            busiest_cell_steps: 3,
-            ..Default::default()
-        };
+        let busy =
+            IterationLoad { step_cycles: [1000.0, 10.0, 90.0, 0.0], busiest_cell_steps: 3, ..Default::default() };
         let p = Profile {
             iterations: vec![busy.clone(), busy.clone(), busy],
             idle_cycles: [5.0, 6.0, 7.0, 0.0],
@@ -647,7 +647,8 @@ mod tests {
         // A loop that ends with the frame: no idle tail at rc 2, a test each iteration.
         let ends = estimate(&Profile { ends_on_device: true, ..p.clone() }, 2);
         assert_eq!((ends.iterations_needed, ends.iterations, ends.host_round_trips), (3, 3, 2));
-        let cycles = 3.0 * 1100.0 + 3.0 * (fixed_iteration_cycles(3) + LOOP_TEST_CYCLES + 2000.0 / EXCHANGE_BYTES_PER_CYCLE);
+        let cycles =
+            3.0 * 1100.0 + 3.0 * (fixed_iteration_cycles(3) + LOOP_TEST_CYCLES + 2000.0 / EXCHANGE_BYTES_PER_CYCLE);
         assert!((ends.frame_s - (cycles / CLOCK_HZ + 2.0 * HOST_ROUND_TRIP_S)).abs() < 1e-12);
         // Balance: busiest 3000 against 330 per chip tile and 1100 per tile used.
         let b = &e.balance;

@@ -28,41 +28,19 @@ type Panel = (&'static str, &'static str, Vec<f64>);
 /// Iterations, host time and (when every point has one) the IPU estimate per point.
 fn panels(s: &SweepReport) -> Vec<Panel> {
     let mut panels: Vec<Panel> = vec![
-        (
-            "Iterations per frame",
-            "iterations",
-            s.points.iter().map(|p| p.stats.iterations as f64).collect(),
-        ),
-        (
-            "Frame time, host runtime",
-            "seconds",
-            s.points.iter().map(|p| p.device_s).collect(),
-        ),
+        ("Iterations per frame", "iterations", s.points.iter().map(|p| p.stats.iterations as f64).collect()),
+        ("Frame time, host runtime", "seconds", s.points.iter().map(|p| p.device_s).collect()),
     ];
     if s.points.iter().all(|p| p.estimate.is_some()) {
-        let ms = s
-            .points
-            .iter()
-            .filter_map(|p| p.estimate.as_ref())
-            .map(|e| e.frame_s * 1e3)
-            .collect();
+        let ms = s.points.iter().filter_map(|p| p.estimate.as_ref()).map(|e| e.frame_s * 1e3).collect();
         panels.push(("Frame time, Mk2 IPU (estimate)", "milliseconds", ms));
     }
     panels
 }
 
 fn draw(root: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, s: &SweepReport) -> Result<()> {
-    let labels: Vec<String> = s
-        .points
-        .iter()
-        .map(|p| {
-            if s.parameter == "rc" {
-                p.rc.to_string()
-            } else {
-                p.batch.clone()
-            }
-        })
-        .collect();
+    let labels: Vec<String> =
+        s.points.iter().map(|p| if s.parameter == "rc" { p.rc.to_string() } else { p.batch.clone() }).collect();
     let panels = panels(s);
     root.fill(&WHITE)?;
     let areas = root.split_evenly((1, panels.len()));

@@ -16,11 +16,11 @@ use serde::Serialize;
 
 use super::costs::Shares;
 use super::cycles::{
-    MAX_SETS, MarchWork, Part, SendWalk, SetCycles, WORKERS, counts_in_one_worker, injector_cycles, place, router_cycles, sets_of, spill_cycles,
-    tracer_cycles,
+    MAX_SETS, MarchWork, Part, SendWalk, SetCycles, WORKERS, counts_in_one_worker, injector_cycles, place,
+    router_cycles, sets_of, spill_cycles, tracer_cycles,
 };
-use crate::device::Schedule;
 use crate::camera::Camera;
+use crate::device::Schedule;
 use crate::device::edges::EdgeKind;
 use crate::device::frame::{ROUTER_HEAD_WORDS, TRACER_HEAD_WORDS, router_share_word, work_offsets, work_words};
 use crate::device::tree::Role;
@@ -118,7 +118,12 @@ fn finished_pixels(work: &[u32], prev: &[u32]) -> u64 {
 }
 
 /// Per-worker deltas of cumulative counters (`now` − `before`, rows of `counters`).
-fn worker_deltas(now: &[u32], before: &[u32], counters: usize, f: impl Fn(&dyn Fn(u32) -> u64) -> MarchWork) -> [MarchWork; WORKERS] {
+fn worker_deltas(
+    now: &[u32],
+    before: &[u32],
+    counters: usize,
+    f: impl Fn(&dyn Fn(u32) -> u64) -> MarchWork,
+) -> [MarchWork; WORKERS] {
     std::array::from_fn(|w| {
         let row = w * counters;
         f(&|k: u32| (now[row + k as usize].wrapping_sub(before[row + k as usize])) as u64)
@@ -176,14 +181,27 @@ fn tile_cycles(
         Role::Router => {
             let (up, down) = (work[SRC_UP] as u64, work[SRC_DOWN] as u64);
             let counts = &work[ROUTER_HEAD_WORDS..];
-            let rays: [u64; WORKERS] =
-                std::array::from_fn(|w| counts[w * FOAM_CATS as usize..(w + 1) * FOAM_CATS as usize].iter().map(|&c| c as u64).sum());
+            let rays: [u64; WORKERS] = std::array::from_fn(|w| {
+                counts[w * FOAM_CATS as usize..(w + 1) * FOAM_CATS as usize].iter().map(|&c| c as u64).sum()
+            });
             // RouterCount counts its slices of the queues by their runs, not ray by ray.
             let slice = |n: u64, w: usize| crate::device::tree::worker_lanes(n as usize, w, WORKERS).len() as u64;
-            let classified: [u64; WORKERS] = std::array::from_fn(|w| rays[w].saturating_sub(slice(up, w) + slice(down, w)));
+            let classified: [u64; WORKERS] =
+                std::array::from_fn(|w| rays[w].saturating_sub(slice(up, w) + slice(down, w)));
             let replicas = n.replica_bits.iter().any(|&b| b > 0);
-            let shares = Shares { short: work[SHARE_WANTED] > work[SHARE_AVAIL], rationed: root && work[SHARE_ASKED] > work[SHARE_ROOM] };
-            let [count, plan, forward] = router_cycles(&classified, &rays, (n.fanout, n.inject_lanes), root, replicas, shares, counts_in_one_worker(schedule));
+            let shares = Shares {
+                short: work[SHARE_WANTED] > work[SHARE_AVAIL],
+                rationed: root && work[SHARE_ASKED] > work[SHARE_ROOM],
+            };
+            let [count, plan, forward] = router_cycles(
+                &classified,
+                &rays,
+                (n.fanout, n.inject_lanes),
+                root,
+                replicas,
+                shares,
+                counts_in_one_worker(schedule),
+            );
             place(schedule, &[(Part::Count, count), (Part::Plan, plan), (Part::Forward, forward)])
         }
         Role::Spill => place(schedule, &[(Part::Spill, spill_cycles((s.rays_in - p.rays_in) as u64, tracers))]),
@@ -243,7 +261,8 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let ipus = plan.options.ipus;
     let per_ipu = crate::device::ipus::per_ipu(&plan)?;
     let cross_ipu_bytes = per_ipu.iter().map(|l| l.bytes_out_per_iteration).sum();
-    let busiest_ipu_link_bytes = per_ipu.iter().map(|l| l.bytes_out_per_iteration.max(l.bytes_in_per_iteration)).max().unwrap_or(0);
+    let busiest_ipu_link_bytes =
+        per_ipu.iter().map(|l| l.bytes_out_per_iteration.max(l.bytes_in_per_iteration)).max().unwrap_or(0);
     let schedule = plan.options.schedule.unwrap_or_default();
     let sets = sets_of(schedule);
     let tracers = crate::device::ipus::finish_senders(&plan).count() as u64;
@@ -270,13 +289,23 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             .ok()?;
         let mut f = std::io::BufWriter::new(file);
         use std::io::Write;
-        writeln!(f, "# link_bytes {} busiest_link_bytes {} busiest_receive_bytes {} links_max {} ray_bytes {} sets {}", link_bytes, busiest_link_bytes, busiest_receive_bytes, links_max, ray_bytes, sets).ok();
+        writeln!(
+            f,
+            "# link_bytes {} busiest_link_bytes {} busiest_receive_bytes {} links_max {} ray_bytes {} sets {}",
+            link_bytes, busiest_link_bytes, busiest_receive_bytes, links_max, ray_bytes, sets
+        )
+        .ok();
         let mut shard = vec![-1i64; tree.nodes.len()];
         for (n, s) in tree.tracer_nodes() {
             shard[n] = s as i64;
         }
         for (i, n) in tree.nodes.iter().enumerate() {
-            writeln!(f, "tile {i} {:?} level {} fanout {} inject_lanes {} links {} sent_bytes {} received_bytes {} shard {}", n.role, n.level, n.fanout, n.inject_lanes, links[i].0, sent[i], received[i], shard[i]).ok();
+            writeln!(
+                f,
+                "tile {i} {:?} level {} fanout {} inject_lanes {} links {} sent_bytes {} received_bytes {} shard {}",
+                n.role, n.level, n.fanout, n.inject_lanes, links[i].0, sent[i], received[i], shard[i]
+            )
+            .ok();
         }
         Some(f)
     });
@@ -290,10 +319,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             bad_step.get_or_insert(st.iterations as u64 - prev_iterations);
         }
         prev_iterations = st.iterations as u64;
-        let mut it = IterationLoad {
-            injected: st.injected as u64 - prev_injected,
-            ..IterationLoad::default()
-        };
+        let mut it = IterationLoad { injected: st.injected as u64 - prev_injected, ..IterationLoad::default() };
         prev_injected = st.injected as u64;
         let mut without_sh = [0.0f64; MAX_SETS];
         for (ti, (((n, s), p), &(_, links))) in tree.nodes.iter().zip(tiles).zip(&prev).zip(&links).enumerate() {
@@ -314,7 +340,11 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
             for (slowest, c) in it.step_cycles.iter_mut().zip(c) {
                 *slowest = slowest.max(c);
             }
-            let plain = if sh_rest > 0 { tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span.clone()], schedule, 0, &at(ti)) } else { c };
+            let plain = if sh_rest > 0 {
+                tile_cycles(n, (s, p), &work[span.clone()], &prev_work[span.clone()], schedule, 0, &at(ti))
+            } else {
+                c
+            };
             for (k, v) in plain.into_iter().enumerate() {
                 without_sh[k] = without_sh[k].max(v);
             }
@@ -345,9 +375,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     };
     let frame = renderer.render_observed(scene, cam, &mut |_, _| {}, Some(&mut per_call))?.stats;
     if let Some(k) = bad_step {
-        return Err(DeviceError::Incomplete(format!(
-            "a host call of the profile ran {k} iterations, not 1"
-        )));
+        return Err(DeviceError::Incomplete(format!("a host call of the profile ran {k} iterations, not 1")));
     }
     let tile_roles = tree.nodes.iter().map(|n| format!("{:?}", n.role)).collect();
     Ok(Profile {

@@ -2,15 +2,11 @@
 
 use std::fmt::Write;
 
-use super::{Point, Report};
 use super::cycles;
+use super::{Point, Report};
 
 fn db(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v:.2} dB")
-    } else {
-        "inf (identical)".into()
-    }
+    if v.is_finite() { format!("{v:.2} dB") } else { "inf (identical)".into() }
 }
 
 pub fn text(r: &Report) -> String {
@@ -50,11 +46,7 @@ pub fn text(r: &Report) -> String {
         );
     }
     for sw in &r.sweeps {
-        let fixed = if sw.parameter == "rc" {
-            format!("batch {}", r.batch)
-        } else {
-            format!("rc {}", r.rc)
-        };
+        let fixed = if sw.parameter == "rc" { format!("batch {}", r.batch) } else { format!("rc {}", r.rc) };
         let _ = writeln!(w, "\nsweep {} ({fixed}):", sw.parameter);
         let _ = writeln!(
             w,
@@ -72,16 +64,9 @@ pub fn text(r: &Report) -> String {
             "est. iter/s"
         );
         for p in &sw.points {
-            let label = if sw.parameter == "rc" {
-                p.rc.to_string()
-            } else {
-                p.batch.clone()
-            };
+            let label = if sw.parameter == "rc" { p.rc.to_string() } else { p.batch.clone() };
             let (ms, ips) = p.estimate.as_ref().map_or(("-".to_string(), "-".to_string()), |e| {
-                (
-                    format!("{:.3}", e.frame_s * 1e3),
-                    format!("{:.0}", e.iterations as f64 / e.frame_s),
-                )
+                (format!("{:.3}", e.frame_s * 1e3), format!("{:.0}", e.iterations as f64 / e.frame_s))
             });
             let _ = writeln!(
                 w,
@@ -153,7 +138,10 @@ fn point(w: &mut String, p: &Point) {
     );
     match p.load_cut {
         Some(fill) => {
-            let _ = writeln!(w, "shards: cut again by the camera's sampled load (those nobody looks at up to {fill} % of a tile's room)");
+            let _ = writeln!(
+                w,
+                "shards: cut again by the camera's sampled load (those nobody looks at up to {fill} % of a tile's room)"
+            );
         }
         None => {
             let _ = writeln!(w, "shards: balanced by bytes");
@@ -171,7 +159,11 @@ fn point(w: &mut String, p: &Point) {
         p.injectors,
         p.injectors_asked,
         100.0 * p.injector_share,
-        if p.load_cut.is_some() { "the free tiles they can take (the cut by load evens the tracers)" } else { "that share of the free tiles" },
+        if p.load_cut.is_some() {
+            "the free tiles they can take (the cut by load evens the tracers)"
+        } else {
+            "that share of the free tiles"
+        },
         p.inject_capacity,
         p.injector_queue
     );
@@ -180,13 +172,25 @@ fn point(w: &mut String, p: &Point) {
     if p.march_budget == 0 {
         let _ = writeln!(w, "march budget: none (injectors march every ray they emitted){planned}");
     } else {
-        let _ = writeln!(w, "march budget: {} cell steps (of 15 faces; a shard visit 0.58 of one, a ray 0.63) per injector worker per iteration{planned}", p.march_budget);
+        let _ = writeln!(
+            w,
+            "march budget: {} cell steps (of 15 faces; a shard visit 0.58 of one, a ray 0.63) per injector worker per iteration{planned}",
+            p.march_budget
+        );
     }
-    let planned = if p.tracer_budget_planned { " (planned: the injectors' budget scaled by their regions' share, or theirs after a cut by load in blocks of 8; at least what marches the hottest tracer's sampled steps in 480 iterations)" } else { "" };
+    let planned = if p.tracer_budget_planned {
+        " (planned: the injectors' budget scaled by their regions' share, or theirs after a cut by load in blocks of 8; at least what marches the hottest tracer's sampled steps in 480 iterations)"
+    } else {
+        ""
+    };
     if p.tracer_budget == 0 {
         let _ = writeln!(w, "tracer budget: none (tracers march every ray that reaches them){planned}");
     } else {
-        let _ = writeln!(w, "tracer budget: {} cell steps (of 15 faces; a shard visit 0.58 of one, a ray 0.63) per tracer worker per iteration{planned}", p.tracer_budget);
+        let _ = writeln!(
+            w,
+            "tracer budget: {} cell steps (of 15 faces; a shard visit 0.58 of one, a ray 0.63) per tracer worker per iteration{planned}",
+            p.tracer_budget
+        );
     }
     let schedule = crate::device::Schedule::ALL[p.schedule as usize];
     let sets = crate::cmd::bench::cycles::sets_of(schedule);
@@ -206,27 +210,15 @@ fn point(w: &mut String, p: &Point) {
         t.partition_s, t.pack_s, t.plan_s, p.graph_s, p.device_s
     );
     let _ = writeln!(w, "device wall time: {:.4} s (median, host runtime)", p.device_s);
-    let _ = writeln!(
-        w,
-        "time ratio device/reference: {:.2} (issue-5 goal <= 3)",
-        p.time_ratio
-    );
+    let _ = writeln!(w, "time ratio device/reference: {:.2} (issue-5 goal <= 3)", p.time_ratio);
     let _ = writeln!(w, "iterations: {}", st.iterations);
     let _ = writeln!(w, "host calls: {}", st.host_calls);
-    let _ = writeln!(
-        w,
-        "rays: {} finished of {}, {} dropped",
-        st.rays_finished, st.rays, st.rays_dropped
-    );
+    let _ = writeln!(w, "rays: {} finished of {}, {} dropped", st.rays_finished, st.rays, st.rays_dropped);
     let _ = writeln!(w, "router hops/ray: {:.2}", st.router_hops_mean);
     let _ = writeln!(w, "tracer hops/ray: {:.2}", st.tracer_hops_mean);
     let _ = writeln!(w, "router hops per tracer hop: {:.2}", st.router_hops_per_tracer_hop);
     let _ = writeln!(w, "side-link hops/ray (tracer to tracer, no router): {:.2}", st.side_hops_mean);
-    let _ = writeln!(
-        w,
-        "peak buffer occupancy: {} rays (spill store peak {})",
-        st.max_buffer_occupancy, st.spill_peak
-    );
+    let _ = writeln!(w, "peak buffer occupancy: {} rays (spill store peak {})", st.max_buffer_occupancy, st.spill_peak);
     let _ = writeln!(w, "PSNR vs reference: {}", db(p.psnr_db));
     if p.per_ipu.len() > 1 {
         per_ipu(w, p);
@@ -358,7 +350,13 @@ fn per_ipu(w: &mut String, p: &Point) {
         let _ = writeln!(
             w,
             "  {:>3} {:>10} {:>7} {:>12} {:>13} {:>18} {:>18}",
-            l.ipu, l.tiles_used, l.tracers, l.bytes, l.busiest_tile_bytes, l.bytes_out_per_iteration, l.bytes_in_per_iteration
+            l.ipu,
+            l.tiles_used,
+            l.tracers,
+            l.bytes,
+            l.busiest_tile_bytes,
+            l.bytes_out_per_iteration,
+            l.bytes_in_per_iteration
         );
     }
 }

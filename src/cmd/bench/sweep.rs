@@ -45,9 +45,8 @@ impl std::str::FromStr for Sweep {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Sweep, String> {
-        let (key, values) = s
-            .split_once('=')
-            .ok_or_else(|| format!("'{s}' must be rc=N,N,... or batch=rows:N,...|cols:N,..."))?;
+        let (key, values) =
+            s.split_once('=').ok_or_else(|| format!("'{s}' must be rc=N,N,... or batch=rows:N,...|cols:N,..."))?;
         if values.trim().is_empty() {
             return Err(format!("'{s}': no values after '='"));
         }
@@ -56,17 +55,13 @@ impl std::str::FromStr for Sweep {
             "batch" => {
                 let mut out = Vec::new();
                 for group in values.split('|') {
-                    let (kind, ns) = group
-                        .split_once(':')
-                        .ok_or_else(|| format!("batch group '{group}' must be rows:N,N,..., cols:N,N,... or blocks:N,N,..."))?;
+                    let (kind, ns) = group.split_once(':').ok_or_else(|| {
+                        format!("batch group '{group}' must be rows:N,N,..., cols:N,N,... or blocks:N,N,...")
+                    })?;
                     let make = Batch::kind(kind.trim()).ok_or_else(|| {
                         format!("batch group '{group}': unknown scan order '{}' (rows, cols or blocks)", kind.trim())
                     })?;
-                    out.extend(
-                        list(&format!("batch {}", kind.trim()), ns)?
-                            .into_iter()
-                            .map(make),
-                    );
+                    out.extend(list(&format!("batch {}", kind.trim()), ns)?.into_iter().map(make));
                 }
                 Ok(Sweep::Batch(out))
             }

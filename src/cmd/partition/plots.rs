@@ -16,10 +16,12 @@ pub const FILES: [&str; 2] = ["shards.png", "tile_bytes.png"];
 /// Draws both plots into the declared outputs `dir/FILES`.
 pub fn write_all(report: &PartitionReport, dir: &Path, files: &mut OutFiles) -> anyhow::Result<()> {
     let shards = dir.join(FILES[0]);
-    let px = plot::draw(1600, 1000, |root| fig11(report, root)).with_context(|| format!("plotting {}", shards.display()))?;
+    let px =
+        plot::draw(1600, 1000, |root| fig11(report, root)).with_context(|| format!("plotting {}", shards.display()))?;
     files.write(&shards, |w| imageio::encode_png_rgb8(w, 1600, 1000, &px))?;
     let bytes = dir.join(FILES[1]);
-    let px = plot::draw(1600, 600, |root| tile_bytes(report, root)).with_context(|| format!("plotting {}", bytes.display()))?;
+    let px = plot::draw(1600, 600, |root| tile_bytes(report, root))
+        .with_context(|| format!("plotting {}", bytes.display()))?;
     files.write(&bytes, |w| imageio::encode_png_rgb8(w, 1600, 600, &px))
 }
 
@@ -86,9 +88,7 @@ fn fig11(r: &PartitionReport, root: &Root) -> anyhow::Result<()> {
 
 fn tile_bytes(r: &PartitionReport, root: &Root) -> anyhow::Result<()> {
     root.fill(&WHITE).map_err(err)?;
-    let title = format!(
-        "tracer tile bytes ({} shards; worst shard {}: {} B)",
-        r.shard_count, r.worst_shard, r.max_bytes
-    );
+    let title =
+        format!("tracer tile bytes ({} shards; worst shard {}: {} B)", r.shard_count, r.worst_shard, r.max_bytes);
     panel(root, &title, &r.shards, |s| s.bytes, RGBColor(31, 119, 180), Some(r.budget_bytes))
 }

@@ -42,14 +42,28 @@ pub fn reference(dir: &Path, name: &str, cam: &Camera, files: &mut OutFiles) -> 
     files.input(&path)?;
     let img = read_image(&path)?;
     if (img.width, img.height) != (cam.width as usize, cam.height as usize) {
-        bail!("--compare {}: the image is {}x{}, view {name} renders {}x{}", path.display(), img.width, img.height, cam.width, cam.height);
+        bail!(
+            "--compare {}: the image is {}x{}, view {name} renders {}x{}",
+            path.display(),
+            img.width,
+            img.height,
+            cam.width,
+            cam.height
+        );
     }
     Ok(img)
 }
 
 /// Scores view `name`'s colour output against `reference` as its PNG holds it,
 /// and writes the side-by-side picture into `dir`.
-pub fn score(dir: &Path, name: &str, out: &RenderOutput, background: [f32; 3], reference: &LoadedImage, files: &mut OutFiles) -> Result<Scores> {
+pub fn score(
+    dir: &Path,
+    name: &str,
+    out: &RenderOutput,
+    background: [f32; 3],
+    reference: &LoadedImage,
+    files: &mut OutFiles,
+) -> Result<Scores> {
     let ours = super::views::as_png(out, background);
     let at = dir.join(format!("{name}.png"));
     let r = compare_images(&ours, reference, &at, Path::new(name), 0.0)?;

@@ -32,11 +32,16 @@ pub fn write(dir: &Path, frame: &DeviceFrame, out: &mut OutFiles) -> Result<()> 
     }
     let path = dir.join(HISTOGRAM);
     let (hw, hh) = HISTOGRAM_SIZE;
-    let px = plot::draw(hw, hh, |root| histogram(root, router, tracer)).with_context(|| format!("plotting {}", path.display()))?;
+    let px = plot::draw(hw, hh, |root| histogram(root, router, tracer))
+        .with_context(|| format!("plotting {}", path.display()))?;
     out.write(&path, |f| imageio::encode_png_rgb8(f, hw, hh, &px))
 }
 
-fn histogram(root: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, router: &[u16], tracer: &[u16]) -> Result<()> {
+fn histogram(
+    root: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    router: &[u16],
+    tracer: &[u16],
+) -> Result<()> {
     let max = router.iter().chain(tracer).copied().max().unwrap_or(0) as usize + 1;
     let count = |v: &[u16]| {
         let mut c = vec![0u32; max];

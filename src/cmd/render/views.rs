@@ -89,7 +89,11 @@ pub struct Run<'a> {
 /// the work: a name with no reference image or one of another size is an error
 /// that leaves nothing written.
 pub fn prepare(run: &Run<'_>, files: &mut OutFiles) -> Result<Vec<Option<LoadedImage>>> {
-    if let Some(w) = run.views.windows(2).find(|w| (w[0].camera.width, w[0].camera.height) != (w[1].camera.width, w[1].camera.height)) {
+    if let Some(w) = run
+        .views
+        .windows(2)
+        .find(|w| (w[0].camera.width, w[0].camera.height) != (w[1].camera.width, w[1].camera.height))
+    {
         bail!(
             "view {} is {}x{} but view {} is {}x{}: one graph renders one image size (use --width/--height)",
             w[0].name,
@@ -139,7 +143,8 @@ pub fn render(run: Run<'_>, files: &mut OutFiles, refs: Vec<Option<LoadedImage>>
     let plan = plan?;
     let plan_s = plan.times.partition_s + plan.times.pack_s + plan.times.plan_s;
     let building = progress::spinner("building the render graph");
-    let renderer = DeviceRenderer::with_executable_cache(plan, run.executable_cache).context("building the render graph");
+    let renderer =
+        DeviceRenderer::with_executable_cache(plan, run.executable_cache).context("building the render graph");
     building.finish_and_clear();
     let mut renderer = renderer?;
     let background = run.out.background()?;
@@ -147,8 +152,13 @@ pub fn render(run: Run<'_>, files: &mut OutFiles, refs: Vec<Option<LoadedImage>>
     let mut frames = Vec::new();
     for (i, (view, reference)) in run.views.iter().zip(&refs).enumerate() {
         let cam = &view.camera;
-        let bar = progress::bar(cam.width as u64 * cam.height as u64, &format!("view {}/{} ({}) rays", i + 1, run.views.len(), view.name));
-        let frame = renderer.render(run.scene, cam, &mut |done, _| bar.set_position(done)).with_context(|| format!("rendering view {}", view.name));
+        let bar = progress::bar(
+            cam.width as u64 * cam.height as u64,
+            &format!("view {}/{} ({}) rays", i + 1, run.views.len(), view.name),
+        );
+        let frame = renderer
+            .render(run.scene, cam, &mut |done, _| bar.set_position(done))
+            .with_context(|| format!("rendering view {}", view.name));
         bar.finish_and_clear();
         let frame = frame?;
         let out = view_outputs(run.out, run.out_dir, &view.name);
@@ -169,8 +179,12 @@ pub fn render(run: Run<'_>, files: &mut OutFiles, refs: Vec<Option<LoadedImage>>
     if let (Some(p), Some(scores)) = (run.compare, rows.iter().map(|r| r.2.clone()).collect::<Option<Vec<Scores>>>()) {
         let names: Vec<&str> = run.views.iter().map(|v| v.name.as_str()).collect();
         evaluate::write_summaries(run.out_dir, &names, &scores, files)?;
-        println!("compared with {}: mean PSNR {:.3} dB, SSIM {:.5} (LPIPS not computed: its network weights are not available here)",
-            p.display(), stats.mean.psnr.unwrap_or(f64::NAN), stats.mean.ssim.unwrap_or(f64::NAN));
+        println!(
+            "compared with {}: mean PSNR {:.3} dB, SSIM {:.5} (LPIPS not computed: its network weights are not available here)",
+            p.display(),
+            stats.mean.psnr.unwrap_or(f64::NAN),
+            stats.mean.ssim.unwrap_or(f64::NAN)
+        );
     }
     if let Some(p) = run.animation {
         super::animation::write(p, &frames, files)?;
@@ -246,10 +260,26 @@ fn print_table(s: &RunStats) {
     let opt = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |v| format!("{v:.prec$}"));
     println!("{:<24} {:>9} {:>8} {:>10} {:>9} {:>10}", "view", "PSNR dB", "SSIM", "iterations", "host s", "IPU ms est");
     for v in &s.views {
-        println!("{:<24} {:>9} {:>8} {:>10} {:>9.3} {:>10}", v.name, opt(v.psnr, 3), opt(v.ssim, 4), v.iterations, v.host_s, opt(v.ipu_ms, 1));
+        println!(
+            "{:<24} {:>9} {:>8} {:>10} {:>9.3} {:>10}",
+            v.name,
+            opt(v.psnr, 3),
+            opt(v.ssim, 4),
+            v.iterations,
+            v.host_s,
+            opt(v.ipu_ms, 1)
+        );
     }
     let m = &s.mean;
-    println!("{:<24} {:>9} {:>8} {:>10.1} {:>9.3} {:>10}", "mean", opt(m.psnr, 3), opt(m.ssim, 4), m.iterations, m.host_s, opt(m.ipu_ms, 1));
+    println!(
+        "{:<24} {:>9} {:>8} {:>10.1} {:>9.3} {:>10}",
+        "mean",
+        opt(m.psnr, 3),
+        opt(m.ssim, 4),
+        m.iterations,
+        m.host_s,
+        opt(m.ipu_ms, 1)
+    );
     let ipu = s.fps_ipu_estimated.map_or(String::new(), |f| format!(", {f:.2} on a Mk2 IPU (estimated)"));
     println!(
         "{} views, graph builds {}, plan {:.2} s, graph {:.2} s; views/s: {:.2} on the host runtime{ipu}",
