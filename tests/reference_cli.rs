@@ -52,6 +52,30 @@ fn check_ok(args: &[&str]) {
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// With no camera option the reference, like `render` and `bench`, takes
+/// SCENE.camera.json beside the scene: the same image as naming it.
+#[test]
+fn the_camera_beside_the_scene_is_the_default() {
+    let f = Fixture::new();
+    std::fs::copy(f.path("cam.json"), f.path("slab.camera.json")).unwrap();
+    let scene = f.p("slab.ply");
+    check_ok(&["reference", &scene, "-o", &f.p("beside.png")]);
+    check_ok(&["reference", &scene, "--camera", &f.p("cam.json"), "-o", &f.p("named.png")]);
+    assert_eq!(std::fs::read(f.path("beside.png")).unwrap(), std::fs::read(f.path("named.png")).unwrap());
+    // A scene path that cannot be opened is the error, not the camera missing beside it.
+    for cmd in ["reference", "render", "bench"] {
+        let missing = f.p("slub.ply");
+        let mut args = vec![cmd, missing.as_str()];
+        let out = f.p("x.png");
+        if cmd != "bench" {
+            args.extend(["-o", out.as_str()]);
+        }
+        let e = expect_error(&args);
+        assert!(e.contains(&format!("{missing}: cannot read: ")), "{cmd}: {e}");
+        assert!(!e.contains("camera"), "{cmd}: {e}");
+    }
+}
+
 #[test]
 fn slab_through_the_cli_matches_the_closed_form() {
     let f = Fixture::new();

@@ -56,7 +56,8 @@ pub fn load_camera(args: &CameraArgs) -> Result<(Camera, String), CameraError> {
         }
         (None, None) => {
             return Err(CameraError::Args(
-                "no camera: pass --camera CAM.json or --colmap DIR --view NAME|INDEX".into(),
+                "no camera: pass --camera CAM.json or --colmap DIR --view NAME|INDEX, or put SCENE.camera.json beside the scene"
+                    .into(),
             ));
         }
         (Some(path), None) => {

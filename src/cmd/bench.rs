@@ -38,6 +38,7 @@ level, peak buffer occupancy, PSNR, both wall times (medians over --frames) and 
 estimated frame time on a Mk2 IPU from a cycle model fed by an instrumented rc-1 run.\n\n\
 --sweep reruns the device over repeat counts or batch settings (the graph is rebuilt per value; \
 only frames are timed) and prints a table per sweep; with --out it also writes bench.json and plots.\n\n\
+With no camera option, SCENE.camera.json next to the scene is used.\n\n\
 Examples:\n  foam-ipu bench assets/garden.ply\n  \
 foam-ipu bench assets/garden.ply --sweep rc=1,5,10,20,40 --sweep 'batch=rows:1,2,3|cols:1,2,4' --out bench/"
 )]
@@ -385,7 +386,7 @@ pub fn run(args: Args) -> Result<()> {
     if args.frames > MAX_FRAMES {
         bail!("--frames {}: time at most {MAX_FRAMES} frames per configuration", args.frames);
     }
-    let camera = default_camera(&args.scene, &args.camera);
+    let camera = default_camera(&args.scene, &args.camera)?;
     let mut files = OutFiles::new();
     files.input(&args.scene)?;
     for p in camera.input_files() {

@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::camera::{CameraArgs, load_camera};
 use crate::cmd::outputs::OutputArgs;
+use crate::cmd::render::default_camera;
 use crate::outfiles::OutFiles;
 use crate::reference::{SiteIndex, TraceOptions, Tracer, check_options, render_with};
 
@@ -21,6 +22,7 @@ Outputs ending in .npy are written as float32 NumPy arrays (colour H×W×3 compo
 clipped, opacity H×W, depth H×W with −1 where the quantile is never reached). PNG colour and \
 opacity are 8-bit (clip, then truncate v·255, as the original); a PNG depth is 16-bit grey \
 with the scale in D.png.json (depth = value·scale, 0 = none).\n\n\
+With no camera option, SCENE.camera.json next to the scene is used.\n\n\
 Examples:\n  foam-ipu reference scene.ply --camera cam.json -o out.png --depth d.png\n  \
 foam-ipu reference scene.ply --colmap garden --view 0 --downsample 4 -o test0.png\n  \
 foam-ipu reference scene.ply --camera cam.json --bench 5"
@@ -62,13 +64,14 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(n) = args.bench.filter(|n| !(1..=MAX_BENCH_FRAMES).contains(n)) {
         bail!("--bench {n}: time 1 to {MAX_BENCH_FRAMES} frames");
     }
+    let camera = default_camera(&args.scene, &args.camera)?;
     let mut files = OutFiles::new();
     files.input(&args.scene)?;
-    for p in args.camera.input_files() {
+    for p in camera.input_files() {
         files.input(&p)?;
     }
     args.out.declare(&mut files, args.out.output.as_deref())?;
-    let (cam, cam_label) = load_camera(&args.camera)?;
+    let (cam, cam_label) = load_camera(&camera)?;
     check_image_size(cam.width, cam.height)?;
     let t = Instant::now();
     let scene = crate::scene::read_scene(&args.scene)?;

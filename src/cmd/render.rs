@@ -8,7 +8,7 @@ mod views;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 
 use crate::camera::views::{ViewArgs, ViewSet, load_views, numbered};
 use crate::camera::{CameraArgs, load_camera};
@@ -80,8 +80,12 @@ pub struct Args {
     pub animation: Option<PathBuf>,
 }
 
-/// `SCENE.camera.json` beside the scene, used when no camera option is given.
-pub fn default_camera(scene: &Path, args: &CameraArgs) -> CameraArgs {
+/// `SCENE.camera.json` beside the scene, used when no camera option is given
+/// (`render`, `bench` and `reference`). A scene that cannot be opened is the error,
+/// named as its reader names it: a mistyped scene path otherwise reported the
+/// camera missing beside it.
+pub fn default_camera(scene: &Path, args: &CameraArgs) -> Result<CameraArgs> {
+    std::fs::File::open(scene).map_err(|e| anyhow!("{}: cannot read: {e}", scene.display()))?;
     let mut args = args.clone();
     if args.camera.is_none() && args.colmap.is_none() {
         let beside = scene.with_extension("camera.json");
@@ -89,7 +93,7 @@ pub fn default_camera(scene: &Path, args: &CameraArgs) -> CameraArgs {
             args.camera = Some(beside);
         }
     }
-    args
+    Ok(args)
 }
 
 impl Args {
@@ -115,7 +119,7 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     let set = load_views(&args.camera, &args.views)?;
-    let camera = default_camera(&args.scene, &args.camera);
+    let camera = default_camera(&args.scene, &args.camera)?;
     if !matches!(set, ViewSet::Single) {
         return run_views(&args, opts, set, &camera);
     }
