@@ -88,20 +88,24 @@ fn test_split_and_downsample() {
 
 #[test]
 fn views_by_name_stem_or_index_resolve_in_reference() {
-    // `reference` loads the camera before the scene, so a bad view is reported even with a
-    // missing scene file; a good one gets as far as the scene.
+    // `reference` loads the camera before it reads the scene (a scene that cannot be
+    // opened is the error first), so a bad view is reported before the scene is read; a
+    // good one gets as far as the scene.
     let dir = fixture();
     for view in ["frame_003.png", "frame_003", "3"] {
         let e = expect_error(&["reference", "missing.ply", "--colmap", &dir, "--view", view, "-o", "x.png"]);
         assert!(e.contains("missing.ply"), "view {view}: {e}");
     }
-    let e = expect_error(&["reference", "s.ply", "--colmap", &dir, "--view", "nope.png", "-o", "x.png"]);
+    // A scene that opens but is not one: only its reader would say so.
+    let not_a_scene = repo_path("README.md").display().to_string();
+    let e = expect_error(&["reference", &not_a_scene, "--colmap", &dir, "--view", "nope.png", "-o", "x.png"]);
     assert!(e.contains("no view named \"nope.png\""), "{e}");
-    let e = expect_error(&["reference", "s.ply", "--colmap", &dir, "--view", "10", "-o", "x.png"]);
+    let e = expect_error(&["reference", &not_a_scene, "--colmap", &dir, "--view", "10", "-o", "x.png"]);
     assert!(e.contains("view index 10 out of range"), "{e}");
-    let e = expect_error(&["reference", "s.ply", "--colmap", &dir, "-o", "x.png"]);
+    let e = expect_error(&["reference", &not_a_scene, "--colmap", &dir, "-o", "x.png"]);
     assert!(e.contains("--colmap needs --view"), "{e}");
-    let e = expect_error(&["reference", "s.ply", "--colmap", &dir, "--view", "0", "--downsample", "0", "-o", "x.png"]);
+    let e =
+        expect_error(&["reference", &not_a_scene, "--colmap", &dir, "--view", "0", "--downsample", "0", "-o", "x.png"]);
     assert!(e.contains("--downsample"), "{e}");
 }
 

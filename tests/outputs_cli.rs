@@ -214,3 +214,36 @@ fn report_directories_are_written_whole() {
     assert!(e.contains("nonexistent"), "{e}");
     assert_eq!(listing(dir.path()), ["new"]);
 }
+
+/// An image output's name says its format: `.png`, or `.npy` where the output has one
+/// (colour, opacity, depth; the depth preview is a PNG). Any other name was written as a
+/// PNG under it (`-o out.jpg`); now it is refused, and nothing is written.
+#[test]
+fn an_image_output_named_for_another_format_is_refused() {
+    let (_t, d) = with_old_files();
+    let small = ["--width", "16", "--height", "12"];
+    for (cmd, flag, name, formats) in [
+        ("reference", "-o", "out.jpg", ".png or .npy"),
+        ("reference", "-o", "out", ".png or .npy"),
+        ("render", "-o", "out.jpeg", ".png or .npy"),
+        ("reference", "--opacity", "a.tif", ".png or .npy"),
+        ("reference", "--depth", "d.exr", ".png or .npy"),
+        ("reference", "--depth-preview", "p.npy", ".png;"),
+    ] {
+        let (out, colour, garden, cam) = (d.join(name), d.join("c.png"), garden(), camera());
+        let mut a = vec![cmd, garden.as_str(), "--camera", cam.as_str()];
+        if flag != "-o" {
+            a.extend(["-o", s(&colour)]);
+        }
+        a.extend([flag, s(&out)]);
+        a.extend(small);
+        let e = expect_error(&a);
+        assert!(e.contains(&format!("cannot write {}: this output is written as {formats}", out.display())), "{e}");
+        assert_untouched(&d, &[]);
+    }
+    // Either case of a known extension is that format.
+    let upper = d.join("up.PNG");
+    let r = run(&["reference", &garden(), "--camera", &camera(), "-o", s(&upper), "--width", "8", "--height", "6"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(&fs::read(&upper).unwrap()[1..4], b"PNG");
+}

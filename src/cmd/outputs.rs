@@ -36,16 +36,19 @@ impl OutputArgs {
     /// caller decides its default); call it before the work, after the inputs.
     pub fn declare(&self, files: &mut OutFiles, colour: Option<&Path>) -> Result<()> {
         self.background()?;
-        for path in [colour, self.opacity.as_deref(), self.depth.as_deref(), self.depth_preview.as_deref()]
+        // Which may be .npy: all but the depth preview.
+        let images = [(colour, true), (self.opacity.as_deref(), true), (self.depth.as_deref(), true)]
             .into_iter()
-            .flatten()
-        {
+            .chain([(self.depth_preview.as_deref(), false)])
+            .filter_map(|(p, npy)| p.map(|p| (p, npy)))
+            .collect::<Vec<_>>();
+        for &(path, _) in &images {
             files.output(path)?;
         }
         if let Some(path) = self.depth.as_deref().filter(|p| !imageio::is_npy(p)) {
             files.output(&imageio::depth_sidecar_path(path))?;
         }
-        Ok(())
+        images.into_iter().try_for_each(|(path, npy)| check_format(path, npy))
     }
 
     /// Writes every requested output of `out` into the declared `files`.
@@ -80,6 +83,22 @@ impl OutputArgs {
 }
 
 /// Parses `white`, `black` or `R,G,B` with components in [0, 1].
+/// An image output's name says how it is written: `.png`, or `.npy` where the output
+/// has one (`npy`). Any other name (`.jpg`, none) was written as a PNG under it.
+/// A device (`/dev/null`) takes whatever is written. Checked after every output is
+/// declared, so that an output that is an input or another output is refused as that.
+fn check_format(path: &Path, npy: bool) -> Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Ok(());
+    }
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    if ext.as_deref() == Some("png") || (npy && ext.as_deref() == Some("npy")) {
+        return Ok(());
+    }
+    let formats = if npy { ".png or .npy" } else { ".png" };
+    bail!("cannot write {}: this output is written as {formats}; name it so", path.display())
+}
+
 pub fn parse_background(s: &str) -> Result<[f32; 3]> {
     match s.trim().to_ascii_lowercase().as_str() {
         "white" => return Ok([1.0; 3]),
