@@ -82,7 +82,6 @@ impl OutputArgs {
     }
 }
 
-/// Parses `white`, `black` or `R,G,B` with components in [0, 1].
 /// An image output's name says how it is written: `.png`, or `.npy` where the output
 /// has one (`npy`). Any other name (`.jpg`, none) was written as a PNG under it.
 /// A device (`/dev/null`) takes whatever is written. Checked after every output is
@@ -99,6 +98,7 @@ fn check_format(path: &Path, npy: bool) -> Result<()> {
     bail!("cannot write {}: this output is written as {formats}; name it so", path.display())
 }
 
+/// Parses `white`, `black` or `R,G,B` with components in [0, 1].
 pub fn parse_background(s: &str) -> Result<[f32; 3]> {
     match s.trim().to_ascii_lowercase().as_str() {
         "white" => return Ok([1.0; 3]),
