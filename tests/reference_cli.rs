@@ -63,10 +63,9 @@ fn the_camera_beside_the_scene_is_the_default() {
     check_ok(&["reference", &scene, "--camera", &f.p("cam.json"), "-o", &f.p("named.png")]);
     assert_eq!(std::fs::read(f.path("beside.png")).unwrap(), std::fs::read(f.path("named.png")).unwrap());
     // A scene path that cannot be opened is the error, not the camera missing beside it.
+    let (missing, out) = (f.p("slub.ply"), f.p("x.png"));
     for cmd in ["reference", "render", "bench"] {
-        let missing = f.p("slub.ply");
         let mut args = vec![cmd, missing.as_str()];
-        let out = f.p("x.png");
         if cmd != "bench" {
             args.extend(["-o", out.as_str()]);
         }

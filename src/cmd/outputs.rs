@@ -90,8 +90,9 @@ fn check_format(path: &Path, npy: bool) -> Result<()> {
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
         return Ok(());
     }
-    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-    if ext.as_deref() == Some("png") || (npy && ext.as_deref() == Some("npy")) {
+    // `is_npy` is what the writers go by, so the check cannot disagree with them.
+    let png = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    if png || (npy && imageio::is_npy(path)) {
         return Ok(());
     }
     let formats = if npy { ".png or .npy" } else { ".png" };

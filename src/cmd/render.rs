@@ -8,7 +8,7 @@ mod views;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 
 use crate::camera::views::{ViewArgs, ViewSet, load_views, numbered};
 use crate::camera::{CameraArgs, load_camera};
@@ -82,10 +82,10 @@ pub struct Args {
 
 /// `SCENE.camera.json` beside the scene, used when no camera option is given
 /// (`render`, `bench` and `reference`). A scene that cannot be opened is the error,
-/// named as its reader names it: a mistyped scene path otherwise reported the
+/// the reader's own (`Problem::Io`): a mistyped scene path otherwise reported the
 /// camera missing beside it.
 pub fn default_camera(scene: &Path, args: &CameraArgs) -> Result<CameraArgs> {
-    std::fs::File::open(scene).map_err(|e| anyhow!("{}: cannot read: {e}", scene.display()))?;
+    std::fs::File::open(scene).map_err(|e| crate::scene::Problem::Io(e).in_file(scene.display().to_string()))?;
     let mut args = args.clone();
     if args.camera.is_none() && args.colmap.is_none() {
         let beside = scene.with_extension("camera.json");
