@@ -345,6 +345,9 @@ impl DevicePlan {
     ) -> Result<(Partition, Vec<partition::PackedShard>, SiteIndex, PlanTimes, ShChoice), DeviceError> {
         let t0 = Instant::now();
         let (cut, sh) = choose_sh_degree(scene, shards, options, width, height, progress)?;
+        if !sh_f32(options) {
+            check_half_sh(scene, sh.degree, options.layout)?;
+        }
         let sref = scene.partition_view_sh(sh.degree, sh_f32(options));
         let partition_s = t0.elapsed().as_secs_f64();
         progress.step("packing shards", Some(shards));
@@ -822,6 +825,36 @@ pub fn resolve_sh_degree(
 ) -> Result<ShChoice, DeviceError> {
     check_options(options, width, height)?;
     Ok(choose_sh_degree(scene, shards, options, width, height, progress)?.1)
+}
+
+/// Refuses a scene whose SH coefficients up to `degree` include one that binary16,
+/// in which the half and mixed layouts carry them, cannot hold: it would become an
+/// infinity on the tile and turn its cell's colour to NaN, black in the image, where
+/// the reference's f32 gives a colour. Trained scenes' coefficients are far inside the
+/// range; this names the first that is not.
+fn check_half_sh(scene: &Scene, degree: u8, layout: RayLayout) -> Result<(), DeviceError> {
+    // Binary16's largest finite value is 65504; from 65520 on, f32 rounds to infinity.
+    const OVERFLOW: f32 = 65520.0;
+    let used = crate::scene::sh_rest_len(degree.min(scene.sh_degree));
+    if used == 0 {
+        return Ok(());
+    }
+    let stride = scene.sh_rest_len();
+    let bad = scene
+        .sh_rest
+        .chunks_exact(stride)
+        .enumerate()
+        .find_map(|(vertex, c)| c[..used].iter().position(|v| v.abs() >= OVERFLOW).map(|k| (vertex, k, c[k])));
+    match bad {
+        None => Ok(()),
+        Some((vertex, k, v)) => Err(DeviceError::Options(format!(
+            "vertex {vertex}: color_sh_{k} = {v:e} is beyond binary16's range (±65504), in which the {} layout \
+             carries SH coefficients: render with --layout fp32, or at --sh-degree {}",
+            layout.name(),
+            // color_sh_k belongs to SH coefficient k / 3 + 1, of band ⌊√(k / 3 + 1)⌋.
+            (1..=3u8).rev().find(|&l| usize::from(l * l) <= k / 3 + 1).unwrap_or(1) - 1
+        ))),
+    }
 }
 
 /// The cut and SH degree for `options.sh_degree`: the one asked for, which must fit
