@@ -541,6 +541,9 @@ impl DevicePlan {
                 self.partition.slot.len()
             )));
         }
+        if self.options.layout != RayLayout::Fp32 {
+            check_half_reach(scene, cam, self.options.layout)?;
+        }
         let sampled;
         let sample = match self.sample_of(cam) {
             Some(s) => s,
@@ -855,6 +858,32 @@ fn check_half_sh(scene: &Scene, degree: u8, layout: RayLayout) -> Result<(), Dev
             (1..=3u8).rev().find(|&l| usize::from(l * l) <= k / 3 + 1).unwrap_or(1) - 1
         ))),
     }
+}
+
+/// Refuses a view from which a ray could cross a face further than binary16, in which
+/// the half and mixed layouts keep a ray's distance `t` between steps, can hold: the
+/// stored `t` would become an infinity, and the ray composite nothing more, silently.
+/// Every face a ray crosses before the hull lies inside the sites' bounding box, so
+/// its farthest corner bounds `t` (loosely: a corner may be out of every ray's reach).
+fn check_half_reach(scene: &Scene, cam: &Camera, layout: RayLayout) -> Result<(), DeviceError> {
+    let Some((lo, hi)) = scene.bbox() else { return Ok(()) };
+    let far: f64 = (0..3)
+        .map(|a| {
+            let p = f64::from(cam.position[a]);
+            let d = (p - f64::from(lo[a])).abs().max((f64::from(hi[a]) - p).abs());
+            d * d
+        })
+        .sum::<f64>()
+        .sqrt();
+    // Binary16's largest finite value is 65504; from 65520 on, f32 rounds to infinity.
+    if far < 65520.0 {
+        return Ok(());
+    }
+    Err(DeviceError::Options(format!(
+        "the scene's bounding box reaches {far:.0} from the camera, beyond binary16's range (65504), in which the \
+         {} layout keeps a ray's distance: render with --layout fp32",
+        layout.name()
+    )))
 }
 
 /// The cut and SH degree for `options.sh_degree`: the one asked for, which must fit
