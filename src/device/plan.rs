@@ -879,8 +879,9 @@ fn check_half_reach(scene: &Scene, cam: &Camera, layout: RayLayout) -> Result<()
     if far < 65520.0 {
         return Ok(());
     }
+    let far = if far < 1e7 { format!("{far:.0}") } else { format!("{far:.2e}") };
     Err(DeviceError::Options(format!(
-        "the scene's bounding box reaches {far:.0} from the camera, beyond binary16's range (65504), in which the \
+        "the scene's bounding box reaches {far} from the camera, beyond binary16's range (65504), in which the \
          {} layout keeps a ray's distance: render with --layout fp32",
         layout.name()
     )))
