@@ -27,7 +27,8 @@ pub struct DeviceArgs {
     /// Compute/exchange iterations per host call (the paper's repeat count).
     #[arg(long, default_value_t = DeviceOptions::default().rc, value_name = "N")]
     pub rc: u32,
-    /// Iterations a frame may take before it is given up with an error.
+    /// Iterations after which an unfinished frame is given up with an error. Checked
+    /// after each host call, so it stops at the first multiple of --rc at or past N.
     #[arg(long, default_value_t = DeviceOptions::default().max_iterations, value_name = "N")]
     pub max_iterations: u32,
     /// Primary-ray batches: blocks:N (N×N squares, each injector its own part of the
