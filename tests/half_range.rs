@@ -57,8 +57,8 @@ fn coefficients_beyond_binary16_are_refused_by_the_half_layouts() {
 
 /// The garden preset's sites reach about 90 from its camera; scaled by 1,000 (the
 /// density by 1/1,000, so the image is the same) a ray's distance could pass 65504.
-/// The half and mixed layouts refuse the view when the frame starts; fp32 renders
-/// it, bit for bit the reference's image.
+/// The half and mixed layouts refuse the view, in a plan made for it and when a frame
+/// from it starts; fp32 renders it, bit for bit the reference's image.
 #[test]
 fn a_view_deeper_than_binary16_is_refused_by_the_half_layouts() {
     const SCALE: f32 = 1000.0;
@@ -71,7 +71,10 @@ fn a_view_deeper_than_binary16_is_refused_by_the_half_layouts() {
         DeviceRenderer::new(plan).unwrap().render(&scene, &cam, &mut |_, _| {})
     };
     for layout in [RayLayout::Half, RayLayout::Mixed] {
+        // A plan for the view refuses it before the cut; another plan when its frame starts.
+        let planned = DevicePlan::for_camera(&scene, 4, &cam, &opts(layout, None), &()).err().unwrap().to_string();
         let e = render(layout).err().unwrap().to_string();
+        assert_eq!(planned, e);
         assert!(
             e.starts_with("the scene's bounding box reaches ")
                 && e.ends_with(&format!(

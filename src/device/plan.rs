@@ -153,6 +153,8 @@ impl DevicePlan {
             )));
         }
         check_options(options, cam.width, cam.height)?;
+        // Before the cut, so that a view the layout cannot render fails in a moment.
+        check_half_reach(scene, cams, options.layout)?;
         let (mut part, mut packed, sites, mut times, sh) =
             Self::cut(scene, shards, options, cam.width, cam.height, progress)?;
         let t0 = Instant::now();
@@ -541,9 +543,7 @@ impl DevicePlan {
                 self.partition.slot.len()
             )));
         }
-        if self.options.layout != RayLayout::Fp32 {
-            check_half_reach(scene, cam, self.options.layout)?;
-        }
+        check_half_reach(scene, std::slice::from_ref(cam), self.options.layout)?;
         let sampled;
         let sample = match self.sample_of(cam) {
             Some(s) => s,
@@ -860,31 +860,39 @@ fn check_half_sh(scene: &Scene, degree: u8, layout: RayLayout) -> Result<(), Dev
     }
 }
 
-/// Refuses a view from which a ray could cross a face further than binary16, in which
-/// the half and mixed layouts keep a ray's distance `t` between steps, can hold: the
-/// stored `t` would become an infinity, and the ray composite nothing more, silently.
-/// Every face a ray crosses before the hull lies inside the sites' bounding box, so
-/// its farthest corner bounds `t` (loosely: a corner may be out of every ray's reach).
-fn check_half_reach(scene: &Scene, cam: &Camera, layout: RayLayout) -> Result<(), DeviceError> {
-    let Some((lo, hi)) = scene.bbox() else { return Ok(()) };
-    let far: f64 = (0..3)
-        .map(|a| {
-            let p = f64::from(cam.position[a]);
-            let d = (p - f64::from(lo[a])).abs().max((f64::from(hi[a]) - p).abs());
-            d * d
-        })
-        .sum::<f64>()
-        .sqrt();
-    // Binary16's largest finite value is 65504; from 65520 on, f32 rounds to infinity.
-    if far < 65520.0 {
+/// Refuses a view (of `cams`) from which a ray could cross a face further than
+/// binary16, in which the half and mixed layouts keep a ray's distance `t` between
+/// steps, can hold: the stored `t` would become an infinity, and the ray composite
+/// nothing more, silently. Every face a ray crosses before the hull lies inside the
+/// sites' bounding box, so its farthest corner bounds `t` (loosely: a corner may be out
+/// of every ray's reach). The fp32 layout keeps `t` in f32 and passes.
+fn check_half_reach(scene: &Scene, cams: &[Camera], layout: RayLayout) -> Result<(), DeviceError> {
+    if layout == RayLayout::Fp32 {
         return Ok(());
     }
-    let far = if far < 1e7 { format!("{far:.0}") } else { format!("{far:.2e}") };
-    Err(DeviceError::Options(format!(
-        "the scene's bounding box reaches {far} from the camera, beyond binary16's range (65504), in which the \
-         {} layout keeps a ray's distance: render with --layout fp32",
-        layout.name()
-    )))
+    let Some((lo, hi)) = scene.bbox() else { return Ok(()) };
+    for (k, cam) in cams.iter().enumerate() {
+        let far: f64 = (0..3)
+            .map(|a| {
+                let p = f64::from(cam.position[a]);
+                let d = (p - f64::from(lo[a])).abs().max((f64::from(hi[a]) - p).abs());
+                d * d
+            })
+            .sum::<f64>()
+            .sqrt();
+        // Binary16's largest finite value is 65504; from 65520 on, f32 rounds to infinity.
+        if far < 65520.0 {
+            continue;
+        }
+        let far = if far < 1e7 { format!("{far:.0}") } else { format!("{far:.2e}") };
+        let camera = if cams.len() > 1 { format!("view {k}'s camera") } else { "the camera".to_string() };
+        return Err(DeviceError::Options(format!(
+            "the scene's bounding box reaches {far} from {camera}, beyond binary16's range (65504), in which the {} \
+             layout keeps a ray's distance: render with --layout fp32",
+            layout.name()
+        )));
+    }
+    Ok(())
 }
 
 /// The cut and SH degree for `options.sh_degree`: the one asked for, which must fit
