@@ -35,13 +35,14 @@ fn coefficients_beyond_binary16_are_refused_by_the_half_layouts() {
     let mut scene = scene(3_000, 3);
     let cam = &camera(1.0);
     let stride = scene.sh_rest_len();
-    let plan = |s: &Scene, layout, d| DevicePlan::new(s, 4, cam.width, cam.height, &opts(layout, Some(d)), &());
+    let plan = |s: &Scene, layout, d| DevicePlan::new(s, 4, cam.width, cam.height, &opts(layout, d), &());
     scene.sh_rest[1234 * stride + 10] = 65519.0;
-    plan(&scene, RayLayout::Half, 3).unwrap();
+    assert_eq!(plan(&scene, RayLayout::Half, None).unwrap().sh.degree, 3);
     // color_sh_10 is coefficient 4 (of Y_4), in band 2.
     scene.sh_rest[1234 * stride + 10] = -70000.0;
-    for layout in [RayLayout::Half, RayLayout::Mixed] {
-        let e = plan(&scene, layout, 3).err().unwrap().to_string();
+    // Asked for (checked before the cut) and chosen by auto (after it), alike.
+    for (layout, d) in [(RayLayout::Half, Some(3)), (RayLayout::Mixed, Some(3)), (RayLayout::Half, None)] {
+        let e = plan(&scene, layout, d).err().unwrap().to_string();
         assert_eq!(
             e,
             format!(
@@ -51,8 +52,8 @@ fn coefficients_beyond_binary16_are_refused_by_the_half_layouts() {
             )
         );
     }
-    plan(&scene, RayLayout::Half, 1).unwrap();
-    plan(&scene, RayLayout::Fp32, 3).unwrap();
+    plan(&scene, RayLayout::Half, Some(1)).unwrap();
+    assert_eq!(plan(&scene, RayLayout::Fp32, None).unwrap().sh.degree, 3);
 }
 
 /// The garden preset's sites reach about 90 from its camera; scaled by 1,000 (the

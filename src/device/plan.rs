@@ -347,7 +347,8 @@ impl DevicePlan {
     ) -> Result<(Partition, Vec<partition::PackedShard>, SiteIndex, PlanTimes, ShChoice), DeviceError> {
         let t0 = Instant::now();
         let (cut, sh) = choose_sh_degree(scene, shards, options, width, height, progress)?;
-        if !sh_f32(options) {
+        // A degree asked for was checked before the cut; auto's is known only now.
+        if options.sh_degree.is_none() && !sh_f32(options) {
             check_half_sh(scene, sh.degree, options.layout)?;
         }
         let sref = scene.partition_view_sh(sh.degree, sh_f32(options));
@@ -920,6 +921,9 @@ fn choose_sh_degree(
         Some(d) => d,
         None => scene.sh_degree,
     };
+    if options.sh_degree.is_some() && !sh_f32(options) {
+        check_half_sh(scene, top, options.layout)?;
+    }
     let first = match at(top) {
         Ok(cut) => return Ok((cut, ShChoice { degree: top, note: None })),
         Err(e) if top == 0 => return Err(e),
