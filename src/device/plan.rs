@@ -831,24 +831,25 @@ pub fn resolve_sh_degree(
     Ok(choose_sh_degree(scene, shards, options, width, height, progress)?.1)
 }
 
+/// Binary16's largest finite value is 65504; from this magnitude on, f32 rounds to an
+/// infinity in it (the half and mixed layouts' SH coefficients and ray distances).
+const BINARY16_OVERFLOW: f32 = 65520.0;
+
 /// Refuses a scene whose SH coefficients up to `degree` include one that binary16,
 /// in which the half and mixed layouts carry them, cannot hold: it would become an
 /// infinity on the tile and turn its cell's colour to NaN, black in the image, where
 /// the reference's f32 gives a colour. Trained scenes' coefficients are far inside the
 /// range; this names the first that is not.
 fn check_half_sh(scene: &Scene, degree: u8, layout: RayLayout) -> Result<(), DeviceError> {
-    // Binary16's largest finite value is 65504; from 65520 on, f32 rounds to infinity.
-    const OVERFLOW: f32 = 65520.0;
     let used = crate::scene::sh_rest_len(degree.min(scene.sh_degree));
     if used == 0 {
         return Ok(());
     }
     let stride = scene.sh_rest_len();
-    let bad = scene
-        .sh_rest
-        .chunks_exact(stride)
-        .enumerate()
-        .find_map(|(vertex, c)| c[..used].iter().position(|v| v.abs() >= OVERFLOW).map(|k| (vertex, k, c[k])));
+    let bad =
+        scene.sh_rest.chunks_exact(stride).enumerate().find_map(|(vertex, c)| {
+            c[..used].iter().position(|v| v.abs() >= BINARY16_OVERFLOW).map(|k| (vertex, k, c[k]))
+        });
     match bad {
         None => Ok(()),
         Some((vertex, k, v)) => Err(DeviceError::Options(format!(
@@ -881,8 +882,7 @@ fn check_half_reach(scene: &Scene, cams: &[Camera], layout: RayLayout) -> Result
             })
             .sum::<f64>()
             .sqrt();
-        // Binary16's largest finite value is 65504; from 65520 on, f32 rounds to infinity.
-        if far < 65520.0 {
+        if far < f64::from(BINARY16_OVERFLOW) {
             continue;
         }
         let far = if far < 1e7 { format!("{far:.0}") } else { format!("{far:.2e}") };
