@@ -18,10 +18,11 @@ foam::Schedule toSchedule(std::uint8_t schedule) {
   return static_cast<foam::Schedule>(schedule);
 }
 
-// The plan's spec for the graph builder, its shards' bytes only if `shards`.
+// The plan's spec for the graph builder, its shards' bytes (borrowed from `spec`) only
+// if `shards`.
 foam::RenderSpec toSpec(const RenderSpec &spec, bool shards) {
   foam::RenderSpec s;
-  if (shards) s.shardBytes.assign(spec.shards.begin(), spec.shards.end());
+  if (shards) s.shardBytes = {spec.shards.data(), spec.shards.size()};
   s.rayBytes = spec.ray_bytes;
   s.slicePixels = spec.slice_pixels;
   s.regionBytes = spec.region_bytes;

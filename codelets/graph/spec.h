@@ -65,10 +65,20 @@ struct NodeSpec {
   std::vector<uint8_t> copies;
 };
 
+// Bytes the spec borrows from its caller, who keeps them alive while the graph is
+// built: the shard blobs are most of the plan (600 MB on a 4.2 M-cell scene), and a
+// copy of them beside the caller's was the host tool's peak.
+struct ByteView {
+  const uint8_t *ptr = nullptr;
+  std::size_t len = 0;
+  const uint8_t *data() const { return ptr; }
+  std::size_t size() const { return len; }
+};
+
 struct RenderSpec {
   std::vector<NodeSpec> nodes;
   std::vector<EdgeSpec> edges;
-  std::vector<uint8_t> shardBytes;
+  ByteView shardBytes;  // every tracer's blob, at its node's shardOffset
   unsigned rayBytes = 20;
   unsigned slicePixels = 0;
   std::size_t regionBytes = 0;  // each injector's camera region (foam_region_header + blobs)

@@ -45,6 +45,11 @@ void EngineImpl::allocate() {
     for (const Placement &p : layout.vars[vi])
       std::memcpy(at(p.tile, p.offset), &v.init[p.begin * es], (p.end - p.begin) * es);
   }
+  // The initial values now live in the tiles' memory, and nothing reads the graph's
+  // copies again (the host runtime never serialises an executable): freed, they no
+  // longer double the host's peak (a 4.2 M-cell scene's shards are 600 MB of them).
+  for (Var &v : s.vars)
+    std::vector<std::uint8_t>().swap(v.init);
 }
 
 // Poplar runs the vertices of a compute set in parallel, so no vertex may write memory
