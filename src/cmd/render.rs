@@ -164,12 +164,14 @@ pub fn run(args: Args) -> Result<()> {
         }
         None => None,
     };
-    let scene = progress::load_scene(&args.scene)?.scene;
+    let mut scene = progress::load_scene(&args.scene)?.scene;
     let shards = args.device.shards_on_ipus(&scene, &mut opts, cam.width, cam.height)?;
     let steps = progress::Steps::new();
     let plan = DevicePlan::for_camera(&scene, shards, &cam, &opts, &steps)
         .with_context(|| format!("planning {} for the device", args.scene.display()));
     steps.finish();
+    // The shards carry the SH the tiles need; the frame reads only the scene's cells.
+    scene.drop_sh();
     if let Some(note) = plan.as_ref().ok().and_then(|p| p.sh.note.as_deref()) {
         eprintln!("{note}");
     }
@@ -259,7 +261,7 @@ fn run_views(args: &Args, mut opts: DeviceOptions, set: ViewSet, camera: &Camera
     let shards = args.device.shards_on_ipus(&scene, &mut opts, w, h)?;
     let run = views::Run {
         scene_path: &args.scene,
-        scene: &scene,
+        scene,
         views,
         opts,
         shards,

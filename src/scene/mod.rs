@@ -75,6 +75,14 @@ impl Scene {
         &self.sh_rest[i * k..(i + 1) * k]
     }
 
+    /// Frees the coefficients beyond DC, leaving the scene DC only: for a caller done
+    /// with them, such as `render` once its plan has packed what the tiles carry. On a
+    /// trained scene (degree 3) they are two thirds of its bytes.
+    pub fn drop_sh(&mut self) {
+        self.sh_rest = Vec::new();
+        self.sh_degree = 0;
+    }
+
     /// Axis-aligned bounds of the sites; `None` for an empty scene.
     pub fn bbox(&self) -> Option<([f32; 3], [f32; 3])> {
         let first = *self.positions.first()?;

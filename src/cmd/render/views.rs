@@ -72,7 +72,8 @@ struct Means {
 /// The run's inputs and options, as `render` checked them.
 pub struct Run<'a> {
     pub scene_path: &'a Path,
-    pub scene: &'a Scene,
+    /// Its SH coefficients are dropped once the plan has packed them.
+    pub scene: Scene,
     pub views: Vec<View>,
     pub opts: DeviceOptions,
     pub shards: u64,
@@ -134,12 +135,14 @@ pub fn prepare(run: &Run<'_>, files: &mut OutFiles) -> Result<Vec<Option<LoadedI
     }
 }
 
-pub fn render(run: Run<'_>, files: &mut OutFiles, refs: Vec<Option<LoadedImage>>) -> Result<()> {
+pub fn render(mut run: Run<'_>, files: &mut OutFiles, refs: Vec<Option<LoadedImage>>) -> Result<()> {
     let cams: Vec<_> = run.views.iter().map(|v| v.camera).collect();
     let steps = progress::Steps::new();
-    let plan = DevicePlan::for_cameras(run.scene, run.shards, &cams, &run.opts, &steps)
+    let plan = DevicePlan::for_cameras(&run.scene, run.shards, &cams, &run.opts, &steps)
         .with_context(|| format!("planning {} for the device", run.scene_path.display()));
     steps.finish();
+    // The shards carry the SH the tiles need; the frames read only the scene's cells.
+    run.scene.drop_sh();
     let plan = plan?;
     let plan_s = plan.times.partition_s + plan.times.pack_s + plan.times.plan_s;
     let building = progress::spinner("building the render graph");
@@ -157,7 +160,7 @@ pub fn render(run: Run<'_>, files: &mut OutFiles, refs: Vec<Option<LoadedImage>>
             &format!("view {}/{} ({}) rays", i + 1, run.views.len(), view.name),
         );
         let frame = renderer
-            .render(run.scene, cam, &mut |done, _| bar.set_position(done))
+            .render(&run.scene, cam, &mut |done, _| bar.set_position(done))
             .with_context(|| format!("rendering view {}", view.name));
         bar.finish_and_clear();
         let frame = frame?;
@@ -203,7 +206,7 @@ fn estimate(run: &Run<'_>, plan: &DevicePlan) -> Result<Vec<f64>> {
         .iter()
         .map(|v| {
             let spinner = progress::spinner(format!("instrumented rc-1 run of view {} for the IPU estimate", v.name));
-            let p = crate::cmd::bench::profile::profile(plan.with_rc(1), run.scene, &v.camera)
+            let p = crate::cmd::bench::profile::profile(plan.with_rc(1), &run.scene, &v.camera)
                 .with_context(|| format!("instrumented rc-1 run of view {}", v.name));
             spinner.finish_and_clear();
             Ok(crate::cmd::bench::cycles::estimate(&p?, run.opts.rc).frame_s)
