@@ -98,7 +98,9 @@ struct EngineImpl {
   std::unique_ptr<GraphState> owned;
   GraphState &s;
   Layout layout;
-  std::vector<std::unique_ptr<std::uint8_t, AlignedFree>> tileMem;
+  // Every tile's memory, carved from one arena (tileArena): null for a tile with none.
+  std::vector<std::uint8_t *> tileMem;
+  std::unique_ptr<std::uint8_t, AlignedFree> tileArena;
   std::unique_ptr<std::uint8_t, AlignedFree> vertexArena;
   std::vector<std::pair<void *, const VertexType *>> objects;
   std::vector<CsPlan> cs;
@@ -117,7 +119,7 @@ struct EngineImpl {
   explicit EngineImpl(std::unique_ptr<GraphState> state);
   ~EngineImpl();
 
-  std::uint8_t *at(unsigned tile, std::size_t off) { return tileMem[tile].get() + off; }
+  std::uint8_t *at(unsigned tile, std::size_t off) { return tileMem[tile] + off; }
 
   void allocate();
   void checkWrites() const;
