@@ -1,6 +1,7 @@
 //! One module per CLI subcommand: its clap `Args` and its `run`.
 pub mod cameras;
 pub mod compare;
+pub mod heap;
 pub mod info;
 pub mod outputs;
 pub mod partition;

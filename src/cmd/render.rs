@@ -172,6 +172,7 @@ pub fn run(args: Args) -> Result<()> {
     steps.finish();
     // The shards carry the SH the tiles need; the frame reads only the scene's cells.
     scene.drop_sh();
+    super::heap::release_freed();
     if let Some(note) = plan.as_ref().ok().and_then(|p| p.sh.note.as_deref()) {
         eprintln!("{note}");
     }

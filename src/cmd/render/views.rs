@@ -143,6 +143,7 @@ pub fn render(mut run: Run<'_>, files: &mut OutFiles, refs: Vec<Option<LoadedIma
     steps.finish();
     // The shards carry the SH the tiles need; the frames read only the scene's cells.
     run.scene.drop_sh();
+    crate::cmd::heap::release_freed();
     let plan = plan?;
     let plan_s = plan.times.partition_s + plan.times.pack_s + plan.times.plan_s;
     let building = progress::spinner("building the render graph");
