@@ -255,6 +255,7 @@ impl Bench<'_> {
         let plan = DevicePlan::for_camera(self.scene, shards, &self.cam, o, &steps)
             .with_context(|| format!("planning {} for the device", self.args.scene.display()));
         steps.finish();
+        super::heap::release_freed();
         plan
     }
 
