@@ -139,8 +139,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     // The counts shown beside the one asked for are left out where they cannot be cut.
     let asked = args.ipus.0.unwrap_or(1);
-    let mut cuts = Vec::new();
-    let mut cut_s = Vec::new(); // each cut's own time
+    let mut cuts = Vec::new(); // (fit, balance, partition, footprint, the cut's own seconds)
     for &ipus in &counts_tried {
         let shards = args.shards.saturating_mul(ipus as u64);
         if ipus != asked && (partition::check_shard_count(shards).is_err() || shards > scene.len() as u64) {
@@ -185,8 +184,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 budget_bytes: footprint.budget,
                 fits,
             };
-            cuts.push((fit, balance, part, footprint));
-            cut_s.push(t_cut.elapsed().as_secs_f64());
+            cuts.push((fit, balance, part, footprint, t_cut.elapsed().as_secs_f64()));
         }
         // Auto: the fewest IPUs that hold the degree asked for (or any degree).
         if args.ipus.0.is_none()
@@ -214,9 +212,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .position(|c| c.0.ipus == ipus && c.0.degree == degree)
         .expect("every degree is cut on the IPUs chosen");
     let cuts_made = cuts.len();
-    let (_, balance, part, footprint) = cuts.swap_remove(at);
+    let (_, balance, part, footprint, cut_s) = cuts.swap_remove(at);
     let view = scene.partition_view_sh(degree, f32);
-    let t_partition = (cut_s[at], t0.elapsed().as_secs_f64(), cuts_made);
+    let t_partition = (cut_s, t0.elapsed().as_secs_f64(), cuts_made);
     let bar = progress::bar(part.shards() as u64, "packing shards");
     let packed = pack_all(&view, &part, &|| bar.inc(1)).with_context(|| format!("{name}"))?;
     bar.finish_and_clear();

@@ -58,6 +58,9 @@ pub struct DevicePlan {
     pub slice_pixels: u32,
     pub spec: RenderSpec,
     sites: std::sync::Arc<SiteIndex>,
+    /// The planned scene's sites' bounds (`Scene::bbox`), for the half layouts' reach
+    /// check of every frame's camera without a pass over the scene per frame.
+    bounds: Option<([f32; 3], [f32; 3])>,
     /// Each tracer's shard copies (see [`super::copies`]), ascending; empty unless
     /// planned for a camera.
     pub copies: Vec<Vec<usize>>,
@@ -154,7 +157,7 @@ impl DevicePlan {
         }
         check_options(options, cam.width, cam.height)?;
         // Before the cut, so that a view the layout cannot render fails in a moment.
-        check_half_reach(scene, cams, options.layout)?;
+        check_half_reach(scene.bbox(), cams, options.layout)?;
         let (mut part, mut packed, sites, mut times, sh) =
             Self::cut(scene, shards, options, cam.width, cam.height, progress)?;
         let t0 = Instant::now();
@@ -348,8 +351,8 @@ impl DevicePlan {
         let t0 = Instant::now();
         let (cut, sh) = choose_sh_degree(scene, shards, options, width, height, progress)?;
         // A degree asked for was checked before the cut; auto's is known only now.
-        if options.sh_degree.is_none() && !sh_f32(options) {
-            check_half_sh(scene, sh.degree, options.layout)?;
+        if options.sh_degree.is_none() {
+            check_half_sh(scene, sh.degree, options)?;
         }
         let sref = scene.partition_view_sh(sh.degree, sh_f32(options));
         let partition_s = t0.elapsed().as_secs_f64();
@@ -480,6 +483,7 @@ impl DevicePlan {
             partition: part,
             spec,
             sites: std::sync::Arc::new(sites),
+            bounds: scene.bbox(),
             copies,
             sides,
             result_slots,
@@ -543,7 +547,7 @@ impl DevicePlan {
                 self.partition.slot.len()
             )));
         }
-        check_half_reach(scene, std::slice::from_ref(cam), self.options.layout)?;
+        check_half_reach(self.bounds, std::slice::from_ref(cam), self.options.layout)?;
         let sampled;
         let sample = match self.sample_of(cam) {
             Some(s) => s,
@@ -838,10 +842,10 @@ const BINARY16_OVERFLOW: f32 = 65520.0;
 /// in which the half and mixed layouts carry them, cannot hold: it would become an
 /// infinity on the tile and turn its cell's colour to NaN, black in the image, where
 /// the reference's f32 gives a colour. Trained scenes' coefficients are far inside the
-/// range; this names the first that is not.
-fn check_half_sh(scene: &Scene, degree: u8, layout: RayLayout) -> Result<(), DeviceError> {
+/// range; this names the first that is not. f32 coefficients (`sh_f32`) pass.
+fn check_half_sh(scene: &Scene, degree: u8, options: &DeviceOptions) -> Result<(), DeviceError> {
     let used = crate::scene::sh_rest_len(degree.min(scene.sh_degree));
-    if used == 0 {
+    if used == 0 || sh_f32(options) {
         return Ok(());
     }
     let stride = scene.sh_rest_len();
@@ -854,7 +858,7 @@ fn check_half_sh(scene: &Scene, degree: u8, layout: RayLayout) -> Result<(), Dev
         Some((vertex, k, v)) => Err(DeviceError::Options(format!(
             "vertex {vertex}: color_sh_{k} = {v:e} is beyond binary16's range (±65504), in which the {} layout \
              carries SH coefficients: render with --layout fp32, or at --sh-degree {}",
-            layout.name(),
+            options.layout.name(),
             // color_sh_k belongs to SH coefficient k / 3 + 1, of band ⌊√(k / 3 + 1)⌋.
             (1..=3u8).rev().find(|&l| usize::from(l * l) <= k / 3 + 1).unwrap_or(1) - 1
         ))),
@@ -866,12 +870,17 @@ fn check_half_sh(scene: &Scene, degree: u8, layout: RayLayout) -> Result<(), Dev
 /// steps, can hold: the stored `t` would become an infinity, and the ray composite
 /// nothing more, silently. Every face a ray crosses before the hull lies inside the
 /// sites' bounding box, so its farthest corner bounds `t` (loosely: a corner may be out
-/// of every ray's reach). The fp32 layout keeps `t` in f32 and passes.
-fn check_half_reach(scene: &Scene, cams: &[Camera], layout: RayLayout) -> Result<(), DeviceError> {
+/// of every ray's reach; `bounds`: `Scene::bbox`). The fp32 layout keeps `t` in f32
+/// and passes.
+fn check_half_reach(
+    bounds: Option<([f32; 3], [f32; 3])>,
+    cams: &[Camera],
+    layout: RayLayout,
+) -> Result<(), DeviceError> {
     if layout == RayLayout::Fp32 {
         return Ok(());
     }
-    let Some((lo, hi)) = scene.bbox() else { return Ok(()) };
+    let Some((lo, hi)) = bounds else { return Ok(()) };
     for (k, cam) in cams.iter().enumerate() {
         let far: f64 = (0..3)
             .map(|a| {
@@ -920,8 +929,8 @@ fn choose_sh_degree(
         Some(d) => d,
         None => scene.sh_degree,
     };
-    if options.sh_degree.is_some() && !sh_f32(options) {
-        check_half_sh(scene, top, options.layout)?;
+    if options.sh_degree.is_some() {
+        check_half_sh(scene, top, options)?;
     }
     let first = match at(top) {
         Ok(cut) => return Ok((cut, ShChoice { degree: top, note: None })),

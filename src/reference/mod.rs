@@ -101,10 +101,11 @@ pub fn render_with(tracer: &Tracer, cam: &Camera, start: u32, opts: &TraceOption
     // before the next row comes back.
     const TILE: usize = 8;
     let tiles_x = w.div_ceil(TILE);
+    let origin = |t: usize| (t % tiles_x * TILE, t / tiles_x * TILE);
     let traced: Vec<Vec<RaySample>> = (0..tiles_x * h.div_ceil(TILE))
         .into_par_iter()
         .map(|t| {
-            let (x0, y0) = (t % tiles_x * TILE, t / tiles_x * TILE);
+            let (x0, y0) = origin(t);
             let mut v = Vec::with_capacity(TILE * TILE);
             for j in y0..(y0 + TILE).min(h) {
                 for i in x0..(x0 + TILE).min(w) {
@@ -116,7 +117,7 @@ pub fn render_with(tracer: &Tracer, cam: &Camera, start: u32, opts: &TraceOption
         })
         .collect();
     for (t, v) in traced.iter().enumerate() {
-        let (x0, y0) = (t % tiles_x * TILE, t / tiles_x * TILE);
+        let (x0, y0) = origin(t);
         let tw = (x0 + TILE).min(w) - x0;
         for (k, s) in v.iter().enumerate() {
             let p = (y0 + k / tw) * w + x0 + k % tw;
