@@ -278,7 +278,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "schedule",
         max: 4,
-        planned: "4 where the shards were cut by load and the camera regions march under 75 % of the sampled steps after the cut; else 2",
+        planned: "4 where the shards were cut by load and the camera regions march under 75 % of the sampled steps after the cut (3 there with more than 256 injectors, whose lanes the root would count in one worker); else 2",
         doc: "Which compute set runs each vertex. 4: two sets (3's order, with the routers counting and planning in one worker beside the march, and the injectors dealing and emitting in one vertex after it), so a step waits for no set where only the routers plan; 3: three sets (the tracers and injectors march beside the routers' count, the routers plan, the tracers send beside the routers' forward), so a step waits for count only where it outlasts the march and for the larger of forward and send; 2: four sets (the routers count, they plan, the tracers and injectors march beside the routers' forward, they send), so a step waits for the busiest forwarding router only where it outlasts the march; 1: three sets, the injectors marching beside the tracers and the routers forwarding after; 0: three sets, the injectors marching in a set of their own. The image is the same.",
         set: |o, v| o.schedule = Some(crate::device::Schedule::ALL[count(v) as usize]),
         ..ONE_NUMBER

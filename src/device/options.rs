@@ -973,13 +973,30 @@ pub const SEND_BESIDE_FORWARD_SHARE: f64 = 0.75;
 /// about 20 µs a step however idle). Where the injectors march most of the frame
 /// the routers count many rays, and one worker counting them costs more than that
 /// set: the 1 M scene 43.7 → 45.1 ms under it, garden 22.9 → 30.7.
-pub fn planned_schedule(o: &DeviceOptions, by_load: bool, share: f64) -> Schedule {
-    o.schedule.unwrap_or(if by_load && share < SEND_BESIDE_FORWARD_SHARE {
-        Schedule::PlanBesideMarch
-    } else {
+///
+/// The root counts the rays of every injector's lane and plans each lane, so above
+/// [`ONE_WORKER_COUNT_LANES`] of them (512 injectors, where `--shards auto` takes 512
+/// shards) its one worker outlasts the march in most steps even where the tracers
+/// are even, and the plan keeps the three-set step
+/// ([`Schedule::SendBesideForward`]): the sends beside the forward, the count on six
+/// workers beside the march and the plan apart. The 1 M scene with SH at degree 1
+/// (512 injectors, 0.74 after its cut), modelled ms and iterations: two sets 56.7
+/// in 274 (the root the march set's busiest tile in 195 of its steps), three 54.6
+/// in 274, four 55.5 in 273; at degree 3 (256 injectors, 0.72) two sets 70.7 in 255,
+/// three 73.1 in 255.
+pub fn planned_schedule(o: &DeviceOptions, by_load: bool, share: f64, root_lanes: u32) -> Schedule {
+    o.schedule.unwrap_or(if !by_load || share >= SEND_BESIDE_FORWARD_SHARE {
         Schedule::default()
+    } else if root_lanes > ONE_WORKER_COUNT_LANES {
+        Schedule::SendBesideForward
+    } else {
+        Schedule::PlanBesideMarch
     })
 }
+
+/// The most injector lanes at the root under which the plan counts and plans a
+/// router's rays in one worker beside the march ([`planned_schedule`]).
+pub const ONE_WORKER_COUNT_LANES: u32 = 256;
 
 /// How much more than their regions' share of the tiles beside the tree the
 /// injectors take where the replicas hang on their routers' lanes
@@ -1113,16 +1130,19 @@ mod tests {
     fn the_plan_sends_beside_the_forward_after_a_cut_by_load_where_the_tracers_march_a_quarter() {
         let o = DeviceOptions::default();
         // Bicycle at degree 2 (0.44 after its lean cut), degree 0 (0.58), 2.1 M (0.69).
-        for share in [0.44, 0.58, 0.69] {
-            assert_eq!(planned_schedule(&o, true, share), Schedule::PlanBesideMarch, "{share}");
+        for (share, lanes) in [(0.44, 194), (0.58, 256), (0.69, 256), (0.72, 256)] {
+            assert_eq!(planned_schedule(&o, true, share, lanes), Schedule::PlanBesideMarch, "{share}");
         }
+        // The 1 M scene with SH at degree 1 (0.74, 512 injectors): the root's one
+        // worker would count 512 lanes.
+        assert_eq!(planned_schedule(&o, true, 0.74, 512), Schedule::SendBesideForward);
         // The 1 M scene (0.79 after its cut), garden (not cut), a scene not cut at all.
-        assert_eq!(planned_schedule(&o, true, 0.79), Schedule::ForwardBesideMarch);
-        assert_eq!(planned_schedule(&o, false, 1.0), Schedule::ForwardBesideMarch);
-        assert_eq!(planned_schedule(&o, false, 0.3), Schedule::ForwardBesideMarch);
+        assert_eq!(planned_schedule(&o, true, 0.79, 512), Schedule::ForwardBesideMarch);
+        assert_eq!(planned_schedule(&o, false, 1.0, 512), Schedule::ForwardBesideMarch);
+        assert_eq!(planned_schedule(&o, false, 0.3, 256), Schedule::ForwardBesideMarch);
         // As asked, whatever the cut.
         let asked = DeviceOptions { schedule: Some(Schedule::Apart), ..o.clone() };
-        assert_eq!(planned_schedule(&asked, true, 0.44), Schedule::Apart);
+        assert_eq!(planned_schedule(&asked, true, 0.44, 194), Schedule::Apart);
     }
 
     #[test]

@@ -379,8 +379,9 @@ impl DevicePlan {
         // regions' share of the sampled steps after it.
         let share = regions_share(&samples);
         let lean_cut = load_cut.is_some() && topology.options.lean_queue.is_some();
+        let root_lanes = topology.tree.nodes[topology.tree.root()].inject_lanes;
         topology.options.schedule =
-            Some(super::options::planned_schedule(&topology.options, load_cut.is_some(), share));
+            Some(super::options::planned_schedule(&topology.options, load_cut.is_some(), share, root_lanes));
         let (tree, options) = (&topology.tree, &topology.options);
         let owner = |c: u32| part.owner(c);
         let Neighbours { sides, copies, results, flows } = neighbours;

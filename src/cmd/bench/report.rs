@@ -200,6 +200,11 @@ fn point(w: &mut String, p: &Point) {
             "planned: the routers count and plan beside the march, and the tracers send beside their forward, after a cut by load where the camera regions march under {:.0} % of the sampled steps",
             100.0 * crate::device::options::SEND_BESIDE_FORWARD_SHARE
         ),
+        (false, crate::device::Schedule::SendBesideForward) => format!(
+            "planned: the tracers send beside the routers' forward after a cut by load where the camera regions march under {:.0} % of the sampled steps; the routers count on six workers and plan apart, as the root counts more than {} injectors' lanes",
+            100.0 * crate::device::options::SEND_BESIDE_FORWARD_SHARE,
+            crate::device::options::ONE_WORKER_COUNT_LANES
+        ),
         (false, _) => "planned".to_string(),
     };
     let _ = writeln!(w, "schedule: {} ({sets} compute sets a step; {why})", p.schedule);
