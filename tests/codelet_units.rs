@@ -1089,7 +1089,7 @@ fn pack(scene: &Scene, cam: &Camera) -> Packed {
         .iter()
         .map(|n| plan.spec.shards[n.shard_offset..][..n.shard_bytes].to_vec())
         .collect();
-    let camera = read_as(&plan.frame_blocks(scene, cam, 0).unwrap().camera);
+    let camera = read_as(&plan.frame_blocks(scene, cam, 0, false).unwrap().camera);
     Packed { part: plan.partition, blobs, camera }
 }
 

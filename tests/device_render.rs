@@ -701,6 +701,23 @@ fn reruns_and_thread_counts_are_bit_identical() {
     let b = r.render(scene, &cam, &mut |_, _| {}).unwrap();
     assert_eq!(a.output, b.output, "a second frame on the same engine");
     assert_eq!(a.stats.iterations, b.stats.iterations);
+    // The second frame of a camera writes only its record: the injectors still hold
+    // its regions and block lists. Another camera writes its own, and the first
+    // camera after it writes its own again: the same frame to the cell step, where
+    // the other camera's regions would march other rays on the injectors.
+    let view = r.plan().view_bytes();
+    let record = size_of::<foam_layout::foam_camera>() as u64;
+    assert!(view > 100 * record, "{view}");
+    assert_eq!((a.stats.host_bytes_written, b.stats.host_bytes_written), (record + view, record));
+    let other = Camera { position: cam.position + 0.5 * cam.forward() + 0.2 * cam.up(), ..cam };
+    let c = r.render(scene, &other, &mut |_, _| {}).unwrap();
+    assert_eq!(c.stats.host_bytes_written, record + view);
+    assert_ne!(c.stats.cell_steps, a.stats.cell_steps, "the other camera is another view");
+    let again = r.render(scene, &cam, &mut |_, _| {}).unwrap();
+    assert_eq!(again.stats.host_bytes_written, record + view);
+    assert_eq!(again.output, a.output);
+    let marched = |f: &DeviceFrame| (f.stats.iterations, f.stats.cell_steps, f.stats.tracer_hops_mean.to_bits());
+    assert_eq!(marched(&again), marched(&a), "the first camera after another marches as its first frame");
     // The runtime's pool takes its thread count from FOAM_THREADS when the engine is
     // built: render in child test processes with one thread (every tile and worker
     // in turn) and with three (tiles and workers interleaved), and compare bytes.

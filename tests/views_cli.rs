@@ -173,7 +173,7 @@ fn a_view_set_of_one_estimates_its_ipu_frame_as_bench_does() {
         "--stats",
         arg(&stats),
     ]);
-    assert!(text.contains("on a Mk2 IPU (estimated)"), "{text}");
+    assert!(text.contains("on a Mk2 IPU (estimated; each view's frame and its camera regions' upload"), "{text}");
     let s = json(&stats);
     assert_eq!((s["graph_builds"].as_u64(), s["estimate_graph_builds"].as_u64()), (Some(1), Some(1)), "{s}");
     let ipu_ms = s["views"][0]["ipu_ms"].as_f64().unwrap();
@@ -192,6 +192,17 @@ fn a_view_set_of_one_estimates_its_ipu_frame_as_bench_does() {
     let bench_ms = b["run"]["estimate"]["frame_s"].as_f64().unwrap() * 1e3;
     assert!((ipu_ms - bench_ms).abs() <= 1e-9 * bench_ms, "render --estimate {ipu_ms} ms, bench {bench_ms} ms");
     assert_eq!(s["views"][0]["iterations"], b["run"]["stats"]["iterations"]);
+    // The view's camera was new to the device: it wrote its camera regions and block
+    // lists, bench's upload for a new camera, and its record; the rate counts them.
+    let view = b["run"]["estimate"]["view_upload_bytes"].as_u64().unwrap();
+    let record = std::mem::size_of::<foam_layout::foam_camera>() as u64;
+    assert!(view > 0);
+    assert_eq!(s["views"][0]["host_bytes_written"].as_u64(), Some(view + record), "{s}");
+    let upload_ms = s["views"][0]["ipu_upload_ms"].as_f64().unwrap();
+    let bench_upload_ms = b["run"]["estimate"]["view_upload_s"].as_f64().unwrap() * 1e3;
+    assert!((upload_ms - bench_upload_ms).abs() <= 1e-4, "{upload_ms} ms against bench's {bench_upload_ms} ms");
+    let fps = s["fps_ipu_estimated"].as_f64().unwrap();
+    assert!((fps * (ipu_ms + upload_ms) - 1e3).abs() < 1e-6, "{fps} views/s for {ipu_ms} + {upload_ms} ms");
 }
 
 /// A COLMAP text model of 16 views around the garden (image names view_00.png …).

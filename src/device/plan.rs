@@ -532,9 +532,17 @@ impl DevicePlan {
     }
 
     /// What the host writes to the device for one frame: the camera block broadcast to
-    /// every tile, and the spill store's camera region (see [`super::region`]) for the
-    /// view. `scene` must be the scene the plan was made from.
-    pub fn frame_blocks(&self, scene: &Scene, cam: &Camera, frame: u32) -> Result<FrameBlocks, DeviceError> {
+    /// every tile and, with `view`, every injector's camera region (see
+    /// [`super::region`]) and block list for the camera; without, both are empty (the
+    /// device holds a frame's of the same camera: nothing on it writes them). `scene`
+    /// must be the scene the plan was made from.
+    pub fn frame_blocks(
+        &self,
+        scene: &Scene,
+        cam: &Camera,
+        frame: u32,
+        view: bool,
+    ) -> Result<FrameBlocks, DeviceError> {
         if cam.width != self.width || cam.height != self.height {
             return Err(DeviceError::Options(format!(
                 "camera is {}x{} but the device was planned for {}x{}",
@@ -579,6 +587,10 @@ impl DevicePlan {
             homes: 1 << self.partition.depth,
             home_shift: self.partition.id_bits - self.partition.depth,
         };
+        let camera = record_bytes(&block);
+        if !view {
+            return Ok(FrameBlocks { camera, regions: Vec::new(), blocks: Vec::new() });
+        }
         let order = &sample.order;
         let chosen: Vec<Vec<u8>> = sample.regions.iter().map(|shards| self.camera_region(shards)).collect();
         let mut regions = Vec::with_capacity(self.groups.len() * self.spec.region_bytes);
@@ -587,7 +599,13 @@ impl DevicePlan {
             regions.extend_from_slice(&chosen[order.paths_of(i)]);
             lists.extend_from_slice(&super::blocks::list(blocks, self.block_slots));
         }
-        Ok(FrameBlocks { camera: record_bytes(&block), regions, blocks: lists })
+        Ok(FrameBlocks { camera, regions, blocks: lists })
+    }
+
+    /// Bytes the host writes for a camera the device does not hold yet: every
+    /// injector's camera region and block list ([`Self::frame_blocks`] with `view`).
+    pub fn view_bytes(&self) -> u64 {
+        (self.groups.len() * (self.spec.region_bytes + super::blocks::list_bytes(self.block_slots))) as u64
     }
 
     /// What sampling a camera reads of this plan.

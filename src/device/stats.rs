@@ -44,6 +44,9 @@ pub struct FrameStats {
     /// tiles of different IPUs (over IPU-Links) in this frame.
     pub ipus: u32,
     pub bytes_across_ipus: u64,
+    /// Bytes the host wrote to start the frame: the camera record and, for a camera
+    /// the device did not hold, every injector's camera region and block list.
+    pub host_bytes_written: u64,
     /// Rays the spill store held at the busiest moment.
     pub spill_peak: u64,
     /// Router traffic per tree level, from the parents of the tracers (level 1) to the root.

@@ -80,7 +80,8 @@ pub fn loop_test_cycles(ipus: u32) -> f64 {
 /// One host round trip on real hardware: `Engine::run` of the fused loop plus the read
 /// of the 32-byte frame status (order of magnitude for an IPU-M2000 host link).
 pub const HOST_ROUND_TRIP_S: f64 = 20e-6;
-/// Host-link bandwidth for the framebuffer readback at the end of a frame.
+/// Host-link bandwidth for the framebuffer readback at the end of a frame, and for
+/// the camera regions and block lists a new camera writes.
 pub const HOST_LINK_BYTES_PER_S: f64 = 10e9;
 
 /// Compute sets per step, at most (the four-set schedule; the others leave the last 0).
@@ -365,6 +366,11 @@ pub struct Estimate {
     pub sh_s: f64,
     pub host_s: f64,
     pub frame_s: f64,
+    /// What a camera the device does not hold writes before its first frame (every
+    /// injector's camera region and block list), and its time on the host link: not
+    /// in `frame_s`, which is a frame of a camera whose regions are on the device.
+    pub view_upload_bytes: u64,
+    pub view_upload_s: f64,
     /// The same frame if the exchange moved only occupied slots.
     pub frame_s_occupied_only: f64,
     pub fps: f64,
@@ -428,6 +434,8 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
         sh_s: p.iterations.iter().map(|i| i.sh_cycles).sum::<f64>() / CLOCK_HZ,
         host_s,
         frame_s,
+        view_upload_bytes: p.view_bytes,
+        view_upload_s: p.view_bytes as f64 / HOST_LINK_BYTES_PER_S,
         frame_s_occupied_only: (compute + fixed + occupied) / CLOCK_HZ + host_s,
         fps: 1.0 / frame_s,
         balance: balance(p),
@@ -626,6 +634,7 @@ mod tests {
             busiest_receive_bytes: 1500,
             link_bytes_total: 8000,
             framebuffer_bytes: 0,
+            view_bytes: 0,
             ipus: 1,
             cross_ipu_bytes: 0,
             busiest_ipu_link_bytes: 0,

@@ -73,6 +73,9 @@ pub struct Profile {
     /// Bytes all tiles send each iteration as built.
     pub link_bytes_total: u64,
     pub framebuffer_bytes: u64,
+    /// Bytes the host writes for a camera the device does not hold (every
+    /// injector's camera region and block list).
+    pub view_bytes: u64,
     /// IPUs of the target; link-buffer bytes the exchange copies between IPUs each
     /// iteration (all IPUs), and the most any one IPU sends or receives.
     pub ipus: u32,
@@ -257,6 +260,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let link_bytes = busiest_link_bytes / links_max;
     let framebuffer_bytes =
         plan.shards() as u64 * plan.slice_pixels as u64 * size_of::<foam_layout::foam_pixel>() as u64;
+    let view_bytes = plan.view_bytes();
     let chip_tiles = plan.options.target_tiles() as u64;
     let ipus = plan.options.ipus;
     let per_ipu = crate::device::ipus::per_ipu(&plan)?;
@@ -391,6 +395,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         busiest_receive_bytes,
         link_bytes_total,
         framebuffer_bytes,
+        view_bytes,
         ipus,
         cross_ipu_bytes,
         busiest_ipu_link_bytes,

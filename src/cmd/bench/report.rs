@@ -314,6 +314,14 @@ fn point(w: &mut String, p: &Point) {
             e.host_s * 1e3,
             e.frame_s_occupied_only * 1e3
         );
+        let _ = writeln!(
+            w,
+            "  a new camera first writes its camera regions and block lists: {:.1} MB = {:.3} ms on the host link at {:.0} GB/s (not in the frame above, a frame of a camera the device holds; frame and upload {:.3} ms)",
+            e.view_upload_bytes as f64 / 1e6,
+            e.view_upload_s * 1e3,
+            super::cycles::HOST_LINK_BYTES_PER_S / 1e9,
+            (e.frame_s + e.view_upload_s) * 1e3
+        );
         if e.sh_s > 0.0 {
             let _ = writeln!(
                 w,

@@ -38,7 +38,8 @@ struct RunStats {
     /// Views per second of frame time on the host runtime (graph build and planning
     /// excluded).
     fps_host: f64,
-    /// Views per second of estimated Mk2 IPU frame time (--estimate).
+    /// Views per second of estimated Mk2 IPU time (--estimate): each view's frame
+    /// and its upload.
     fps_ipu_estimated: Option<f64>,
     /// Instrumented graphs --estimate built, one per view (not in graph_builds).
     estimate_graph_builds: u64,
@@ -57,6 +58,11 @@ struct ViewStats {
     host_s: f64,
     /// Estimated Mk2 IPU frame time (cycle model, not a measurement; --estimate).
     ipu_ms: Option<f64>,
+    /// Bytes the host wrote to start the view's frame: its camera record and, as the
+    /// device held another camera, every injector's camera region and block list.
+    host_bytes_written: u64,
+    /// Those bytes' time on the host link (--estimate), not in `ipu_ms`.
+    ipu_upload_ms: Option<f64>,
     camera: IntrinsicsJson,
 }
 
@@ -67,6 +73,7 @@ struct Means {
     iterations: f64,
     host_s: f64,
     ipu_ms: Option<f64>,
+    ipu_upload_ms: Option<f64>,
 }
 
 /// The run's inputs and options, as `render` checked them.
@@ -234,6 +241,9 @@ fn run_stats(
             host_calls: s.host_calls,
             host_s: s.wall_s,
             ipu_ms: estimates.map(|e| e[i] * 1e3),
+            host_bytes_written: s.host_bytes_written,
+            ipu_upload_ms: estimates
+                .map(|_| s.host_bytes_written as f64 / crate::cmd::bench::cycles::HOST_LINK_BYTES_PER_S * 1e3),
             camera: camera_to_json(&v.camera),
         })
         .collect();
@@ -250,9 +260,10 @@ fn run_stats(
             iterations: views.iter().map(|v| v.iterations as f64).sum::<f64>() / n,
             host_s: host_total / n,
             ipu_ms: mean(&|v| v.ipu_ms),
+            ipu_upload_ms: mean(&|v| v.ipu_upload_ms),
         },
         fps_host: views.len() as f64 / host_total.max(f64::MIN_POSITIVE),
-        fps_ipu_estimated: mean(&|v| v.ipu_ms).map(|ms| 1e3 / ms),
+        fps_ipu_estimated: mean(&|v| Some(v.ipu_ms? + v.ipu_upload_ms?)).map(|ms| 1e3 / ms),
         estimate_graph_builds: poplar_bridge::graph_builds() - graph_builds,
         views,
         plan_s,
@@ -262,29 +273,39 @@ fn run_stats(
 
 fn print_table(s: &RunStats) {
     let opt = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |v| format!("{v:.prec$}"));
-    println!("{:<24} {:>9} {:>8} {:>10} {:>9} {:>10}", "view", "PSNR dB", "SSIM", "iterations", "host s", "IPU ms est");
+    println!(
+        "{:<24} {:>9} {:>8} {:>10} {:>9} {:>10} {:>10}",
+        "view", "PSNR dB", "SSIM", "iterations", "host s", "IPU ms est", "upload ms"
+    );
     for v in &s.views {
         println!(
-            "{:<24} {:>9} {:>8} {:>10} {:>9.3} {:>10}",
+            "{:<24} {:>9} {:>8} {:>10} {:>9.3} {:>10} {:>10}",
             v.name,
             opt(v.psnr, 3),
             opt(v.ssim, 4),
             v.iterations,
             v.host_s,
-            opt(v.ipu_ms, 1)
+            opt(v.ipu_ms, 1),
+            opt(v.ipu_upload_ms, 1)
         );
     }
     let m = &s.mean;
     println!(
-        "{:<24} {:>9} {:>8} {:>10.1} {:>9.3} {:>10}",
+        "{:<24} {:>9} {:>8} {:>10.1} {:>9.3} {:>10} {:>10}",
         "mean",
         opt(m.psnr, 3),
         opt(m.ssim, 4),
         m.iterations,
         m.host_s,
-        opt(m.ipu_ms, 1)
+        opt(m.ipu_ms, 1),
+        opt(m.ipu_upload_ms, 1)
     );
-    let ipu = s.fps_ipu_estimated.map_or(String::new(), |f| format!(", {f:.2} on a Mk2 IPU (estimated)"));
+    let ipu = s.fps_ipu_estimated.map_or(String::new(), |f| {
+        format!(
+            ", {f:.2} on a Mk2 IPU (estimated; each view's frame and its camera regions' upload at {:.0} GB/s)",
+            crate::cmd::bench::cycles::HOST_LINK_BYTES_PER_S / 1e9
+        )
+    });
     println!(
         "{} views, graph builds {}, plan {:.2} s, graph {:.2} s; views/s: {:.2} on the host runtime{ipu}",
         s.views.len(),
