@@ -709,6 +709,11 @@ fn reruns_and_thread_counts_are_bit_identical() {
     let record = size_of::<foam_layout::foam_camera>() as u64;
     assert!(view > 100 * record, "{view}");
     assert_eq!((a.stats.host_bytes_written, b.stats.host_bytes_written), (record + view, record));
+    // What the model charges for the read-back is what a frame reads.
+    assert_eq!(
+        (a.stats.host_bytes_read, b.stats.host_bytes_read),
+        (r.plan().readback_bytes(), r.plan().readback_bytes())
+    );
     let other = Camera { position: cam.position + 0.5 * cam.forward() + 0.2 * cam.up(), ..cam };
     let c = r.render(scene, &other, &mut |_, _| {}).unwrap();
     assert_eq!(c.stats.host_bytes_written, record + view);

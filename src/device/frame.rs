@@ -231,6 +231,7 @@ impl DeviceRenderer {
         stats.bytes_exchanged = counters.bytes_exchanged - before.bytes_exchanged;
         stats.bytes_across_ipus = counters.bytes_across_ipus - before.bytes_across_ipus;
         stats.host_bytes_written = written;
+        stats.host_bytes_read = (self.px_bytes.len() + self.res_bytes.len() + stats_bytes.len()) as u64;
         stats.wall_s = t0.elapsed().as_secs_f64();
         Ok(DeviceFrame { output, stats, router_hops, tracer_hops })
     }
@@ -421,6 +422,7 @@ impl DeviceRenderer {
             ipus: self.plan.options.ipus,
             bytes_across_ipus: 0,
             host_bytes_written: 0,
+            host_bytes_read: 0,
             spill_peak: tiles[self.plan.tree.spill()].peak_queue as u64,
             router_levels: super::stats::router_levels(&self.plan.tree, tiles),
         }

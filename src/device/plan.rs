@@ -602,6 +602,16 @@ impl DevicePlan {
         Ok(FrameBlocks { camera, regions, blocks: lists })
     }
 
+    /// Bytes the host reads back after every frame: every tracer tile's framebuffer
+    /// slice (replicas' too), every result store whole, and every tile's statistics
+    /// (`DeviceRenderer::render`).
+    pub fn readback_bytes(&self) -> u64 {
+        let slices =
+            self.tree.tracer_nodes().count() * self.slice_pixels as usize * size_of::<foam_layout::foam_pixel>();
+        let stats = self.tree.nodes.len() * size_of::<foam_layout::foam_tile_stats>();
+        (slices + self.result_store_bytes() + stats) as u64
+    }
+
     /// Bytes the host writes for a camera the device does not hold yet: every
     /// injector's camera region and block list ([`Self::frame_blocks`] with `view`).
     pub fn view_bytes(&self) -> u64 {

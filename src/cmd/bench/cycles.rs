@@ -16,7 +16,7 @@
 //!           + LOOP_TEST_CYCLES where the loop ends with the frame
 //! frame     = Σ iterations (where the loop runs rc a call, incl. the idle tail up to
 //!             a multiple of rc) / CLOCK_HZ
-//!           + host round trips · HOST_ROUND_TRIP_S + framebuffer bytes / HOST_LINK_BYTES_PER_S
+//!           + host round trips · HOST_ROUND_TRIP_S + read-back bytes / HOST_LINK_BYTES_PER_S
 //! ```
 //!
 //! A tile's six workers are barrel-scheduled: each issues one instruction every six
@@ -80,8 +80,9 @@ pub fn loop_test_cycles(ipus: u32) -> f64 {
 /// One host round trip on real hardware: `Engine::run` of the fused loop plus the read
 /// of the 32-byte frame status (order of magnitude for an IPU-M2000 host link).
 pub const HOST_ROUND_TRIP_S: f64 = 20e-6;
-/// Host-link bandwidth for the framebuffer readback at the end of a frame, and for
-/// the camera regions and block lists a new camera writes.
+/// Host-link bandwidth for what the host reads after a frame (framebuffer slices,
+/// result stores, tile statistics), and for the camera regions and block lists a new
+/// camera writes.
 pub const HOST_LINK_BYTES_PER_S: f64 = 10e9;
 
 /// Compute sets per step, at most (the four-set schedule; the others leave the last 0).
@@ -401,7 +402,7 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
     let exchange = full_exchange * iterations as f64;
     let occupied: f64 = p.iterations.iter().map(|i| i.occupied_bytes as f64 / EXCHANGE_BYTES_PER_CYCLE).sum::<f64>()
         + idle * (p.links_max * super::profile::LINK_HEADER_BYTES) as f64 / EXCHANGE_BYTES_PER_CYCLE;
-    let host_s = calls as f64 * HOST_ROUND_TRIP_S + p.framebuffer_bytes as f64 / HOST_LINK_BYTES_PER_S;
+    let host_s = calls as f64 * HOST_ROUND_TRIP_S + p.readback_bytes as f64 / HOST_LINK_BYTES_PER_S;
     let frame_s = (compute + fixed + exchange) / CLOCK_HZ + host_s;
     let busy: Vec<_> = p.iterations.iter().filter(|i| i.busiest_cell_steps > 0 || i.busiest_router_rays > 0).collect();
     let mean = |f: &dyn Fn(&super::profile::IterationLoad) -> u64| {
@@ -633,7 +634,7 @@ mod tests {
             busiest_link_bytes: 2000,
             busiest_receive_bytes: 1500,
             link_bytes_total: 8000,
-            framebuffer_bytes: 0,
+            readback_bytes: 0,
             view_bytes: 0,
             ipus: 1,
             cross_ipu_bytes: 0,

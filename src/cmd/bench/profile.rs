@@ -5,8 +5,6 @@
 //! tile's total. The extra reads slow the host runtime down, so this run is never the
 //! timed one.
 
-use std::mem::size_of;
-
 use foam_layout::{
     FOAM_CATS, FOAM_IW_COUNTERS, FOAM_IW_NEIGHBOURS, FOAM_IW_RAYS, FOAM_IW_STEPS, FOAM_IW_VISITS, FOAM_TW_COUNTERS,
     FOAM_TW_LOADED, FOAM_TW_MARCHED, FOAM_TW_NEIGHBOURS, FOAM_TW_PIXELS, FOAM_TW_RAYS, FOAM_TW_RESULTS, FOAM_TW_STEPS,
@@ -72,7 +70,9 @@ pub struct Profile {
     pub busiest_receive_bytes: u64,
     /// Bytes all tiles send each iteration as built.
     pub link_bytes_total: u64,
-    pub framebuffer_bytes: u64,
+    /// Bytes the host reads after the frame (framebuffer slices, result stores,
+    /// tile statistics: [`DevicePlan::readback_bytes`]).
+    pub readback_bytes: u64,
     /// Bytes the host writes for a camera the device does not hold (every
     /// injector's camera region and block list).
     pub view_bytes: u64,
@@ -258,8 +258,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let busiest_receive_bytes = received.iter().copied().max().unwrap_or(0);
     let link_bytes_total = sent.iter().sum();
     let link_bytes = busiest_link_bytes / links_max;
-    let framebuffer_bytes =
-        plan.shards() as u64 * plan.slice_pixels as u64 * size_of::<foam_layout::foam_pixel>() as u64;
+    let readback_bytes = plan.readback_bytes();
     let view_bytes = plan.view_bytes();
     let chip_tiles = plan.options.target_tiles() as u64;
     let ipus = plan.options.ipus;
@@ -394,7 +393,7 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         busiest_link_bytes,
         busiest_receive_bytes,
         link_bytes_total,
-        framebuffer_bytes,
+        readback_bytes,
         view_bytes,
         ipus,
         cross_ipu_bytes,
