@@ -1,5 +1,6 @@
 // Frame start: state tensors are zeroed on the device, so a new frame costs no
-// host transfer beyond the camera. Runs only when the device is drained.
+// host transfer beyond the camera record (and, for a camera the injectors do not
+// hold, its camera regions and block lists). Runs only when the device is drained.
 #include <poplar/Vertex.hpp>
 
 #include <string.h>

@@ -78,7 +78,9 @@ pub fn loop_test_cycles(ipus: u32) -> f64 {
 }
 
 /// One host round trip on real hardware: `Engine::run` of the fused loop plus the read
-/// of the 32-byte frame status (order of magnitude for an IPU-M2000 host link).
+/// of the frame status, 32 bytes from the spill store and from each injector (16 KB
+/// with 512 injectors, 1.6 µs of it at [`HOST_LINK_BYTES_PER_S`]); an order of
+/// magnitude for an IPU-M2000 host link.
 pub const HOST_ROUND_TRIP_S: f64 = 20e-6;
 /// Host-link bandwidth for what the host reads after a frame (framebuffer slices,
 /// result stores, tile statistics), and for the camera regions and block lists a new
