@@ -745,6 +745,35 @@ fn reruns_and_thread_counts_are_bit_identical() {
     assert!(!ok && text.contains("FOAM_THREADS must be a positive integer"), "{text}");
 }
 
+/// A camera region gets the room the planned view's largest region takes (and at
+/// least the largest shard's), not all its injector tile has: a new camera writes
+/// every region whole. The regions hold the same shards under either budget, so the
+/// frame is the same to the cell step; another camera, whose start shard may be any
+/// shard, still renders with them.
+#[test]
+fn camera_regions_take_the_room_the_planned_view_takes() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(160, 120).unwrap();
+    let o = opts(RayLayout::Half);
+    let planned = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
+    let roomy = DeviceOptions { region_bytes: Some(560 * 1024), ..o.clone() };
+    let roomy = DevicePlan::for_camera(scene, 256, &cam, &roomy, &()).unwrap();
+    let header = size_of::<foam_layout::foam_region_header>();
+    let largest = (0..256).map(|s| planned.spec.nodes[s].shard_bytes).max().unwrap();
+    let (small, large) = (planned.spec.region_bytes, roomy.spec.region_bytes);
+    assert!(small >= header + largest && small < large, "{small} B against {large} B (largest shard {largest} B)");
+    assert!(planned.view_bytes() < roomy.view_bytes());
+    let other = Camera { position: cam.position + 0.5 * cam.forward() + 0.2 * cam.up(), ..cam };
+    let (mut a, mut b) = (DeviceRenderer::new(planned).unwrap(), DeviceRenderer::new(roomy).unwrap());
+    let (fa, fb) = (a.render(scene, &cam, &mut |_, _| {}).unwrap(), b.render(scene, &cam, &mut |_, _| {}).unwrap());
+    assert_eq!(fa.output, fb.output);
+    let marched = |f: &DeviceFrame| (f.stats.iterations, f.stats.cell_steps, f.stats.tracer_hops_mean.to_bits());
+    assert_eq!(marched(&fa), marched(&fb), "the same regions");
+    let (oa, ob) = (a.render(scene, &other, &mut |_, _| {}).unwrap(), b.render(scene, &other, &mut |_, _| {}).unwrap());
+    assert_complete(&oa);
+    assert_eq!(oa.output, ob.output);
+}
+
 fn digest(f: &DeviceFrame) -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();

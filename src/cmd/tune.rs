@@ -240,8 +240,8 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "region_kib",
         max: TILE_BYTES / 1024,
-        planned: "all the injector tile has left",
-        doc: "KiB of each injector tile for copies of the shards its rays cross first, which it marches them through (at least the largest shard).",
+        planned: "the largest region the camera's sampled rays choose in all the injector tile has left (at least the largest shard)",
+        doc: "KiB of each injector tile for copies of the shards its rays cross first, which it marches them through (at least the largest shard). Every region is written whole for each new camera.",
         set: |o, v| o.region_bytes = Some(count(v) * 1024),
         ..ONE_NUMBER
     },

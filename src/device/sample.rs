@@ -93,6 +93,12 @@ impl CameraSample {
     }
 
     /// Whether this is the sample [`take`](Self::take) would make of `cam` through `s`.
+    /// Keeps the regions for a region of `region_bytes`, which each fits: the greedy
+    /// choice picks the same shards under any budget its picks fit.
+    pub fn keep_for_region(&mut self, region_bytes: usize) {
+        self.region_bytes = region_bytes;
+    }
+
     pub fn is_of(&self, cam: &Camera, s: &Sampling<'_>) -> bool {
         self.cam == *cam && self.region_bytes == s.region_bytes
     }
