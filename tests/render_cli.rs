@@ -284,7 +284,7 @@ fn help_lists_every_tune_key_for_render_and_bench() {
             "tracer_queue=N  [default: 2048]",
             "router_queue=N  [default: as many as fit the router tile]",
             "spill=N  [default: as many as fit the spill tile]",
-            "region_kib=N  [default: all the injector tile has left]",
+            "region_kib=N  [default: the largest region the camera's sampled rays choose in all the injector tile has left (at least the largest shard)]",
             "drain=N  [default: 0]",
             "ends_on_device=N  [default: 1]",
         ] {
