@@ -774,6 +774,24 @@ fn camera_regions_take_the_room_the_planned_view_takes() {
     assert_eq!(oa.output, ob.output);
 }
 
+/// A tracer the camera's sample expects few rays to end on keeps a small result store
+/// (the host reads every store whole after each frame), down to eight slots a worker;
+/// rays that find theirs full go home, so the image is the reference's all the same.
+#[test]
+fn result_stores_shrink_where_few_rays_end_and_change_nothing_but_speed() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(160, 120).unwrap();
+    let o = opts(RayLayout::Fp32);
+    let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
+    let per_worker = o.results / foam_layout::FOAM_WORKERS;
+    let slots = plan.result_slots.clone();
+    assert!(slots.iter().all(|&s| s >= 8), "{slots:?}");
+    assert!(slots.iter().filter(|&&s| s < per_worker).count() > slots.len() / 2, "{slots:?}");
+    let f = DeviceRenderer::new(plan).unwrap().render(scene, &cam, &mut |_, _| {}).unwrap();
+    assert_complete(&f);
+    assert_fp32_is_the_reference(&f, &reference_output(scene, &cam), "small result stores");
+}
+
 fn digest(f: &DeviceFrame) -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();

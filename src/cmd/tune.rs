@@ -193,7 +193,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "results",
         fixed: Some(|o| o.results.to_string()),
-        doc: "Finished rays a tracer keeps where they finish instead of sending them to their pixel's home tracer, split over its six workers; grown where the sampled rays end and the tile has room (0: all go home).",
+        doc: "Finished rays a tracer keeps where they finish instead of sending them to their pixel's home tracer, split over its six workers; grown where the sampled rays end and the tile has room, and where the camera's sample expects fewer to end, what it expects (at least 8 a worker): the host reads every store whole after each frame (0: all go home).",
         set: |o, v| o.results = count(v),
         ..ONE_NUMBER
     },

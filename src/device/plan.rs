@@ -4,7 +4,7 @@
 
 use std::mem::size_of;
 
-use foam_layout::{foam_camera, foam_params, foam_ray_hops, foam_region_header};
+use foam_layout::{FOAM_WORKERS, foam_camera, foam_params, foam_ray_hops, foam_region_header};
 use partition::Partition;
 use partition::RayLayout;
 use poplar_bridge::RenderSpec;
@@ -236,7 +236,7 @@ impl DevicePlan {
         // per worker is a placeholder word, so only stores with one grow: the
         // host reads them back to back.)
         let record = size_of::<foam_layout::foam_result>();
-        let grow = options.results >= foam_layout::FOAM_WORKERS;
+        let grow = options.results >= FOAM_WORKERS;
         let extra = |ending: &[f64], spare: &dyn Fn(usize) -> usize| -> Vec<usize> {
             (0..packed.len())
                 .map(|a| {
@@ -251,7 +251,21 @@ impl DevicePlan {
         let copies = super::copies::choose(&paths, sizes, &budgets, options.copies as usize);
         let traffic = super::copies::busiest_view(&per_view, &copies);
         let spare = |a: usize| room[a] - copies[a].iter().map(|&s| sizes[s]).sum::<usize>();
-        let results: Vec<u32> = extra(&traffic.finishes, &spare).into_iter().map(|x| base + x as u32).collect();
+        let results: Vec<u32> = extra(&traffic.finishes, &spare)
+            .into_iter()
+            .zip(&traffic.finishes)
+            .map(|(x, &ending)| {
+                // The host reads every store whole after each frame (39 MB of the 1 M
+                // scene's at 1536 slots): a tracer the sample expects few rays to end
+                // on keeps what it expects, down to a few a worker.
+                let want = (ending * RESULT_MARGIN).ceil() as u32;
+                if x > 0 || !grow {
+                    base + x as u32
+                } else {
+                    want.max(RESULT_FLOOR).next_multiple_of(FOAM_WORKERS).min(base)
+                }
+            })
+            .collect();
         // The hot shards' tiles, each replica a clone of its tracer on a free tile.
         // Side links into a replicated shard are spread over its tiles by the
         // sampled rays each way (replicas::with_replica_sides): dropping them cost
@@ -386,9 +400,8 @@ impl DevicePlan {
         let (tree, options) = (&topology.tree, &topology.options);
         let owner = |c: u32| part.owner(c);
         let Neighbours { sides, copies, results, flows } = neighbours;
-        let result_slots: Vec<u32> = (0..packed.len())
-            .map(|a| results.get(a).copied().unwrap_or(options.results) / foam_layout::FOAM_WORKERS)
-            .collect();
+        let result_slots: Vec<u32> =
+            (0..packed.len()).map(|a| results.get(a).copied().unwrap_or(options.results) / FOAM_WORKERS).collect();
         let copies = if copies.is_empty() { vec![Vec::new(); packed.len()] } else { copies };
         let sides = sides.unwrap_or_else(|| {
             super::sides::choose(&scene.adjacency_end, &scene.adjacency, &owner, tree, options.side_links)
@@ -762,6 +775,13 @@ struct Neighbours {
 /// Result slots a tracer gets per ray the sample expects to end on it: the rays
 /// are split between its six workers' parts of the store, not evenly.
 const RESULT_MARGIN: f64 = 1.5;
+
+/// The fewest result slots a tracer gets where it could keep any: eight a worker.
+/// Modelled (`bench … --frames 1`, the host's read of the stores included), against
+/// every tracer's store at least `results`: the 1 M scene 46.306 → 44.243 ms (208 →
+/// 207 iterations; 96 slots 44.246, 12 slots 44.404 in 210), garden 24.509 → 22.376
+/// (113 both; 12 slots 22.534 in 116).
+const RESULT_FLOOR: u32 = 8 * FOAM_WORKERS;
 
 /// What a ray a tracer takes in weighs beside a cell step, in the load the hot
 /// shards' replicas are chosen by ([`replica_load`]). More than its march: each
@@ -1144,9 +1164,7 @@ fn fill_stores(tree: &Tree, spec: &mut RenderSpec, o: &DeviceOptions) -> Result<
 /// tracer's (`lean_queue`) where asked, else the options as given.
 fn cut_options(o: &DeviceOptions) -> DeviceOptions {
     match o.lean_queue {
-        Some(q) => {
-            DeviceOptions { tracer_queue: q.min(o.tracer_queue), results: foam_layout::FOAM_WORKERS, ..o.clone() }
-        }
+        Some(q) => DeviceOptions { tracer_queue: q.min(o.tracer_queue), results: FOAM_WORKERS, ..o.clone() },
         None => o.clone(),
     }
 }
