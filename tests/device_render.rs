@@ -721,7 +721,6 @@ fn reruns_and_thread_counts_are_bit_identical() {
     let again = r.render(scene, &cam, &mut |_, _| {}).unwrap();
     assert_eq!(again.stats.host_bytes_written, record + view);
     assert_eq!(again.output, a.output);
-    let marched = |f: &DeviceFrame| (f.stats.iterations, f.stats.cell_steps, f.stats.tracer_hops_mean.to_bits());
     assert_eq!(marched(&again), marched(&a), "the first camera after another marches as its first frame");
     // The runtime's pool takes its thread count from FOAM_THREADS when the engine is
     // built: render in child test processes with one thread (every tile and worker
@@ -752,12 +751,9 @@ fn reruns_and_thread_counts_are_bit_identical() {
 /// shard, still renders with them.
 #[test]
 fn camera_regions_take_the_room_the_planned_view_takes() {
-    let (scene, garden_cam) = garden();
-    let cam = garden_cam.resized(160, 120).unwrap();
     let o = opts(RayLayout::Half);
-    let planned = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
-    let roomy = DeviceOptions { region_bytes: Some(560 * 1024), ..o.clone() };
-    let roomy = DevicePlan::for_camera(scene, 256, &cam, &roomy, &()).unwrap();
+    let (scene, cam, planned) = garden_planned(&o);
+    let (_, _, roomy) = garden_planned(&DeviceOptions { region_bytes: Some(560 * 1024), ..o.clone() });
     let header = size_of::<foam_layout::foam_region_header>();
     let largest = (0..256).map(|s| planned.spec.nodes[s].shard_bytes).max().unwrap();
     let (small, large) = (planned.spec.region_bytes, roomy.spec.region_bytes);
@@ -767,7 +763,6 @@ fn camera_regions_take_the_room_the_planned_view_takes() {
     let (mut a, mut b) = (DeviceRenderer::new(planned).unwrap(), DeviceRenderer::new(roomy).unwrap());
     let (fa, fb) = (a.render(scene, &cam, &mut |_, _| {}).unwrap(), b.render(scene, &cam, &mut |_, _| {}).unwrap());
     assert_eq!(fa.output, fb.output);
-    let marched = |f: &DeviceFrame| (f.stats.iterations, f.stats.cell_steps, f.stats.tracer_hops_mean.to_bits());
     assert_eq!(marched(&fa), marched(&fb), "the same regions");
     let (oa, ob) = (a.render(scene, &other, &mut |_, _| {}).unwrap(), b.render(scene, &other, &mut |_, _| {}).unwrap());
     assert_complete(&oa);
@@ -779,10 +774,8 @@ fn camera_regions_take_the_room_the_planned_view_takes() {
 /// rays that find theirs full go home, so the image is the reference's all the same.
 #[test]
 fn result_stores_shrink_where_few_rays_end_and_change_nothing_but_speed() {
-    let (scene, garden_cam) = garden();
-    let cam = garden_cam.resized(160, 120).unwrap();
     let o = opts(RayLayout::Fp32);
-    let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
+    let (scene, cam, plan) = garden_planned(&o);
     let per_worker = o.results / foam_layout::FOAM_WORKERS;
     let slots = plan.result_slots.clone();
     assert!(slots.iter().all(|&s| s >= 8), "{slots:?}");
@@ -790,6 +783,19 @@ fn result_stores_shrink_where_few_rays_end_and_change_nothing_but_speed() {
     let f = DeviceRenderer::new(plan).unwrap().render(scene, &cam, &mut |_, _| {}).unwrap();
     assert_complete(&f);
     assert_fp32_is_the_reference(&f, &reference_output(scene, &cam), "small result stores");
+}
+
+/// What a frame marched, to compare two frames' work to the cell step.
+fn marched(f: &DeviceFrame) -> (u64, u64, u64) {
+    (f.stats.iterations, f.stats.cell_steps, f.stats.tracer_hops_mean.to_bits())
+}
+
+/// Garden at 160 × 120 with a plan of 256 shards made for its camera.
+fn garden_planned(o: &DeviceOptions) -> (&'static Scene, Camera, DevicePlan) {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(160, 120).unwrap();
+    let plan = DevicePlan::for_camera(scene, 256, &cam, o, &()).unwrap();
+    (scene, cam, plan)
 }
 
 fn digest(f: &DeviceFrame) -> String {

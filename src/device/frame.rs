@@ -162,8 +162,7 @@ impl DeviceRenderer {
             None => session.compile(&progs)?,
         }
         let (tile_bytes_budget, tile_bytes_max) = tile_memory(&session, &plan)?;
-        let px_bytes =
-            vec![0u8; plan.tree.tracer_nodes().count() * plan.slice_pixels as usize * size_of::<foam_pixel>()];
+        let px_bytes = vec![0u8; plan.framebuffer_bytes()];
         let res_bytes = vec![0u8; plan.result_store_bytes()];
         Ok(DeviceRenderer {
             tile_bytes_budget,
@@ -220,7 +219,7 @@ impl DeviceRenderer {
         let total = cam.width as u64 * cam.height as u64;
         let status = self.run_until_done(total, progress, per_call)?;
         let pixels = self.read_pixels(cam)?;
-        let mut stats_bytes = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
+        let mut stats_bytes = vec![0u8; self.plan.tile_stats_bytes()];
         self.session.read_tensor(poplar_bridge::STATS_HANDLE, &mut stats_bytes)?;
         let tiles: Vec<foam_tile_stats> = read_records(&stats_bytes);
         check_counters(&self.plan.tree.nodes, &tiles)?;
@@ -263,7 +262,7 @@ impl DeviceRenderer {
         progress: &mut dyn FnMut(u64, u64),
         mut per_call: Option<&mut PerCall<'_>>,
     ) -> Result<foam_frame_status, DeviceError> {
-        let mut call_stats = vec![0u8; self.plan.tree.nodes.len() * size_of::<foam_tile_stats>()];
+        let mut call_stats = vec![0u8; self.plan.tile_stats_bytes()];
         let words: usize = self.plan.tree.nodes.iter().map(|n| work_words(n.role)).sum();
         let mut call_work = vec![0u8; if per_call.is_some() { words * 4 } else { 0 }];
         // The spill store's status, then every injector's: they count what they emitted.

@@ -571,15 +571,7 @@ impl DevicePlan {
             )));
         }
         check_half_reach(self.bounds, std::slice::from_ref(cam), self.options.layout)?;
-        let sampled;
-        let sample = match self.sample_of(cam) {
-            Some(s) => s,
-            None => {
-                sampled = CameraSample::take(scene, cam, &self.sampling());
-                &sampled
-            }
-        };
-        let (start, owner) = (sample.start, sample.owner);
+        let (start, owner) = super::sample::camera_cell(&self.sampling(), cam);
         let m = cam.c2w();
         let mut c2w = [0.0f32; 12];
         for r in 0..3 {
@@ -605,6 +597,15 @@ impl DevicePlan {
         if !view {
             return Ok(FrameBlocks { camera, regions: Vec::new(), blocks: Vec::new() });
         }
+        // A camera the plan was not made for is sampled here, once per view.
+        let sampled;
+        let sample = match self.sample_of(cam) {
+            Some(s) => s,
+            None => {
+                sampled = CameraSample::take(scene, cam, &self.sampling());
+                &sampled
+            }
+        };
         let order = &sample.order;
         let chosen: Vec<Vec<u8>> = sample.regions.iter().map(|shards| self.camera_region(shards)).collect();
         let mut regions = Vec::with_capacity(self.groups.len() * self.spec.region_bytes);
@@ -620,10 +621,18 @@ impl DevicePlan {
     /// slice (replicas' too), every result store whole, and every tile's statistics
     /// (`DeviceRenderer::render`).
     pub fn readback_bytes(&self) -> u64 {
-        let slices =
-            self.tree.tracer_nodes().count() * self.slice_pixels as usize * size_of::<foam_layout::foam_pixel>();
-        let stats = self.tree.nodes.len() * size_of::<foam_layout::foam_tile_stats>();
-        (slices + self.result_store_bytes() + stats) as u64
+        (self.framebuffer_bytes() + self.result_store_bytes() + self.tile_stats_bytes()) as u64
+    }
+
+    /// Bytes of every tracer tile's framebuffer slice (replicas' too), as the host
+    /// reads them.
+    pub fn framebuffer_bytes(&self) -> usize {
+        self.tree.tracer_nodes().count() * self.slice_pixels as usize * size_of::<foam_layout::foam_pixel>()
+    }
+
+    /// Bytes of every tile's statistics (layout.h foam_tile_stats), as the host reads them.
+    pub fn tile_stats_bytes(&self) -> usize {
+        self.tree.nodes.len() * size_of::<foam_layout::foam_tile_stats>()
     }
 
     /// Bytes the host writes for a camera the device does not hold yet: every

@@ -27,6 +27,13 @@ pub struct Sampling<'a> {
     pub region_bytes: usize,
 }
 
+/// The cell every ray of `cam` starts in (nearest the camera's centre), and the shard
+/// that owns it.
+pub fn camera_cell(s: &Sampling<'_>, cam: &Camera) -> (u32, usize) {
+    let start = s.sites.nearest(cam.position.to_array());
+    (start, s.partition.owner(start))
+}
+
 #[derive(Clone)]
 pub struct CameraSample {
     pub cam: Camera,
@@ -43,8 +50,7 @@ pub struct CameraSample {
 impl CameraSample {
     /// Samples `cam`'s rays through `s`.
     pub fn take(scene: &Scene, cam: &Camera, s: &Sampling<'_>) -> CameraSample {
-        let start = s.sites.nearest(cam.position.to_array());
-        let owner = s.partition.owner(start);
+        let (start, owner) = camera_cell(s, cam);
         let tracer = crate::reference::Tracer::new(scene);
         let owner_of = |c: u32| s.partition.owner(c);
         let budget = s.region_bytes - size_of::<foam_layout::foam_region_header>();
@@ -92,13 +98,13 @@ impl CameraSample {
         })
     }
 
-    /// Whether this is the sample [`take`](Self::take) would make of `cam` through `s`.
     /// Keeps the regions for a region of `region_bytes`, which each fits: the greedy
     /// choice picks the same shards under any budget its picks fit.
     pub fn keep_for_region(&mut self, region_bytes: usize) {
         self.region_bytes = region_bytes;
     }
 
+    /// Whether this is the sample [`take`](Self::take) would make of `cam` through `s`.
     pub fn is_of(&self, cam: &Camera, s: &Sampling<'_>) -> bool {
         self.cam == *cam && self.region_bytes == s.region_bytes
     }
