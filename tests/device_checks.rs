@@ -178,7 +178,22 @@ fn check_tile_model(plan: &DevicePlan, report: &poplar_bridge::MemoryReport, wha
     let mut tracers = Vec::new();
     let mut roles = std::collections::BTreeSet::new();
     let bytes = poplar_bridge::spec_tile_bytes(&plan.spec).unwrap();
+    let resets = poplar_bridge::spec_reset_vertices(&plan.spec).unwrap();
     for (i, n) in plan.tree.nodes.iter().enumerate() {
+        // The frame start zeroes every link buffer, framebuffer slice, result store
+        // and record a step writes, a vertex each, and nothing the steps only read
+        // or keep behind a count (the cycle model prices these vertices).
+        let b = &bytes[i];
+        let zeroed: Vec<u64> = resets.iter().filter(|r| r.node as usize == i).map(|r| r.bytes).collect();
+        let touched = b.links() + b.pixels + b.results + b.stats + b.status + b.finishes + b.ctl;
+        assert_eq!(zeroed.iter().sum::<u64>(), touched as u64, "{what}: {:?} node {i}'s reset", n.role);
+        let vertices = match n.role {
+            Role::Tracer => 8,
+            Role::Router => 4,
+            Role::Spill => 6,
+            Role::Injector => 7,
+        };
+        assert_eq!(zeroed.len(), vertices, "{what}: {:?} node {i}'s reset vertices", n.role);
         let tile = report.tiles.iter().find(|t| t.tile == n.tile).expect("every node's tile holds something");
         let (model, records) = modelled_bytes(plan, &bytes, i);
         let whole = tile.tensor_bytes + tile.vertex_state_bytes + tile.code_bytes + tile.stack_bytes;

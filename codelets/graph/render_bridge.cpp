@@ -69,6 +69,16 @@ rust::Vec<TileBytes> spec_tile_bytes(const RenderSpec &spec) {
   return out;
 }
 
+rust::Vec<ResetVertex> spec_reset_vertices(const RenderSpec &spec) {
+  const foam::RenderSpec s = toSpec(spec, false);
+  const std::vector<foam::TileBytes> bytes = foam::specTileBytes(s);
+  rust::Vec<ResetVertex> out;
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    for (foam::Zeroed z : foam::zeroedAtFrameStart(s.nodes[i].role))
+      out.push_back(ResetVertex{static_cast<std::uint32_t>(i), static_cast<std::uint64_t>(foam::bytesOf(bytes[i], z))});
+  return out;
+}
+
 rust::Vec<std::uint8_t> step_layout(std::uint8_t schedule) {
   const foam::StepLayout at = foam::stepLayout(toSchedule(schedule));
   rust::Vec<std::uint8_t> out;

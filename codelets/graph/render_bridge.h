@@ -10,8 +10,10 @@ class Session;
 struct RenderSpec;
 struct TileBytes;
 struct TileContents;
+struct ResetVertex;
 rust::Vec<std::uint32_t> build_render_graph(Session &session, const RenderSpec &spec);
 rust::Vec<TileBytes> spec_tile_bytes(const RenderSpec &spec);
+rust::Vec<ResetVertex> spec_reset_vertices(const RenderSpec &spec);
 rust::Vec<std::uint8_t> step_layout(std::uint8_t schedule);
 TileBytes role_tile_bytes(std::uint8_t role, rust::Slice<const std::uint8_t> params, const TileContents &contents);
 } // namespace foam_bridge

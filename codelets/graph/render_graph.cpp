@@ -229,10 +229,30 @@ private:
     g_.setTileMapping(v, tile);
   }
 
-  // Frame start zeroes what a frame's rays and counters leave behind.
-  void zero(const ComputeSets &cs, unsigned tile, std::initializer_list<const Tensor *> byteTensors, const Tensor &ctl) {
-    for (const Tensor *z : byteTensors) addLocalVertex(cs.reset, "ZeroBytes", tile, {{"data", *z}});
-    addLocalVertex(cs.reset, "ZeroWords", tile, {{"data", ctl}});
+  // Frame start zeroes what a frame's rays and counters leave behind: the tensors
+  // tile_bytes.h lists for the role.
+  void zero(const ComputeSets &cs, std::size_t i) {
+    const NodeTensors &x = t_[i];
+    for (Zeroed z : zeroedAtFrameStart(spec_.nodes[i].role))
+      addLocalVertex(cs.reset, z == Zeroed::Ctl ? "ZeroWords" : "ZeroBytes", spec_.nodes[i].tile, {{"data", tensorOf(x, z)}});
+  }
+
+  static const Tensor &tensorOf(const NodeTensors &x, Zeroed z) {
+    switch (z) {
+    case Zeroed::Inbox: return x.inbox;
+    case Zeroed::Outbox: return x.outbox;
+    case Zeroed::SideIn: return x.sideIn;
+    case Zeroed::SideOut: return x.sideOut;
+    case Zeroed::DirectIn: return x.directIn;
+    case Zeroed::DirectOut: return x.directOut;
+    case Zeroed::Pixels: return x.pixels;
+    case Zeroed::Results: return x.results;
+    case Zeroed::Status: return x.status;
+    case Zeroed::Stats: return x.stats;
+    case Zeroed::Finishes: return x.finishes;
+    case Zeroed::Ctl: return x.ctl;
+    }
+    throw std::logic_error("render graph: a zeroed tensor of no kind");
   }
 
   void addVertices(const ComputeSets &cs, std::size_t i) {
@@ -247,7 +267,7 @@ private:
       addLocalVertex(cs[cs.at.tracerSend], "TracerSend", tile,
                      {{"params", x.params}, {"inbox", x.inbox}, {"sideIn", x.sideIn}, {"outbox", x.outbox},
                       {"sideOut", x.sideOut}, {"pending", x.store}, {"ctl", x.ctl}, {"stats", x.stats}});
-      zero(cs, tile, {&x.inbox, &x.outbox, &x.sideIn, &x.sideOut, &x.pixels, &x.results, &x.stats}, x.ctl);
+      zero(cs, i);
       break;
     case Role::Router:
       // Counted and planned in one set: one vertex does both, in one worker.
@@ -265,14 +285,14 @@ private:
       addLocalVertex(cs[cs.at.forward], "RouterForward", tile,
                      {{"params", x.params}, {"inboxes", x.inbox}, {"queues", x.store}, {"outboxes", x.outbox},
                       {"ctl", x.ctl}});
-      zero(cs, tile, {&x.inbox, &x.outbox, &x.stats}, x.ctl);
+      zero(cs, i);
       break;
     case Role::Spill:
       addLocalVertex(cs[cs.at.spill], "SpillStore", tile,
                      {{"params", x.params}, {"camera", x.camera}, {"inbox", x.inbox}, {"outbox", x.outbox},
                       {"spill", x.store}, {"ctl", x.ctl}, {"status", x.status}, {"stats", x.stats},
                       {"finishes", x.finishes}});
-      zero(cs, tile, {&x.inbox, &x.outbox, &x.status, &x.stats, &x.finishes}, x.ctl);
+      zero(cs, i);
       break;
     case Role::Injector: {
       // Emit, march, deal (injector.cpp) in the sets the schedule gives them; merged,
@@ -296,7 +316,7 @@ private:
         addLocalVertex(cs[cs.at.deal], "InjectorSend", tile,
                        {{"params", x.params}, {"inbox", x.inbox}, {"directIn", x.directIn}, {"queue", x.store},
                         {"outbox", x.outbox}, {"directOut", x.directOut}, {"ctl", x.ctl}, {"stats", x.stats}});
-      zero(cs, tile, {&x.inbox, &x.outbox, &x.directIn, &x.directOut, &x.status, &x.stats}, x.ctl);
+      zero(cs, i);
       break;
     }
     }

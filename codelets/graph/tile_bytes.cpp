@@ -76,6 +76,39 @@ TileBytes injectorBytes(const foam_params &p, const TileContents &c) {
   return b;
 }
 
+const std::vector<Zeroed> &zeroedAtFrameStart(Role role) {
+  using Z = Zeroed;
+  static const std::vector<Zeroed> tracer{Z::Inbox, Z::Outbox, Z::SideIn, Z::SideOut, Z::Pixels, Z::Results, Z::Stats, Z::Ctl};
+  static const std::vector<Zeroed> router{Z::Inbox, Z::Outbox, Z::Stats, Z::Ctl};
+  static const std::vector<Zeroed> spill{Z::Inbox, Z::Outbox, Z::Status, Z::Stats, Z::Finishes, Z::Ctl};
+  static const std::vector<Zeroed> injector{Z::Inbox, Z::Outbox, Z::DirectIn, Z::DirectOut, Z::Status, Z::Stats, Z::Ctl};
+  switch (role) {
+  case Role::Tracer: return tracer;
+  case Role::Router: return router;
+  case Role::Spill: return spill;
+  case Role::Injector: return injector;
+  }
+  return router;
+}
+
+std::size_t bytesOf(const TileBytes &b, Zeroed z) {
+  switch (z) {
+  case Zeroed::Inbox: return b.inbox;
+  case Zeroed::Outbox: return b.outbox;
+  case Zeroed::SideIn: return b.sideIn;
+  case Zeroed::SideOut: return b.sideOut;
+  case Zeroed::DirectIn: return b.directIn;
+  case Zeroed::DirectOut: return b.directOut;
+  case Zeroed::Pixels: return b.pixels;
+  case Zeroed::Results: return b.results;
+  case Zeroed::Status: return b.status;
+  case Zeroed::Stats: return b.stats;
+  case Zeroed::Finishes: return b.finishes;
+  case Zeroed::Ctl: return b.ctl;
+  }
+  return 0;
+}
+
 TileBytes tileBytes(Role role, const foam_params &p, const TileContents &c) {
   switch (role) {
   case Role::Tracer: return tracerBytes(p, c);

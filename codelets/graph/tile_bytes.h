@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "foam/layout.h"
 #include "spec.h"
@@ -41,6 +42,13 @@ struct TileContents {
   std::size_t regionBytes = 0;   // injector
   std::size_t tracers = 0;       // spill store: the tracer tiles whose finishes it sums
 };
+
+// The tensors a tile's frame start zeroes (render_graph.cpp: one ZeroBytes vertex a
+// tensor, ZeroWords for the ctl record), listed once here so that the cycle model
+// prices the reset the graph builds (the bridge's spec_reset_bytes).
+enum class Zeroed { Inbox, Outbox, SideIn, SideOut, DirectIn, DirectOut, Pixels, Results, Status, Stats, Finishes, Ctl };
+const std::vector<Zeroed> &zeroedAtFrameStart(Role role);
+std::size_t bytesOf(const TileBytes &b, Zeroed z);
 
 TileBytes tracerBytes(const foam_params &p, const TileContents &c);
 TileBytes routerBytes(const foam_params &p);

@@ -113,6 +113,14 @@ mod ffi {
         capacity: u32,
     }
 
+    /// One vertex of the frame start's reset: the node whose tile runs it and the
+    /// bytes it zeroes (codelets/graph/tile_bytes.h zeroedAtFrameStart).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct ResetVertex {
+        node: u32,
+        bytes: u64,
+    }
+
     /// The bytes of each tensor a tile of the render graph holds (0 where its role
     /// has none), as codelets/graph/tile_bytes.h computes them for the graph
     /// builder to allocate.
@@ -230,6 +238,9 @@ mod ffi {
         /// Every node's tensor bytes as build_render_graph allocates them (the
         /// spec's shard bytes are not read), or why the spec is not a device.
         fn spec_tile_bytes(spec: &RenderSpec) -> Result<Vec<TileBytes>>;
+        /// The frame start's zeroing vertices as build_render_graph adds them, in node
+        /// order.
+        fn spec_reset_vertices(spec: &RenderSpec) -> Result<Vec<ResetVertex>>;
         /// The compute sets of a step under `schedule` (spec.h Schedule), then the set
         /// that runs each vertex: TracerMarch, TracerSend, RouterCount, RouterPlan,
         /// RouterForward, SpillStore, Injector, InjectorMarch, InjectorSend (the graph
@@ -246,8 +257,8 @@ mod ffi {
 pub mod selftest;
 
 pub use ffi::{
-    Counters, MemoryItem, MemoryKind, MemoryReport, RenderEdge, RenderNode, RenderSpec, TileBytes, TileContents,
-    TileMemory, VertexCost,
+    Counters, MemoryItem, MemoryKind, MemoryReport, RenderEdge, RenderNode, RenderSpec, ResetVertex, TileBytes,
+    TileContents, TileMemory, VertexCost,
 };
 
 impl TileBytes {
@@ -304,6 +315,11 @@ impl TileBytes {
 /// Every node's tensor bytes as the graph builder allocates them for `spec`.
 pub fn spec_tile_bytes(spec: &RenderSpec) -> Result<Vec<TileBytes>> {
     Ok(ffi::spec_tile_bytes(spec)?)
+}
+
+/// The frame start's zeroing vertices for `spec`, as the graph builder adds them.
+pub fn spec_reset_vertices(spec: &RenderSpec) -> Result<Vec<ResetVertex>> {
+    Ok(ffi::spec_reset_vertices(spec)?)
 }
 
 /// The graph builder's step layout under `schedule` (see `ffi::step_layout`): the

@@ -87,6 +87,13 @@ pub const HOST_ROUND_TRIP_S: f64 = 20e-6;
 /// camera writes.
 pub const HOST_LINK_BYTES_PER_S: f64 = 10e9;
 
+/// A worker's instructions to zero one tensor at the frame start beyond its stores:
+/// reading the field's base and size, the loop's set-up and the return (assumed).
+pub const ZERO_VERTEX_INSTRUCTIONS: f64 = 20.0;
+/// Bytes a worker zeroes an instruction: one 64-bit store in a repeat loop (every
+/// tensor starts 8-aligned on its tile).
+pub const ZERO_BYTES_PER_INSTRUCTION: f64 = 8.0;
+
 /// Compute sets per step, at most (the four-set schedule; the others leave the last 0).
 pub const MAX_SETS: usize = 4;
 
@@ -312,6 +319,37 @@ pub fn fixed_iteration_cycles_on(ipus: u32, sets: usize) -> f64 {
     sets as f64 * (VERTEX_CYCLES + sync_cycles(ipus)) + EXCHANGE_SETUP_CYCLES + sync_cycles(ipus)
 }
 
+/// The device's part of a frame start: the camera record copied from the spill store
+/// to every tile that marches (one exchange, a broadcast: each tile receives its 96
+/// bytes), then the reset set, in which each tile runs a vertex for every tensor it
+/// zeroes (`resets`: node and bytes, `poplar_bridge::spec_reset_vertices`), a sync
+/// after each. A tile's vertices are dealt to its six workers, the largest first to
+/// the least loaded, and a worker issues an instruction every sixth cycle, so the
+/// tile takes six cycles an instruction of its busiest worker. The host's call that
+/// runs it is [`HOST_ROUND_TRIP_S`] more (`estimate`).
+pub fn frame_start_cycles(resets: &[(u32, u64)], ipus: u32) -> f64 {
+    let mut busiest = 0.0f64;
+    let mut at = 0;
+    while at < resets.len() {
+        let node = resets[at].0;
+        let end = at + resets[at..].iter().take_while(|r| r.0 == node).count();
+        let mut costs: Vec<f64> = resets[at..end]
+            .iter()
+            .map(|&(_, bytes)| ZERO_VERTEX_INSTRUCTIONS + (bytes as f64 / ZERO_BYTES_PER_INSTRUCTION).ceil())
+            .collect();
+        costs.sort_by(|a, b| b.total_cmp(a));
+        let mut workers = [0.0f64; WORKERS];
+        for c in costs {
+            let least = workers.iter_mut().min_by(|a, b| a.total_cmp(b)).expect("six workers");
+            *least += c;
+        }
+        busiest = busiest.max(workers.iter().fold(0.0f64, |m, &w| m.max(w)));
+        at = end;
+    }
+    let camera = std::mem::size_of::<foam_layout::foam_camera>() as f64 / EXCHANGE_BYTES_PER_CYCLE;
+    EXCHANGE_SETUP_CYCLES + camera + VERTEX_CYCLES + WORKERS as f64 * busiest + 2.0 * sync_cycles(ipus)
+}
+
 /// How a frame's compute spreads over the tiles: every tile's compute cycles summed
 /// over the frame's iterations (idle vertices' per-call costs included).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -368,6 +406,9 @@ pub struct Estimate {
     /// without the SH terms, subtracted; 0 at SH degree 0).
     pub sh_s: f64,
     pub host_s: f64,
+    /// Of the frame, its start: the camera's broadcast, the reset of every tile's
+    /// buffers and counters ([`frame_start_cycles`]) and the host call that runs them.
+    pub frame_start_s: f64,
     pub frame_s: f64,
     /// What a camera the device does not hold writes before its first frame (every
     /// injector's camera region and block list), and its time on the host link: not
@@ -404,8 +445,9 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
     let exchange = full_exchange * iterations as f64;
     let occupied: f64 = p.iterations.iter().map(|i| i.occupied_bytes as f64 / EXCHANGE_BYTES_PER_CYCLE).sum::<f64>()
         + idle * (p.links_max * super::profile::LINK_HEADER_BYTES) as f64 / EXCHANGE_BYTES_PER_CYCLE;
-    let host_s = calls as f64 * HOST_ROUND_TRIP_S + p.readback_bytes as f64 / HOST_LINK_BYTES_PER_S;
-    let frame_s = (compute + fixed + exchange) / CLOCK_HZ + host_s;
+    // The frame start's program is one more call, with the camera record's write.
+    let host_s = (calls + 1) as f64 * HOST_ROUND_TRIP_S + p.readback_bytes as f64 / HOST_LINK_BYTES_PER_S;
+    let frame_s = (compute + fixed + exchange + p.frame_start_cycles) / CLOCK_HZ + host_s;
     let busy: Vec<_> = p.iterations.iter().filter(|i| i.busiest_cell_steps > 0 || i.busiest_router_rays > 0).collect();
     let mean = |f: &dyn Fn(&super::profile::IterationLoad) -> u64| {
         busy.iter().map(|i| f(i) as f64).sum::<f64>() / busy.len().max(1) as f64
@@ -439,7 +481,8 @@ pub fn estimate(p: &Profile, rc: u32) -> Estimate {
         frame_s,
         view_upload_bytes: p.view_bytes,
         view_upload_s: p.view_bytes as f64 / HOST_LINK_BYTES_PER_S,
-        frame_s_occupied_only: (compute + fixed + occupied) / CLOCK_HZ + host_s,
+        frame_s_occupied_only: (compute + fixed + occupied + p.frame_start_cycles) / CLOCK_HZ + host_s,
+        frame_start_s: p.frame_start_cycles / CLOCK_HZ + HOST_ROUND_TRIP_S,
         fps: 1.0 / frame_s,
         balance: balance(p),
     }
@@ -643,11 +686,15 @@ mod tests {
             busiest_ipu_link_bytes: 0,
             frame: Default::default(),
             ends_on_device: false,
+            frame_start_cycles: 700.0,
         };
         let e = estimate(&p, 2);
         assert_eq!((e.iterations_needed, e.iterations, e.host_round_trips), (3, 4, 2));
-        let cycles = 3.0 * 1100.0 + 18.0 + 4.0 * (fixed_iteration_cycles(3) + 2000.0 / EXCHANGE_BYTES_PER_CYCLE);
-        assert!((e.frame_s - (cycles / CLOCK_HZ + 2.0 * HOST_ROUND_TRIP_S)).abs() < 1e-12);
+        // Two calls of the steps and one of the frame start.
+        let cycles =
+            700.0 + 3.0 * 1100.0 + 18.0 + 4.0 * (fixed_iteration_cycles(3) + 2000.0 / EXCHANGE_BYTES_PER_CYCLE);
+        assert!((e.frame_s - (cycles / CLOCK_HZ + 3.0 * HOST_ROUND_TRIP_S)).abs() < 1e-12);
+        assert!((e.frame_start_s - (700.0 / CLOCK_HZ + HOST_ROUND_TRIP_S)).abs() < 1e-15);
         assert_eq!(e.busiest_cell_steps_mean, 3.0);
         // A tile that receives more than the busiest one sends sets the exchange.
         let into = estimate(&Profile { busiest_receive_bytes: 3000, ..p.clone() }, 2);
@@ -659,13 +706,32 @@ mod tests {
         // A loop that ends with the frame: no idle tail at rc 2, a test each iteration.
         let ends = estimate(&Profile { ends_on_device: true, ..p.clone() }, 2);
         assert_eq!((ends.iterations_needed, ends.iterations, ends.host_round_trips), (3, 3, 2));
-        let cycles =
-            3.0 * 1100.0 + 3.0 * (fixed_iteration_cycles(3) + LOOP_TEST_CYCLES + 2000.0 / EXCHANGE_BYTES_PER_CYCLE);
-        assert!((ends.frame_s - (cycles / CLOCK_HZ + 2.0 * HOST_ROUND_TRIP_S)).abs() < 1e-12);
+        let cycles = 700.0
+            + 3.0 * 1100.0
+            + 3.0 * (fixed_iteration_cycles(3) + LOOP_TEST_CYCLES + 2000.0 / EXCHANGE_BYTES_PER_CYCLE);
+        assert!((ends.frame_s - (cycles / CLOCK_HZ + 3.0 * HOST_ROUND_TRIP_S)).abs() < 1e-12);
         // Balance: busiest 3000 against 330 per chip tile and 1100 per tile used.
         let b = &e.balance;
         assert_eq!((b.tiles_chip, b.tiles_used, b.busiest_tile, b.busiest_role.as_str()), (10, 3, 0, "Tracer"));
         assert!((b.busiest_over_mean_chip - 3000.0 / 330.0).abs() < 1e-9);
         assert!((b.busiest_over_mean_used - 3000.0 / 1100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_frame_start_waits_for_the_tile_whose_busiest_worker_zeroes_most() {
+        let fixed = EXCHANGE_SETUP_CYCLES + 96.0 / EXCHANGE_BYTES_PER_CYCLE + VERTEX_CYCLES + 2.0 * SYNC_CYCLES;
+        let worker = |bytes: f64| ZERO_VERTEX_INSTRUCTIONS + bytes / ZERO_BYTES_PER_INSTRUCTION;
+        // Node 0: seven tensors on six workers, the two smallest on one; node 1: one
+        // large tensor, on one worker however many the tile has.
+        let small: Vec<(u32, u64)> = [800, 800, 800, 800, 800, 80, 80].iter().map(|&b| (0, b)).collect();
+        let one = fixed + WORKERS as f64 * worker(800.0);
+        assert!((frame_start_cycles(&small, 1) - one).abs() < 1e-9);
+        let both: Vec<(u32, u64)> = small.iter().copied().chain([(1, 8000)]).collect();
+        assert!((frame_start_cycles(&both, 1) - (fixed + WORKERS as f64 * worker(8000.0))).abs() < 1e-9);
+        // A third 80-byte tensor joins the other two on the sixth worker, still under an 800.
+        let three: Vec<(u32, u64)> = small.iter().copied().chain([(0, 80)]).collect();
+        assert!((frame_start_cycles(&three, 1) - one).abs() < 1e-9, "dealt largest first to the least loaded");
+        // Several IPUs sync across the chips.
+        assert!(frame_start_cycles(&small, 2) > frame_start_cycles(&small, 1));
     }
 }

@@ -85,6 +85,8 @@ pub struct Profile {
     pub frame: crate::device::FrameStats,
     /// The plan's steps loop ends with the frame (`DeviceOptions::ends_on_device`).
     pub ends_on_device: bool,
+    /// The device's part of the frame start ([`super::cycles::frame_start_cycles`]).
+    pub frame_start_cycles: f64,
 }
 
 /// Where a tile sits: the tree's root or not, the tracer tiles whose finished
@@ -260,6 +262,9 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
     let link_bytes = busiest_link_bytes / links_max;
     let readback_bytes = plan.readback_bytes();
     let view_bytes = plan.view_bytes();
+    let resets: Vec<(u32, u64)> =
+        poplar_bridge::spec_reset_vertices(&plan.spec)?.iter().map(|r| (r.node, r.bytes)).collect();
+    let frame_start_cycles = super::cycles::frame_start_cycles(&resets, plan.options.ipus);
     let chip_tiles = plan.options.target_tiles() as u64;
     let ipus = plan.options.ipus;
     let per_ipu = crate::device::ipus::per_ipu(&plan)?;
@@ -400,5 +405,6 @@ pub fn profile(plan: DevicePlan, scene: &crate::scene::Scene, cam: &Camera) -> R
         busiest_ipu_link_bytes,
         frame,
         ends_on_device,
+        frame_start_cycles,
     })
 }

@@ -308,10 +308,11 @@ fn point(w: &mut String, p: &Point) {
         );
         let _ = writeln!(
             w,
-            "  estimated IPU frame time: {:.3} ms ({:.0} fps; host {:.3} ms); exchanging occupied slots only: {:.3} ms",
+            "  estimated IPU frame time: {:.3} ms ({:.0} fps; host {:.3} ms; frame start {:.3} ms); exchanging occupied slots only: {:.3} ms",
             e.frame_s * 1e3,
             e.fps,
             e.host_s * 1e3,
+            e.frame_start_s * 1e3,
             e.frame_s_occupied_only * 1e3
         );
         let _ = writeln!(
