@@ -45,7 +45,7 @@ struct TileContents {
 
 // The tensors a tile's frame start zeroes (render_graph.cpp: one ZeroBytes vertex a
 // tensor, ZeroWords for the ctl record), listed once here so that the cycle model
-// prices the reset the graph builds (the bridge's spec_reset_bytes).
+// prices the reset the graph builds (the bridge's spec_reset_vertices).
 enum class Zeroed { Inbox, Outbox, SideIn, SideOut, DirectIn, DirectOut, Pixels, Results, Status, Stats, Finishes, Ctl };
 const std::vector<Zeroed> &zeroedAtFrameStart(Role role);
 std::size_t bytesOf(const TileBytes &b, Zeroed z);

@@ -407,7 +407,8 @@ pub struct Estimate {
     pub sh_s: f64,
     pub host_s: f64,
     /// Of the frame, its start: the camera's broadcast, the reset of every tile's
-    /// buffers and counters ([`frame_start_cycles`]) and the host call that runs them.
+    /// buffers and counters ([`frame_start_cycles`]) and the host call that runs them
+    /// (that call is also one of `host_s`'s round trips).
     pub frame_start_s: f64,
     pub frame_s: f64,
     /// What a camera the device does not hold writes before its first frame (every
