@@ -714,6 +714,9 @@ fn reruns_and_thread_counts_are_bit_identical() {
         (a.stats.host_bytes_read, b.stats.host_bytes_read),
         (r.plan().readback_bytes(), r.plan().readback_bytes())
     );
+    // The result stores are not cleared between frames: each worker's part holds the
+    // last frame's results past this frame's count, which the host must not read
+    // (read, they write 115 of this frame's pixels twice).
     let other = Camera { position: cam.position + 0.5 * cam.forward() + 0.2 * cam.up(), ..cam };
     let c = r.render(scene, &other, &mut |_, _| {}).unwrap();
     assert_eq!(c.stats.host_bytes_written, record + view);

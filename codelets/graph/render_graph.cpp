@@ -233,8 +233,19 @@ private:
   // tile_bytes.h lists for the role.
   void zero(const ComputeSets &cs, std::size_t i) {
     const NodeTensors &x = t_[i];
-    for (Zeroed z : zeroedAtFrameStart(spec_.nodes[i].role))
-      addLocalVertex(cs.reset, z == Zeroed::Ctl ? "ZeroWords" : "ZeroBytes", spec_.nodes[i].tile, {{"data", tensorOf(x, z)}});
+    const Role role = spec_.nodes[i].role;
+    for (Zeroed z : zeroedAtFrameStart(role)) {
+      const Tensor &t = tensorOf(x, z);
+      if (z == Zeroed::Ctl) {
+        addLocalVertex(cs.reset, "ZeroWords", spec_.nodes[i].tile, {{"data", t}});
+        continue;
+      }
+      std::size_t begin = 0;
+      for (std::size_t end : zeroSliceEnds(role, z, t.numElements())) {
+        addLocalVertex(cs.reset, "ZeroBytes", spec_.nodes[i].tile, {{"data", t.slice(begin, end)}});
+        begin = end;
+      }
+    }
   }
 
   static const Tensor &tensorOf(const NodeTensors &x, Zeroed z) {
@@ -246,7 +257,6 @@ private:
     case Zeroed::DirectIn: return x.directIn;
     case Zeroed::DirectOut: return x.directOut;
     case Zeroed::Pixels: return x.pixels;
-    case Zeroed::Results: return x.results;
     case Zeroed::Status: return x.status;
     case Zeroed::Stats: return x.stats;
     case Zeroed::Finishes: return x.finishes;
@@ -403,6 +413,18 @@ private:
     g_.createHostRead(kStatusHandle, poplar::concat(statuses));
     g_.createHostRead(kPixelsHandle, poplar::concat(of(&NodeTensors::pixels, {Role::Tracer})));
     g_.createHostRead(kResultsHandle, poplar::concat(of(&NodeTensors::results, {Role::Tracer})));
+    // Each tracer worker's count of the results it kept (foam_tracer_ctl.work): the
+    // host reads those slots of the stores and no others, so the frame start need not
+    // clear the stores, the largest tensors some tracers zero.
+    std::vector<Tensor> counts;
+    for (std::size_t i = 0; i < spec_.nodes.size(); ++i) {
+      if (spec_.nodes[i].role != Role::Tracer) continue;
+      for (unsigned w = 0; w < FOAM_WORKERS; ++w) {
+        const std::size_t at = offsetof(foam_tracer_ctl, work) / 4 + w * FOAM_TW_COUNTERS + FOAM_TW_RESULTS;
+        counts.push_back(t_[i].ctl.slice(at, at + 1));
+      }
+    }
+    g_.createHostRead(kResultCountsHandle, poplar::concat(counts));
     g_.createHostRead(kStatsHandle, poplar::concat(of(&NodeTensors::stats, {Role::Tracer, Role::Router, Role::Spill, Role::Injector})));
     std::vector<Tensor> work;
     for (std::size_t i = 0; i < spec_.nodes.size(); ++i) {

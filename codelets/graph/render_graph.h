@@ -20,6 +20,7 @@ inline constexpr const char *kBlocksHandle = "blocks";          // every injecto
 inline constexpr const char *kStatusHandle = "status";          // the spill store's, then every injector's
 inline constexpr const char *kPixelsHandle = "pixels";
 inline constexpr const char *kResultsHandle = "results";
+inline constexpr const char *kResultCountsHandle = "result_counts";
 inline constexpr const char *kStatsHandle = "stats";
 // Per-worker work of the last iteration's compute sets, for the cost model, in node
 // order: a tracer's foam_tracer_ctl from its start through work (the rays its

@@ -78,7 +78,7 @@ TileBytes injectorBytes(const foam_params &p, const TileContents &c) {
 
 const std::vector<Zeroed> &zeroedAtFrameStart(Role role) {
   using Z = Zeroed;
-  static const std::vector<Zeroed> tracer{Z::Inbox, Z::Outbox, Z::SideIn, Z::SideOut, Z::Pixels, Z::Results, Z::Stats, Z::Ctl};
+  static const std::vector<Zeroed> tracer{Z::Inbox, Z::Outbox, Z::SideIn, Z::SideOut, Z::Pixels, Z::Stats, Z::Ctl};
   static const std::vector<Zeroed> router{Z::Inbox, Z::Outbox, Z::Stats, Z::Ctl};
   static const std::vector<Zeroed> spill{Z::Inbox, Z::Outbox, Z::Status, Z::Stats, Z::Finishes, Z::Ctl};
   static const std::vector<Zeroed> injector{Z::Inbox, Z::Outbox, Z::DirectIn, Z::DirectOut, Z::Status, Z::Stats, Z::Ctl};
@@ -100,13 +100,20 @@ std::size_t bytesOf(const TileBytes &b, Zeroed z) {
   case Zeroed::DirectIn: return b.directIn;
   case Zeroed::DirectOut: return b.directOut;
   case Zeroed::Pixels: return b.pixels;
-  case Zeroed::Results: return b.results;
   case Zeroed::Status: return b.status;
   case Zeroed::Stats: return b.stats;
   case Zeroed::Finishes: return b.finishes;
   case Zeroed::Ctl: return b.ctl;
   }
   return 0;
+}
+
+std::vector<std::size_t> zeroSliceEnds(Role role, Zeroed z, std::size_t bytes) {
+  if (role == Role::Tracer || z == Zeroed::Ctl || bytes < kZeroSplitBytes) return {bytes};
+  std::vector<std::size_t> ends;
+  for (unsigned w = 1; w < FOAM_WORKERS; ++w) ends.push_back((bytes * w / FOAM_WORKERS) & ~std::size_t{7});
+  ends.push_back(bytes);
+  return ends;
 }
 
 TileBytes tileBytes(Role role, const foam_params &p, const TileContents &c) {

@@ -45,10 +45,19 @@ struct TileContents {
 
 // The tensors a tile's frame start zeroes (render_graph.cpp: one ZeroBytes vertex a
 // tensor, ZeroWords for the ctl record), listed once here so that the cycle model
-// prices the reset the graph builds (the bridge's spec_reset_vertices).
-enum class Zeroed { Inbox, Outbox, SideIn, SideOut, DirectIn, DirectOut, Pixels, Results, Status, Stats, Finishes, Ctl };
+// prices the reset the graph builds (the bridge's spec_reset_vertices). Not a
+// tracer's result store: the host reads as many of its slots as each worker's count
+// says (kResultCountsHandle), and the ctl record holding the counts is zeroed.
+enum class Zeroed { Inbox, Outbox, SideIn, SideOut, DirectIn, DirectOut, Pixels, Status, Stats, Finishes, Ctl };
 const std::vector<Zeroed> &zeroedAtFrameStart(Role role);
 std::size_t bytesOf(const TileBytes &b, Zeroed z);
+// Where the reset cuts a tensor of `bytes` into vertices (the ends of its slices):
+// a router's, the spill store's or an injector's tensor of kZeroSplitBytes or more in
+// six, one a worker, at 8-byte boundaries (the root's inbox takes in every
+// injector's lane, over 100 KB); anything else whole. Not a tracer's: the tracer
+// program's vertex state has no room for more vertices, and its tensors are small.
+constexpr std::size_t kZeroSplitBytes = 8192;
+std::vector<std::size_t> zeroSliceEnds(Role role, Zeroed z, std::size_t bytes);
 
 TileBytes tracerBytes(const foam_params &p, const TileContents &c);
 TileBytes routerBytes(const foam_params &p);

@@ -357,6 +357,7 @@ pub const BLOCKS_HANDLE: &str = "blocks";
 pub const STATUS_HANDLE: &str = "status";
 pub const PIXELS_HANDLE: &str = "pixels";
 pub const RESULTS_HANDLE: &str = "results";
+pub const RESULT_COUNTS_HANDLE: &str = "result_counts";
 pub const STATS_HANDLE: &str = "stats";
 /// Per-worker work counters for the cost model, in node order: a tracer's
 /// foam_tracer_ctl.work, an injector's foam_injector_ctl.work, a router's

@@ -114,6 +114,8 @@ pub struct DeviceRenderer {
     // faults again.
     px_bytes: Vec<u8>,
     res_bytes: Vec<u8>,
+    /// Each tracer worker's count of the results it kept this frame, in tracer order.
+    res_counts: Vec<u8>,
     /// The camera whose regions and block lists the injectors hold: a frame of it
     /// writes only its camera record (hundreds of MB less over the host link).
     view_on_device: Option<Camera>,
@@ -164,10 +166,12 @@ impl DeviceRenderer {
         let (tile_bytes_budget, tile_bytes_max) = tile_memory(&session, &plan)?;
         let px_bytes = vec![0u8; plan.framebuffer_bytes()];
         let res_bytes = vec![0u8; plan.result_store_bytes()];
+        let res_counts = vec![0u8; plan.result_counts_bytes()];
         Ok(DeviceRenderer {
             tile_bytes_budget,
             px_bytes,
             res_bytes,
+            res_counts,
             plan,
             session,
             frame: 0,
@@ -230,7 +234,8 @@ impl DeviceRenderer {
         stats.bytes_exchanged = counters.bytes_exchanged - before.bytes_exchanged;
         stats.bytes_across_ipus = counters.bytes_across_ipus - before.bytes_across_ipus;
         stats.host_bytes_written = written;
-        stats.host_bytes_read = (self.px_bytes.len() + self.res_bytes.len() + stats_bytes.len()) as u64;
+        stats.host_bytes_read =
+            (self.px_bytes.len() + self.res_bytes.len() + self.res_counts.len() + stats_bytes.len()) as u64;
         stats.wall_s = t0.elapsed().as_secs_f64();
         Ok(DeviceFrame { output, stats, router_hops, tracer_hops })
     }
@@ -344,12 +349,34 @@ impl DeviceRenderer {
                 *home = foam_pixel { writes: home.writes + px.writes, ..*px };
             }
         }
-        // Rays kept where they finished (layout.h foam_result; pixel 0: an empty slot).
+        // Rays kept where they finished (layout.h foam_result): each worker's part of
+        // its tracer's store holds as many as the worker counted this frame, from its
+        // start; the slots past them hold an older frame's (the frame start does not
+        // clear the stores).
         self.session.read_tensor(poplar_bridge::RESULTS_HANDLE, &mut self.res_bytes)?;
-        for rec in self.res_bytes.chunks_exact(size_of::<foam_result>()) {
+        self.session.read_tensor(poplar_bridge::RESULT_COUNTS_HANDLE, &mut self.res_counts)?;
+        let counts: Vec<u32> = read_records(&self.res_counts);
+        let record = size_of::<foam_result>();
+        let mut kept = Vec::new();
+        let mut store = 0usize;
+        for (k, (_, shard)) in self.plan.tree.tracer_nodes().enumerate() {
+            let per_worker = self.plan.result_slots[shard] as usize;
+            for w in 0..FOAM_WORKERS as usize {
+                let n = counts[k * FOAM_WORKERS as usize + w] as usize;
+                if n > per_worker {
+                    return Err(DeviceError::Incomplete(format!(
+                        "tracer node {k}'s worker {w} counts {n} results in a part of {per_worker} slots"
+                    )));
+                }
+                let part = store + w * per_worker * record;
+                kept.extend(self.res_bytes[part..part + n * record].chunks_exact(record));
+            }
+            store += super::options::result_store_bytes(per_worker as u32) as usize;
+        }
+        for rec in kept {
             let r: foam_result = read_record(rec);
             if r.pixel == 0 {
-                continue;
+                return Err(DeviceError::Incomplete("a result a tracer counted names no pixel".into()));
             }
             let Some(px) = pixels.get_mut(r.pixel as usize - 1) else {
                 return Err(DeviceError::Incomplete(format!("a result names pixel {} outside the frame", r.pixel - 1)));

@@ -618,10 +618,17 @@ impl DevicePlan {
     }
 
     /// Bytes the host reads back after every frame: every tracer tile's framebuffer
-    /// slice (replicas' too), every result store whole, and every tile's statistics
-    /// (`DeviceRenderer::render`).
+    /// slice (replicas' too), every result store whole with its workers' counts, and
+    /// every tile's statistics (`DeviceRenderer::render`).
     pub fn readback_bytes(&self) -> u64 {
-        (self.framebuffer_bytes() + self.result_store_bytes() + self.tile_stats_bytes()) as u64
+        (self.framebuffer_bytes() + self.result_store_bytes() + self.result_counts_bytes() + self.tile_stats_bytes())
+            as u64
+    }
+
+    /// Bytes of every tracer worker's count of the results it kept (a word each), which
+    /// say how much of each store holds this frame's.
+    pub fn result_counts_bytes(&self) -> usize {
+        self.tree.tracer_nodes().count() * foam_layout::FOAM_WORKERS as usize * size_of::<u32>()
     }
 
     /// Bytes of every tracer tile's framebuffer slice (replicas' too), as the host

@@ -230,7 +230,9 @@ FOAM_STATIC_ASSERT(sizeof(foam_pixel) == 28, "foam_pixel is 28 bytes");
  * to its pixel's home tracer costs a trip through the router tree, mostly across
  * the root; so each tracer keeps a result store and writes the rays that finish
  * on it there, as long as there is room. Only the rest travel home. The host reads
- * the stores with the slices; `pixel` is the pixel index + 1, 0 for an empty slot. */
+ * the stores with the slices, and of each worker's part as many slots as the worker
+ * counted (foam_tracer_ctl.work[w][FOAM_TW_RESULTS]): the frame start does not clear
+ * the stores. `pixel` is the pixel index + 1 (never 0 in a counted slot). */
 typedef struct foam_result {
   uint32_t pixel;
   float r, g, b, opacity, depth;
