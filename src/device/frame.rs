@@ -359,13 +359,13 @@ impl DeviceRenderer {
         let record = size_of::<foam_result>();
         let mut kept = Vec::new();
         let mut store = 0usize;
-        for (k, (_, shard)) in self.plan.tree.tracer_nodes().enumerate() {
+        for (k, (node, shard)) in self.plan.tree.tracer_nodes().enumerate() {
             let per_worker = self.plan.result_slots[shard] as usize;
             for w in 0..FOAM_WORKERS as usize {
                 let n = counts[k * FOAM_WORKERS as usize + w] as usize;
                 if n > per_worker {
                     return Err(DeviceError::Incomplete(format!(
-                        "tracer node {k}'s worker {w} counts {n} results in a part of {per_worker} slots"
+                        "tracer node {node}'s worker {w} counts {n} results in a part of {per_worker} slots"
                     )));
                 }
                 let part = store + w * per_worker * record;
