@@ -192,7 +192,7 @@ fn check_tile_model(plan: &DevicePlan, report: &poplar_bridge::MemoryReport, wha
         // A tracer zeroes each of its seven tensors whole (its vertex state has no
         // room for more); the other roles cut theirs of 8 KiB or more in six, a worker
         // each (the root's inbox alone is over 100 KB), and their records whole.
-        let records = (b.stats + b.status + b.ctl) as u64;
+        let record_bytes = (b.stats + b.status + b.ctl) as u64;
         let split = |bytes: usize| if bytes >= 8192 { 6 } else { 1 };
         let expected = match n.role {
             Role::Tracer => 7,
@@ -203,7 +203,7 @@ fn check_tile_model(plan: &DevicePlan, report: &poplar_bridge::MemoryReport, wha
         assert_eq!(zeroed.len(), expected, "{what}: {:?} node {i}'s reset vertices {zeroed:?}", n.role);
         if n.role != Role::Tracer {
             let largest = [b.inbox, b.outbox, b.direct_in, b.direct_out, b.finishes].into_iter().max().unwrap() as u64;
-            let cap = (largest / 6 + 8).max(8191).max(records);
+            let cap = (largest / 6 + 8).max(8191).max(record_bytes);
             assert!(zeroed.iter().all(|&z| z <= cap), "{what}: {:?} node {i}: {zeroed:?}", n.role);
         }
         let tile = report.tiles.iter().find(|t| t.tile == n.tile).expect("every node's tile holds something");

@@ -240,7 +240,7 @@ impl DevicePlan {
         let extra = |ending: &[f64], spare: &dyn Fn(usize) -> usize| -> Vec<usize> {
             (0..packed.len())
                 .map(|a| {
-                    let want = (ending[a] * RESULT_MARGIN).ceil() as usize;
+                    let want = results_wanted(ending[a]) as usize;
                     if grow { want.saturating_sub(base as usize).min(spare(a) / record) } else { 0 }
                 })
                 .collect()
@@ -258,11 +258,10 @@ impl DevicePlan {
                 // The host reads every store whole after each frame (39 MB of the 1 M
                 // scene's at 1536 slots): a tracer the sample expects few rays to end
                 // on keeps what it expects, down to a few a worker.
-                let want = (ending * RESULT_MARGIN).ceil() as u32;
                 if x > 0 || !grow {
                     base + x as u32
                 } else {
-                    want.max(RESULT_FLOOR).next_multiple_of(FOAM_WORKERS).min(base)
+                    results_wanted(ending).max(RESULT_FLOOR).next_multiple_of(FOAM_WORKERS).min(base)
                 }
             })
             .collect();
@@ -628,7 +627,7 @@ impl DevicePlan {
     /// Bytes of every tracer worker's count of the results it kept (a word each), which
     /// say how much of each store holds this frame's.
     pub fn result_counts_bytes(&self) -> usize {
-        self.tree.tracer_nodes().count() * foam_layout::FOAM_WORKERS as usize * size_of::<u32>()
+        self.tree.tracer_nodes().count() * FOAM_WORKERS as usize * size_of::<u32>()
     }
 
     /// Bytes of every tracer tile's framebuffer slice (replicas' too), as the host
@@ -791,6 +790,12 @@ struct Neighbours {
 /// Result slots a tracer gets per ray the sample expects to end on it: the rays
 /// are split between its six workers' parts of the store, not evenly.
 const RESULT_MARGIN: f64 = 1.5;
+
+/// The result slots a tracer on which the camera's sample expects `ending` rays to end
+/// wants: [`RESULT_MARGIN`] times those.
+fn results_wanted(ending: f64) -> u32 {
+    (ending * RESULT_MARGIN).ceil() as u32
+}
 
 /// The fewest result slots a tracer gets where it could keep any: eight a worker.
 /// Modelled (`bench … --frames 1`, the host's read of the stores included), against

@@ -47,8 +47,9 @@ pub struct FrameStats {
     /// Bytes the host wrote to start the frame: the camera record and, for a camera
     /// the device did not hold, every injector's camera region and block list.
     pub host_bytes_written: u64,
-    /// Bytes the host read after the frame: every framebuffer slice, result store and
-    /// tile's statistics (the status it polls between host calls aside).
+    /// Bytes the host read after the frame: every framebuffer slice, result store with
+    /// its workers' counts, and tile's statistics (the status it polls between host
+    /// calls aside).
     pub host_bytes_read: u64,
     /// Rays the spill store held at the busiest moment.
     pub spill_peak: u64,
