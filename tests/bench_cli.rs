@@ -119,7 +119,7 @@ fn json_has_the_keys_and_consistent_numbers() {
     // lanes, the spill store's, and a bare credit header down each injector lane).
     let caps: Vec<u64> = p["link_capacity"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
     assert!(p["links_sized_to_camera"].as_bool().unwrap());
-    assert!(caps[0] >= 64 && caps[0] <= 256 && caps[1..] == [384, 384], "{caps:?}");
+    assert!(caps[0] >= 64 && caps[0] <= 256 && caps[1..] == [384, 256], "{caps:?}");
     assert!((8..=32).contains(&p["side_capacity"].as_u64().unwrap()));
     let lb = |c: u64| 16 + c * 20;
     let level1 = 16 * lb(caps[0]) + lb(caps[1]);
@@ -178,6 +178,9 @@ fn compare_paper_runs_the_papers_configuration_beside_the_default() {
     for key in ["side_links", "shard_copies", "direct_lanes"] {
         assert_eq!(paper[key], 0, "paper.{key}");
     }
+    // This design's injectors keep direct lanes where their sampled rays head.
+    let (kept, every) = (run["direct_lanes"].as_u64().unwrap(), run["direct_lanes_every"].as_u64().unwrap());
+    assert!(kept > 0 && kept <= every && run["direct_share"] == 3, "{kept} of {every}");
     // The paper's loop runs rc iterations every host call: its frame ends at a
     // multiple of rc (20), this design's where the frame does.
     assert!(!paper["estimate"]["ends_on_device"].as_bool().unwrap());
@@ -236,7 +239,7 @@ fn tuned_link_sizes_are_kept() {
     };
     let p = point("side_capacity=32");
     assert!(!p["links_sized_to_camera"].as_bool().unwrap());
-    assert_eq!((caps(&p), p["side_capacity"].as_u64().unwrap()), (vec![256, 384, 384], 32));
+    assert_eq!((caps(&p), p["side_capacity"].as_u64().unwrap()), (vec![256, 384, 256], 32));
     let p = point("link_capacity=128,768,384");
     assert!(!p["links_sized_to_camera"].as_bool().unwrap());
     assert_eq!((caps(&p), p["side_capacity"].as_u64().unwrap()), (vec![128, 768, 384], 32));

@@ -854,6 +854,9 @@ struct Dealt {
     direct: Vec<u32>,
     root: u32,
     held: u32,
+    /// Rays sent on each direct lane and on the root's.
+    sent: Vec<u32>,
+    up: u32,
 }
 
 /// Runs InjectorSend once on an injector of `lanes` direct lanes of 4 rays, a root
@@ -861,16 +864,28 @@ struct Dealt {
 /// shard & (lanes - 1)), `credit` on every lane, the root's `allowance` and blocks
 /// still to emit or not (`more`).
 fn injector_send(lanes: u32, shards: &[u16], credit: u32, allowance: u32, more: bool) -> Dealt {
+    let every: Vec<u8> = (0..lanes as u8).collect();
+    injector_send_mapped(&every, lanes, shards, credit, allowance, more)
+}
+
+/// As [`injector_send`] under a root of `lane_of.len()` children (a power of two),
+/// with the injector's direct lane to child k `lane_of[k]` (FOAM_NO_DIRECT_LANE:
+/// none) of its `lanes`.
+fn injector_send_mapped(lane_of: &[u8], lanes: u32, shards: &[u16], credit: u32, allowance: u32, more: bool) -> Dealt {
     use foam_layout::{foam_inject_down, foam_inject_up, foam_injector_ctl};
     let (cap, direct_cap) = (8u32, 4u32);
-    let p = foam_params {
+    let mut p = foam_params {
         layout: foam_layout::foam_ray_layout_FOAM_LAYOUT_HALF,
         ray_bytes: RAY_BYTES,
         link_capacity: cap,
         direct_lanes: lanes as u16,
         direct_capacity: direct_cap as u16,
+        route_bits: lane_of.len().max(1).trailing_zeros() as u16,
         ..Default::default()
     };
+    let mut map = [foam_layout::FOAM_NO_DIRECT_LANE as u8; foam_layout::FOAM_MAX_FANOUT as usize];
+    map[..lane_of.len()].copy_from_slice(lane_of);
+    p.__bindgen_anon_1.direct_lane = map;
     let slot = RAY_BYTES as usize;
     let mut queue = vec![0u8; cap as usize * slot];
     for (i, &shard) in shards.iter().enumerate() {
@@ -924,10 +939,30 @@ fn injector_send(lanes: u32, shards: &[u16], credit: u32, allowance: u32, more: 
     let out = read(&mut s, "directOut", lanes.max(1) as usize * lane_out);
     let root = read(&mut s, "outbox", size_of::<foam_inject_up>() + cap as usize * slot);
     let ctl: foam_injector_ctl = read_as(&read(&mut s, "ctl", size_of::<foam_injector_ctl>()));
-    let direct = (0..lanes as usize)
-        .map(|k| read_as::<foam_inject_up>(&out[k * lane_out..][..size_of::<foam_inject_up>()]).pending)
-        .collect();
-    Dealt { direct, root: read_as::<foam_inject_up>(&root[..size_of::<foam_inject_up>()]).pending, held: ctl.held }
+    let header = |k: usize| read_as::<foam_inject_up>(&out[k * lane_out..][..size_of::<foam_inject_up>()]);
+    let up: foam_inject_up = read_as(&root[..size_of::<foam_inject_up>()]);
+    Dealt {
+        direct: (0..lanes as usize).map(|k| header(k).pending).collect(),
+        root: up.pending,
+        held: ctl.held,
+        sent: (0..lanes as usize).map(|k| header(k).count).collect(),
+        up: up.count,
+    }
+}
+
+/// A ray for a router under the root that the injector has no direct lane to takes
+/// its lane to the root; the others take theirs (src/device/direct.rs keeps lanes
+/// only to the routers an injector's rays mostly head for).
+#[test]
+fn injector_send_sends_rays_without_a_direct_lane_to_the_root() {
+    let none = foam_layout::FOAM_NO_DIRECT_LANE as u8;
+    // Four children of the root, lanes to children 1 and 3 only; shards 0..3 and
+    // 5 (child 1 again: the root's bits are the two lowest here).
+    let d = injector_send_mapped(&[none, 0, none, 1], 2, &[0, 1, 2, 3, 5], 4, 0, false);
+    assert_eq!((d.sent, d.up, d.held), (vec![2, 1], 2, 0));
+    // No direct lane at all but a map of none: every ray to the root.
+    let d = injector_send_mapped(&[none; 4], 0, &[0, 1, 2, 3], 4, 0, false);
+    assert_eq!((d.sent, d.up, d.held), (vec![], 4, 0));
 }
 
 /// An injector asks its routers for credit only for rays that can come: those it

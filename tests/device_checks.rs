@@ -389,6 +389,18 @@ fn the_builder_refuses_edges_that_are_not_a_device() {
         *lane(p, s[1]) = x;
     });
     assert!(e.contains("side links go in ascending order of their shard"), "{e}");
+    // An injector's map from the root's children to its direct lanes is built from
+    // lanes in the children's order: its first two swapped are refused.
+    let direct = |p: &DevicePlan, lane: u32| {
+        let first = p.tree.injectors().start as u32;
+        p.spec.edges.iter().position(|e| EdgeKind::of(e) == EdgeKind::Direct && e.from == first && e.from_lane == lane)
+    };
+    let (d0, d1) = (direct(&plan, 0).expect("direct lanes"), direct(&plan, 1).expect("two direct lanes"));
+    let e = refusal(&|p| {
+        p.spec.edges[d0].from_lane = 1;
+        p.spec.edges[d1].from_lane = 0;
+    });
+    assert!(e.contains("direct lanes go in ascending order of child"), "{e}");
     // TracerSend tries one link into a shard of one tile: a side link twinned, the
     // twin on the lane after it at both ends (the links after it moved up one, so
     // both ends keep their shards' order), leads twice to one tile.

@@ -231,7 +231,7 @@ fn links_sized_to_a_light_view_shrink_and_change_nothing_but_speed() {
     // Given sizes, or sizing off, are kept as they are.
     for o in [DeviceOptions { link_capacity: vec![128, 768, 384], ..sized_opts.clone() }, opts(RayLayout::Half)] {
         let plan = DevicePlan::for_camera(scene, 256, &cam, &o, &()).unwrap();
-        let want = if o.link_capacity.is_empty() { vec![256, 384, 384] } else { o.link_capacity.clone() };
+        let want = if o.link_capacity.is_empty() { vec![256, 384, 256] } else { o.link_capacity.clone() };
         assert_eq!((plan.options.link_capacity.clone(), plan.options.side_capacity), (want, 32));
     }
 }
@@ -786,6 +786,39 @@ fn result_stores_shrink_where_few_rays_end_and_change_nothing_but_speed() {
     let f = DeviceRenderer::new(plan).unwrap().render(scene, &cam, &mut |_, _| {}).unwrap();
     assert_complete(&f);
     assert_fp32_is_the_reference(&f, &reference_output(scene, &cam), "small result stores");
+}
+
+/// An injector keeps direct lanes only to the routers under the root that its
+/// sampled rays head for (src/device/direct.rs); its other rays take its lane to
+/// the root. With a lane to every router, the planned ones or few, the image is the
+/// reference's, and so is a view the plan was not made for.
+#[test]
+fn direct_lanes_kept_where_the_rays_go_change_nothing_but_speed() {
+    let o = opts(RayLayout::Fp32);
+    let (mut lanes, mut at_root) = (Vec::new(), Vec::new());
+    for share in [0, o.direct_share, 60] {
+        let (scene, cam, plan) = garden_planned(&DeviceOptions { direct_share: share, ..o.clone() });
+        let (injectors, children) = (plan.tree.injectors().len(), plan.tree.direct_targets().len());
+        assert!(children > 1, "the plan has direct lanes");
+        lanes.push((plan.tree.direct_lanes().iter().map(Vec::len).sum::<usize>(), injectors * children));
+        let mut r = DeviceRenderer::new(plan).unwrap();
+        let f = r.render(scene, &cam, &mut |_, _| {}).unwrap();
+        assert_complete(&f);
+        assert_fp32_is_the_reference(&f, &reference_output(scene, &cam), &format!("direct_share {share}"));
+        at_root.push(f.stats.router_levels.last().unwrap().rays_forwarded);
+        let other = Camera { position: cam.position + 0.5 * cam.forward() - 0.3 * cam.up(), ..cam };
+        let g = r.render(scene, &other, &mut |_, _| {}).unwrap();
+        assert_complete(&g);
+        assert_fp32_is_the_reference(
+            &g,
+            &reference_output(scene, &other),
+            &format!("direct_share {share}, other view"),
+        );
+    }
+    // Every lane at 0; fewer as the share each must carry grows, and more rays
+    // cross the root.
+    assert!(lanes[0].0 == lanes[0].1 && lanes[1].0 < lanes[0].0 && lanes[2].0 < lanes[1].0, "{lanes:?}");
+    assert!(at_root[2] > at_root[0], "{at_root:?}");
 }
 
 /// What a frame marched, to compare two frames' work to the cell step.

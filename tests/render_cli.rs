@@ -274,7 +274,7 @@ fn help_lists_every_tune_key_for_render_and_bench() {
             "inject_capacity=N  [default: 2048 / injectors in multiples of 16 (8 from 129 injectors on), at most 128 (16 with 81, 8 with 256 and 512)]",
             "injector_queue=N  [default: inject_capacity if given, else 12288 / injectors, at most 384, at least 32 (48 with 256)]",
             "direct_capacity=N  [default: 2048 / injectors in multiples of 16 (8 with 129 to 256 injectors, 4 beyond), at most 128 (16 with 81, 8 with 256, 4 with 512)]",
-            "link_capacity=N,..  [default: 256,384,384",
+            "link_capacity=N,..  [default: 256,384,256",
             "side_links=N  [default: 16]",
             "side_capacity=N  [default: 32, sized to the camera",
             "copies=N  [default: 3]",

@@ -231,7 +231,8 @@ foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &la
     if (!lanes.direct.empty() && lanes.direct[0]->capacity > 0xFFFFu)
       refuse(name + ": direct lanes of " + std::to_string(lanes.direct[0]->capacity) + " rays; at most 65535 (16 bits)");
     p.direct_capacity = lanes.direct.empty() ? 0u : (uint16_t)lanes.direct[0]->capacity;
-    // Direct lane k leads to the root's child k: the root's bits choose it.
+    // The root's bits choose a ray's child, and the child its direct lane
+    // (directLanes fills the map, which needs the routers' lanes).
     if (!lanes.direct.empty()) p.level_shift = ownParams(spec.nodes[lanes.up->to]).level_shift;
     break;
   }
@@ -240,22 +241,30 @@ foam_params withLanes(const RenderSpec &spec, std::size_t i, const NodeLanes &la
 
 namespace {
 
-// Direct lane k of injector `i` leads to child k of the root its lane leads to,
-// and it has one for every child: a ray takes the lane its shard id's bits at the
-// root choose.
-void checkDirectLanes(const RenderSpec &spec, const Topology &t, std::size_t i) {
+// Injector `i`'s direct lanes lead to children of the root its lane leads to, in
+// ascending order of child, one at most to each: its map (foam_params.direct_lane)
+// gives each child's lane, and a ray for a child without one takes the root's lane.
+void directLanes(const RenderSpec &spec, Topology &t, std::size_t i) {
   const NodeLanes &lanes = t.lanes[i];
+  foam_params &p = t.params[i];
+  for (unsigned k = 0; k < FOAM_MAX_FANOUT; ++k) p.direct_lane[k] = FOAM_NO_DIRECT_LANE;
   if (lanes.direct.empty()) return;
   const std::string name = nodeName(spec.nodes[i], i);
   if (lanes.up->to != t.root) refuse(name + ": its lane leads to a router that is not the root");
   const foam_params &root = t.params[t.root];
-  if (lanes.direct.size() != (1u << root.route_bits) || root.fanout != (1u << root.route_bits))
-    refuse(name + ": " + std::to_string(lanes.direct.size()) + " direct lanes but the root has " +
-           std::to_string(root.fanout) + " child lanes");
+  if (root.fanout != (1u << root.route_bits) || root.fanout > FOAM_MAX_FANOUT)
+    refuse(name + ": direct lanes, but the root's " + std::to_string(root.fanout) +
+           " child lanes are not the children its shard-id bits choose");
+  p.route_bits = root.route_bits;
   for (std::size_t k = 0; k < lanes.direct.size(); ++k) {
     const NodeLanes &at = t.lanes[lanes.direct[k]->to];
-    if (!at.up || at.up->to != t.root || at.up->toLane != k)
-      refuse(name + ": direct lane " + std::to_string(k) + " does not lead to child " + std::to_string(k) + " of the root");
+    if (!at.up || at.up->to != t.root)
+      refuse(name + ": direct lane " + std::to_string(k) + " does not lead to a child of the root");
+    const unsigned child = at.up->toLane;
+    if (k > 0 && t.lanes[lanes.direct[k - 1]->to].up->toLane >= child)
+      refuse(name + ": direct lane " + std::to_string(k) + " leads to child " + std::to_string(child) +
+             " of the root, not past lane " + std::to_string(k - 1) + "'s (direct lanes go in ascending order of child)");
+    p.direct_lane[child] = (uint8_t)k;
   }
 }
 
@@ -309,7 +318,7 @@ Topology topology(const RenderSpec &spec) {
         t.params[i].side_class[k] = tileClass(t, farEnd(*t.lanes[i].sides[k], i));
   for (std::size_t i : t.injectors) {
     if (t.lanes[i].up->to != t.root) refuse(nodeName(spec.nodes[i], i) + ": its lane must lead to the root");
-    checkDirectLanes(spec, t, i);
+    directLanes(spec, t, i);
   }
   return t;
 }

@@ -1,5 +1,5 @@
 // Injector tiles emit the frame's primary rays. Each one hangs off the root
-// router on a lane of its own, with a direct lane to each router under the root
+// router on a lane of its own, with direct lanes to routers under the root
 // beside it, owns a list of pixel blocks the host chose for the frame, and emits
 // them as far as the root allows: the root keeps the rays in flight within what
 // the spill store could take.
@@ -219,7 +219,8 @@ public:
 };
 
 // Deals the queue's marched rays out (one worker): every ray whose router under the
-// root has credit on this injector's direct lane goes there, past the root; the rest
+// root has credit on this injector's direct lane to it goes there, past the root
+// (an injector has lanes only to the routers its rays mostly head for); the rest
 // take the root's lane while it has room, and stay held in the queue after that.
 // Every primary ray crossed the root in the paper's design, and the root's queue,
 // which reserves a step of room for each credit it grants, paced the whole frame.
@@ -247,6 +248,7 @@ template <class V> void dealStep(V &vx) {
   const uint32_t rootLimit = rootCredit < cap ? rootCredit : cap;
   const bool more = c.more != 0;
   unsigned char *slots = &outbox[0] + sizeof(foam_inject_up);
+  const unsigned children = (1u << p.route_bits) - 1u;  // the root's child bits, as a mask
   uint32_t limit[FOAM_MAX_FANOUT], sent[FOAM_MAX_FANOUT];
   for (unsigned k = 0; k < lanes; ++k) {
     const uint32_t credit = load<foam_inject_down>(directIn, foam_direct_offset(&p, k, 0)).credit;
@@ -278,8 +280,8 @@ template <class V> void dealStep(V &vx) {
       kept++;
       continue;
     }
-    const unsigned k = lanes ? ((uint32_t)foam_slot_shard(slot) >> p.level_shift) & (lanes - 1) : 0;
-    if (lanes && sent[k] < limit[k]) {
+    const unsigned k = lanes ? p.direct_lane[((uint32_t)foam_slot_shard(slot) >> p.level_shift) & children] : 0;
+    if (k < lanes && sent[k] < limit[k]) {
       foam_slot_copy(&directOut[0] + foam_direct_offset(&p, k, 1) + sizeof(foam_inject_up) + (size_t)sent[k]++ * stride,
                      slot, stride);
       direct++;

@@ -104,9 +104,12 @@ pub struct Point {
     /// of a tile's room) the shards nobody looks at may grow; null: cut by bytes.
     pub load_cut: Option<u32>,
     /// Direct lanes from the injectors to the routers under the root, and rays per
-    /// buffer of each.
+    /// buffer of each; the lanes a lane from every injector to every router would
+    /// make, and the share of an injector's sampled rays that keeps one (percent).
     pub direct_lanes: u64,
     pub direct_capacity: u32,
+    pub direct_lanes_every: u64,
+    pub direct_share: u32,
     /// Injector tiles planned, and the most asked for (`--tune injectors`): the plan
     /// takes the most the tiles have room for whose lanes leave the root room for
     /// its queues; rays per buffer of each one's lane to the root.
@@ -294,7 +297,9 @@ impl Bench<'_> {
         let plan = self.plan(shards, o)?;
         let (link_capacity, side_capacity) = (plan.options.link_capacity.clone(), plan.options.side_capacity);
         let side_links = plan.side_links();
-        let direct_lanes = (plan.tree.injectors().len() * plan.tree.direct_targets().len()) as u64;
+        let direct_lanes = plan.tree.direct_lanes().iter().map(|l| l.len() as u64).sum::<u64>();
+        let direct_lanes_every = (plan.tree.direct_lanes().len() * plan.tree.direct_targets().len()) as u64;
+        let direct_share = plan.options.direct_share;
         let injectors = plan.tree.injectors().len() as u32;
         let march_budget = plan.march_budget();
         let tracer_budget = plan.tracer_budget();
@@ -349,6 +354,8 @@ impl Bench<'_> {
             load_cut,
             direct_lanes,
             direct_capacity,
+            direct_lanes_every,
+            direct_share,
             injectors,
             injectors_asked: o.injectors,
             injector_share,

@@ -130,15 +130,23 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "direct_capacity",
         planned: "2048 / injectors in multiples of 16 (8 with 129 to 256 injectors, 4 beyond), at most 128 (16 with 81, 8 with 256, 4 with 512)",
-        doc: "Rays per buffer of each injector's direct lane to each router under the root, which carries primary rays past the root (0: no direct lanes). Left to the plan, more than 16 injectors share the 16 lanes' rays into each router (in multiples of 16, 8 where the share is 8 to 15, or 4 beyond 256 injectors: each direct lane carries a part of an injector's rays).",
+        doc: "Rays per buffer of each injector's direct lanes to routers under the root (see direct_share), which carry primary rays past the root (0: no direct lanes). Left to the plan, more than 16 injectors share the 16 lanes' rays into each router (in multiples of 16, 8 where the share is 8 to 15, or 4 beyond 256 injectors: each direct lane carries a part of an injector's rays).",
         set: |o, v| o.direct_capacity = Some(count(v)),
+        ..ONE_NUMBER
+    },
+    Key {
+        name: "direct_share",
+        max: 100,
+        fixed: Some(|o| o.direct_share.to_string()),
+        doc: "Percent of an injector's sampled rays that must head for a router under the root (in some view) for the injector to keep a direct lane to it; its other rays take its lane to the root. 0: a direct lane to every router under the root.",
+        set: |o, v| o.direct_share = count(v),
         ..ONE_NUMBER
     },
     Key {
         name: "link_capacity",
         value: "N,..",
         min: 1,
-        planned: "256,384,384 (half payload; the same bytes for the others), tracer edges sized to the camera",
+        planned: "256,384,256 (half payload; the same bytes for the others), tracer edges sized to the camera",
         doc: "Rays per tree-link buffer by level: tracer edges, then the edges above each router level; the last repeats up to the spill store. Fixes the tracer links' sizes (no sizing to the camera).",
         set: |o, v| o.link_capacity = v.to_vec(),
         ..ONE_NUMBER

@@ -83,8 +83,8 @@ fn replica_lane_capacities(tree: &Tree, o: &DeviceOptions, ray_bytes: u32) -> Ve
 
 /// Every edge of `tree` with tracers joined by side links to `sides[a]` (symmetric,
 /// in lane order), buffers sized by `o`: tree edges by the level of their lower end,
-/// injector lanes and direct lanes (to every router that takes them, lane k to the
-/// root's child k) at their own capacities.
+/// injector lanes and direct lanes (those [`Tree::direct_lanes`] keeps) at their own
+/// capacities.
 pub fn edges(tree: &Tree, sides: &[Vec<u32>], o: &DeviceOptions, ray_bytes: u32) -> Vec<RenderEdge> {
     let mut out = Vec::new();
     let narrowed = replica_lane_capacities(tree, o, ray_bytes);
@@ -110,10 +110,15 @@ pub fn edges(tree: &Tree, sides: &[Vec<u32>], o: &DeviceOptions, ray_bytes: u32)
             out.push(edge(EdgeKind::Side, (a, k as u32), (b as usize, back as u32), o.side_capacity));
         }
     }
-    let direct = tree.direct_targets();
-    for (j, i) in tree.injectors().enumerate() {
-        for (k, &r) in direct.iter().enumerate() {
-            out.push(edge(EdgeKind::Direct, (i, k as u32), (r, j as u32), direct_capacity));
+    // A router's lanes from injectors go in injector order, an injector's in the
+    // order of the routers they lead to.
+    let under = tree.direct_targets();
+    let mut heard = vec![0u32; under.len()];
+    for (i, lanes) in tree.injectors().zip(tree.direct_lanes()) {
+        for (k, &child) in lanes.iter().enumerate() {
+            let c = child as usize;
+            out.push(edge(EdgeKind::Direct, (i, k as u32), (under[c], heard[c]), direct_capacity));
+            heard[c] += 1;
         }
     }
     out
@@ -153,5 +158,26 @@ mod tests {
         assert_eq!((top.to as usize, top.capacity), (tree.spill(), 384));
         let lanes: Vec<u32> = e.iter().filter(|x| EdgeKind::of(x) == EdgeKind::Injector).map(|x| x.to_lane).collect();
         assert_eq!(lanes, (0..8).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    fn direct_lanes_lead_where_the_tree_keeps_them_and_routers_hear_them_in_injector_order() {
+        let mut tree = Tree::new(10, 1472, &[16, 8], 3).unwrap();
+        tree.add_direct_lanes();
+        tree.keep_direct_lanes(vec![vec![1, 5], vec![], vec![0, 5]]);
+        let (under, injectors): (Vec<usize>, Vec<usize>) = (tree.direct_targets(), tree.injectors().collect());
+        let e = edges(&tree, &vec![Vec::new(); 1024], &DeviceOptions::default(), 20);
+        let direct: Vec<_> = e
+            .iter()
+            .filter(|x| EdgeKind::of(x) == EdgeKind::Direct)
+            .map(|x| (x.from as usize, x.from_lane, x.to as usize, x.to_lane))
+            .collect();
+        let want = vec![
+            (injectors[0], 0, under[1], 0),
+            (injectors[0], 1, under[5], 0),
+            (injectors[2], 0, under[0], 0),
+            (injectors[2], 1, under[5], 1),
+        ];
+        assert_eq!(direct, want);
     }
 }

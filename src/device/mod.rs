@@ -4,6 +4,7 @@
 
 pub mod blocks;
 pub mod copies;
+pub mod direct;
 pub mod edges;
 pub mod executable;
 pub mod frame;

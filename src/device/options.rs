@@ -166,6 +166,10 @@ pub struct DeviceOptions {
     /// crosses the root, as in the paper). `None`: the injectors share
     /// [`DIRECT_LANES_RAYS`] (see [`DeviceOptions::direct_lane_capacity`]).
     pub direct_capacity: Option<u32>,
+    /// Percent of an injector's sampled rays that must head for a router under the
+    /// root, in some view, for the injector to keep a direct lane to it
+    /// ([`super::direct::choose`]); 0: a lane to every one.
+    pub direct_share: u32,
     /// Router children per level, from the tracers up; the last entry repeats and
     /// the top router takes the shard-id bits that remain.
     pub fanout: Vec<u32>,
@@ -385,6 +389,8 @@ pub const ROOT_LANES_RAYS: u32 = 16 * ROOT_LANE_CAPACITY;
 /// Rays per injector lane to the root, at most, when left to the plan.
 pub const ROOT_LANE_CAPACITY: u32 = 128;
 pub const DIRECT_LANES_RAYS: u32 = 16 * DIRECT_CAPACITY;
+/// The default [`DeviceOptions::direct_share`].
+pub const DIRECT_SHARE: u32 = 3;
 /// Rays an injector's queue holds at least when left to the plan (more than 384
 /// injectors would share [`INJECT_LANES_RAYS`] into less): with 512 injectors, queues
 /// of 24 left the 1 M scene's injectors short of rays, 58.7 → 61.3 ms (260 iterations
@@ -429,8 +435,15 @@ const NARROW_DIRECT_LANE: u32 = 4;
 /// 384, for the same iterations); below the root, edges narrow enough that the
 /// root, which also takes the injectors' lanes, keeps a queue of about 2500 rays
 /// (its credit loop reserves a step's worth of queue for what it granted, so its
-/// queue bounds what crosses it).
-pub const HALF_LINK_CAPACITY: [u32; 3] = [256, 384, 384];
+/// queue bounds what crosses it). Above the second level (into the root with 512
+/// or 1024 shards, and the root's edge to the spill store) 256: the root takes in
+/// every child's lane and every injector's, and once the routers under it hear only
+/// the injectors that send them rays ([`super::direct`]) the root was the busiest
+/// tile of the exchange. Bicycle 4.2 M at SH degree 2 86.7 → 85.9 ms (the busiest
+/// tile's exchange 103 → 90 kB a step, the level-1 routers' now), the 1 M scene
+/// 44.3 → 43.8, garden 22.4 → 22.1; 256 alone, with a direct lane from every
+/// injector, 86.4 on the bicycle scene.
+pub const HALF_LINK_CAPACITY: [u32; 3] = [256, 384, 256];
 
 /// The default link capacities for `ray_bytes` payloads: the half payload's bytes.
 pub fn default_link_capacity(ray_bytes: u32) -> Vec<u32> {
@@ -699,6 +712,7 @@ impl Default for DeviceOptions {
             inject_capacity: None,
             injector_queue: None,
             direct_capacity: None,
+            direct_share: DIRECT_SHARE,
             fanout: vec![16, 8],
             link_capacity: Vec::new(),
             tracer_queue: 2048,
@@ -1259,14 +1273,14 @@ mod tests {
             (s.link_capacity, s.side_capacity)
         };
         // No tracer load: the floor; the router edges keep their defaults.
-        assert_eq!(sized(20, 0.0), (vec![64, 384, 384], 8));
+        assert_eq!(sized(20, 0.0), (vec![64, 384, 256], 8));
         // A busiest tracer that needs the default buffers' rate, or more: the defaults.
         let full = (256 + 8 * 32) as f64 * SIZING_ITERATIONS;
         assert_eq!(sized(20, full), (HALF_LINK_CAPACITY.to_vec(), 32));
         assert_eq!(sized(20, 10.0 * full), (HALF_LINK_CAPACITY.to_vec(), 32));
         // Half the rate: half the buffers, edges in whole 16-ray steps.
-        assert_eq!(sized(20, full / 2.0), (vec![128, 384, 384], 16));
-        assert_eq!(sized(20, full / 3.0), (vec![96, 384, 384], 11));
+        assert_eq!(sized(20, full / 2.0), (vec![128, 384, 256], 16));
+        assert_eq!(sized(20, full / 3.0), (vec![96, 384, 256], 11));
         // Other payloads start from their own (byte-equal) defaults.
         assert_eq!(sized(28, 10.0 * full).0, default_link_capacity(28));
         // Without side links the edges carry the whole rate.
@@ -1322,7 +1336,7 @@ mod tests {
             assert!(q >= 384 * 20 / rb && (rb > 24 || q >= 3 * 384 * 20 / rb), "ray {rb} B: root queue {q}");
             assert!(o.root_has_room(rb, 8, 3, 3, o.injectors), "ray {rb} B: a 1024-shard root takes every injector");
         }
-        assert_eq!((o.edge_capacity(0), o.edge_capacity(1), o.edge_capacity(7)), (256, 384, 384));
+        assert_eq!((o.edge_capacity(0), o.edge_capacity(1), o.edge_capacity(7)), (256, 384, 256));
         // Up to 16 injectors keep whole lanes, up to 32 whole queues; more share
         // those, in multiples of 16, then 8, and beyond 256 lanes of 8 to the
         // root and 4 direct, behind queues of at least 32.
@@ -1351,7 +1365,7 @@ mod tests {
         let apart = DeviceOptions { injector_queue: Some(64), ..given };
         assert_eq!((apart.inject_lane_capacity(256), apart.injector_queue(256)), (500, 64));
         assert_eq!(default_link_capacity(20), HALF_LINK_CAPACITY.to_vec());
-        assert_eq!(default_link_capacity(32), vec![160, 240, 240]);
+        assert_eq!(default_link_capacity(32), vec![160, 240, 160]);
         assert_eq!("cols:2".parse::<Batch>(), Ok(Batch::Cols(2)));
         assert_eq!("blocks:8".parse::<Batch>().map(|b| b.to_string()), Ok("blocks:8".into()));
         assert!("rows:0".parse::<Batch>().is_err());

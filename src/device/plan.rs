@@ -396,6 +396,10 @@ impl DevicePlan {
         let root_lanes = topology.tree.nodes[topology.tree.root()].inject_lanes;
         topology.options.schedule =
             Some(super::options::planned_schedule(&topology.options, load_cut.is_some(), share, root_lanes));
+        if !topology.tree.direct_lanes().is_empty() {
+            let lanes = super::direct::choose(&topology.tree, &samples, topology.options.direct_share);
+            topology.tree.keep_direct_lanes(lanes);
+        }
         let (tree, options) = (&topology.tree, &topology.options);
         let owner = |c: u32| part.owner(c);
         let Neighbours { sides, copies, results, flows } = neighbours;

@@ -74,6 +74,9 @@ pub struct Tree {
     injectors: std::ops::Range<usize>,
     /// Each replica tracer's node and the shard it holds a replica of.
     replica_of: Vec<(usize, usize)>,
+    /// Each injector's direct lanes, by the lane at the root of the router each
+    /// leads to, ascending (empty without direct lanes).
+    direct: Vec<Vec<u32>>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -258,7 +261,7 @@ impl Tree {
             });
         }
         let injectors = spill + 1..nodes.len();
-        Ok(Tree { depth, id_bits, nodes, tracers, root, spill, injectors, replica_of: Vec::new() })
+        Ok(Tree { depth, id_bits, nodes, tracers, root, spill, injectors, replica_of: Vec::new(), direct: Vec::new() })
     }
 
     /// Tiles a tree of `2^depth` unsplit leaves leaves free on a target of
@@ -491,28 +494,45 @@ impl Tree {
         most.min(MAX_LANES).saturating_sub(self.nodes[router].fanout)
     }
 
-    /// Gives every router under the root a lane per injector: the injectors' direct
-    /// lanes, which carry primary rays past the root. A root with tracers among its
-    /// children gets none: an injector's lanes lead to every child of the root.
+    /// Gives every injector a direct lane to every router under the root, which
+    /// carries primary rays past the root ([`Self::keep_direct_lanes`] keeps fewer).
+    /// A root with tracers among its children gets none: an injector's lanes lead to
+    /// every child of the root.
     pub fn add_direct_lanes(&mut self) {
-        let (root, injectors) = (self.root, self.nodes[self.root].inject_lanes);
-        if self.nodes.iter().any(|n| n.parent == Some(root) && n.role == Role::Tracer) {
+        let children: Vec<u32> = (0..self.nodes[self.root].fanout).collect();
+        self.keep_direct_lanes(vec![children; self.injectors.len()]);
+    }
+
+    /// Keeps each injector's direct lanes to the routers under the root at lanes
+    /// `lanes[j]` (ascending) of it, and gives each of those routers a lane per
+    /// injector that keeps one to it. Without direct lanes (or with tracers under
+    /// the root), none.
+    pub fn keep_direct_lanes(&mut self, lanes: Vec<Vec<u32>>) {
+        let root = self.root;
+        if lanes.is_empty() || self.nodes.iter().any(|n| n.parent == Some(root) && n.role == Role::Tracer) {
             return;
         }
+        debug_assert!(lanes.len() == self.injectors.len() && lanes.iter().all(|l| l.is_sorted()));
         for n in self.nodes.iter_mut().filter(|n| n.parent == Some(root) && n.role == Role::Router) {
-            n.inject_lanes = injectors;
+            n.inject_lanes = lanes.iter().filter(|l| l.contains(&n.lane)).count() as u32;
         }
+        self.direct = lanes;
+    }
+
+    /// Each injector's direct lanes, by the lane at the root of the router each
+    /// leads to (empty without direct lanes).
+    pub fn direct_lanes(&self) -> &[Vec<u32>] {
+        &self.direct
     }
 
     /// The routers under the root that take direct lanes, by their lane at the root
     /// (empty without direct lanes).
     pub fn direct_targets(&self) -> Vec<usize> {
+        if self.direct.is_empty() {
+            return Vec::new();
+        }
         let mut under: Vec<usize> = (0..self.nodes.len())
-            .filter(|&i| {
-                self.nodes[i].parent == Some(self.root)
-                    && self.nodes[i].role == Role::Router
-                    && self.nodes[i].inject_lanes > 0
-            })
+            .filter(|&i| self.nodes[i].parent == Some(self.root) && self.nodes[i].role == Role::Router)
             .collect();
         under.sort_by_key(|&i| self.nodes[i].lane);
         under
@@ -821,6 +841,14 @@ mod tests {
         }
         // Only the routers under the root: the level-1 routers keep none.
         assert_eq!(t.routers().filter(|n| n.inject_lanes > 0).count(), 1 + 8);
+        assert!(t.direct_lanes().iter().all(|l| *l == (0..8).collect::<Vec<u32>>()));
+        // Fewer kept: each router hears the injectors that keep a lane to it, and
+        // one that none keeps is still a direct target (its lane at the root fixed).
+        let mut kept = vec![vec![2]; 8];
+        kept[0] = vec![0, 2, 7];
+        t.keep_direct_lanes(kept);
+        let heard: Vec<u32> = under.iter().map(|&r| t.nodes[r].inject_lanes).collect();
+        assert_eq!((heard, t.direct_targets()), (vec![1, 0, 8, 0, 0, 0, 0, 1], under));
         // A root over tracers has no routers under it to reach, nor one over tracers
         // and the routers of split leaves.
         let mut small = Tree::new(4, 1472, &[16], 3).unwrap();

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The cost table the Rust model reads (src/device/costs.rs): IPU instructions per event.
 
-  constants.py FIT.json RATIO.json LANES.json SH.json SPILL.json SEND.json MARCH.json > constants.json
+  constants.py FIT.json RATIO.json LANES.json SH.json SPILL.json SEND.json MARCH.json DEAL.json > constants.json
 
 FIT.json: `costs.py fit` over every measured scene (x86-64 instructions per event, the
 reduced model). RATIO.json: IPU thread instructions per x86-64 instruction for each
@@ -26,7 +26,10 @@ TracerSend the held slots it reached; in session 50 for both, when the budget be
 to count each cell step by its faces), its TracerMarch entry, and its InjectorMarch
 entry where it has one (else FIT.json's), but for the SH terms, which SH.json keeps
 (FIT.json's TracerMarch predicted 0.95 of the instructions of the 1 M scene's runs
-and 0.85 of garden's in session 46; its InjectorMarch 0.98 and 1.00). Every IPU
+and 0.85 of garden's in session 46; its InjectorMarch 0.98 and 1.00). DEAL.json:
+`costs.py fit` of InjectorSend's own recordings (session 72, when an injector's
+direct lanes became a map from the root's children), its InjectorSend entry, and
+its `ratio` of InjectorSend from the same selections' instruction mix. Every IPU
 cost is its x86 cost (rounded to 0.01) times
 its type's ratio, but the routers': LANES.json fits their IPU instructions directly
 (each executed x86 instruction weighed as ipu_mix.py weighs it), and their "ratio"
@@ -60,10 +63,11 @@ def reduced(fit, t):
 
 
 def main(argv):
-    if len(argv) != 7:
+    if len(argv) != 8:
         sys.exit(__doc__)
-    fit, ratio, lanes, sh, spill, send, march = (json.load(open(p)) for p in argv)
-    own = {"TracerSend": send, "TracerMarch": march}
+    fit, ratio, lanes, sh, spill, send, march, deal = (json.load(open(p)) for p in argv)
+    ratio = {**ratio, **deal["ratio"]}
+    own = {"TracerSend": send, "TracerMarch": march, "InjectorSend": deal}
     if "InjectorMarch" in march:
         own["InjectorMarch"] = march
     x86 = {t: {k: round(reduced(own.get(t, fit), t).get(k, 0.0), 2) for k in ev}

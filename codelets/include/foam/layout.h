@@ -366,6 +366,8 @@ FOAM_STATIC_ASSERT(sizeof(foam_inject_down) == 16, "foam_inject_down is 16 bytes
 /* Wide routers shorten paths: with 16 children per router a 1024-shard tree has
  * three router levels instead of five. */
 #define FOAM_MAX_FANOUT 16
+/* foam_params.direct_lane: no direct lane to that child of the root. */
+#define FOAM_NO_DIRECT_LANE 0xFFu
 
 /* A router's lanes to its children's replicas (foam_params.replicas). */
 typedef struct foam_replica_lanes {
@@ -390,7 +392,7 @@ typedef struct foam_params {
                               is in the subtree iff id >> (level_shift + log2 fanout) == prefix) */
   uint16_t level_shift;    /* router: shard-id bits below its children (child = (id >>
                               shift) & (fanout-1)); injector [lanes]: the root's, which
-                              pick its direct lane */
+                              pick its direct lane (with the root's route_bits) */
   uint16_t fanout;         /* router [lanes]: child lanes, 2..FOAM_MAX_LANES: the 2^route_bits
                               children its shard-id bits choose, then their replicas' tiles */
   uint16_t parent_capacity; /* router [lanes]: rays per buffer of the edge to its parent */
@@ -401,7 +403,8 @@ typedef struct foam_params {
   uint16_t inject_capacity; /* router [lanes]: rays per buffer of its injector lanes */
   /* router: log2 of the children its shard-id bits choose between (child = (id >>
    * level_shift) & (2^route_bits - 1)); 0 for a router whose children are all tiles of
-   * one shard, the id `shard` (a replicas' router of its own). */
+   * one shard, the id `shard` (a replicas' router of its own). Injector [lanes]: the
+   * root's. */
   uint16_t route_bits;
   /* root router: never more rays injected and unfinished than this (the spill
    * store's capacity: the root's escape valve must take every ray in flight) */
@@ -427,6 +430,12 @@ typedef struct foam_params {
      * Beside the tracers' side_shard: a tile is one or the other, and a tracer's room
      * (which the cut packs to the byte) stays as it was. */
     foam_replica_lanes replicas;
+    /* injector [lanes]: its direct lane to the root's child k, or FOAM_NO_DIRECT_LANE,
+     * where rays for that child take the lane to the root. An injector has lanes
+     * only to the children its sampled rays leave its camera region for
+     * (src/device/direct.rs): every router under the root takes each lane it hears
+     * whole every step, and most injectors send to one or two of them. */
+    uint8_t direct_lane[FOAM_MAX_FANOUT];
   };
   /* injector */
   uint16_t batch_kind;     /* pixel order inside a block: 0 rows, 1 columns */
@@ -446,8 +455,8 @@ typedef struct foam_params {
    * tracer holds them at the front of its pending store (foam_tracer_ctl.held). The
    * ray its budget ends in pauses after the step that spends it (foam_paused_ray). */
   uint32_t march_budget;
-  /* [lanes] direct lanes, one to each router under the root (lane k to the root's
-   * child k, k = (id >> level_shift) & (direct_lanes-1)), which carry primary rays
+  /* [lanes] direct lanes to routers under the root (direct_lane[k] to the root's
+   * child k, k = (id >> level_shift) & (2^route_bits - 1)), which carry primary rays
    * past the root; 0: none */
   uint16_t direct_lanes;
   uint16_t direct_capacity; /* [lanes] rays per direct-lane buffer going up */

@@ -38,6 +38,7 @@ pub const FOAM_STEPS_SHIFT: u32 = 22;
 pub const FOAM_LEFT_UNIT: u32 = 16;
 pub const FOAM_LEFT_MAX: u32 = 65535;
 pub const FOAM_MAX_FANOUT: u32 = 16;
+pub const FOAM_NO_DIRECT_LANE: u32 = 255;
 pub const FOAM_WORKERS: u32 = 6;
 pub const FOAM_MAX_INJECTORS: u32 = 512;
 pub const FOAM_MAX_LANES: u32 = 32;
@@ -723,6 +724,7 @@ pub struct foam_params {
 pub union foam_params__bindgen_ty_1 {
     pub side_shard: [u16; 16usize],
     pub replicas: foam_replica_lanes,
+    pub direct_lane: [u8; 16usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
@@ -738,6 +740,9 @@ const _: () = {
     [
         "Offset of field: foam_params__bindgen_ty_1::replicas",
     ][::core::mem::offset_of!(foam_params__bindgen_ty_1, replicas) - 0usize];
+    [
+        "Offset of field: foam_params__bindgen_ty_1::direct_lane",
+    ][::core::mem::offset_of!(foam_params__bindgen_ty_1, direct_lane) - 0usize];
 };
 impl Default for foam_params__bindgen_ty_1 {
     fn default() -> Self {

@@ -218,6 +218,8 @@ mod tests {
         // TracerMarch and InjectorMarch, from their own recordings of the march as it
         // is now (constants.py: InjectorMarch where the file has it).
         let march = read("tools/costs/data/fit-march-o2.json");
+        // InjectorSend, with its direct lanes as a map, and its ratio, from its own.
+        let deal = read("tools/costs/data/fit-injector-send-o2.json");
         let mut checked = 0;
         for (t, events) in table["ipu"].as_object().unwrap() {
             if t.starts_with("Router") {
@@ -231,7 +233,7 @@ mod tests {
                 }
                 continue;
             }
-            let r = ratio[t].as_f64().unwrap();
+            let r = deal["ratio"][t].as_f64().or(ratio[t].as_f64()).unwrap();
             assert_eq!(table["ratio"][t].as_f64(), Some(r), "{t}: ratio");
             for (k, ipu) in events.as_object().unwrap() {
                 // costs.py writes the reduced model where it fitted one, else the full one.
@@ -245,6 +247,8 @@ mod tests {
                     spill["SpillStore"]["full"][k].clone()
                 } else if t == "TracerSend" {
                     send["TracerSend"]["full"][k].clone()
+                } else if t == "InjectorSend" {
+                    model(&deal)[k].clone()
                 } else if t == "TracerMarch" || (t == "InjectorMarch" && march.get(t).is_some()) {
                     model(&march)[k].clone()
                 } else {

@@ -167,7 +167,11 @@ fn point(w: &mut String, p: &Point) {
         p.inject_capacity,
         p.injector_queue
     );
-    let _ = writeln!(w, "direct lanes from injectors past the root: {} of {} rays", p.direct_lanes, p.direct_capacity);
+    let _ = writeln!(
+        w,
+        "direct lanes from injectors past the root: {} of {} rays (of {} to every router under the root: kept where {} % of an injector's sampled rays head)",
+        p.direct_lanes, p.direct_capacity, p.direct_lanes_every, p.direct_share
+    );
     let planned = if p.march_budget_planned { format!(" (planned: {})", march_budget_rule()) } else { String::new() };
     if p.march_budget == 0 {
         let _ = writeln!(w, "march budget: none (injectors march every ray they emitted){planned}");
