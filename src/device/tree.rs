@@ -496,8 +496,8 @@ impl Tree {
 
     /// Gives every injector a direct lane to every router under the root, which
     /// carries primary rays past the root ([`Self::keep_direct_lanes`] keeps fewer).
-    /// A root with tracers among its children gets none: an injector's lanes lead to
-    /// every child of the root.
+    /// A root with tracers among its children gets none: direct lanes lead to routers
+    /// (a tracer under the root is a root's lane away).
     pub fn add_direct_lanes(&mut self) {
         let children: Vec<u32> = (0..self.nodes[self.root].fanout).collect();
         self.keep_direct_lanes(vec![children; self.injectors.len()]);
