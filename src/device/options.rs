@@ -161,8 +161,8 @@ pub struct DeviceOptions {
     /// out yet), apart from its lane. `None`: as many as a given `inject_capacity`,
     /// or the injectors share [`INJECT_LANES_RAYS`] (see [`DeviceOptions::injector_queue`]).
     pub injector_queue: Option<u32>,
-    /// Rays per buffer of each injector's direct lane to each router under the
-    /// root, which carries primary rays past the root; 0: none (every primary ray
+    /// Rays per buffer of each injector's direct lanes to routers under the root
+    /// (those `direct_share` keeps), which carry primary rays past the root; 0: none (every primary ray
     /// crosses the root, as in the paper). `None`: the injectors share
     /// [`DIRECT_LANES_RAYS`] (see [`DeviceOptions::direct_lane_capacity`]).
     pub direct_capacity: Option<u32>,
