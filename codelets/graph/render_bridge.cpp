@@ -74,13 +74,9 @@ rust::Vec<ResetVertex> spec_reset_vertices(const RenderSpec &spec) {
   const std::vector<foam::TileBytes> bytes = foam::specTileBytes(s);
   rust::Vec<ResetVertex> out;
   for (std::size_t i = 0; i < bytes.size(); ++i)
-    for (foam::Zeroed z : foam::zeroedAtFrameStart(s.nodes[i].role)) {
-      std::size_t begin = 0;
-      for (std::size_t end : foam::zeroSliceEnds(s.nodes[i].role, z, foam::bytesOf(bytes[i], z))) {
+    for (foam::Zeroed z : foam::zeroedAtFrameStart(s.nodes[i].role))
+      for (const auto &[begin, end] : foam::zeroSlices(s.nodes[i].role, z, foam::bytesOf(bytes[i], z)))
         out.push_back(ResetVertex{static_cast<std::uint32_t>(i), static_cast<std::uint64_t>(end - begin)});
-        begin = end;
-      }
-    }
   return out;
 }
 

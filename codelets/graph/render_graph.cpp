@@ -240,11 +240,8 @@ private:
         addLocalVertex(cs.reset, "ZeroWords", spec_.nodes[i].tile, {{"data", t}});
         continue;
       }
-      std::size_t begin = 0;
-      for (std::size_t end : zeroSliceEnds(role, z, t.numElements())) {
+      for (const auto &[begin, end] : zeroSlices(role, z, t.numElements()))
         addLocalVertex(cs.reset, "ZeroBytes", spec_.nodes[i].tile, {{"data", t.slice(begin, end)}});
-        begin = end;
-      }
     }
   }
 

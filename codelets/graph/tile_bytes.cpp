@@ -108,12 +108,16 @@ std::size_t bytesOf(const TileBytes &b, Zeroed z) {
   return 0;
 }
 
-std::vector<std::size_t> zeroSliceEnds(Role role, Zeroed z, std::size_t bytes) {
-  if (role == Role::Tracer || z == Zeroed::Ctl || bytes < kZeroSplitBytes) return {bytes};
-  std::vector<std::size_t> ends;
-  for (unsigned w = 1; w < FOAM_WORKERS; ++w) ends.push_back((bytes * w / FOAM_WORKERS) & ~std::size_t{7});
-  ends.push_back(bytes);
-  return ends;
+std::vector<std::pair<std::size_t, std::size_t>> zeroSlices(Role role, Zeroed z, std::size_t bytes) {
+  if (role == Role::Tracer || z == Zeroed::Ctl || bytes < kZeroSplitBytes) return {{0, bytes}};
+  std::vector<std::pair<std::size_t, std::size_t>> slices;
+  std::size_t begin = 0;
+  for (unsigned w = 1; w <= FOAM_WORKERS; ++w) {
+    const std::size_t end = w == FOAM_WORKERS ? bytes : (bytes * w / FOAM_WORKERS) & ~std::size_t{7};
+    slices.emplace_back(begin, end);
+    begin = end;
+  }
+  return slices;
 }
 
 TileBytes tileBytes(Role role, const foam_params &p, const TileContents &c) {

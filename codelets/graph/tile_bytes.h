@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "foam/layout.h"
@@ -51,13 +52,13 @@ struct TileContents {
 enum class Zeroed { Inbox, Outbox, SideIn, SideOut, DirectIn, DirectOut, Pixels, Status, Stats, Finishes, Ctl };
 const std::vector<Zeroed> &zeroedAtFrameStart(Role role);
 std::size_t bytesOf(const TileBytes &b, Zeroed z);
-// Where the reset cuts a tensor of `bytes` into vertices (the ends of its slices):
+// Where the reset cuts a tensor of `bytes` into vertices (its slices, [begin, end)):
 // a router's, the spill store's or an injector's tensor of kZeroSplitBytes or more in
 // six, one a worker, at 8-byte boundaries (the root's inbox takes in every
 // injector's lane, over 100 KB); anything else whole. Not a tracer's: the tracer
 // program's vertex state has no room for more vertices, and its tensors are small.
 constexpr std::size_t kZeroSplitBytes = 8192;
-std::vector<std::size_t> zeroSliceEnds(Role role, Zeroed z, std::size_t bytes);
+std::vector<std::pair<std::size_t, std::size_t>> zeroSlices(Role role, Zeroed z, std::size_t bytes);
 
 TileBytes tracerBytes(const foam_params &p, const TileContents &c);
 TileBytes routerBytes(const foam_params &p);
