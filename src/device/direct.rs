@@ -35,14 +35,23 @@ pub fn choose(tree: &Tree, samples: &[CameraSample], min_share: u32) -> Vec<Vec<
         .collect();
     let mut kept = vec![vec![false; children]; tree.injectors().len()];
     for sample in samples {
+        // Once per set of sampled paths: every injector shares one with scan-ordered
+        // batches.
+        let shares: Vec<Vec<f64>> = sample
+            .order
+            .paths
+            .iter()
+            .zip(&sample.regions)
+            .map(|(paths, region)| {
+                let mut inside = vec![false; tree.tracers()];
+                for &s in region {
+                    inside[s] = true;
+                }
+                heading(paths, &inside, &child_of, children)
+            })
+            .collect();
         for (j, keep) in kept.iter_mut().enumerate() {
-            let group = sample.order.paths_of(j);
-            let Some(paths) = sample.order.paths.get(group) else { continue };
-            let mut inside = vec![false; tree.tracers()];
-            for &s in &sample.regions[group] {
-                inside[s] = true;
-            }
-            for (k, share) in heading(paths, &inside, &child_of, children).into_iter().enumerate() {
+            for (k, &share) in shares[sample.order.paths_of(j)].iter().enumerate() {
                 keep[k] |= share > 0.0 && share * 100.0 >= min_share as f64;
             }
         }
