@@ -162,8 +162,8 @@ pub struct DeviceOptions {
     /// or the injectors share [`INJECT_LANES_RAYS`] (see [`DeviceOptions::injector_queue`]).
     pub injector_queue: Option<u32>,
     /// Rays per buffer of each injector's direct lanes to routers under the root
-    /// (those `direct_share` keeps), which carry primary rays past the root; 0: none (every primary ray
-    /// crosses the root, as in the paper). `None`: the injectors share
+    /// (those `direct_share` keeps), which carry primary rays past the root; 0: none
+    /// (every primary ray crosses the root, as in the paper). `None`: the injectors share
     /// [`DIRECT_LANES_RAYS`] (see [`DeviceOptions::direct_lane_capacity`]).
     pub direct_capacity: Option<u32>,
     /// Percent of an injector's sampled rays that must head for a router under the
@@ -439,10 +439,11 @@ const NARROW_DIRECT_LANE: u32 = 4;
 /// or 1024 shards, and the root's edge to the spill store) 256: the root takes in
 /// every child's lane and every injector's, and once the routers under it hear only
 /// the injectors that send them rays ([`super::direct`]) the root was the busiest
-/// tile of the exchange. Bicycle 4.2 M at SH degree 2 86.7 → 85.9 ms (the busiest
-/// tile's exchange 103 → 90 kB a step, the level-1 routers' now), the 1 M scene
-/// 44.3 → 43.8, garden 22.4 → 22.1; 256 alone, with a direct lane from every
-/// injector, 86.4 on the bicycle scene.
+/// tile of the exchange. With lanes kept where 1 % of an injector's rays head,
+/// bicycle 4.2 M at SH degree 2 86.9 → 85.9 ms (the busiest tile's exchange 103 → 90
+/// kB a step, the level-1 routers' now), the 1 M scene 44.4 → 43.8, garden 22.4 →
+/// 22.1; 256 alone, with a direct lane from every injector, 86.4 on the bicycle scene
+/// (docs/performance-log.md, session 72).
 pub const HALF_LINK_CAPACITY: [u32; 3] = [256, 384, 256];
 
 /// The default link capacities for `ray_bytes` payloads: the half payload's bytes.
