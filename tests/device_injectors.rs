@@ -45,7 +45,8 @@ fn options(layout: RayLayout, which: Budget, budget: Option<u32>) -> DeviceOptio
 /// role spends more in a step (rc 1: the observer sees every step, and each worker's
 /// counters) than its budget allows: it counts each cell step by its faces, each
 /// shard visit and each ray marched on (march.h foam_budget_q8: `FOAM_BUDGET_STEP_Q8`,
-/// `_FACE_Q8`, `_VISIT_Q8`, `_RAY_Q8`, in 1/256 of a 15-face step), starts a ray or a
+/// `_FACE_Q8`, `_VISIT_Q8`, `_RAY_Q8`, an injector's visits and rays
+/// `FOAM_BUDGET_INJECTOR_*`, in 1/256 of a 15-face step), starts a ray or a
 /// visit only under the budget, and ends a visit at the step that spends it: at most
 /// the budget, a ray, a step of the scene's dearest cell (its most faces) and a visit.
 fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (DeviceFrame, u32, u64) {
@@ -68,8 +69,12 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
         })
         .collect();
     let faces = (0..scene.len()).map(|i| scene.neighbours(i).len() as u64).max().unwrap_or(0);
+    let spent_q8 = match which {
+        Budget::Injectors => common::injector_budget_spent_q8,
+        Budget::Tracers => common::budget_spent_q8,
+    };
     // A visit, one step of the dearest cell and a ray: what a worker under its budget may still start.
-    let last = common::budget_spent_q8(1, 1, faces, 1);
+    let last = spent_q8(1, 1, faces, 1);
     let mut steps = 0u64;
     let mut prev = vec![0u32; at];
     let (mut most_spent, mut misrouted) = (0u64, 0u64);
@@ -81,7 +86,7 @@ fn render(scene: &Scene, cam: &Camera, o: &DeviceOptions, which: Budget) -> (Dev
             for w in 0..FOAM_WORKERS as usize {
                 let d = |k: usize| (work[o + w * row + k].wrapping_sub(prev[o + w * row + k])) as u64;
                 // In 1/256 of a 15-face step.
-                let spent = common::budget_spent_q8(d(0), d(1), d(2), d(3));
+                let spent = spent_q8(d(0), d(1), d(2), d(3));
                 most_spent = most_spent.max(spent);
             }
         }

@@ -21,6 +21,10 @@
 #include "foam/lanes.h"
 #include "foam/layout.h"
 #include "foam/probe.h"
+// Before march.h: an injector's shard visits and rays weigh what they cost it in its
+// budget (layout.h).
+#define FOAM_MARCH_VISIT_Q8 FOAM_BUDGET_INJECTOR_VISIT_Q8
+#define FOAM_MARCH_RAY_Q8 FOAM_BUDGET_INJECTOR_RAY_Q8
 #include "foam/march.h"
 #include "foam/ray.h"
 
@@ -202,7 +206,7 @@ public:
       // One shard visit = one tracer hop, as on a tracer tile; no shard of its own.
       work[FOAM_IW_RAYS]++;
       if (foam_march_copies(&cam, p.layout, p.hops, slot, FOAM_INVALID_SHARD, nullptr, &rh, &region[0], &ray,
-                            &work[FOAM_IW_VISITS], limit, &paused, resumed))
+                            &work[FOAM_IW_VISITS], limit, &paused, resumed, 1))
         *stopped = i + 1;
     };
     if (resume) march(resume - 1, true);

@@ -171,7 +171,7 @@ public:
         // On through its own shard and its copies (foam_march_copies), each visit a tracer hop.
         work[FOAM_TW_RAYS]++;
         if (foam_march_copies(&cam, p.layout, p.hops, slot, (uint16_t)p.shard, &shard[0], &directory, &copies[0], &ray,
-                              &work[FOAM_TW_MARCHED], limit, &paused, resumed)) {
+                              &work[FOAM_TW_MARCHED], limit, &paused, resumed, 0)) {
           // Paused: it stays here, its slot naming this worker, its state in ctl.
           foam_ray_dest mark;
           mark.shard = FOAM_PAUSED_SHARD;

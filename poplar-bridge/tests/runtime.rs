@@ -157,6 +157,15 @@ fn payload_half_conversions_agree_with_the_portable_ones() {
     assert_eq!(field(&s, "f16c"), if std::arch::is_x86_feature_detected!("f16c") { "1" } else { "0" });
 }
 
+#[test]
+fn an_injectors_rounding_and_fixed_search_match_the_payload_and_the_loop() {
+    let s = run("ray_round", 0).unwrap();
+    assert_eq!(field(&s, "rays"), "120000");
+    assert_eq!(field(&s, "round_mismatches"), "0");
+    assert_ne!(field(&s, "finds"), "0");
+    assert_eq!(field(&s, "find_mismatches"), "0");
+}
+
 /// With floating-point exceptions trapping (as on the IPU), neither a zeroed camera
 /// nor a payload without depth crossing an empty cell below the quantile divides by
 /// zero; the first gives a zero direction, the second leaves depth unset.

@@ -738,14 +738,20 @@ impl DevicePlan {
 
 /// The directory of a region holding copies of `shards` (blobs of `bytes(s)` bytes),
 /// listed by their `ids`, and the shards in the order their blobs follow it: by
-/// ascending id (shard order is id order), so that a tile can search it. The same
+/// ascending id (shard order is id order), so that a tile can search it, and the
+/// entries past them FOAM_INVALID_SHARD, above every id, so that an injector can
+/// search all 256 by fixed halvings (march.h foam_region_find_fixed). The same
 /// layout serves injectors' camera regions and tracers' shard copies.
 fn region_header(shards: &[usize], ids: &[u16], bytes: &dyn Fn(usize) -> usize) -> (foam_region_header, Vec<usize>) {
     let mut sorted = shards.to_vec();
     sorted.sort_unstable();
     assert!(sorted.len() <= REGION_SHARDS, "more shards than a region lists");
-    let mut header =
-        foam_region_header { count: 0, total_bytes: 0, shard: [0; REGION_SHARDS], offset: [0; REGION_SHARDS] };
+    let mut header = foam_region_header {
+        count: 0,
+        total_bytes: 0,
+        shard: [foam_layout::FOAM_INVALID_SHARD as u16; REGION_SHARDS],
+        offset: [0; REGION_SHARDS],
+    };
     let mut at = size_of::<foam_region_header>();
     for &s in &sorted {
         header.shard[header.count as usize] = ids[s];
@@ -1233,4 +1239,22 @@ pub(crate) fn node_params(
         }
     }
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_region_directory_lists_its_shards_by_id_and_pads_the_rest_above_every_id() {
+        let ids = [0u16, 2, 4, 6, 9];
+        let (h, sorted) = region_header(&[3, 0, 4], &ids, &|s| 100 + s);
+        assert_eq!(sorted, vec![0, 3, 4]);
+        assert_eq!(h.count, 3);
+        assert_eq!(&h.shard[..3], &[0, 6, 9]);
+        assert!(h.shard[3..].iter().all(|&s| s as u32 == foam_layout::FOAM_INVALID_SHARD));
+        let first = size_of::<foam_region_header>() as u32;
+        assert_eq!(&h.offset[..3], &[first, first + 100, first + 203]);
+        assert_eq!(h.total_bytes, first + 307);
+    }
 }

@@ -87,12 +87,25 @@ pub fn tight_buffers(base: foam_ipu::device::DeviceOptions) -> foam_ipu::device:
     }
 }
 
-/// A march budget's spending in 1/256 of a 15-face step (march.h foam_budget_q8), in
-/// 64 bits: a worker's shard visits, cell steps, faces tested and rays marched on.
+/// A tracer's march budget spending in 1/256 of a 15-face step (march.h
+/// foam_budget_q8), in 64 bits: a worker's shard visits, cell steps, faces tested and
+/// rays marched on.
 pub fn budget_spent_q8(visits: u64, steps: u64, faces: u64, rays: u64) -> u64 {
-    use foam_layout::{FOAM_BUDGET_FACE_Q8, FOAM_BUDGET_RAY_Q8, FOAM_BUDGET_STEP_Q8, FOAM_BUDGET_VISIT_Q8};
-    visits * FOAM_BUDGET_VISIT_Q8 as u64
+    use foam_layout::{FOAM_BUDGET_RAY_Q8, FOAM_BUDGET_VISIT_Q8};
+    spent_q8(FOAM_BUDGET_VISIT_Q8, FOAM_BUDGET_RAY_Q8, visits, steps, faces, rays)
+}
+
+/// [`budget_spent_q8`] of an injector's worker, whose visits and rays weigh what they
+/// cost it (layout.h FOAM_BUDGET_INJECTOR_*).
+pub fn injector_budget_spent_q8(visits: u64, steps: u64, faces: u64, rays: u64) -> u64 {
+    use foam_layout::{FOAM_BUDGET_INJECTOR_RAY_Q8, FOAM_BUDGET_INJECTOR_VISIT_Q8};
+    spent_q8(FOAM_BUDGET_INJECTOR_VISIT_Q8, FOAM_BUDGET_INJECTOR_RAY_Q8, visits, steps, faces, rays)
+}
+
+fn spent_q8(visit_q8: u32, ray_q8: u32, visits: u64, steps: u64, faces: u64, rays: u64) -> u64 {
+    use foam_layout::{FOAM_BUDGET_FACE_Q8, FOAM_BUDGET_STEP_Q8};
+    visits * visit_q8 as u64
         + steps * FOAM_BUDGET_STEP_Q8 as u64
         + faces * FOAM_BUDGET_FACE_Q8 as u64
-        + rays * FOAM_BUDGET_RAY_Q8 as u64
+        + rays * ray_q8 as u64
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The cost table the Rust model reads (src/device/costs.rs): IPU instructions per event.
 
-  constants.py FIT.json RATIO.json LANES.json SH.json SPILL.json SEND.json MARCH.json DEAL.json > constants.json
+  constants.py FIT.json RATIO.json LANES.json SH.json SPILL.json SEND.json MARCH.json DEAL.json [DIFF.json] > constants.json
 
 FIT.json: `costs.py fit` over every measured scene (x86-64 instructions per event, the
 reduced model). RATIO.json: IPU thread instructions per x86-64 instruction for each
@@ -29,7 +29,13 @@ entry where it has one (else FIT.json's), but for the SH terms, which SH.json ke
 and 0.85 of garden's in session 46; its InjectorMarch 0.98 and 1.00). DEAL.json:
 `costs.py fit` of InjectorSend's own recordings (session 72, when an injector's
 direct lanes became a map from the root's children), its InjectorSend entry, and
-its `ratio` of InjectorSend from the same selections' instruction mix. Every IPU
+its `ratio` of InjectorSend from the same selections' instruction mix. DIFF.json
+(optional): x86 instructions per event that a codelet change added (negative:
+removed), measured as a difference: the same selected records of recordings made
+with the new code replayed by the old and the new replay-o2 under callgrind, the
+per-run differences fitted on the events (session 75: InjectorMarch's visits, when
+an injector stopped writing and reading a ray's payload between its region's
+shards); added to the type's terms before the ratio. Every IPU
 cost is its x86 cost (rounded to 0.01) times
 its type's ratio, but the routers': LANES.json fits their IPU instructions directly
 (each executed x86 instruction weighed as ipu_mix.py weighs it), and their "ratio"
@@ -63,9 +69,10 @@ def reduced(fit, t):
 
 
 def main(argv):
-    if len(argv) != 8:
+    if len(argv) not in (8, 9):
         sys.exit(__doc__)
-    fit, ratio, lanes, sh, spill, send, march, deal = (json.load(open(p)) for p in argv)
+    fit, ratio, lanes, sh, spill, send, march, deal = (json.load(open(p)) for p in argv[:8])
+    diff = json.load(open(argv[8])) if len(argv) == 9 else {}
     ratio = {**ratio, **deal["ratio"]}
     own = {"TracerSend": send, "TracerMarch": march, "InjectorSend": deal}
     if "InjectorMarch" in march:
@@ -75,6 +82,9 @@ def main(argv):
     x86["Generator"].update({k: round(reduced(spill, "SpillStore").get(k, 0.0), 2) for k in SPILL_EVENTS})
     for t in ("TracerMarch", "InjectorMarch"):
         x86[t].update({k: round(reduced(sh, t).get(k, 0.0), 2) for k in SH_EVENTS})
+    for t, terms in diff.get("difference", {}).items():
+        for k, v in terms.items():
+            x86[t][k] = round(x86[t][k] + v, 2)
     routers = ("RouterCount", "RouterForward", "RouterPlan", "RouterCountPlan")
     for t in routers:
         x86[t] = {k: round(v, 2) for k, v in lanes["fit"][t].items()}

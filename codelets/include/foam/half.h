@@ -157,4 +157,22 @@ static inline uint16_t foam_f2h(float f) {
   return foam_f2h_rne(c);
 }
 
+/* `n` (2 or 4) floats at `v` rounded to binary16 and back as foam_f2h then foam_h2f
+ * round each (saturating, NaN through): with F16C one clamp, one conversion each
+ * way for all of them, as f32v2 clamps and f32v2tof16/f16v2tof32 pairs do on the
+ * IPU; a payload's worth is rounded wherever a ray crosses between shards on one
+ * tile (ray.h foam_ray_round). */
+static inline void foam_round_half(float *v, unsigned n) {
+#if defined(__F16C__) && !defined(__IPU__)
+  const __m128 x = n == 4 ? _mm_loadu_ps(v) : _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)v));
+  /* min(MAX, x) and max(-MAX, .) return x itself where x is NaN, as foam_f2h does. */
+  const __m128 c = _mm_max_ps(_mm_set1_ps(-FOAM_HALF_MAX), _mm_min_ps(_mm_set1_ps(FOAM_HALF_MAX), x));
+  const __m128 r = _mm_cvtph_ps(_mm_cvtps_ph(c, _MM_FROUND_TO_NEAREST_INT));
+  if (n == 4) _mm_storeu_ps(v, r);
+  else _mm_storel_pi((__m64 *)v, r);
+#else
+  for (unsigned i = 0; i < n; ++i) v[i] = foam_h2f(foam_f2h(v[i]));
+#endif
+}
+
 #endif /* FOAM_HALF_H */

@@ -170,8 +170,9 @@ FOAM_STATIC_ASSERT(sizeof(foam_camera) == 96, "foam_camera is 96 bytes");
  * The injector marches its new primary rays through them before they enter the
  * tree, so the shards every primary ray crosses first are not a queue of their
  * own (paper §5.4: the camera's shard serialises the frame). Shards are listed in
- * ascending id order, so the injector finds one by binary search. Offsets are
- * bytes from the region start. */
+ * ascending id order, and the entries past `count` hold FOAM_INVALID_SHARD (above
+ * every id), so the injector finds one by eight fixed halvings of all 256 entries
+ * (march.h foam_region_find_fixed). Offsets are bytes from the region start. */
 #define FOAM_REGION_MAX_SHARDS 256
 typedef struct foam_region_header {
   uint32_t count;       /* shards held */
@@ -197,6 +198,14 @@ FOAM_STATIC_ASSERT(sizeof(foam_block) == 4, "foam_block is 4 bytes");
  * copies, the SH basis: about 340 IPU instructions in the measured cost table)
  * against a cell step with its ~15 neighbours tested (about 580). */
 #define FOAM_BUDGET_VISIT_Q8 148
+/* FOAM_BUDGET_VISIT_Q8 and FOAM_BUDGET_RAY_Q8 for an injector: its visits neither
+ * write nor read the ray's payload between its region's shards (march.h
+ * foam_march_copies rounds the fields in registers, and writes the payload once as
+ * the ray leaves its march) and find their shard by fixed halvings, about 236 IPU
+ * instructions where a tracer's take 364 in the measured cost table; that one write
+ * makes a ray about 474 (at SH degree 2) where it took 372. */
+#define FOAM_BUDGET_INJECTOR_VISIT_Q8 96
+#define FOAM_BUDGET_INJECTOR_RAY_Q8 204
 /* A cell step's share of the budget, in 1/256 of a step with 15 faces: what the step
  * costs itself and what each face tested adds (about 145 and 30 IPU instructions in
  * the measured cost table). With steps alone, the tiles at their budget took 860 to

@@ -432,20 +432,28 @@ static inline void foam_ray_resume(const foam_paused_ray *p, foam_ray *ray) {
   ray->depth = p->depth;
 }
 
+/* A visit's and a ray's weights: an injector's differ (layout.h), and injector.cpp
+ * says so before it includes this header; each vertex file has its own copy of this
+ * function, foam_budget_q8. */
+#ifndef FOAM_MARCH_VISIT_Q8
+#define FOAM_MARCH_VISIT_Q8 FOAM_BUDGET_VISIT_Q8
+#define FOAM_MARCH_RAY_Q8 FOAM_BUDGET_RAY_Q8
+#endif
+
 /* What a worker's march budget has spent (layout.h march_budget): its cell steps,
  * each FOAM_BUDGET_STEP_Q8 and FOAM_BUDGET_FACE_Q8 a face tested, each shard visit
- * FOAM_BUDGET_VISIT_Q8 and each ray marched on FOAM_BUDGET_RAY_Q8, in 1/256 of a step
- * of 15 faces (`work`: visits, steps, faces, rays, as foam_march_copies and the
- * marching vertices count them), modulo 2^32: the counters run over the frame, and
- * only the difference between two readings of one step is used, which is exact.
- * Without the visits, the busiest tile of a step was the one whose rays crossed the
- * most shards (an injector visits a shard every 1.2 to 3.7 cell steps on the bicycle
- * scene cut by load); without the rays, a tracer worker that marched many short
- * visits. Not inlined: TracerMarch asks it in three places, and the tracer program
- * has no room for three copies. */
+ * FOAM_BUDGET_VISIT_Q8 and each ray marched on FOAM_BUDGET_RAY_Q8 (an injector's:
+ * FOAM_BUDGET_INJECTOR_*), in 1/256 of a step of 15 faces (`work`: visits, steps,
+ * faces, rays, as foam_march_copies and the marching vertices count them), modulo
+ * 2^32: the counters run over the frame, and only the difference between two
+ * readings of one step is used, which is exact. Without the visits, the busiest
+ * tile of a step was the one whose rays crossed the most shards (an injector visits
+ * a shard every 1.2 to 3.7 cell steps on the bicycle scene cut by load); without the
+ * rays, a tracer worker that marched many short visits. Not inlined: TracerMarch
+ * asks it in three places, and the tracer program has no room for three copies. */
 static __attribute__((noinline)) uint32_t foam_budget_q8(const uint32_t *work) {
-  return work[0] * FOAM_BUDGET_VISIT_Q8 + work[1] * FOAM_BUDGET_STEP_Q8 + work[2] * FOAM_BUDGET_FACE_Q8 +
-         work[3] * FOAM_BUDGET_RAY_Q8;
+  return work[0] * FOAM_MARCH_VISIT_Q8 + work[1] * FOAM_BUDGET_STEP_Q8 + work[2] * FOAM_BUDGET_FACE_Q8 +
+         work[3] * FOAM_MARCH_RAY_Q8;
 }
 
 /* Where a worker's budget of `steps` (march_budget, at most 65536) ends, for
@@ -482,15 +490,45 @@ static inline int foam_region_find(const foam_region_header *h, uint16_t shard) 
   return lo < h->count && h->shard[lo] == shard ? (int)lo : -1;
 }
 
+/* foam_region_find for a directory padded with FOAM_INVALID_SHARD past `count`
+ * (layout.h foam_region_header; camera regions are): eight halvings of all 256
+ * entries, each a compare and an add with no branch: 34 x86 instructions a find on
+ * the bicycle scene's camera regions where the loop took 53. */
+static inline int foam_region_find_fixed(const foam_region_header *h, uint16_t shard) {
+  static_assert(FOAM_REGION_MAX_SHARDS == 256, "eight halvings");
+  uint32_t k = 0;
+  k += (uint32_t)(h->shard[k + 127] < shard) << 7;
+  k += (uint32_t)(h->shard[k + 63] < shard) << 6;
+  k += (uint32_t)(h->shard[k + 31] < shard) << 5;
+  k += (uint32_t)(h->shard[k + 15] < shard) << 4;
+  k += (uint32_t)(h->shard[k + 7] < shard) << 3;
+  k += (uint32_t)(h->shard[k + 3] < shard) << 2;
+  k += (uint32_t)(h->shard[k + 1] < shard) << 1;
+  k += (uint32_t)(h->shard[k] < shard);
+  return k < h->count && h->shard[k] == shard ? (int)k : -1;
+}
+
 /* Marches `ray`, loaded from payload `slot`, on through every shard this tile holds:
  * `own` (shard `own_shard`; null for none) and the shard copies of `region`
  * (`directory`, its foam_region_header). Between shards, and after the last, the
- * ray goes through its payload (`layout`, `hops`) as it would between tiles, so the
- * image does not depend on which shards a tile holds or where a ray ends. A
+ * ray goes through its payload (`layout`, `hops`), or is rounded as its payload
+ * would round it, as it would between tiles, so the image does not depend on which
+ * shards a tile holds or where a ray ends. A
  * finished ray stops, even when its pixel's home is a shard copied here. Adds the
  * shard visits (tracer hops), the cells marched and the neighbours tested to
  * work[0], work[1] and work[2] (layout.h: FOAM_TW_MARCHED.. and FOAM_IW_VISITS..
  * are in that order).
+ *
+ * `camera_region`, a constant at each call (an injector's 1, a tracer's 0): the
+ * directory is a camera region, padded past its count, so it is searched by fixed
+ * halvings (foam_region_find_fixed); and the ray's payload is written once, as the
+ * ray leaves this march, while between the region's shards its fields are rounded
+ * in registers to what the payload keeps (foam_ray_round), which is what a write
+ * and a read gave. An injector's ray crosses a shard every 1.2 to 3.7 cell steps on
+ * the bicycle scene; with the search, the write and the read were a third of a
+ * visit's instructions (316 x86 instructions a visit, 206 now, and a ray's one
+ * write 89 more: tools/costs/data/diff-injector-visit-o2.json). A tracer's rays
+ * seldom cross onto its copies, and the tracer program's room is nearly spent.
  *
  * Once the budget spent (foam_budget_q8(work)) reaches `limit` (foam_budget_limit;
  * 0: none) the ray stops and 1 is returned: inside the shard, after the step whose
@@ -506,7 +544,8 @@ static inline __attribute__((always_inline)) int foam_march_copies(const foam_ca
                                                                     const foam_region_header *directory,
                                                                     const unsigned char *region, foam_ray *ray,
                                                                     uint32_t *work, uint32_t limit,
-                                                                    foam_paused_ray *pause, int resumed) {
+                                                                    foam_paused_ray *pause, int resumed,
+                                                                    int camera_region) {
   foam_vec3 o, d; /* the pixel's ray, the same on every shard it crosses here */
   FOAM_PROBE(held);
   foam_camera_ray(cam, foam_px_x(ray->px), foam_px_y(ray->px), &o, &d);
@@ -516,16 +555,19 @@ static inline __attribute__((always_inline)) int foam_march_copies(const foam_ca
    * an eighth of its instructions at degree 2. */
   foam_float2 basis[FOAM_SH_MAX_REST];
   uint32_t basis_rest = 0xFFFFFFFFu;
-  for (uint32_t visits = 0; ray->cell != FOAM_FINISHED_CELL; ++visits) {
+  uint32_t visits = 0;
+  for (; ray->cell != FOAM_FINISHED_CELL; ++visits) {
     const unsigned char *blob = own && ray->shard == own_shard ? own : (const unsigned char *)0;
     if (!blob) {
       FOAM_PROBE(region_find);
-      const int k = foam_region_find(directory, ray->shard);
-      if (k < 0) break; /* it leaves the tile: its payload is in its slot */
+      const int k =
+          camera_region ? foam_region_find_fixed(directory, ray->shard) : foam_region_find(directory, ray->shard);
+      if (k < 0) break; /* it leaves the tile, its payload in its slot (below) */
       blob = region + directory->offset[k];
     }
     const int32_t left_q8 = foam_budget_left(work, limit);
     if (visits && left_q8 <= 0) {
+      if (camera_region) foam_ray_store(slot, layout, hops, ray);
       foam_ray_pause(ray, pause); /* what its payload holds: resumed, the same */
       return 1;
     }
@@ -542,13 +584,15 @@ static inline __attribute__((always_inline)) int foam_march_copies(const foam_ca
     const foam_march_end end =
         foam_visit_ray(&view, cam, o, d, basis, left_q8, resumed && visits == 0, ray, &work[1], &work[2]);
     work[0] += 1;
-    foam_ray_store(slot, layout, hops, ray);
+    if (!camera_region || end == FOAM_MARCH_PAUSED) foam_ray_store(slot, layout, hops, ray);
     if (end == FOAM_MARCH_PAUSED) {
       foam_ray_pause(ray, pause);
       return 1;
     }
-    foam_ray_load(slot, layout, hops, ray);
+    if (camera_region) foam_ray_round(layout, hops, ray);
+    else foam_ray_load(slot, layout, hops, ray);
   }
+  if (camera_region && visits) foam_ray_store(slot, layout, hops, ray); /* rounded: the same bytes */
   return 0;
 }
 

@@ -13,7 +13,7 @@
 typedef struct foam_ray {
   uint16_t shard, cell;
   uint32_t px;   /* column | row << 11 | steps << 22 */
-  float t, T;
+  float t, T;    /* t to depth in a row: foam_ray_round rounds them four and two at a time */
   float r, g, b;
   float depth;   /* < 0 until the 50% quantile is crossed (half layout only keeps it) */
   uint16_t router_hops, tracer_hops;
@@ -129,6 +129,24 @@ static inline void foam_ray_store(unsigned char *p, uint32_t layout, uint32_t ho
     h.router = r->router_hops; h.tracer = r->tracer_hops;
     memcpy(p, &h, sizeof h);
   }
+}
+
+/* What foam_ray_store then foam_ray_load of the same layout leave in `r`, without
+ * the bytes: the fields the payload keeps in binary16 rounded to it, the depth of a
+ * layout without one unset, the hop counters of a payload without them zero. A
+ * second store of the result writes the same bytes as the first (a binary16 value
+ * converts back exactly). */
+static inline void foam_ray_round(uint32_t layout, uint32_t hops, foam_ray *r) {
+  if (layout == FOAM_LAYOUT_FP32) {
+    r->depth = -1.0f;
+  } else if (layout == FOAM_LAYOUT_MIXED) {
+    foam_round_half(&r->t, 2);
+    r->depth = -1.0f;
+  } else {
+    foam_round_half(&r->t, 4); /* t, T, r, g */
+    foam_round_half(&r->b, 2); /* b, depth */
+  }
+  if (!hops) r->router_hops = r->tracer_hops = 0;
 }
 
 /* Payload bytes for a layout, with or without hop counters. */

@@ -6,6 +6,7 @@
 #include "foam/half.h"
 #include "foam/march.h"
 #include "foam/ray.h"
+#include <algorithm>
 #include <cfenv>
 #include <cmath>
 #include <cstring>
@@ -419,6 +420,74 @@ std::string foamHalf() {
          ";saturated=" + join(saturated);
 }
 
+// An injector's march rounds a ray in registers between its region's shards
+// (foam_ray_round) where it wrote and read the payload, and finds the shards by
+// fixed halvings of a padded directory (foam_region_find_fixed) where it searched by
+// a loop: both must give what the old way gave, bit for bit. Every layout, with and
+// without hop counters, over a sweep of floats (NaN, infinities, past the largest
+// half, subnormals) in every field; every id in random padded directories.
+std::string rayRound() {
+  unsigned mismatches = 0, rays = 0;
+  auto same = [](float a, float b) {
+    std::uint32_t x, y;
+    std::memcpy(&x, &a, 4);
+    std::memcpy(&y, &b, 4);
+    return a != a ? b != b : x == y;
+  };
+  std::uint32_t seed = 1;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  const float special[] = {NAN, INFINITY, -INFINITY, 65504.0f, 65519.0f, 65520.0f, -1e10f, 1e-8f, -6e-8f, 0.0f, -0.0f, 0.1f};
+  for (std::uint32_t layout : {FOAM_LAYOUT_FP32, FOAM_LAYOUT_MIXED, FOAM_LAYOUT_HALF}) {
+    for (std::uint32_t hops : {0u, 1u}) {
+      for (unsigned i = 0; i < 20000; ++i, ++rays) {
+        foam_ray r;
+        float *f = &r.t;
+        for (unsigned k = 0; k < 6; ++k) {
+          std::uint32_t u = next();
+          std::memcpy(&f[k], &u, 4);
+          if (next() % 4 == 0) f[k] = special[next() % 12];
+        }
+        r.shard = (std::uint16_t)next();
+        r.cell = (std::uint16_t)next();
+        r.px = next();
+        r.router_hops = (std::uint16_t)next();
+        r.tracer_hops = (std::uint16_t)next();
+        unsigned char slot[32];
+        foam_ray_store(slot, layout, hops, &r);
+        foam_ray stored;
+        foam_ray_load(slot, layout, hops, &stored);
+        foam_ray rounded = r;
+        foam_ray_round(layout, hops, &rounded);
+        unsigned char again[32];
+        foam_ray_store(again, layout, hops, &rounded);
+        bool ok = std::memcmp(slot, again, foam_ray_bytes(layout, hops)) == 0 && stored.shard == rounded.shard &&
+                  stored.cell == rounded.cell && stored.px == rounded.px &&
+                  stored.router_hops == rounded.router_hops && stored.tracer_hops == rounded.tracer_hops;
+        for (unsigned k = 0; k < 6; ++k) ok = ok && same((&stored.t)[k], (&rounded.t)[k]);
+        mismatches += !ok;
+      }
+    }
+  }
+  unsigned finds = 0, findMismatches = 0;
+  for (unsigned trial = 0; trial < 2000; ++trial) {
+    foam_region_header h;
+    std::memset(&h, 0, sizeof h);
+    h.count = trial % 3 == 0 ? FOAM_REGION_MAX_SHARDS : next() % (FOAM_REGION_MAX_SHARDS + 1);
+    std::vector<std::uint16_t> ids;
+    while (ids.size() < h.count) {
+      const std::uint16_t id = (std::uint16_t)(next() % 4096);
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+    std::sort(ids.begin(), ids.end());
+    for (unsigned k = 0; k < FOAM_REGION_MAX_SHARDS; ++k)
+      h.shard[k] = k < h.count ? ids[k] : (std::uint16_t)FOAM_INVALID_SHARD;
+    for (std::uint32_t id = 0; id < 4097; id += 1 + trial % 7, ++finds)
+      findMismatches += foam_region_find_fixed(&h, (std::uint16_t)id) != foam_region_find(&h, (std::uint16_t)id);
+  }
+  return "rays=" + std::to_string(rays) + ";round_mismatches=" + std::to_string(mismatches) +
+         ";finds=" + std::to_string(finds) + ";find_mismatches=" + std::to_string(findMismatches);
+}
+
 // Floating-point exceptions trap on the IPU. With them trapping here too, march a ray
 // from a zeroed camera (zero focal length: a zero direction) and a ray that arrives
 // below the depth quantile without a depth (the fp32 and mixed payloads carry none)
@@ -576,6 +645,7 @@ rust::String run_scenario(rust::Str name, unsigned threads) {
       {"device_manager", deviceManager},
       {"half_bits", halfBits},
       {"foam_half", foamHalf},
+      {"ray_round", rayRound},
       {"march_traps", marchTraps},
       {"replica_picks", replicaPicks},
       {"divisor_exact", divisorExact},
