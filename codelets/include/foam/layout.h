@@ -195,15 +195,15 @@ FOAM_STATIC_ASSERT(sizeof(foam_block) == 4, "foam_block is 4 bytes");
 
 /* A shard visit's share of a worker's march budget, in 1/256 of a cell step: what
  * a visit costs beyond its steps (opening the shard, finding it among the tile's
- * copies, the SH basis: about 340 IPU instructions in the measured cost table)
- * against a cell step with its ~15 neighbours tested (about 580). */
-#define FOAM_BUDGET_VISIT_Q8 148
-/* FOAM_BUDGET_VISIT_Q8 and FOAM_BUDGET_RAY_Q8 for an injector: its visits neither
- * write nor read the ray's payload between its region's shards (march.h
- * foam_march_copies rounds the fields in registers, and writes the payload once as
- * the ray leaves its march) and find their shard by fixed halvings, about 236 IPU
- * instructions where a tracer's take 364 in the measured cost table; that one write
- * makes a ray about 474 (at SH degree 2) where it took 372. */
+ * copies, rounding the ray's fields: about 251 IPU instructions in the measured cost
+ * table) against a cell step with its ~15 neighbours tested (about 580); 148 when a
+ * visit wrote and read the ray's payload, 364 (session 75 scaled it by the measured
+ * costs). */
+#define FOAM_BUDGET_VISIT_Q8 102
+/* FOAM_BUDGET_VISIT_Q8 and FOAM_BUDGET_RAY_Q8 for an injector, scaled from the same
+ * 148 and 160 by its own costs: a visit about 236 IPU instructions (it finds its
+ * shard among up to 256 by fixed halvings), a ray about 474 at SH degree 2 (its
+ * payload's one write, march.h foam_march_copies) where it took 372. */
 #define FOAM_BUDGET_INJECTOR_VISIT_Q8 96
 #define FOAM_BUDGET_INJECTOR_RAY_Q8 204
 /* A cell step's share of the budget, in 1/256 of a step with 15 faces: what the step
@@ -213,10 +213,11 @@ FOAM_STATIC_ASSERT(sizeof(foam_block) == 4, "foam_block is 4 bytes");
  * for the dearest. */
 #define FOAM_BUDGET_STEP_Q8 62
 #define FOAM_BUDGET_FACE_Q8 13
-/* A ray marched on, in 1/256 of a step of 15 faces: loading it and rebuilding its
- * camera ray and SH basis (about 410 to 440 IPU instructions in the measured cost
- * table, beyond its visit). */
-#define FOAM_BUDGET_RAY_Q8 160
+/* A ray marched on, in 1/256 of a step of 15 faces: loading it, rebuilding its
+ * camera ray and SH basis, and writing its payload once as it leaves the march
+ * (about 490 to 520 IPU instructions in the measured cost table, beyond its visit;
+ * 160 for the 410 to 440 before that write moved here from every visit). */
+#define FOAM_BUDGET_RAY_Q8 189
 /* The largest march budget (foam_params.march_budget, steps a worker per step): the
  * march counts it in 1/256 of a step in 32 bits and compares a step's spending as a
  * signed difference (march.h foam_budget_limit), so it must stay far below 2^23. */

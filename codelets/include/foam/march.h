@@ -519,16 +519,17 @@ static inline int foam_region_find_fixed(const foam_region_header *h, uint16_t s
  * work[0], work[1] and work[2] (layout.h: FOAM_TW_MARCHED.. and FOAM_IW_VISITS..
  * are in that order).
  *
- * `camera_region`, a constant at each call (an injector's 1, a tracer's 0): the
- * directory is a camera region, padded past its count, so it is searched by fixed
- * halvings (foam_region_find_fixed); and the ray's payload is written once, as the
- * ray leaves this march, while between the region's shards its fields are rounded
- * in registers to what the payload keeps (foam_ray_round), which is what a write
- * and a read gave. An injector's ray crosses a shard every 1.2 to 3.7 cell steps on
- * the bicycle scene; with the search, the write and the read were a third of a
- * visit's instructions (316 x86 instructions a visit, 206 now, and a ray's one
- * write 89 more: tools/costs/data/diff-injector-visit-o2.json). A tracer's rays
- * seldom cross onto its copies, and the tracer program's room is nearly spent.
+ * The ray's payload is written once, as the ray leaves this march; between shards
+ * its fields are rounded in registers to what the payload keeps (foam_ray_round),
+ * which is what a write and a read gave. An injector's ray crosses a shard every 1.2
+ * to 3.7 cell steps on the bicycle scene, and the write and the read after every
+ * visit, with the search, were a third of its visit's instructions (316 x86
+ * instructions, 206 now, and a ray's one write 89 more); a tracer read back every
+ * ray it had just written (a visit 318 → 219, a ray 67 more; both measured,
+ * tools/costs/data/diff-march-o2.json). `camera_region`, a constant at each call (an
+ * injector's 1, a tracer's 0): the directory is a camera region, padded past its
+ * count, and searched by fixed halvings (foam_region_find_fixed); a tracer's few
+ * copies by the loop.
  *
  * Once the budget spent (foam_budget_q8(work)) reaches `limit` (foam_budget_limit;
  * 0: none) the ray stops and 1 is returned: inside the shard, after the step whose
@@ -567,7 +568,7 @@ static inline __attribute__((always_inline)) int foam_march_copies(const foam_ca
     }
     const int32_t left_q8 = foam_budget_left(work, limit);
     if (visits && left_q8 <= 0) {
-      if (camera_region) foam_ray_store(slot, layout, hops, ray);
+      foam_ray_store(slot, layout, hops, ray);
       foam_ray_pause(ray, pause); /* what its payload holds: resumed, the same */
       return 1;
     }
@@ -584,15 +585,14 @@ static inline __attribute__((always_inline)) int foam_march_copies(const foam_ca
     const foam_march_end end =
         foam_visit_ray(&view, cam, o, d, basis, left_q8, resumed && visits == 0, ray, &work[1], &work[2]);
     work[0] += 1;
-    if (!camera_region || end == FOAM_MARCH_PAUSED) foam_ray_store(slot, layout, hops, ray);
     if (end == FOAM_MARCH_PAUSED) {
+      foam_ray_store(slot, layout, hops, ray);
       foam_ray_pause(ray, pause);
       return 1;
     }
-    if (camera_region) foam_ray_round(layout, hops, ray);
-    else foam_ray_load(slot, layout, hops, ray);
+    foam_ray_round(layout, hops, ray);
   }
-  if (camera_region && visits) foam_ray_store(slot, layout, hops, ray); /* rounded: the same bytes */
+  if (visits) foam_ray_store(slot, layout, hops, ray); /* rounded: the same bytes */
   return 0;
 }
 

@@ -221,8 +221,8 @@ mod tests {
         // InjectorSend, with its direct lanes as a map, and its ratio, from its own.
         let deal = read("tools/costs/data/fit-injector-send-o2.json");
         // What a later codelet change added to some events, measured as a difference
-        // (session 75: InjectorMarch's visit and ray; tools/costs/diff_fit.py).
-        let diff = read("tools/costs/data/diff-injector-visit-o2.json");
+        // (session 75: both marching types' visit and ray; tools/costs/diff_fit.py).
+        let diff = read("tools/costs/data/diff-march-o2.json");
         let mut checked = 0;
         for (t, events) in table["ipu"].as_object().unwrap() {
             if t.starts_with("Router") {

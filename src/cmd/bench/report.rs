@@ -124,6 +124,12 @@ fn paper_summary(w: &mut String, run: Option<&Point>, q: &Point) {
     }
 }
 
+/// A march budget's weights of a shard visit and a ray (layout.h FOAM_BUDGET_*_Q8), in
+/// 15-face steps.
+fn weights(visit_q8: u32, ray_q8: u32) -> String {
+    format!("a shard visit {:.2} of one, a ray {:.2}", visit_q8 as f64 / 256.0, ray_q8 as f64 / 256.0)
+}
+
 fn point(w: &mut String, p: &Point) {
     let st = &p.stats;
     let _ = writeln!(w, "configuration: rc {}, batch {}", p.rc, p.batch);
@@ -176,10 +182,12 @@ fn point(w: &mut String, p: &Point) {
     if p.march_budget == 0 {
         let _ = writeln!(w, "march budget: none (injectors march every ray they emitted){planned}");
     } else {
+        let (visit, ray) = (foam_layout::FOAM_BUDGET_INJECTOR_VISIT_Q8, foam_layout::FOAM_BUDGET_INJECTOR_RAY_Q8);
         let _ = writeln!(
             w,
-            "march budget: {} cell steps (of 15 faces; a shard visit 0.58 of one, a ray 0.63) per injector worker per iteration{planned}",
-            p.march_budget
+            "march budget: {} cell steps (of 15 faces; {}) per injector worker per iteration{planned}",
+            p.march_budget,
+            weights(visit, ray)
         );
     }
     let planned = if p.tracer_budget_planned {
@@ -192,8 +200,9 @@ fn point(w: &mut String, p: &Point) {
     } else {
         let _ = writeln!(
             w,
-            "tracer budget: {} cell steps (of 15 faces; a shard visit 0.58 of one, a ray 0.63) per tracer worker per iteration{planned}",
-            p.tracer_budget
+            "tracer budget: {} cell steps (of 15 faces; {}) per tracer worker per iteration{planned}",
+            p.tracer_budget,
+            weights(foam_layout::FOAM_BUDGET_VISIT_Q8, foam_layout::FOAM_BUDGET_RAY_Q8)
         );
     }
     let schedule = crate::device::Schedule::ALL[p.schedule as usize];
