@@ -33,9 +33,9 @@ its `ratio` of InjectorSend from the same selections' instruction mix. DIFF.json
 (optional): x86 instructions per event that a codelet change added (negative:
 removed), measured as a difference: the same selected records of recordings made
 with the new code replayed by the old and the new replay-o2 under callgrind, the
-per-run differences fitted on the events (session 75: InjectorMarch's visits, when
-an injector stopped writing and reading a ray's payload between its region's
-shards); added to the type's terms before the ratio. Every IPU
+per-run differences fitted on the events (diff_fit.py; session 75: both marching
+types' visits and rays, when the march stopped writing and reading a ray's payload
+between shards on one tile); added to the type's terms before the ratio. Every IPU
 cost is its x86 cost (rounded to 0.01) times
 its type's ratio, but the routers': LANES.json fits their IPU instructions directly
 (each executed x86 instruction weighed as ipu_mix.py weighs it), and their "ratio"

@@ -196,9 +196,9 @@ FOAM_STATIC_ASSERT(sizeof(foam_block) == 4, "foam_block is 4 bytes");
 /* A shard visit's share of a worker's march budget, in 1/256 of a cell step: what
  * a visit costs beyond its steps (opening the shard, finding it among the tile's
  * copies, rounding the ray's fields: about 251 IPU instructions in the measured cost
- * table) against a cell step with its ~15 neighbours tested (about 580); 148 when a
- * visit wrote and read the ray's payload, 364 (session 75 scaled it by the measured
- * costs). */
+ * table) against a cell step with its ~15 neighbours tested (about 580): 148 while a
+ * visit wrote and read the ray's payload and took 364, scaled by the measured costs
+ * since. */
 #define FOAM_BUDGET_VISIT_Q8 102
 /* FOAM_BUDGET_VISIT_Q8 and FOAM_BUDGET_RAY_Q8 for an injector, scaled from the same
  * 148 and 160 by its own costs: a visit about 236 IPU instructions (it finds its
