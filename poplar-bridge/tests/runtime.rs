@@ -158,7 +158,7 @@ fn payload_half_conversions_agree_with_the_portable_ones() {
 }
 
 #[test]
-fn an_injectors_rounding_and_fixed_search_match_the_payload_and_the_loop() {
+fn the_marchs_rounding_and_an_injectors_fixed_search_match_the_payload_and_the_loop() {
     let s = run("ray_round", 0).unwrap();
     assert_eq!(field(&s, "rays"), "120000");
     assert_eq!(field(&s, "round_mismatches"), "0");

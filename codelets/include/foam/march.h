@@ -510,10 +510,10 @@ static inline int foam_region_find_fixed(const foam_region_header *h, uint16_t s
 
 /* Marches `ray`, loaded from payload `slot`, on through every shard this tile holds:
  * `own` (shard `own_shard`; null for none) and the shard copies of `region`
- * (`directory`, its foam_region_header). Between shards, and after the last, the
- * ray goes through its payload (`layout`, `hops`), or is rounded as its payload
- * would round it, as it would between tiles, so the image does not depend on which
- * shards a tile holds or where a ray ends. A
+ * (`directory`, its foam_region_header). Between shards the ray is rounded as its
+ * payload (`layout`, `hops`) would round it, and after the last it is written to
+ * its payload, as between tiles, so the image does not depend on which shards a
+ * tile holds or where a ray ends. A
  * finished ray stops, even when its pixel's home is a shard copied here. Adds the
  * shard visits (tracer hops), the cells marched and the neighbours tested to
  * work[0], work[1] and work[2] (layout.h: FOAM_TW_MARCHED.. and FOAM_IW_VISITS..

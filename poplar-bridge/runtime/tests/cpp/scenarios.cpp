@@ -420,8 +420,8 @@ std::string foamHalf() {
          ";saturated=" + join(saturated);
 }
 
-// An injector's march rounds a ray in registers between its region's shards
-// (foam_ray_round) where it wrote and read the payload, and finds the shards by
+// The march rounds a ray in registers between shards on one tile (foam_ray_round)
+// where it wrote and read the payload, and an injector finds its region's shards by
 // fixed halvings of a padded directory (foam_region_find_fixed) where it searched by
 // a loop: both must give what the old way gave, bit for bit. Every layout, with and
 // without hop counters, over a sweep of floats (NaN, infinities, past the largest
