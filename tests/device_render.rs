@@ -1050,7 +1050,11 @@ fn injectors_beyond_16_share_the_lanes_of_16() {
 /// The plan takes the most injectors, up to the asked, whose lanes leave the root
 /// room for its queues: all 32 with the half payload, fewer with 32-byte rays (fp32
 /// with hop counters) on a root over 16 tracers, where injector lanes of 384 rays
-/// take more bytes; and the frame still renders, every ray once.
+/// take more bytes; and the frame still renders, every ray once. The root counted is
+/// the one the injectors were chosen for: replicas of hot shards that hang on the
+/// root's lanes come after, on lanes narrowed so that the root's buffers stay as
+/// large as they were (edges.rs), and the plan checks every router's queues against
+/// its real buffers (`fill_stores`).
 #[test]
 fn the_plan_takes_the_most_injectors_the_root_has_room_for() {
     let (scene, garden_cam) = garden();
@@ -1059,7 +1063,10 @@ fn the_plan_takes_the_most_injectors_the_root_has_room_for() {
         let o = DeviceOptions { hops, injectors: 32, inject_capacity: Some(384), ..opts(layout) };
         let plan = DevicePlan::for_camera(scene, 16, &cam, &o, &()).unwrap();
         let root = &plan.tree.nodes[plan.tree.root()];
-        let fits = |n: u32| o.root_has_room(ray_bytes, root.fanout, root.level, root.edge_level, n);
+        // Its routed lanes, without any replicas' lanes after them.
+        let fanout = 1 << root.route_bits;
+        assert!(root.fanout >= fanout);
+        let fits = |n: u32| o.root_has_room(ray_bytes, fanout, root.level, root.edge_level, n);
         let n = plan.tree.injectors().len() as u32;
         assert_eq!(plan.options.injectors, n);
         assert!(fits(n) && (n == o.injectors || !fits(n + 1)), "{ray_bytes}-byte rays: {n} injectors");

@@ -178,7 +178,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "replicas",
         fixed: Some(|o| o.replicas.to_string()),
-        doc: "Hot shards get replicas on the tiles the tree leaves free (2 to 16 tiles holding the shard; a ray goes to the tile its pixel picks) until no tile's share of the camera's sampled load (its cell steps, and 20 for each ray it takes in) is over this many times the mean tracer's, as far as the free tiles go (0: none).",
+        doc: "Hot shards get replicas on the tiles the tree leaves free (2 to 16 tiles holding the shard; a ray goes to the tile its pixel picks) until no tile's share of the camera's sampled load (its cell steps, and 5 for each ray it takes in) is over this many times the mean tracer's, as far as the free tiles go (0: none).",
         set: |o, v| o.replicas = count(v),
         ..ONE_NUMBER
     },

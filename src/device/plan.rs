@@ -815,14 +815,17 @@ fn results_wanted(ending: f64) -> u32 {
 const RESULT_FLOOR: u32 = 8 * FOAM_WORKERS;
 
 /// What a ray a tracer takes in weighs beside a cell step, in the load the hot
-/// shards' replicas are chosen by ([`replica_load`]). More than its march: each
-/// arrival is also a ray sent on by one worker, room in the links and queues, and
-/// an iteration's wait. Measured (modelled frame, `foam-ipu bench`): 8 to 30 give
-/// the bicycle scene at SH degree 2 138.6 to 139.1 ms (4 to 30, 138.2 to 138.9 with
-/// a first version of the pick hash), against 146.2 with the arrivals alone and
-/// 152.8 at 0.58 (a visit's share of the march budget); of 8, 15, 20 and 30, 20 is
-/// the best on the 1 M scene and within 0.2 ms of the best on the others.
-const REPLICA_ARRIVAL_STEPS: f64 = 20.0;
+/// shards' replicas are chosen by ([`replica_load`]). More than its march (about one
+/// step, and two thirds of one in the sends' set, fitted per tile): each arrival is
+/// also room in the links and queues, and an iteration's wait. It was 20 from
+/// session 48 (at a 138 ms frame); once a shard visit was a third cheaper (session
+/// 75), 5 gave, in modelled ms against 20: bicycle 4.2 M at degree 2 82.271 / 83.484,
+/// degree 1 75.372 / 75.807, degree 0 66.286 / 66.028, the 8 M preset 98.586 /
+/// 98.160, the 1 M scene 41.826 / 42.075, its SH-3 version at degrees 1, 2, 3
+/// 50.382 / 55.403, 70.297 / 70.589, 67.031 / 67.368, garden the same (no replicas);
+/// 3 gave degree 2 82.154 but degree 0 66.625 and the 8 M preset 98.837
+/// (docs/performance-log.md, session 76).
+const REPLICA_ARRIVAL_STEPS: f64 = 5.0;
 
 /// Each tracer tile's sampled load, which [`super::replicas::choose`] spreads over
 /// replicas: the cell steps it marches (`steps`, its copies' included) and
