@@ -101,14 +101,7 @@ template <class V> bool emitStep(V &vx) {
     if (x >= cam.width || y >= cam.height) continue;
     foam_ray r;
     FOAM_PROBE(emit);
-    r.shard = cam.start_shard;
-    r.cell = cam.start_cell;
-    r.px = foam_px_make(x, y, 0);
-    r.t = 0.0f;
-    r.T = 1.0f;
-    r.r = r.g = r.b = 0.0f;
-    r.depth = -1.0f;
-    r.router_hops = r.tracer_hops = 0;
+    foam_ray_primary(&cam, foam_px_make(x, y, 0), &r);
     foam_ray_store(out + (size_t)(kept + sent++) * stride, p.layout, p.hops, &r);
   }
   // Rays left unmarched last step (InjectorSend put march_begin at the first of
@@ -201,8 +194,14 @@ public:
       unsigned char *slot = slots + (size_t)i * p.ray_bytes;
       foam_ray ray;
       FOAM_PROBE(ray);
-      foam_ray_load(slot, p.layout, p.hops, &ray);
-      if (resumed) foam_ray_resume(&paused, &ray);
+      // Every ray but the one a worker paused is marched here first, as its emit
+      // made it (foam_slot_unmarched): its pixel word says all the rest.
+      if (resumed) {
+        foam_ray_load(slot, p.layout, p.hops, &ray);
+        foam_ray_resume(&paused, &ray);
+      } else {
+        foam_ray_primary(&cam, foam_slot_px(slot), &ray);
+      }
       // One shard visit = one tracer hop, as on a tracer tile; no shard of its own.
       work[FOAM_IW_RAYS]++;
       if (foam_march_copies(&cam, p.layout, p.hops, slot, FOAM_INVALID_SHARD, nullptr, &rh, &region[0], &ray,

@@ -158,10 +158,12 @@ fn payload_half_conversions_agree_with_the_portable_ones() {
 }
 
 #[test]
-fn the_marchs_rounding_and_an_injectors_fixed_search_match_the_payload_and_the_loop() {
+fn the_marchs_rounding_and_an_injectors_primary_rays_and_fixed_search_match_the_payload_and_the_loop() {
     let s = run("ray_round", 0).unwrap();
     assert_eq!(field(&s, "rays"), "120000");
     assert_eq!(field(&s, "round_mismatches"), "0");
+    assert_eq!(field(&s, "primaries"), "12000");
+    assert_eq!(field(&s, "primary_mismatches"), "0");
     assert_ne!(field(&s, "finds"), "0");
     assert_eq!(field(&s, "find_mismatches"), "0");
 }

@@ -203,7 +203,10 @@ FOAM_STATIC_ASSERT(sizeof(foam_block) == 4, "foam_block is 4 bytes");
 /* FOAM_BUDGET_VISIT_Q8 and FOAM_BUDGET_RAY_Q8 for an injector, scaled from the same
  * 148 and 160 by its own costs: a visit about 236 IPU instructions (it finds its
  * shard among up to 256 by fixed halvings), a ray about 474 at SH degree 2 (its
- * payload's one write, march.h foam_march_copies) where it took 372. */
+ * payload's one write, march.h foam_march_copies) where it took 372. A ray has cost
+ * about 441 since the march builds the rays it marches first from their pixel words
+ * (ray.h foam_ray_primary); the weight that follows, 190, made nine modelled frames
+ * 0.7 ms longer in all (docs/performance-log.md, session 76), so 204 stays. */
 #define FOAM_BUDGET_INJECTOR_VISIT_Q8 96
 #define FOAM_BUDGET_INJECTOR_RAY_Q8 204
 /* A cell step's share of the budget, in 1/256 of a step with 15 faces: what the step

@@ -70,6 +70,21 @@ static inline void foam_slot_invalidate(unsigned char *slot) {
   memcpy(slot, &s, 2);
 }
 
+/* The primary ray of pixel word `px` (steps 0) as an injector emits it: in the
+ * camera's start cell, nothing composited, no hops. Every layout keeps these values
+ * exactly, so a ray not yet marched is this and its slot's pixel word: InjectorMarch
+ * builds it from them instead of reading back the payload its emit just wrote. */
+static inline void foam_ray_primary(const foam_camera *cam, uint32_t px, foam_ray *r) {
+  r->shard = (uint16_t)cam->start_shard;
+  r->cell = (uint16_t)cam->start_cell;
+  r->px = px;
+  r->t = 0.0f;
+  r->T = 1.0f;
+  r->r = r->g = r->b = 0.0f;
+  r->depth = -1.0f;
+  r->router_hops = r->tracer_hops = 0;
+}
+
 static inline void foam_ray_load(const unsigned char *p, uint32_t layout, uint32_t hops, foam_ray *r) {
   r->depth = -1.0f;
   if (layout == FOAM_LAYOUT_FP32) {

@@ -421,7 +421,8 @@ std::string foamHalf() {
 }
 
 // The march rounds a ray in registers between shards on one tile (foam_ray_round)
-// where it wrote and read the payload, and an injector finds its region's shards by
+// where it wrote and read the payload, an injector builds the rays it marches first
+// from their pixel words (foam_ray_primary), and an injector finds its region's shards by
 // fixed halvings of a padded directory (foam_region_find_fixed) where it searched by
 // a loop: both must give what the old way gave, bit for bit. Every layout, with and
 // without hop counters, over a sweep of floats (NaN, infinities, past the largest
@@ -468,6 +469,33 @@ std::string rayRound() {
       }
     }
   }
+  // An injector builds each ray it marches first from its pixel word
+  // (foam_ray_primary) instead of reading back what its emit stored: the payload
+  // must give back that ray exactly, for every pixel word, start cell and layout.
+  unsigned primaries = 0, primaryMismatches = 0;
+  for (std::uint32_t layout : {FOAM_LAYOUT_FP32, FOAM_LAYOUT_MIXED, FOAM_LAYOUT_HALF}) {
+    for (std::uint32_t hops : {0u, 1u}) {
+      for (unsigned i = 0; i < 2000; ++i, ++primaries) {
+        foam_camera cam;
+        std::memset(&cam, 0, sizeof cam);
+        cam.start_shard = (std::uint16_t)next();
+        cam.start_cell = (std::uint16_t)next();
+        const std::uint32_t px = foam_px_make(next() & FOAM_PX_MASK, next() & FOAM_PX_MASK, 0);
+        foam_ray emitted, built;
+        foam_ray_primary(&cam, px, &emitted);
+        unsigned char slot[32];
+        foam_ray_store(slot, layout, hops, &emitted);
+        foam_ray loaded;
+        foam_ray_load(slot, layout, hops, &loaded);
+        foam_ray_primary(&cam, foam_slot_px(slot), &built);
+        bool ok = foam_slot_unmarched(slot) && loaded.shard == built.shard && loaded.cell == built.cell &&
+                  loaded.px == built.px && loaded.router_hops == built.router_hops &&
+                  loaded.tracer_hops == built.tracer_hops;
+        for (unsigned k = 0; k < 6; ++k) ok = ok && same((&loaded.t)[k], (&built.t)[k]);
+        primaryMismatches += !ok;
+      }
+    }
+  }
   unsigned finds = 0, findMismatches = 0;
   for (unsigned trial = 0; trial < 2000; ++trial) {
     foam_region_header h;
@@ -485,6 +513,7 @@ std::string rayRound() {
       findMismatches += foam_region_find_fixed(&h, (std::uint16_t)id) != foam_region_find(&h, (std::uint16_t)id);
   }
   return "rays=" + std::to_string(rays) + ";round_mismatches=" + std::to_string(mismatches) +
+         ";primaries=" + std::to_string(primaries) + ";primary_mismatches=" + std::to_string(primaryMismatches) +
          ";finds=" + std::to_string(finds) + ";find_mismatches=" + std::to_string(findMismatches);
 }
 
