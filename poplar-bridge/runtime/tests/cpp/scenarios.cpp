@@ -421,10 +421,11 @@ std::string foamHalf() {
 }
 
 // The march rounds a ray in registers between shards on one tile (foam_ray_round)
-// where it wrote and read the payload, an injector builds the rays it marches first
-// from their pixel words (foam_ray_primary), and an injector finds its region's shards by
-// fixed halvings of a padded directory (foam_region_find_fixed) where it searched by
-// a loop: both must give what the old way gave, bit for bit. Every layout, with and
+// where it wrote and read the payload, and an injector builds the rays it marches
+// first from their pixel words (foam_ray_primary) where it read their payloads and
+// finds its region's shards by fixed halvings of a padded directory
+// (foam_region_find_fixed) where it searched by a loop: each must give what the old
+// way gave, bit for bit. Every layout, with and
 // without hop counters, over a sweep of floats (NaN, infinities, past the largest
 // half, subnormals) in every field; every id in random padded directories.
 std::string rayRound() {
