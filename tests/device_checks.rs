@@ -103,6 +103,42 @@ fn the_frame_loop_reports_a_deadlock_and_a_credit_violation() {
     assert!(e.contains("the spill store found no room for") && e.contains("a credit violation"), "{e}");
 }
 
+/// An injector emits in a frame's first step, before the root's first allowance
+/// can reach it (layout.h foam_params.max_in_flight): its share of the root's cap
+/// on rays in flight, the shares together within the cap, each a full queue where
+/// the queues fit. Observed one step a call: the first step emits exactly what the
+/// shares allow, every ray finishes, and no ray is dropped where the shares are cut
+/// to the spill store's 128 rays.
+#[test]
+fn injectors_emit_their_share_of_the_in_flight_cap_in_the_first_step() {
+    let (scene, garden_cam) = garden();
+    let cam = garden_cam.resized(320, 240).unwrap();
+    // 32 injectors: each view part has more pixels than its share (with the default
+    // 256, a part of this small view has fewer).
+    let roomy = DeviceOptions { injectors: 32, ..DeviceOptions::default() };
+    for (o, queues_fit) in [(roomy, true), (small_buffers(), false)] {
+        let o = DeviceOptions { rc: 1, ..o };
+        let plan = DevicePlan::new(scene, 64, cam.width, cam.height, &o, &()).unwrap();
+        let cap = params_of(&plan, plan.tree.root()).max_in_flight;
+        let shares: Vec<(u32, u32)> =
+            plan.tree.injectors().map(|i| params_of(&plan, i)).map(|p| (p.max_in_flight, p.queue_capacity)).collect();
+        let total: u32 = shares.iter().map(|s| s.0).sum();
+        assert!(total <= cap, "the injectors' first steps emit {total} rays, over the root's cap of {cap}");
+        assert!(shares.iter().all(|&(share, queue)| share > 0 && share <= queue), "{shares:?}");
+        assert_eq!(shares.iter().all(|&(share, queue)| share == queue), queues_fit, "{shares:?} under {cap}");
+        let mut first = None;
+        let mut per_call = |st: &foam_layout::foam_frame_status, _: &[foam_layout::foam_tile_stats], _: &[u32]| {
+            first.get_or_insert(st.injected);
+        };
+        let f = DeviceRenderer::new(plan)
+            .unwrap()
+            .render_observed(scene, &cam, &mut |_, _| {}, Some(&mut per_call))
+            .unwrap();
+        assert_eq!(first, Some(total), "the first step's rays");
+        assert_eq!(f.stats.rays_finished, (cam.width * cam.height) as u64);
+    }
+}
+
 fn params_of(plan: &DevicePlan, i: usize) -> foam_params {
     let bytes = &plan.spec.nodes[i].params;
     assert_eq!(bytes.len(), size_of::<foam_params>());

@@ -45,6 +45,13 @@ using namespace poplar;
 // worker), as many as the root allows and the queue holds.
 namespace {
 
+// The new rays the root lets this injector emit at its next emit: the root's
+// answer, or in a frame's first step, which no answer reaches in time, the share
+// the plan gave it (layout.h foam_params.max_in_flight). `st` counts the steps.
+inline uint32_t foam_injector_allowance(const foam_params *p, const foam_inject_down *root, const foam_tile_stats *st) {
+  return st->iterations == 0 ? p->max_in_flight : root->allowance;
+}
+
 // Injector's step, for it or for InjectorDealEmit after its deal.
 template <class V> bool emitStep(V &vx) {
   // One declaration a field: `auto` deduces one type per declaration.
@@ -76,7 +83,8 @@ template <class V> bool emitStep(V &vx) {
   unsigned char *out = &queue[0];
 
   const uint32_t kept = c.held;
-  const uint32_t limit = in.allowance < cap - kept ? in.allowance : cap - kept;
+  const uint32_t allowance = foam_injector_allowance(&p, &in, &st);
+  const uint32_t limit = allowance < cap - kept ? allowance : cap - kept;
   uint32_t sent = 0;
   bool idle = false;
   if (c.block_left == 0 && c.next < count && c.drain_left > 0) {

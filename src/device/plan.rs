@@ -1187,11 +1187,20 @@ fn fill_stores(tree: &Tree, spec: &mut RenderSpec, o: &DeviceOptions) -> Result<
                 }
                 p.queue_capacity = fit;
             }
-            Role::Injector => continue,
+            Role::Injector => p.max_in_flight = first_allowance(p.queue_capacity, spill, tree.injectors().len()),
         }
         spec.nodes[i].params = record_bytes(&p);
     }
     Ok(())
+}
+
+/// The rays each of `injectors` injectors with queues of `queue` emits in a frame's
+/// first step, before the root's first allowance reaches it (layout.h
+/// `foam_params.max_in_flight`): a full queue, or an even share of the `spill`
+/// store's rays where the queues together would overfill it, so that the root's
+/// count of the rays in flight never passes what the spill store takes.
+fn first_allowance(queue: u32, spill: u32, injectors: usize) -> u32 {
+    queue.min(spill / injectors.max(1) as u32)
 }
 
 /// The options whose tracer footprint a cut by load fills shards to: a lean

@@ -420,7 +420,12 @@ typedef struct foam_params {
    * root's. */
   uint16_t route_bits;
   /* root router: never more rays injected and unfinished than this (the spill
-   * store's capacity: the root's escape valve must take every ray in flight) */
+   * store's capacity: the root's escape valve must take every ray in flight).
+   * Injector: what it emits in a frame's first step, before the root's first
+   * allowance can reach it (two steps: the root hears an injector's ask a step
+   * after it is made, and answers a step later). The plan gives each injector its
+   * share of the root's limit on a frame with nothing in flight, the injectors'
+   * together within it, so the root counts these rays in flight like any others. */
   uint32_t max_in_flight;
   /* tracer */
   uint32_t result_slots;   /* result-store slots per worker (each worker of TracerMarch
