@@ -48,8 +48,8 @@ namespace {
 // The new rays the root lets this injector emit at its next emit: the root's
 // answer, or in a frame's first step, which no answer reaches in time, the share
 // the plan gave it (layout.h foam_params.max_in_flight). `st` counts the steps.
-inline uint32_t foam_injector_allowance(const foam_params *p, const foam_inject_down *root, const foam_tile_stats *st) {
-  return st->iterations == 0 ? p->max_in_flight : root->allowance;
+inline uint32_t emitAllowance(const foam_params &p, const foam_inject_down &root, const foam_tile_stats &st) {
+  return st.iterations == 0 ? p.max_in_flight : root.allowance;
 }
 
 // Injector's step, for it or for InjectorDealEmit after its deal.
@@ -83,7 +83,7 @@ template <class V> bool emitStep(V &vx) {
   unsigned char *out = &queue[0];
 
   const uint32_t kept = c.held;
-  const uint32_t allowance = foam_injector_allowance(&p, &in, &st);
+  const uint32_t allowance = emitAllowance(p, in, st);
   const uint32_t limit = allowance < cap - kept ? allowance : cap - kept;
   uint32_t sent = 0;
   bool idle = false;
