@@ -1143,7 +1143,8 @@ fn check_options(o: &DeviceOptions, width: u32, height: u32) -> Result<(), Devic
 /// Sizes the stores that fill what their tiles have beside everything else (the
 /// router queues and the spill store) from the bytes the graph builder allocates for
 /// `spec` with them empty (`poplar_bridge::spec_tile_bytes`, codelets/graph/tile_bytes.h),
-/// and caps the rays in flight at the spill store's.
+/// and caps the rays in flight at the spill store's: the root's cap, and each
+/// injector's share of it for a frame's first step ([`first_allowance`]).
 fn fill_stores(tree: &Tree, spec: &mut RenderSpec, o: &DeviceOptions) -> Result<(), DeviceError> {
     let tile = partition::MK2_TILE_BYTES as u32;
     let ray_bytes = spec.ray_bytes;
